@@ -1,0 +1,22 @@
+import { z } from 'zod'
+
+/** Settings of the Redis backend (issue: distributed limiter). `url` unset → the in-process backend. */
+export const redisSettingsSchema = z.strictObject({
+  /** `redis://[:password@]host:port[/db]` or `rediss://…`; unset → in-process limiter */
+  url: z.string().regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL').optional(),
+  /** how to reach Redis: one server, Sentinel, or Cluster */
+  topology: z.enum(['standalone', 'sentinel', 'cluster']).default('standalone'),
+  /** Sentinel: comma-separated host:port list (the url's host is ignored) */
+  sentinels: z.string().default(''),
+  /** Sentinel: the master group name */
+  sentinelName: z.string().default('mymaster'),
+  /** Cluster: comma-separated host:port seed nodes (default: the url's host) */
+  clusterNodes: z.string().default(''),
+  /** prefix of every key */
+  keyPrefix: z.string().regex(/^[A-Za-z0-9:_-]+$/).default('sluice'),
+  /** a permit's lease; renewed while the upstream works; a dead replica's permits come back within it */
+  leaseMs: z.number().int().min(500).default(5_000),
+  /** what a replica does while Redis is unreachable */
+  fallback: z.enum(['local', 'open', 'closed']).default('local'),
+})
+export type RedisSettings = z.output<typeof redisSettingsSchema>

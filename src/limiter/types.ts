@@ -1,0 +1,94 @@
+/**
+ * The one limiter interface. The proxy holds a `Limiter` and never knows which backend it has:
+ * the in-process one (a single replica) or the Redis one (permits shared by every replica).
+ */
+
+/** Which way permits are being decided right now. */
+export type LimiterMode =
+  /** in-process backend, the embedded default (no Redis configured) */
+  | 'memory'
+  /** Redis backend, permits shared by every replica */
+  | 'redis'
+  /** Redis unreachable: each replica limits alone at max(1, floor(limit / replicas)) */
+  | 'local'
+  /** Redis unreachable: forward without limits */
+  | 'open'
+  /** Redis unreachable: refuse with 503 + Retry-After */
+  | 'closed'
+
+/** What one semaphore is: an (instance, endpoint) pair and its limit. */
+export interface PermitKey {
+  /** the organisation (Basic-auth username, never the API key) */
+  readonly instance: string
+  /** the endpoint id, `METHOD /path/template`, e.g. `POST /accounts/search` */
+  readonly endpoint: string
+}
+
+export interface AcquireOptions {
+  /** how many requests may be in progress at once for this key */
+  readonly limit: number
+  /** absolute time (ms since epoch, `Date.now()` clock) after which the wait fails with QueueTimeoutError */
+  readonly deadline: number
+  /** aborts the wait (client hung up): the waiter leaves the queue at once, rejects with AbortError */
+  readonly signal?: AbortSignal
+  /**
+   * When the request first joined a queue (ms since epoch). A request sent back by an upstream 429
+   * passes its original arrival time, so it re-enters at (or near) the head, ahead of later arrivals.
+   */
+  readonly arrivedAt?: number
+  /** the longest queue allowed for this key; past it acquire rejects with QueueFullError */
+  readonly maxQueue: number
+}
+
+export interface Permit {
+  /** Gives the permit back. Idempotent, never throws, never rejects. */
+  release(): void
+  /**
+   * Aborted when the backend knows the permit no longer holds (a Redis lease that expired during an
+   * event-loop stall). The in-flight request goes on; the proxy logs and counts it. Never re-acquired silently.
+   */
+  readonly lost: AbortSignal
+  /** ms spent waiting in the queue before the grant */
+  readonly waitedMs: number
+}
+
+/** One active key, as `/status` shows it. */
+export interface KeyStatus {
+  readonly instance: string
+  readonly endpoint: string
+  readonly limit: number
+  /** permits held (upstream requests in progress) — for the Redis backend, across every replica */
+  readonly inFlight: number
+  /** waiters queued — for the Redis backend, across every replica */
+  readonly queued: number
+  /** age in ms of the oldest waiter, 0 when none */
+  readonly oldestWaitMs: number
+}
+
+export interface LimiterStatus {
+  readonly backend: 'memory' | 'redis'
+  readonly mode: LimiterMode
+  readonly keys: readonly KeyStatus[]
+  /** extra, backend-specific facts (replica count, redis state) */
+  readonly details?: Record<string, unknown>
+}
+
+export interface Limiter {
+  readonly backend: 'memory' | 'redis'
+  /** the mode in force now; changes with Redis health for the Redis backend */
+  mode(): LimiterMode
+  /**
+   * Waits for a permit for `key`, first come first served.
+   * Rejects with QueueFullError, QueueTimeoutError, LimiterClosedError (mode `closed`, or shut down)
+   * or the signal's AbortError.
+   */
+  acquire(key: PermitKey, options: AcquireOptions): Promise<Permit>
+  /** a snapshot of every active key */
+  status(): Promise<LimiterStatus>
+  /** true when the limiter can decide permits (used by /readyz) */
+  ready(): boolean
+  /** Rejects every waiter with LimiterClosedError; keeps held permits releasable. */
+  drain(): void
+  /** Stops timers and connections. */
+  close(): Promise<void>
+}
