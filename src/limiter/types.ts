@@ -92,3 +92,13 @@ export interface Limiter {
   /** Stops timers and connections. */
   close(): Promise<void>
 }
+
+/** Hooks through which a backend reports what metrics need; every one optional and cheap. */
+export interface LimiterObserver {
+  /** the mode in force changed (e.g. redis → local when Redis went away) */
+  modeChanged?(mode: LimiterMode): void
+  /** one Redis command or script finished */
+  redisCommand?(operation: string, seconds: number, ok: boolean): void
+  /** a held permit's lease was lost (see Permit.lost) */
+  leaseLost?(key: PermitKey): void
+}

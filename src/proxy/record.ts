@@ -1,0 +1,46 @@
+/**
+ * What happened to one request, built as it goes through the proxy. It feeds the access log line and
+ * the request metrics, so both always agree.
+ */
+export type Outcome =
+  /** sent upstream and answered (any upstream status, 222 and 5xx included) */
+  | 'forwarded'
+  /** 503: the (instance, endpoint) queue was at its maximum length */
+  | 'queue_full'
+  /** 503: the wait ran past its deadline (also: an upstream 429 on a streamed body, or retries past the deadline) */
+  | 'queue_timeout'
+  /** the client hung up before it got its answer */
+  | 'client_aborted'
+  /** 410 (retired version) or 400 (version gate) answered locally */
+  | 'rejected_version'
+  /** 400: bad path, header or other input */
+  | 'bad_request'
+  /** 502/504: the upstream could not be reached, or timed out */
+  | 'upstream_error'
+  /** 503: the limiter refuses permits (shutting down, or Redis down with fallback `closed`) */
+  | 'unavailable'
+
+export interface RequestRecord {
+  readonly requestId: string
+  readonly method: string
+  /** endpoint id `METHOD /template`; `unmatched` when the path was rejected before matching */
+  readonly endpoint: string
+  /** the endpoint's path template (no ids), `unmatched` when none */
+  readonly template: string
+  readonly instance: string
+  readonly app: string | undefined
+  /** the status the client got (0 when the client left before any answer) */
+  readonly status: number
+  readonly outcome: Outcome
+  /** the version header as requested, and as sent upstream (after rewrite/pin) */
+  readonly version: string | undefined
+  readonly upstreamVersion: string | undefined
+  readonly totalSeconds: number
+  /** time spent waiting for permits, over every attempt */
+  readonly queueSeconds: number
+  /** time the upstream spent on the final attempt (0 when never sent) */
+  readonly upstreamSeconds: number
+  /** attempts after the first (each one caused by an upstream 429) */
+  readonly retries: number
+  readonly upstream429s: number
+}
