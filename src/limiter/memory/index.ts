@@ -1,0 +1,158 @@
+import { LimiterClosedError, QueueFullError, QueueTimeoutError } from '../errors.js'
+import type { AcquireOptions, Limiter, LimiterObserver, LimiterStatus, Permit, PermitKey } from '../types.js'
+import { KeyQueue, type Waiter } from './key-queue.js'
+
+export interface MemoryLimiterOptions {
+  readonly observer?: LimiterObserver
+  /** reported mode; the Redis backend reuses this limiter as its `local` fallback */
+  readonly mode?: 'memory' | 'local'
+}
+
+/** A signal that never aborts: an in-process permit cannot be lost. */
+const NEVER_LOST = new AbortController().signal
+
+const keyOf = (key: PermitKey): string => `${key.instance}\n${key.endpoint}`
+const describeKey = (key: PermitKey): string => `${key.endpoint} (instance ${key.instance})`
+
+/**
+ * The in-process backend: FIFO semaphores per (instance, endpoint) for a single replica.
+ * Uncontended acquires resolve without a timer or a listener; idle keys are dropped.
+ */
+export class MemoryLimiter implements Limiter {
+  readonly backend = 'memory' as const
+  private readonly queues = new Map<string, KeyQueue>()
+  private closedReason: string | undefined
+  private readonly reportedMode: 'memory' | 'local'
+
+  constructor(options: MemoryLimiterOptions = {}) {
+    this.reportedMode = options.mode ?? 'memory'
+    options.observer?.modeChanged?.(this.reportedMode)
+  }
+
+  mode(): 'memory' | 'local' {
+    return this.reportedMode
+  }
+
+  ready(): boolean {
+    return this.closedReason === undefined
+  }
+
+  acquire(key: PermitKey, options: AcquireOptions): Promise<Permit> {
+    if (this.closedReason !== undefined) return Promise.reject(new LimiterClosedError(this.closedReason))
+    if (options.signal?.aborted) return Promise.reject(abortReason(options.signal))
+    const id = keyOf(key)
+    let queue = this.queues.get(id)
+    if (queue === undefined) {
+      queue = new KeyQueue(key.instance, key.endpoint, options.limit)
+      this.queues.set(id, queue)
+    } else if (queue.limit !== options.limit) {
+      queue.limit = options.limit
+      queue.dispatch()
+    }
+    if (queue.canGrantNow()) {
+      queue.inFlight++
+      return Promise.resolve(this.permit(id, queue, 0))
+    }
+    if (queue.queued >= options.maxQueue) {
+      this.dropIfIdle(id, queue)
+      return Promise.reject(new QueueFullError(describeKey(key), queue.queued))
+    }
+    return this.wait(id, queue, key, options)
+  }
+
+  private wait(id: string, queue: KeyQueue, key: PermitKey, options: AcquireOptions): Promise<Permit> {
+    const enqueuedAt = Date.now()
+    return new Promise<Permit>((resolve, reject) => {
+      const { signal } = options
+      const cleanup = (): void => {
+        clearTimeout(timer)
+        signal?.removeEventListener('abort', onAbort)
+      }
+      const giveUp = (err: unknown): void => {
+        if (!queue.remove(waiter)) return
+        cleanup()
+        this.dropIfIdle(id, queue)
+        reject(err)
+      }
+      const onAbort = (): void => giveUp(abortReason(signal!))
+      const waiter: Waiter = {
+        arrivedAt: options.arrivedAt ?? enqueuedAt,
+        enqueuedAt,
+        grant: () => {
+          cleanup()
+          resolve(this.permit(id, queue, Date.now() - enqueuedAt))
+        },
+        fail: (err) => {
+          cleanup()
+          reject(err)
+        },
+      }
+      const timer = setTimeout(
+        () => giveUp(new QueueTimeoutError(Date.now() - enqueuedAt, describeKey(key))),
+        Math.max(0, options.deadline - enqueuedAt),
+      )
+      timer.unref()
+      signal?.addEventListener('abort', onAbort, { once: true })
+      queue.enqueue(waiter)
+      // The queue may have room after all (its limit was raised, or a permit came back meanwhile).
+      queue.dispatch()
+    })
+  }
+
+  private permit(id: string, queue: KeyQueue, waitedMs: number): Permit {
+    let released = false
+    return {
+      waitedMs,
+      lost: NEVER_LOST,
+      release: () => {
+        if (released) return
+        released = true
+        queue.inFlight--
+        queue.dispatch()
+        this.dropIfIdle(id, queue)
+      },
+    }
+  }
+
+  private dropIfIdle(id: string, queue: KeyQueue): void {
+    if (queue.idle && this.queues.get(id) === queue) this.queues.delete(id)
+  }
+
+  status(): Promise<LimiterStatus> {
+    const now = Date.now()
+    const keys = [...this.queues.values()].map((q) => {
+      const oldest = q.oldestEnqueuedAt()
+      return {
+        instance: q.instance,
+        endpoint: q.endpoint,
+        limit: q.limit,
+        inFlight: q.inFlight,
+        queued: q.queued,
+        oldestWaitMs: oldest === undefined ? 0 : now - oldest,
+      }
+    })
+    return Promise.resolve({ backend: this.backend, mode: this.reportedMode, keys })
+  }
+
+  /** Every waiter gets LimiterClosedError; held permits stay releasable; new acquires are refused. */
+  drain(reason = 'sluice is shutting down'): void {
+    this.closedReason = reason
+    for (const [id, queue] of this.queues) {
+      for (const waiter of queue.takeAll()) waiter.fail(new LimiterClosedError(reason))
+      this.dropIfIdle(id, queue)
+    }
+  }
+
+  close(): Promise<void> {
+    this.drain()
+    return Promise.resolve()
+  }
+}
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('The operation was aborted', 'AbortError')
+}
+
+export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter {
+  return new MemoryLimiter(options)
+}
