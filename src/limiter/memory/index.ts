@@ -68,7 +68,7 @@ export class MemoryLimiter implements Limiter {
         clearTimeout(timer)
         signal?.removeEventListener('abort', onAbort)
       }
-      const giveUp = (err: unknown): void => {
+      const giveUp = (err: Error): void => {
         if (!queue.remove(waiter)) return
         cleanup()
         this.dropIfIdle(id, queue)
@@ -149,8 +149,9 @@ export class MemoryLimiter implements Limiter {
   }
 }
 
-function abortReason(signal: AbortSignal): unknown {
-  return signal.reason ?? new DOMException('The operation was aborted', 'AbortError')
+/** The error an aborted wait rejects with: the signal's own reason when it is an Error. */
+export function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new DOMException('The operation was aborted', 'AbortError')
 }
 
 export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter {

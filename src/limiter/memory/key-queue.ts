@@ -9,7 +9,7 @@ export interface Waiter {
   /** hands the permit over; the queue has already counted it as held */
   grant(): void
   /** ends the wait with an error (the waiter is already out of the queue) */
-  fail(err: unknown): void
+  fail(err: Error): void
 }
 
 export class KeyQueue {
