@@ -21,6 +21,24 @@ export interface Endpoint {
   readonly since?: string
 }
 
+/**
+ * Why a path is refused before matching (the proxy answers 400 with this code):
+ * - `SLUICE_BAD_PATH`: does not start with `/`
+ * - `SLUICE_BAD_PATH_TRAVERSAL`: a `.` or `..` segment, also percent-encoded (`%2e%2E`) or followed by
+ *   a `;` path parameter (`..;x`, which Java servers resolve as `..`)
+ * - `SLUICE_BAD_PATH_SEPARATOR`: an encoded `/` or `\` (`%2F`, `%5C`), or a raw `\`
+ * - `SLUICE_BAD_PATH_CONTROL_CHAR`: NUL or another control character (0x00-0x1F, 0x7F), raw or encoded
+ * - `SLUICE_BAD_PATH_ENCODING`: a `%` not followed by two hex digits
+ * - `SLUICE_BAD_PATH_SEGMENT`: a segment that is empty before a `;` path parameter (`/a/;x/b`)
+ */
+export type BadPathCode =
+  | 'SLUICE_BAD_PATH'
+  | 'SLUICE_BAD_PATH_TRAVERSAL'
+  | 'SLUICE_BAD_PATH_SEPARATOR'
+  | 'SLUICE_BAD_PATH_CONTROL_CHAR'
+  | 'SLUICE_BAD_PATH_ENCODING'
+  | 'SLUICE_BAD_PATH_SEGMENT'
+
 export type MatchResult =
   | {
       readonly ok: true
@@ -30,8 +48,8 @@ export type MatchResult =
     }
   | {
       readonly ok: false
-      /** `SLUICE_BAD_PATH` and friends; answered 400 */
-      readonly code: string
+      /** why the path was refused (see BadPathCode); answered 400 */
+      readonly code: BadPathCode
       readonly message: string
     }
 
@@ -43,4 +61,21 @@ export interface Catalog {
    * @param rawPath the path below the API root as received (still percent-encoded, no query string)
    */
   match(method: string, rawPath: string): MatchResult
+}
+
+/** One entry of `config/endpoints.yaml`. */
+export interface CatalogEntry {
+  readonly method: string
+  /** the template as the seed writes it, e.g. `/customObjects/{idOrApiAlias}/fields/{fieldAlias}` */
+  readonly path: string
+  /** 1 or 5 as §4 lists it; null where §4 shows "–" or gives no limit */
+  readonly limit: number | null
+  readonly since?: string
+}
+
+export interface CatalogOptions {
+  /** limit of unlisted endpoints and of paths not in the catalog (`limits.default`) */
+  readonly defaultLimit: number
+  /** limits by endpoint id (`limits.overrides`), e.g. `{ "GET /accounts/{id}/memberships": 2 }` */
+  readonly overrides: Readonly<Record<string, number>>
 }

@@ -1,0 +1,45 @@
+import { readFileSync } from 'node:fs'
+import { parse as parseYaml } from 'yaml'
+import { z } from 'zod'
+import { CatalogInvalidError } from './errors.js'
+import type { CatalogEntry } from './types.js'
+
+/** A static segment is a name; a parameter is `{name}` (the seed's spelling, kept for the template). */
+const TEMPLATE = /^\/$|^(?:\/(?:[A-Za-z0-9_-]+|\{[A-Za-z][A-Za-z0-9_]*\}))+$/
+
+export const catalogEntrySchema = z.strictObject({
+  method: z.string().regex(/^[A-Z]+$/, 'an upper-case HTTP method such as GET'),
+  path: z.string().regex(TEMPLATE, 'a path template such as /accounts/{id}/contacts'),
+  // null: the seed publishes no limit ("–"); the proxy applies `limits.default`
+  limit: z.number().int().positive().nullable(),
+  since: z
+    .string()
+    .regex(/^\d+\.\d+$/, 'a version <major>.<minor> (quote it in YAML: \'2.10\')')
+    .optional(),
+})
+
+export const catalogFileSchema = z.strictObject({
+  endpoints: z.array(catalogEntrySchema).min(1),
+})
+
+/** Reads and validates `config/endpoints.yaml` (or another catalog file). Throws CatalogInvalidError. */
+export function readCatalogFile(file: string): CatalogEntry[] {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (err) {
+    throw new CatalogInvalidError(`cannot read the endpoint catalog ${file}: ${(err as Error).message}`)
+  }
+  let doc: unknown
+  try {
+    doc = parseYaml(text)
+  } catch (err) {
+    throw new CatalogInvalidError(`the endpoint catalog ${file} is not valid YAML: ${(err as Error).message}`)
+  }
+  const result = catalogFileSchema.safeParse(doc)
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`)
+    throw new CatalogInvalidError(`the endpoint catalog ${file} is invalid:\n  - ${problems.join('\n  - ')}`)
+  }
+  return result.data.endpoints.map(({ since, ...rest }) => (since === undefined ? rest : { ...rest, since }))
+}
