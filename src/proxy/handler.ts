@@ -1,0 +1,239 @@
+import { performance } from 'node:perf_hooks'
+import type { Readable } from 'node:stream'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Dispatcher } from 'undici'
+import type { Catalog, Endpoint } from '../catalog/types.js'
+import type { Settings } from '../config/schema.js'
+import { QueueTimeoutError } from '../limiter/errors.js'
+import type { Limiter, Permit } from '../limiter/types.js'
+import { retryDelayMs, sleep } from './backoff.js'
+import { NO_BODY, readBody, type RequestBody } from './body.js'
+import { ApiV1RetiredError, BadPathError, BadWaitHeaderError, NotFoundError, UpstreamBusyError } from './errors.js'
+import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js'
+import { instanceOf } from './instance.js'
+import type { Outcome, RequestRecord } from './record.js'
+import { Trace } from './trace.js'
+import { upstreamFailure, type Upstream } from './upstream.js'
+
+/** What the proxy needs of version handling (src/versioning implements it). */
+export interface VersionDecision {
+  readonly upstream: string | undefined
+  readonly responseHeaders: Readonly<Record<string, string>>
+}
+export interface ProxyVersioning<D extends VersionDecision = VersionDecision> {
+  /** the version header, lower-case */
+  readonly headerName: string
+  /** throws an error with a status (400/410) when the request must be answered locally */
+  decide(headerValue: string | string[] | undefined, endpoint: Endpoint): D
+  observeUpstream(decision: D, status: number): void
+}
+
+export interface ProxyContext {
+  readonly settings: Settings
+  readonly catalog: Catalog
+  readonly limiter: Limiter
+  readonly upstream: Upstream
+  readonly versioning?: ProxyVersioning
+  /** once per request, when the client side is done */
+  readonly onFinished: (record: RequestRecord, request: FastifyRequest) => void
+  /** an upstream 429 arrived; the request goes back into its queue */
+  readonly onUpstream429?: (endpoint: Endpoint, instance: string) => void
+}
+
+/** An error that already knows which outcome it stands for in logs and metrics. */
+type Rejection = Error & { statusCode?: number; outcome?: Outcome }
+const withOutcome = (err: unknown, outcome: Outcome): Rejection => Object.assign(err as Rejection, { outcome })
+
+const OUTCOME_BY_CODE: Readonly<Record<string, Outcome>> = {
+  SLUICE_QUEUE_FULL: 'queue_full',
+  SLUICE_QUEUE_TIMEOUT: 'queue_timeout',
+  SLUICE_UNAVAILABLE: 'unavailable',
+  SLUICE_UPSTREAM_BUSY: 'upstream_busy',
+}
+
+/** Builds the route handler for every request under the API prefix. */
+export function createProxyHandler(ctx: ProxyContext) {
+  const { settings, catalog, limiter, upstream, versioning } = ctx
+  const prefix = settings.basePath
+  const waitHeader = settings.queue.waitHeader
+  const versionHeader = versioning?.headerName
+  // Headers that steer sluice itself; the API never sees them.
+  const controlHeaders = new Set([waitHeader, settings.instanceHeader, settings.appHeader])
+
+  return async function proxyHandler(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const trace = new Trace(request.id, request.method, performance.now())
+    const arrivedAt = Date.now()
+    const res = reply.raw
+    const clientGone = new AbortController()
+    res.once('close', () => {
+      const gone = !res.writableFinished
+      if (gone) clientGone.abort(new DOMException('the client hung up', 'AbortError'))
+      const record = trace.finish(res.statusCode, gone, performance.now())
+      if (record !== undefined) ctx.onFinished(record, request)
+    })
+    reply.header('x-request-id', request.id)
+
+    try {
+      // ── admission: path, endpoint, instance, wait, version — all before any permit is taken
+      const url = request.raw.url ?? '/'
+      const q = url.indexOf('?')
+      const rawPath = q < 0 ? url : url.slice(0, q)
+      const query = q < 0 ? '' : url.slice(q)
+      const rest = belowPrefix(rawPath, prefix)
+      if (rest === undefined) {
+        throw isV1(rawPath) ? withOutcome(new ApiV1RetiredError(), 'rejected_version') : withOutcome(new NotFoundError(prefix, rawPath), 'bad_request')
+      }
+      const match = catalog.match(request.method, rest)
+      if (!match.ok) {
+        const err = new BadPathError(match.message)
+        err.code = match.code
+        throw withOutcome(err, 'bad_request')
+      }
+      const { endpoint } = match
+      trace.endpoint = endpoint.id
+      trace.template = endpoint.template
+      const headers = request.headers
+      trace.instance = instanceOf(headers, settings.instanceHeader)
+      const app = headers[settings.appHeader]
+      trace.app = typeof app === 'string' ? app.slice(0, 64) : undefined
+      const deadline = arrivedAt + maxWaitMs(headers[waitHeader], waitHeader, settings.queue.maxWaitMs)
+
+      let decision: VersionDecision | undefined
+      if (versioning !== undefined) {
+        trace.version = firstValue(headers[versioning.headerName])
+        try {
+          decision = versioning.decide(headers[versioning.headerName], endpoint)
+        } catch (err) {
+          throw withOutcome(err, 'rejected_version')
+        }
+        trace.upstreamVersion = decision.upstream
+        for (const [name, value] of Object.entries(decision.responseHeaders)) reply.header(name, value)
+      }
+
+      const body = request.body === undefined ? NO_BODY : await readBody(request.body as Readable, contentLengthOf(headers['content-length']), settings.retry.maxBufferBytes)
+      const upstreamHeaders = upstreamRequestHeaders(headers, controlHeaders)
+      upstreamHeaders['x-request-id'] = request.id
+      if (versionHeader !== undefined) {
+        if (decision?.upstream === undefined) delete upstreamHeaders[versionHeader]
+        else upstreamHeaders[versionHeader] = decision.upstream
+      }
+      if (body.kind === 'stream' && body.length !== undefined) upstreamHeaders['content-length'] = String(body.length)
+      const forward: Dispatcher.RequestOptions = {
+        path: upstream.basePath + match.path + query,
+        method: request.method,
+        headers: upstreamHeaders,
+        body: body.kind === 'buffered' ? body.data : body.kind === 'stream' ? body.stream : null,
+      }
+      const key = { instance: trace.instance, endpoint: endpoint.id }
+
+      // ── queue, forward, and on an upstream 429 back into the queue (at its old place) after a back-off
+      for (let attempt = 0; ; attempt++) {
+        const permit = await acquire(limiter, key, endpoint.limit, deadline, arrivedAt, settings.queue.maxLength, clientGone.signal, trace)
+        let answer: Dispatcher.ResponseData
+        trace.upstreamStartedAt = performance.now()
+        try {
+          answer = await upstream.pool.request(forward)
+        } catch (err) {
+          trace.upstreamEndedAt = performance.now()
+          permit.release()
+          throw withOutcome(upstreamFailure(err), 'upstream_error')
+        }
+        const releaseWhenDone = (): void => {
+          trace.upstreamEndedAt = performance.now()
+          permit.release()
+        }
+        // The upstream is done with the request when its answer has been read to the end (or torn).
+        answer.body.once('close', releaseWhenDone)
+        if (decision !== undefined) versioning!.observeUpstream(decision, answer.statusCode)
+
+        if (clientGone.signal.aborted) {
+          // Nobody to answer; read the answer out so the permit goes back as soon as the API is done.
+          void answer.body.dump()
+          return void reply.hijack()
+        }
+        if (answer.statusCode === 429) {
+          trace.upstream429s++
+          ctx.onUpstream429?.(endpoint, trace.instance)
+          void answer.body.dump()
+          if (body.kind === 'stream') {
+            reply.header('retry-after', retryAfterSeconds(answer.headers['retry-after']))
+            throw withOutcome(new UpstreamBusyError(endpoint.id), 'upstream_busy')
+          }
+          const delay = retryDelayMs(answer.headers['retry-after'], attempt, settings.retry.baseDelayMs, settings.retry.maxDelayMs)
+          if (Date.now() + delay >= deadline) {
+            throw withOutcome(new QueueTimeoutError(Date.now() - arrivedAt, describe(key)), 'queue_timeout')
+          }
+          await sleep(delay, clientGone.signal).catch(() => undefined)
+          if (clientGone.signal.aborted) return void reply.hijack()
+          trace.retries++
+          continue
+        }
+        reply.code(answer.statusCode)
+        reply.headers(clientResponseHeaders(answer.headers))
+        reply.header('x-request-id', request.id)
+        return reply.send(answer.body)
+      }
+    } catch (err) {
+      if (clientGone.signal.aborted) return void reply.hijack()
+      const rejection = err as Rejection
+      trace.outcome = rejection.outcome ?? OUTCOME_BY_CODE[(rejection as { code?: string }).code ?? ''] ?? 'bad_request'
+      throw rejection
+    }
+  }
+}
+
+async function acquire(
+  limiter: Limiter,
+  key: { instance: string; endpoint: string },
+  limit: number,
+  deadline: number,
+  arrivedAt: number,
+  maxQueue: number,
+  signal: AbortSignal,
+  trace: Trace,
+): Promise<Permit> {
+  const started = performance.now()
+  try {
+    return await limiter.acquire(key, { limit, deadline, arrivedAt, maxQueue, signal })
+  } finally {
+    trace.queueMs += performance.now() - started
+  }
+}
+
+/** The path below the API prefix (`/v2/accounts` → `/accounts`), or undefined when not below it. */
+function belowPrefix(path: string, prefix: string): string | undefined {
+  if (path.length < prefix.length || path.slice(0, prefix.length).toLowerCase() !== prefix.toLowerCase()) {
+    // Tolerate doubled leading slashes (`//v2/…`) the way the catalog tolerates them inside the path.
+    const trimmed = path.replace(/^\/{2,}/, '/')
+    return trimmed === path ? undefined : belowPrefix(trimmed, prefix)
+  }
+  const rest = path.slice(prefix.length)
+  if (rest === '') return '/'
+  return rest[0] === '/' ? rest : undefined
+}
+
+const isV1 = (path: string): boolean => /^\/+v1(\/|$)/i.test(path)
+
+function maxWaitMs(value: string | string[] | undefined, header: string, configured: number): number {
+  if (value === undefined) return configured
+  const text = firstValue(value)?.trim() ?? ''
+  if (!/^\d+(\.\d+)?$/.test(text)) throw withOutcome(new BadWaitHeaderError(header), 'bad_request')
+  return Math.min(configured, Math.round(Number(text) * 1000))
+}
+
+function contentLengthOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined
+  const n = Number(value)
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined
+}
+
+const firstValue = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v)
+
+function retryAfterSeconds(value: string | string[] | undefined): string {
+  const text = firstValue(value)
+  return text !== undefined && /^\d+$/.test(text.trim()) ? text.trim() : '1'
+}
+
+const describe = (key: { instance: string; endpoint: string }): string => `${key.endpoint} (instance ${key.instance})`
+
+export type { RequestBody }

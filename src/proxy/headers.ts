@@ -1,0 +1,57 @@
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
+
+/** RFC 9110 §7.6.1 hop-by-hop headers, plus proxy-only ones that must not cross the proxy. */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'http2-settings',
+])
+
+function connectionListed(value: string | string[] | undefined): Set<string> | undefined {
+  if (value === undefined) return undefined
+  const text = Array.isArray(value) ? value.join(',') : value
+  const names = text
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => s !== '' && s !== 'close' && s !== 'keep-alive')
+  return names.length > 0 ? new Set(names) : undefined
+}
+
+/**
+ * Headers to send upstream: the client's, less hop-by-hop ones, `host` (undici sets the upstream's),
+ * `expect` (bodies are already read) and sluice's own control headers.
+ */
+export function upstreamRequestHeaders(
+  incoming: IncomingHttpHeaders,
+  drop: ReadonlySet<string>,
+): Record<string, string | string[]> {
+  const listed = connectionListed(incoming.connection)
+  const out: Record<string, string | string[]> = {}
+  for (const name in incoming) {
+    const value = incoming[name]
+    if (value === undefined) continue
+    if (HOP_BY_HOP.has(name) || drop.has(name) || listed?.has(name)) continue
+    if (name === 'host' || name === 'expect' || name === 'content-length') continue
+    out[name] = value
+  }
+  return out
+}
+
+/** Response headers to pass to the client: the upstream's, less hop-by-hop ones. */
+export function clientResponseHeaders(upstream: IncomingHttpHeaders): OutgoingHttpHeaders {
+  const listed = connectionListed(upstream.connection)
+  const out: OutgoingHttpHeaders = {}
+  for (const name in upstream) {
+    const value = upstream[name]
+    if (value === undefined || HOP_BY_HOP.has(name) || listed?.has(name)) continue
+    out[name] = value
+  }
+  return out
+}

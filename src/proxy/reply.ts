@@ -1,0 +1,32 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+
+/** The API's own error shape, so the error handling apps already have reads ours too. */
+export type ErrorBody = [{ code: string; message: string }]
+
+/** Fastify's own errors, renamed into ours so every answer the proxy makes has a SLUICE_ code. */
+const FASTIFY_CODES: Readonly<Record<string, string>> = {
+  FST_ERR_BAD_URL: 'SLUICE_BAD_PATH_ENCODING',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'SLUICE_BAD_REQUEST',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'SLUICE_BODY_TOO_LARGE',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'SLUICE_BAD_REQUEST',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'SLUICE_BAD_REQUEST',
+  FST_ERR_ASYNC_CONSTRAINT: 'SLUICE_BAD_REQUEST',
+}
+
+export function errorBody(err: Partial<FastifyError>, status: number): ErrorBody {
+  const code =
+    typeof err.code === 'string' && err.code.startsWith('SLUICE_')
+      ? err.code
+      : (FASTIFY_CODES[err.code ?? ''] ?? (status >= 500 ? 'SLUICE_INTERNAL' : 'SLUICE_BAD_REQUEST'))
+  const message = status >= 500 && code === 'SLUICE_INTERNAL' ? 'sluice failed to handle the request; see its log' : (err.message ?? 'error')
+  return [{ code, message }]
+}
+
+/** Fastify error handler of both servers: the error shape, a fitting status, Retry-After on 503. */
+export function replyWithError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const status = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500
+  if (status >= 500 && status !== 503) request.log.error({ err }, 'request failed')
+  else request.log.debug({ code: err.code, msg: err.message }, 'request refused')
+  if (status === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', '1')
+  void reply.code(status).type('application/json; charset=utf-8').send(errorBody(err, status))
+}

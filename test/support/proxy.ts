@@ -1,0 +1,39 @@
+import { Writable } from 'node:stream'
+import { buildApp, type App, type AppDeps } from '../../src/app.js'
+import { loadSettings } from '../../src/config/load.js'
+
+export interface RunningProxy {
+  readonly app: App
+  /** e.g. http://127.0.0.1:PORT — requests go to `${url}/v2/...` */
+  readonly url: string
+  readonly adminUrl: string
+  /** every log line written so far, parsed */
+  readonly logs: Record<string, unknown>[]
+  close(): Promise<void>
+}
+
+/**
+ * The real proxy, in this process, on free ports. `settings` are the YAML file's shape (nested,
+ * camelCase); they are validated exactly as at a real start.
+ */
+export async function startProxy(settings: Record<string, unknown>, deps: Omit<AppDeps, 'logStream'> = {}): Promise<RunningProxy> {
+  const logs: Record<string, unknown>[] = []
+  const logStream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') logs.push(JSON.parse(line) as Record<string, unknown>)
+      done()
+    },
+  })
+  const resolved = loadSettings({}, { host: '127.0.0.1', adminHost: '127.0.0.1', port: 0, adminPort: 0, ...settings })
+  const app = await buildApp(resolved, { ...deps, logStream })
+  const { proxyUrl, adminUrl } = await app.listen()
+  return { app, url: proxyUrl, adminUrl, logs, close: () => app.close() }
+}
+
+/** GET an admin endpoint as JSON. */
+export async function adminJson<T = Record<string, unknown>>(proxy: { adminUrl: string }, path: string): Promise<T> {
+  const res = await fetch(proxy.adminUrl + path)
+  return (await res.json()) as T
+}
+
+export const basic = (org: string, key = 'secret-api-key'): string => `Basic ${Buffer.from(`${org}:${key}`).toString('base64')}`
