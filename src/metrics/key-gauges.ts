@@ -1,0 +1,111 @@
+import { Gauge, type Registry } from 'prom-client'
+import type { KeyStatus, Limiter } from '../limiter/types.js'
+
+/** One row of the per-key gauges: keys that share their labels (e.g. every `_other` org) summed. */
+interface KeyRow {
+  readonly labels: Record<string, string>
+  inFlight: number
+  queued: number
+  limit: number
+  oldestWaitSeconds: number
+  /** how many limiter keys this row sums */
+  keys: number
+}
+
+export interface KeyGaugeOptions {
+  readonly registry: Registry
+  readonly limiter: () => Limiter | undefined
+  /** label names: `endpoint`, and `org` when the instance label is on */
+  readonly labelNames: readonly string[]
+  /** the labels of one key */
+  readonly labelsOf: (key: KeyStatus) => Record<string, string>
+}
+
+/**
+ * Queue depth, in flight, limit and oldest wait per (endpoint, org), read from `limiter.status()` at
+ * scrape time: nothing on the hot path. prom-client starts every metric's `collect` in the same tick,
+ * so the four gauges share one status() call per scrape.
+ */
+export function registerKeyGauges(options: KeyGaugeOptions): void {
+  const { registry, labelNames } = options
+  let pending: Promise<KeyRow[]> | undefined
+
+  const snapshot = (): Promise<KeyRow[]> => {
+    if (pending) return pending
+    const current = readRows(options)
+    pending = current
+    // Cleared as soon as it settles: the next scrape asks the limiter again.
+    void current.then(() => {
+      if (pending === current) pending = undefined
+    })
+    return current
+  }
+
+  const gauge = (name: string, help: string, read: (row: KeyRow) => number): void => {
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      async collect() {
+        const rows = await snapshot()
+        this.reset()
+        for (const row of rows) this.set(row.labels, read(row))
+      },
+    })
+  }
+
+  gauge('sluice_queue_depth', 'Requests waiting for a permit, per endpoint (and org)', (r) => r.queued)
+  gauge('sluice_permits_in_flight', 'Permits held: requests in progress upstream, per endpoint (and org)', (r) => r.inFlight)
+  gauge('sluice_permit_limit', 'Effective concurrency limit, per endpoint (and org; summed over the orgs in a series)', (r) => r.limit)
+  gauge(
+    'sluice_queue_oldest_wait_seconds',
+    'Age of the oldest waiter, per endpoint (and org); 0 when none waits',
+    (r) => r.oldestWaitSeconds,
+  )
+  new Gauge({
+    name: 'sluice_active_keys',
+    help: 'Active (instance, endpoint) keys known to the limiter',
+    registers: [registry],
+    async collect() {
+      // Same snapshot as the per-key gauges: the key count is the sum of the rows' key counts.
+      const rows = await snapshot()
+      this.set(rows.reduce((n, r) => n + r.keys, 0))
+    },
+  })
+}
+
+async function readRows(options: KeyGaugeOptions): Promise<KeyRow[]> {
+  const limiter = options.limiter()
+  if (!limiter) return []
+  let keys: readonly KeyStatus[]
+  try {
+    keys = (await limiter.status()).keys
+  } catch {
+    // A limiter that cannot say (Redis away) must not break the whole scrape: the gauges go empty.
+    return []
+  }
+  const rows = new Map<string, KeyRow>()
+  for (const key of keys) {
+    const labels = options.labelsOf(key)
+    const id = options.labelNames.map((n) => labels[n]).join('\n')
+    const row = rows.get(id)
+    if (row === undefined) {
+      rows.set(id, {
+        labels,
+        inFlight: key.inFlight,
+        queued: key.queued,
+        limit: key.limit,
+        oldestWaitSeconds: key.oldestWaitMs / 1000,
+        keys: 1,
+      })
+    } else {
+      row.inFlight += key.inFlight
+      row.queued += key.queued
+      row.limit += key.limit
+      row.oldestWaitSeconds = Math.max(row.oldestWaitSeconds, key.oldestWaitMs / 1000)
+      row.keys++
+    }
+  }
+  return [...rows.values()]
+}

@@ -1,0 +1,42 @@
+/**
+ * Label values, made safe. A label never carries a raw path, a resource id or a secret, and every
+ * label has a bounded set of values, whatever clients send.
+ */
+
+/** endpoint label of every endpoint the catalog does not know (see docs/observability.md) */
+export const UNKNOWN_ENDPOINT = 'unknown'
+/** endpoint label of requests rejected before their path was matched (RequestRecord.endpoint) */
+export const UNMATCHED_ENDPOINT = 'unmatched'
+/** org label of the organisations that have no series of their own (over `metrics.maxInstances`) */
+export const OTHER_ORG = '_other'
+/** org label of an instance name that is not a plausible organisation id (too long, odd characters) */
+export const INVALID_ORG = '_invalid'
+
+/**
+ * The endpoint label: the endpoint id (`METHOD /template`) when the catalog knows it, else `unknown`.
+ * Templates of unknown paths are built from whatever static segments a client sends, so they are
+ * unbounded (and may carry anything a client pasted into a path): they never become label values.
+ */
+export function endpointLabeler(knownEndpointIds: Iterable<string>): (endpoint: string) => string {
+  const known = new Set(knownEndpointIds)
+  known.add(UNMATCHED_ENDPOINT)
+  return (endpoint) => (known.has(endpoint) ? endpoint : UNKNOWN_ENDPOINT)
+}
+
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
+/** HTTP method label: the usual methods as they are, anything else `other`. */
+export const methodLabel = (method: string): string => (METHODS.has(method) ? method : 'other')
+
+/** Status code label: `0` (no answer: the client left first) or a 3-digit code. */
+export const codeLabel = (status: number): string =>
+  Number.isInteger(status) && status >= 100 && status <= 999 ? String(status) : '0'
+
+// An organisation id: what Basic-auth usernames look like. The first character is never `_`, so no
+// real organisation can collide with `_other` or `_invalid`.
+const ORG_ID = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/
+/** The org label for an instance name, before the top-N policy: the name itself, or `_invalid`. */
+export const orgLabel = (instance: string): string => (ORG_ID.test(instance) ? instance : INVALID_ORG)
+
+const OPERATION = /^[A-Za-z][A-Za-z0-9_.:-]{0,39}$/
+/** Redis operation label: the backend's own operation names (code constants), `other` for anything odd. */
+export const operationLabel = (operation: string): string => (OPERATION.test(operation) ? operation : 'other')
