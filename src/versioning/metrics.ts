@@ -1,0 +1,117 @@
+import { Counter, Gauge, type Registry } from 'prom-client'
+
+/**
+ * Version metrics. The hot path only bumps plain integers (`cell.n++`, cells bound once a day per
+ * version); prom-client reads them when /metrics is scraped. prom-client's own `inc(labels)` hashes
+ * and validates the label set on every call, which decide() should not pay per request.
+ */
+export interface Cell {
+  n: number
+}
+
+/** One counter's cells, one per label set; label values come only from validated versions and enums. */
+export class CellFamily<L extends string> {
+  private readonly cells = new Map<string, { readonly labels: Record<L, string>; readonly cell: Cell }>()
+  constructor(private readonly labelNames: readonly L[]) {}
+
+  cell(labels: Record<L, string>): Cell {
+    const key = this.labelNames.map((l) => labels[l]).join('\u0000')
+    let found = this.cells.get(key)
+    if (!found) this.cells.set(key, (found = { labels: { ...labels }, cell: { n: 0 } }))
+    return found.cell
+  }
+
+  /** The count for one label set (0 when never seen). */
+  value(labels: Record<L, string>): number {
+    return this.cells.get(this.labelNames.map((l) => labels[l]).join('\u0000'))?.cell.n ?? 0
+  }
+
+  entries(): IterableIterator<{ readonly labels: Record<L, string>; readonly cell: Cell }> {
+    return this.cells.values()
+  }
+}
+
+export interface VersionMetrics {
+  /** every decided request by the version it asked for and that version's state today */
+  readonly requests: CellFamily<'version' | 'state'>
+  /** requests sent upstream with another version than asked (from `none` when pinned) */
+  readonly rewrites: CellFamily<'from' | 'to'>
+  /** requests answered locally: `malformed` header (400), `retired` (410), `gate` (400) */
+  readonly rejections: CellFamily<'version' | 'reason'>
+  readonly gateWarnings: CellFamily<'version' | 'endpoint'>
+  readonly learned: CellFamily<'version'>
+}
+
+function counter<L extends string>(
+  registers: Registry[],
+  name: string,
+  help: string,
+  labelNames: readonly L[],
+): CellFamily<L> {
+  const family = new CellFamily(labelNames)
+  new Counter<L>({
+    name,
+    help,
+    labelNames,
+    registers,
+    collect() {
+      this.reset()
+      for (const { labels, cell } of family.entries()) if (cell.n > 0) this.inc(labels, cell.n)
+    },
+  })
+  return family
+}
+
+/**
+ * Creates the version metrics, registered on `registry` when given (else counted but not exported).
+ * `daysUntilRetirement` yields, at scrape time, (version, days) for each version seen that has a
+ * retirement date.
+ */
+export function createVersionMetrics(
+  registry: Registry | undefined,
+  daysUntilRetirement: () => Iterable<readonly [string, number]>,
+): VersionMetrics {
+  const registers = registry ? [registry] : []
+  new Gauge<'version'>({
+    name: 'sluice_version_days_until_retirement',
+    help: 'Days until each API version in use retires (negative: retired that many days ago); only versions with a retirement date',
+    labelNames: ['version'],
+    registers,
+    collect() {
+      this.reset()
+      for (const [version, days] of daysUntilRetirement()) this.set({ version }, days)
+    },
+  })
+  return {
+    requests: counter(
+      registers,
+      'sluice_version_requests_total',
+      'Requests by the API version they asked for (none: no header, invalid: malformed header, other: untracked unknown versions) and its state that day',
+      ['version', 'state'],
+    ),
+    rewrites: counter(
+      registers,
+      'sluice_version_rewrites_total',
+      'Requests sent upstream with another API version than they asked for (from="none": pinned, no header)',
+      ['from', 'to'],
+    ),
+    rejections: counter(
+      registers,
+      'sluice_version_rejections_total',
+      'Requests answered by sluice because of their API version: malformed header (400), retired (410), gate (400)',
+      ['version', 'reason'],
+    ),
+    gateWarnings: counter(
+      registers,
+      'sluice_version_gate_warnings_total',
+      'Requests for an endpoint newer than the API version they use, forwarded with a warning header',
+      ['version', 'endpoint'],
+    ),
+    learned: counter(
+      registers,
+      'sluice_version_retirements_learned_total',
+      'API versions treated as retired because the upstream answered 410 while the calendar said they were alive',
+      ['version'],
+    ),
+  }
+}
