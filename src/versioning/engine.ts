@@ -171,6 +171,7 @@ export class VersionEngine implements Versioning {
     return {
       today: isoOfDay(this.today),
       header: s.header,
+      calendar: this.calendar.source,
       policy: { retired: s.retired, rewriteTo: s.rewriteTo, missing: s.missing, ...(s.pin ? { pin: s.pin } : {}), gate: s.gate },
       ...(this.latest ? { latest: this.latest.v.text } : {}),
       versions: recs.map((r) => this.stateOf(r)),

@@ -58,6 +58,8 @@ export interface VersionsSnapshot {
   readonly today: string
   /** the header's name as configured */
   readonly header: string
+  /** the calendar file in use */
+  readonly calendar: string
   readonly policy: {
     readonly retired: 'reject' | 'rewrite'
     readonly rewriteTo: 'next' | 'latest' | 'map'
