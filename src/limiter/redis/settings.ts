@@ -18,5 +18,7 @@ export const redisSettingsSchema = z.strictObject({
   leaseMs: z.number().int().min(500).default(5_000),
   /** what a replica does while Redis is unreachable */
   fallback: z.enum(['local', 'open', 'closed']).default('local'),
+  /** a Redis command that takes longer fails, and the replica switches to its fallback until Redis answers */
+  commandTimeoutMs: z.number().int().min(50).default(2_000),
 })
 export type RedisSettings = z.output<typeof redisSettingsSchema>

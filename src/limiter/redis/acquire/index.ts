@@ -1,0 +1,45 @@
+import { keyList, type SemaphoreKeys } from '../keys.js'
+import type { ScriptDef, Scripts } from '../script.js'
+import { ACQUIRE_LUA } from './lua.js'
+
+export const ACQUIRE_SCRIPT: ScriptDef = { name: 'acquire', numberOfKeys: 3, lua: ACQUIRE_LUA }
+
+export interface AcquireArgs {
+  readonly id: string
+  readonly replicaId: string
+  readonly limit: number
+  readonly leaseMs: number
+  readonly liveMs: number
+  readonly idleMs: number
+  /** how long ago the request arrived (ms, a duration: immune to clock skew) */
+  readonly ageMs: number
+  /** this replica already holds its maximum of waiters for the key: refuse rather than queue */
+  readonly full: boolean
+  readonly instance: string
+  readonly endpoint: string
+  readonly channelPrefix: string
+}
+
+export type AcquireReply =
+  | { readonly kind: 'granted' }
+  | { readonly kind: 'queued'; readonly nearestExpiryMs: number }
+  | { readonly kind: 'full' }
+
+export async function acquire(scripts: Scripts, keys: SemaphoreKeys, a: AcquireArgs): Promise<AcquireReply> {
+  const reply = (await scripts.run(ACQUIRE_SCRIPT, keyList(keys), [
+    a.id,
+    a.replicaId,
+    a.limit,
+    a.leaseMs,
+    a.liveMs,
+    a.idleMs,
+    Math.max(0, Math.round(a.ageMs)),
+    a.full ? '1' : '0',
+    a.instance,
+    a.endpoint,
+    a.channelPrefix,
+  ])) as [number, number]
+  if (reply[0] === 1) return { kind: 'granted' }
+  if (reply[0] === 2) return { kind: 'full' }
+  return { kind: 'queued', nearestExpiryMs: Number(reply[1]) }
+}

@@ -1,0 +1,31 @@
+import { keyList, type SemaphoreKeys } from '../keys.js'
+import type { ScriptDef, Scripts } from '../script.js'
+import { ADOPT_LUA } from './lua.js'
+
+export const ADOPT_SCRIPT: ScriptDef = { name: 'adopt', numberOfKeys: 3, lua: ADOPT_LUA }
+
+export interface AdoptArgs {
+  readonly replicaId: string
+  readonly limit: number
+  readonly leaseMs: number
+  readonly liveMs: number
+  readonly idleMs: number
+  readonly instance: string
+  readonly endpoint: string
+  readonly ids: readonly string[]
+}
+
+/** Registers in-flight permits granted without Redis as holders; resolves with the holder count. */
+export async function adopt(scripts: Scripts, keys: SemaphoreKeys, a: AdoptArgs): Promise<number> {
+  const reply = await scripts.run(ADOPT_SCRIPT, keyList(keys), [
+    a.replicaId,
+    a.limit,
+    a.leaseMs,
+    a.liveMs,
+    a.idleMs,
+    a.instance,
+    a.endpoint,
+    ...a.ids,
+  ])
+  return Number(reply)
+}

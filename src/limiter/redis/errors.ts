@@ -1,0 +1,9 @@
+import createError from '@fastify/error'
+
+/** A held permit's lease ran out in Redis (an event-loop stall, or Redis lost its data): `Permit.lost` aborts with it. */
+export const LeaseLostError = createError<[string]>(
+  'SLUICE_LEASE_LOST',
+  'The Redis lease of a permit for %s ran out while its request was in progress',
+  500,
+)
+export type LeaseLostError = InstanceType<typeof LeaseLostError>

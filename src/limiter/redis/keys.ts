@@ -1,0 +1,53 @@
+import { createHash } from 'node:crypto'
+import type { PermitKey } from '../types.js'
+
+/**
+ * Redis key names. Every key of one semaphore carries the same hash tag `{<digest>}`, so a Cluster
+ * keeps them in one slot and each operation can be one atomic script. The tag is a digest of
+ * (instance, endpoint) rather than the text itself: endpoint templates contain `{id}` braces, which
+ * would break the hash tag, and a digest keeps key length bounded whatever the instance name is.
+ * The readable instance and endpoint are stored in the semaphore's meta hash.
+ */
+
+/** The keys of one semaphore, in the order every script takes them. */
+export interface SemaphoreKeys {
+  /** the tag alone, as listed in the registry of active semaphores */
+  readonly tag: string
+  /** ZSET permit id → lease expiry (ms, Redis clock) */
+  readonly holders: string
+  /** ZSET waiter id → arrival ticket (µs, Redis clock, minus the request's age) */
+  readonly queue: string
+  /** HASH limit, instance, endpoint, and `@<replica>` → that replica's liveness expiry (ms) */
+  readonly meta: string
+}
+
+/** Keys shared by every semaphore (one slot of their own: `{global}`). */
+export interface GlobalKeys {
+  /** ZSET replica id → heartbeat expiry (ms): how many replicas share the limits */
+  readonly replicas: string
+  /** ZSET semaphore tag → expiry (ms): semaphores some replica is using, for `/status` */
+  readonly active: string
+}
+
+export function tagOf(key: PermitKey): string {
+  return createHash('sha1').update(key.instance).update('\0').update(key.endpoint).digest('hex').slice(0, 20)
+}
+
+export function semaphoreKeysOf(prefix: string, tag: string): SemaphoreKeys {
+  const base = `${prefix}:{${tag}}`
+  return { tag, holders: `${base}:holders`, queue: `${base}:queue`, meta: `${base}:meta` }
+}
+
+export function globalKeysOf(prefix: string): GlobalKeys {
+  return { replicas: `${prefix}:{global}:replicas`, active: `${prefix}:{global}:active` }
+}
+
+/** The pub/sub channel of one replica is `<grantChannelPrefix><replicaId>`; scripts publish grants to it. */
+export function grantChannelPrefix(prefix: string): string {
+  return `${prefix}:grant:`
+}
+
+/** The three semaphore keys in script order (KEYS[1..3]). */
+export function keyList(keys: SemaphoreKeys): [string, string, string] {
+  return [keys.holders, keys.queue, keys.meta]
+}

@@ -1,0 +1,415 @@
+import { hostname } from 'node:os'
+import { randomBytes } from 'node:crypto'
+import { LimiterClosedError } from '../errors.js'
+import { abortReason, createMemoryLimiter, type MemoryLimiter } from '../memory/index.js'
+import type {
+  AcquireOptions,
+  KeyStatus,
+  Limiter,
+  LimiterMode,
+  LimiterObserver,
+  LimiterStatus,
+  Permit,
+  PermitKey,
+} from '../types.js'
+import { connect, type Connections } from './connection.js'
+import { LeaseLostError } from './errors.js'
+import { heartbeat } from './heartbeat/index.js'
+import { globalKeysOf, grantChannelPrefix, type GlobalKeys } from './keys.js'
+import { Scripts } from './script.js'
+import type { RedisSettings } from './settings.js'
+import { SharedPermits } from './shared.js'
+import { SluicePermit, Ticket, describeKey, type Grant } from './ticket.js'
+
+export interface RedisLimiterLog {
+  info(obj: object, msg: string): void
+  warn(obj: object, msg: string): void
+  error(obj: object, msg: string): void
+}
+
+export interface RedisLimiterDeps {
+  readonly log: RedisLimiterLog
+  readonly observer?: LimiterObserver
+  /** a readable name for this replica (default: hostname-pid); a random suffix keeps it unique */
+  readonly replicaId?: string
+}
+
+/** How often a replica that lost Redis checks whether it is back. */
+const PROBE_MS = 250
+/** How long the start waits for a first connection before it serves from the fallback. */
+const START_WAIT_MS = 2_000
+
+/** A local fallback attempt; `stale` once the ticket moved elsewhere (its outcome is then undone). */
+interface LocalAttempt {
+  readonly abort: AbortController
+  stale: boolean
+}
+
+/**
+ * The Redis backend: permits shared by every replica through Redis, with a fallback (`local`,
+ * `open` or `closed`) while Redis is unreachable and a return to shared permits by itself.
+ *
+ * A request is a Ticket; `route` hands it to whatever the mode is now. A switch of mode moves the
+ * tickets still waiting: Redis → fallback withdraws them from the Redis queues (ids withdrawn when
+ * Redis answers again); fallback → Redis first has Redis count the permits granted meanwhile
+ * (adopt), then moves the local waiters into the Redis queues, oldest first.
+ */
+export class RedisLimiter implements Limiter {
+  readonly backend = 'redis' as const
+  readonly replicaId: string
+  readonly #settings: RedisSettings
+  readonly #log: RedisLimiterLog
+  readonly #observer: LimiterObserver | undefined
+  readonly #connections: Connections
+  readonly #scripts: Scripts
+  readonly #shared: SharedPermits
+  readonly #global: GlobalKeys
+  readonly #channel: string
+  readonly #local: MemoryLimiter
+  readonly #syncMs: number
+
+  #mode: LimiterMode
+  #replicas = 1
+  #closing: string | undefined
+  #closed = false
+  #recovering: Promise<void> | undefined
+  #heartbeatSoon = false
+  #lastError: string | undefined
+  readonly #pending = new Set<Ticket>()
+  /** permits granted by the fallback and not (yet) counted in Redis */
+  readonly #unshared = new Set<SluicePermit>()
+  readonly #localAttempts = new Map<Ticket, LocalAttempt>()
+  readonly #timers: NodeJS.Timeout[] = []
+
+  constructor(settings: RedisSettings, deps: RedisLimiterDeps) {
+    this.#settings = settings
+    this.#log = deps.log
+    this.#observer = deps.observer
+    this.replicaId = `${deps.replicaId ?? `${hostname()}-${process.pid}`}.${randomBytes(4).toString('hex')}`
+    this.#mode = settings.fallback
+    this.#syncMs = Math.max(50, Math.floor(settings.leaseMs / 3))
+    this.#global = globalKeysOf(settings.keyPrefix)
+    const channelPrefix = grantChannelPrefix(settings.keyPrefix)
+    this.#channel = channelPrefix + this.replicaId
+    this.#local = createMemoryLimiter({ mode: 'local' })
+    this.#connections = connect(settings)
+    this.#scripts = new Scripts(this.#connections.command, deps.observer)
+    this.#shared = new SharedPermits(
+      this.#scripts,
+      {
+        prefix: settings.keyPrefix,
+        replicaId: this.replicaId,
+        channelPrefix,
+        leaseMs: settings.leaseMs,
+        liveMs: settings.leaseMs,
+        idleMs: settings.leaseMs * 3,
+      },
+      {
+        makePermit: (key, limit, grant, waitedMs) => this.#permit(key, limit, grant, waitedMs),
+        failed: (err) => this.#redisFailed(err),
+        reroute: (ticket) => this.#route(ticket),
+        lost: (permit) => this.#permitLost(permit),
+        activated: () => this.#heartbeatNow(),
+      },
+    )
+  }
+
+  /** Connects (waiting a little for Redis, never failing when it is down) and starts the timers. */
+  async start(): Promise<void> {
+    const { command, subscriber } = this.#connections
+    command.on('error', (err: Error) => this.#connectionError(err))
+    subscriber.on('error', (err: Error) => this.#connectionError(err))
+    command.on('close', () => this.#redisFailed(new Error('connection to Redis closed')))
+    command.on('ready', () => void this.#recover())
+    subscriber.on('message', (_channel: string, id: string) => this.#shared.onGrantMessage(id))
+    const subscribed = subscriber.subscribe(this.#channel).catch((err: unknown) => {
+      this.#log.warn({ err }, 'limiter: cannot subscribe to the grant channel yet; grants are found by the sync until then')
+    })
+
+    const every = (ms: number, fn: () => void): void => {
+      const timer = setInterval(fn, ms)
+      timer.unref()
+      this.#timers.push(timer)
+    }
+    every(this.#syncMs, () => void this.#tick())
+    every(PROBE_MS, () => {
+      if (this.#mode !== 'redis') void this.#recover()
+    })
+
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, START_WAIT_MS)
+      timer.unref()
+      const done = (): void => {
+        clearTimeout(timer)
+        command.off('ready', done)
+        command.off('error', done)
+        resolve()
+      }
+      command.once('ready', done)
+      command.once('error', done)
+    })
+    if (command.status === 'ready') {
+      await this.#recover()
+      await Promise.race([subscribed, new Promise((r) => setTimeout(r, START_WAIT_MS).unref())])
+    }
+    if (this.#mode !== 'redis') {
+      this.#log.warn({ fallback: this.#settings.fallback, err: this.#lastError }, 'limiter: Redis unreachable at start; using the fallback until it answers')
+    }
+    this.#observer?.modeChanged?.(this.#mode)
+  }
+
+  mode(): LimiterMode {
+    return this.#mode
+  }
+
+  ready(): boolean {
+    return this.#closing === undefined && this.#mode !== 'closed'
+  }
+
+  acquire(key: PermitKey, options: AcquireOptions): Promise<Permit> {
+    if (this.#closing !== undefined) return Promise.reject(new LimiterClosedError(this.#closing))
+    if (options.signal?.aborted) return Promise.reject(abortReason(options.signal))
+    return new Promise<Permit>((resolve, reject) => {
+      const ticket = new Ticket(key, options, resolve, reject, (t) => this.#pending.delete(t))
+      this.#pending.add(ticket)
+      this.#route(ticket)
+    })
+  }
+
+  #route(ticket: Ticket): void {
+    if (ticket.settled) return
+    switch (this.#mode) {
+      case 'redis':
+        this.#shared.enqueue(ticket)
+        return
+      case 'local':
+        this.#acquireLocal(ticket)
+        return
+      case 'open':
+        ticket.succeed((waitedMs) => this.#permit(ticket.key, ticket.options.limit, { kind: 'open' }, waitedMs))
+        return
+      default:
+        ticket.fail(new LimiterClosedError('Redis is unreachable and the limiter fallback is closed'))
+    }
+  }
+
+  #localLimit(limit: number): number {
+    return Math.max(1, Math.floor(limit / Math.max(1, this.#replicas)))
+  }
+
+  #acquireLocal(ticket: Ticket): void {
+    const attempt: LocalAttempt = { abort: new AbortController(), stale: false }
+    this.#localAttempts.set(ticket, attempt)
+    ticket.withdraw = () => {
+      attempt.stale = true
+      this.#localAttempts.delete(ticket)
+      attempt.abort.abort()
+    }
+    const { options } = ticket
+    this.#local
+      .acquire(ticket.key, {
+        limit: this.#localLimit(options.limit),
+        deadline: options.deadline,
+        signal: attempt.abort.signal,
+        arrivedAt: ticket.arrivedAt,
+        maxQueue: options.maxQueue,
+      })
+      .then(
+        (local) => {
+          if (attempt.stale) return local.release()
+          this.#localAttempts.delete(ticket)
+          ticket.withdraw = undefined
+          const grant: Grant = { kind: 'local', permit: local }
+          if (!ticket.succeed((waitedMs) => this.#permit(ticket.key, options.limit, grant, waitedMs))) local.release()
+          else if (this.#mode === 'redis') void this.#adoptUnshared()
+        },
+        (err: Error) => {
+          if (attempt.stale) return
+          this.#localAttempts.delete(ticket)
+          ticket.withdraw = undefined
+          ticket.fail(err)
+        },
+      )
+  }
+
+  #permit(key: PermitKey, limit: number, grant: Grant, waitedMs: number): SluicePermit {
+    const permit = new SluicePermit(key, limit, grant, waitedMs, (p) => this.#release(p))
+    if (grant.kind !== 'redis') this.#unshared.add(permit)
+    return permit
+  }
+
+  #release(permit: SluicePermit): void {
+    const grant = permit.grant
+    if (grant.kind === 'redis') {
+      if (!this.#closed) this.#shared.releasePermit(permit)
+      return
+    }
+    this.#unshared.delete(permit)
+    if (grant.kind === 'local') grant.permit.release()
+  }
+
+  #permitLost(permit: SluicePermit): void {
+    const err = new LeaseLostError(describeKey(permit.key))
+    this.#log.warn({ instance: permit.key.instance, endpoint: permit.key.endpoint }, err.message)
+    try {
+      this.#observer?.leaseLost?.(permit.key)
+    } catch {
+      // metrics never break the limiter
+    }
+    permit.markLost(err)
+  }
+
+  #setMode(mode: LimiterMode): void {
+    if (mode === this.#mode) return
+    this.#mode = mode
+    try {
+      this.#observer?.modeChanged?.(mode)
+    } catch {
+      // metrics never break the limiter
+    }
+  }
+
+  #connectionError(err: Error): void {
+    // ioredis reports every failed reconnection; say it once per outage.
+    if (this.#lastError === err.message) return
+    this.#lastError = err.message
+    if (this.#mode === 'redis') this.#log.warn({ err }, 'limiter: Redis connection error')
+  }
+
+  /** A Redis call failed or the connection closed: serve from the fallback until Redis answers. */
+  #redisFailed(err: unknown): void {
+    if (this.#mode !== 'redis' || this.#closed) return
+    this.#log.warn({ err, fallback: this.#settings.fallback }, `limiter: Redis unreachable, falling back to ${this.#settings.fallback}`)
+    this.#setMode(this.#settings.fallback)
+    for (const ticket of this.#shared.detachWaiters()) this.#route(ticket)
+  }
+
+  /** Back to shared permits once Redis answers: flush, adopt, switch, move the local waiters. */
+  #recover(): Promise<void> {
+    if (this.#mode === 'redis' || this.#closing !== undefined) return Promise.resolve()
+    if (this.#connections.command.status !== 'ready') return Promise.resolve()
+    this.#recovering ??= this.#doRecover().finally(() => {
+      this.#recovering = undefined
+    })
+    return this.#recovering
+  }
+
+  async #doRecover(): Promise<void> {
+    try {
+      this.#replicas = await this.#heartbeat(false)
+      await this.#shared.syncAll()
+      const before: Grant[] = []
+      await this.#shared.adopt([...this.#unshared], (permit, grant) => {
+        this.#unshared.delete(permit)
+        before.push(grant)
+      })
+      if (this.#closing !== undefined) return
+      this.#setMode('redis')
+      this.#lastError = undefined
+      this.#log.info({ replicas: this.#replicas, replicaId: this.replicaId }, 'limiter: sharing permits through Redis')
+      // Move the local waiters into the Redis queues, oldest first, before any local slot frees up.
+      const waiting = [...this.#localAttempts.keys()].sort((a, b) => a.arrivedAt - b.arrivedAt)
+      for (const ticket of waiting) {
+        const attempt = this.#localAttempts.get(ticket)!
+        attempt.stale = true
+        this.#localAttempts.delete(ticket)
+        attempt.abort.abort()
+        ticket.withdraw = undefined
+        this.#route(ticket)
+      }
+      for (const grant of before) if (grant.kind === 'local') grant.permit.release()
+      if (this.#unshared.size > 0) void this.#adoptUnshared()
+    } catch (err) {
+      this.#lastError = err instanceof Error ? err.message : String(err)
+    }
+  }
+
+  async #adoptUnshared(): Promise<void> {
+    try {
+      await this.#shared.adopt([...this.#unshared], (permit, grant) => {
+        this.#unshared.delete(permit)
+        if (grant.kind === 'local') grant.permit.release()
+      })
+    } catch (err) {
+      this.#redisFailed(err)
+    }
+  }
+
+  async #heartbeat(leave: boolean): Promise<number> {
+    return heartbeat(this.#scripts, this.#global, {
+      replicaId: this.replicaId,
+      ttlMs: this.#settings.leaseMs,
+      leave,
+      activeTags: leave ? [] : this.#shared.activeTags(),
+    })
+  }
+
+  #heartbeatNow(): void {
+    if (this.#heartbeatSoon || this.#mode !== 'redis') return
+    this.#heartbeatSoon = true
+    setImmediate(() => {
+      this.#heartbeatSoon = false
+      if (this.#mode !== 'redis' || this.#closed) return
+      this.#heartbeat(false).then(
+        (n) => (this.#replicas = n),
+        (err: unknown) => this.#redisFailed(err),
+      )
+    }).unref()
+  }
+
+  /** Every lease third: renew leases and liveness, find lost grants, tell the registry we live. */
+  async #tick(): Promise<void> {
+    if (this.#mode !== 'redis' || this.#closed) return
+    try {
+      this.#replicas = await this.#heartbeat(false)
+      await this.#shared.syncAll()
+    } catch (err) {
+      this.#redisFailed(err)
+    }
+  }
+
+  async status(): Promise<LimiterStatus> {
+    const details: Record<string, unknown> = {
+      replicaId: this.replicaId,
+      replicas: this.#replicas,
+      redis: this.#mode === 'redis' ? 'connected' : 'unreachable',
+      fallback: this.#settings.fallback,
+      leaseMs: this.#settings.leaseMs,
+    }
+    if (this.#lastError && this.#mode !== 'redis') details.lastError = this.#lastError
+    let keys: KeyStatus[] = []
+    if (this.#mode === 'redis') {
+      try {
+        keys = await this.#shared.status(this.#global)
+        return { backend: this.backend, mode: this.#mode, keys, details }
+      } catch (err) {
+        details.statusError = err instanceof Error ? err.message : String(err)
+      }
+    }
+    if (this.#mode === 'local') keys = [...(await this.#local.status()).keys]
+    return { backend: this.backend, mode: this.#mode, keys, details }
+  }
+
+  drain(reason = 'sluice is shutting down'): void {
+    this.#closing ??= reason
+    for (const ticket of [...this.#pending]) ticket.fail(new LimiterClosedError(reason))
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return
+    this.drain()
+    for (const timer of this.#timers) clearInterval(timer)
+    this.#shared.stop()
+    if (this.#mode === 'redis') {
+      // Best effort: withdraw what is left and leave the registry; leases cover anything missed.
+      await Promise.race([
+        Promise.allSettled([this.#shared.syncAll(), this.#heartbeat(true)]),
+        new Promise((r) => setTimeout(r, this.#settings.commandTimeoutMs).unref()),
+      ])
+    }
+    this.#closed = true
+    this.#connections.command.disconnect()
+    this.#connections.subscriber.disconnect()
+    await this.#local.close()
+  }
+}

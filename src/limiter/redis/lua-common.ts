@@ -1,0 +1,72 @@
+/**
+ * Lua shared by the semaphore scripts, pasted at the top of each one (a script cannot call another).
+ *
+ * The semaphore's keys (KEYS[1..3], one hash slot):
+ *   holders  ZSET permit id → lease expiry in ms on Redis's clock
+ *   queue    ZSET waiter id → arrival ticket in µs on Redis's clock (minus the request's age)
+ *   meta     HASH limit, instance, endpoint, and `@<replica>` → that replica's liveness expiry (ms)
+ * Permit and waiter ids are `<replica>/<sequence>`: the replica part says where to publish a grant
+ * and whose liveness decides whether a waiter is still wanted.
+ */
+export const LUA_COMMON = `
+if redis.replicate_commands then redis.replicate_commands() end
+
+-- Redis's own clock, in ms (leases) and µs (queue tickets); replica clocks never decide anything.
+local function clock()
+  local t = redis.call('TIME')
+  local s, us = tonumber(t[1]), tonumber(t[2])
+  return s * 1000 + math.floor(us / 1000), s * 1000000 + us
+end
+
+local function replica_of(id)
+  return string.match(id, '^(.*)/')
+end
+
+-- Fills free slots from the head of the queue: each live head waiter becomes a holder at once (a
+-- direct handoff, so nobody can overtake it) and its replica hears of it on its own channel. Waiters
+-- whose replica stopped renewing its liveness are dropped, so a dead replica never blocks the queue.
+-- Returns the number of holders afterwards.
+local function grant(holders, queue, meta, now, lease, chan)
+  local limit = tonumber(redis.call('HGET', meta, 'limit') or '1')
+  local held = redis.call('ZCARD', holders)
+  local alive = {}
+  while held < limit do
+    local head = redis.call('ZPOPMIN', queue)
+    if #head == 0 then break end
+    local id = head[1]
+    local rid = replica_of(id)
+    if rid then
+      local until_ms = alive[rid]
+      if until_ms == nil then
+        until_ms = tonumber(redis.call('HGET', meta, '@' .. rid) or '0')
+        alive[rid] = until_ms
+      end
+      if until_ms > now then
+        redis.call('ZADD', holders, now + lease, id)
+        held = held + 1
+        redis.call('PUBLISH', chan .. rid, id)
+      end
+    end
+  end
+  return held
+end
+
+-- Leases that ran out belong to replicas that died or stalled: their permits come back.
+local function expire(holders, now)
+  redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
+end
+
+-- Idle semaphores disappear by themselves; any write pushes the expiry out again.
+local function touch(holders, queue, meta, idle)
+  redis.call('PEXPIRE', holders, idle)
+  redis.call('PEXPIRE', queue, idle)
+  redis.call('PEXPIRE', meta, idle)
+end
+
+-- Delay in ms until the nearest lease expires (a waiter's safety timer), -1 when nothing is held.
+local function nearest_expiry(holders, now)
+  local first = redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')
+  if #first == 0 then return -1 end
+  return math.max(0, tonumber(first[2]) - now)
+end
+`

@@ -1,0 +1,27 @@
+import { LUA_COMMON } from '../lua-common.js'
+
+/**
+ * release: give back permits, or withdraw waiters — whichever each id is now.
+ * KEYS: holders queue meta
+ * ARGV: leaseMs idleMs channelPrefix id...
+ * Reply: how many ids were found (0 for a second release: harmless)
+ *
+ * One script serves release and cancel because a waiter may have been granted between the replica's
+ * decision to give up and this script: the id is then a holder and is released here, never leaked.
+ * The freed slots go straight to the queue's head (see grant in lua-common).
+ */
+export const RELEASE_LUA = `${LUA_COMMON}
+local holders, queue, meta = KEYS[1], KEYS[2], KEYS[3]
+local lease, idle, chan = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+local now = clock()
+local found = 0
+for i = 4, #ARGV do
+  if redis.call('ZREM', holders, ARGV[i]) == 1 or redis.call('ZREM', queue, ARGV[i]) == 1 then
+    found = found + 1
+  end
+end
+expire(holders, now)
+grant(holders, queue, meta, now, lease, chan)
+touch(holders, queue, meta, idle)
+return found
+`

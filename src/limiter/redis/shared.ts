@@ -1,0 +1,381 @@
+import { QueueFullError } from '../errors.js'
+import type { KeyStatus, PermitKey } from '../types.js'
+import { acquire } from './acquire/index.js'
+import { adopt } from './adopt/index.js'
+import { semaphoreKeysOf, tagOf, type GlobalKeys, type SemaphoreKeys } from './keys.js'
+import { release } from './release/index.js'
+import type { Scripts } from './script.js'
+import { activeTags, semaphoreStatus } from './status/index.js'
+import { sync } from './sync/index.js'
+import { describeKey, type Grant, type SluicePermit, type Ticket } from './ticket.js'
+
+/** Timings derived from the lease, and names. */
+export interface SharedConfig {
+  readonly prefix: string
+  readonly replicaId: string
+  readonly channelPrefix: string
+  readonly leaseMs: number
+  /** how long a replica's waiters stay in the queue without it renewing its liveness */
+  readonly liveMs: number
+  /** an untouched semaphore's keys expire after this */
+  readonly idleMs: number
+}
+
+/** What the shared side asks of the limiter around it. */
+export interface SharedHooks {
+  makePermit(key: PermitKey, limit: number, grant: Grant, waitedMs: number): SluicePermit
+  /** a Redis call failed: Redis is treated as unreachable */
+  failed(err: unknown): void
+  /** a ticket whose Redis attempt failed must be served by whatever mode is now in force */
+  reroute(ticket: Ticket): void
+  lost(permit: SluicePermit): void
+  /** a semaphore became active on this replica (tell the registry soon) */
+  activated(): void
+}
+
+interface Waiter {
+  readonly id: string
+  readonly ticket: Ticket
+  readonly state: KeyState
+  /** `sending`: the acquire script is on its way; `queued`: Redis has it in the queue */
+  phase: 'sending' | 'queued'
+  /** a grant message came before the acquire script's own reply */
+  grantedEarly: boolean
+}
+
+interface KeyState {
+  readonly key: PermitKey
+  readonly keys: SemaphoreKeys
+  limit: number
+  readonly waiters: Map<string, Waiter>
+  queuedCount: number
+  readonly held: Map<string, SluicePermit>
+  /** ids to release or withdraw once Redis answers again */
+  readonly drops: Set<string>
+  safety: NodeJS.Timeout | undefined
+  safetyAt: number
+  syncing: Promise<void> | undefined
+}
+
+/**
+ * This replica's side of the shared semaphores: its waiters in the Redis queues, the permits it
+ * holds, and the bookkeeping that keeps both true (lease renewal, lost messages, dead holders).
+ * Only what must touch Redis does: one script to acquire, one to release, one sync per active
+ * semaphore and lease third — never a poll per waiter.
+ */
+export class SharedPermits {
+  readonly #states = new Map<string, KeyState>()
+  /** every waiter of this replica by id, for grant messages */
+  readonly #waiters = new Map<string, Waiter>()
+  #sequence = 0
+
+  constructor(
+    private readonly scripts: Scripts,
+    private readonly config: SharedConfig,
+    private readonly hooks: SharedHooks,
+  ) {}
+
+  #nextId(): string {
+    return `${this.config.replicaId}/${(++this.#sequence).toString(36)}`
+  }
+
+  #stateOf(key: PermitKey, limit: number): KeyState {
+    const tag = tagOf(key)
+    let state = this.#states.get(tag)
+    if (!state) {
+      state = {
+        key: { instance: key.instance, endpoint: key.endpoint },
+        keys: semaphoreKeysOf(this.config.prefix, tag),
+        limit,
+        waiters: new Map(),
+        queuedCount: 0,
+        held: new Map(),
+        drops: new Set(),
+        safety: undefined,
+        safetyAt: 0,
+        syncing: undefined,
+      }
+      this.#states.set(tag, state)
+      this.hooks.activated()
+    }
+    state.limit = limit
+    return state
+  }
+
+  /** Starts a ticket's wait in Redis: granted at once when a slot is free and nobody is ahead. */
+  enqueue(ticket: Ticket): void {
+    const state = this.#stateOf(ticket.key, ticket.options.limit)
+    const waiter: Waiter = { id: this.#nextId(), ticket, state, phase: 'sending', grantedEarly: false }
+    state.waiters.set(waiter.id, waiter)
+    this.#waiters.set(waiter.id, waiter)
+    ticket.withdraw = () => this.#withdraw(waiter)
+    void this.#sendAcquire(waiter)
+  }
+
+  async #sendAcquire(waiter: Waiter): Promise<void> {
+    const { state, ticket } = waiter
+    let reply
+    try {
+      reply = await acquire(this.scripts, state.keys, {
+        id: waiter.id,
+        replicaId: this.config.replicaId,
+        limit: ticket.options.limit,
+        leaseMs: this.config.leaseMs,
+        liveMs: this.config.liveMs,
+        idleMs: this.config.idleMs,
+        ageMs: ticket.ageMs,
+        full: state.queuedCount >= ticket.options.maxQueue,
+        instance: ticket.key.instance,
+        endpoint: ticket.key.endpoint,
+        channelPrefix: this.config.channelPrefix,
+      })
+    } catch (err) {
+      if (!this.#isCurrent(waiter)) return
+      // The script may or may not have run: withdraw the id once Redis answers again.
+      this.#forget(waiter)
+      state.drops.add(waiter.id)
+      ticket.withdraw = undefined
+      this.hooks.failed(err)
+      this.hooks.reroute(ticket)
+      return
+    }
+    // Withdrawn meanwhile: the release sent after this acquire on the same connection undoes it.
+    if (!this.#isCurrent(waiter)) return
+    if (reply.kind === 'granted') {
+      this.#grant(waiter)
+    } else if (reply.kind === 'full') {
+      this.#forget(waiter)
+      ticket.withdraw = undefined
+      ticket.fail(new QueueFullError(describeKey(ticket.key), state.queuedCount))
+    } else {
+      waiter.phase = 'queued'
+      state.queuedCount++
+      if (waiter.grantedEarly) this.#grant(waiter)
+      else if (reply.nearestExpiryMs >= 0) this.#armSafety(state, reply.nearestExpiryMs)
+    }
+  }
+
+  #isCurrent(waiter: Waiter): boolean {
+    return this.#waiters.get(waiter.id) === waiter
+  }
+
+  #forget(waiter: Waiter): void {
+    if (!this.#isCurrent(waiter)) return
+    this.#waiters.delete(waiter.id)
+    waiter.state.waiters.delete(waiter.id)
+    if (waiter.phase === 'queued') waiter.state.queuedCount--
+  }
+
+  #withdraw(waiter: Waiter): void {
+    if (!this.#isCurrent(waiter)) return
+    this.#forget(waiter)
+    // Leaves the queue — or, if a grant won the race, gives the permit straight back.
+    void this.#release(waiter.state, [waiter.id])
+  }
+
+  #grant(waiter: Waiter): void {
+    this.#forget(waiter)
+    const { state, ticket, id } = waiter
+    ticket.withdraw = undefined
+    const tag = state.keys.tag
+    const taken = ticket.succeed((waitedMs) => {
+      const permit = this.hooks.makePermit(state.key, ticket.options.limit, { kind: 'redis', tag, id }, waitedMs)
+      state.held.set(id, permit)
+      return permit
+    })
+    if (!taken) void this.#release(state, [id])
+  }
+
+  /** A message on this replica's grant channel: Redis made one of our waiters a holder. */
+  onGrantMessage(id: string): void {
+    const waiter = this.#waiters.get(id)
+    if (!waiter) return // withdrawn: its release/withdraw script takes care of the permit
+    if (waiter.phase === 'sending') waiter.grantedEarly = true
+    else this.#grant(waiter)
+  }
+
+  /** Gives back a permit Redis granted. Never throws; on failure the id is retried on the next sync. */
+  releasePermit(permit: SluicePermit): void {
+    const grant = permit.grant
+    if (grant.kind !== 'redis') return
+    const state = this.#states.get(grant.tag)
+    if (!state?.held.delete(grant.id)) return // already lost: Redis no longer knows it
+    void this.#release(state, [grant.id])
+  }
+
+  async #release(state: KeyState, ids: string[]): Promise<void> {
+    try {
+      await release(this.scripts, state.keys, {
+        ids,
+        leaseMs: this.config.leaseMs,
+        idleMs: this.config.idleMs,
+        channelPrefix: this.config.channelPrefix,
+      })
+      this.#collect(state)
+    } catch (err) {
+      for (const id of ids) state.drops.add(id)
+      this.hooks.failed(err)
+    }
+  }
+
+  #armSafety(state: KeyState, delayMs: number): void {
+    // A little after the lease ends on Redis's clock, so the holder is expired when we look.
+    const at = Date.now() + delayMs + 5
+    if (state.safety && state.safetyAt <= at) return
+    if (state.safety) clearTimeout(state.safety)
+    state.safetyAt = at
+    state.safety = setTimeout(() => {
+      state.safety = undefined
+      if (state.queuedCount > 0) this.syncState(state).catch((err: unknown) => this.hooks.failed(err))
+    }, delayMs + 5)
+    state.safety.unref()
+  }
+
+  /** Renews, flushes and checks one semaphore (see the sync script). Rejects when Redis fails. */
+  syncState(state: KeyState): Promise<void> {
+    state.syncing ??= this.#sync(state).finally(() => {
+      state.syncing = undefined
+    })
+    return state.syncing
+  }
+
+  async #sync(state: KeyState): Promise<void> {
+    const waiting = [...state.waiters.values()].filter((w) => w.phase === 'queued').map((w) => w.id)
+    const drop = [...state.drops]
+    state.drops.clear()
+    let reply
+    try {
+      reply = await sync(this.scripts, state.keys, {
+        replicaId: this.config.replicaId,
+        leaseMs: this.config.leaseMs,
+        liveMs: this.config.liveMs,
+        idleMs: this.config.idleMs,
+        channelPrefix: this.config.channelPrefix,
+        held: [...state.held.keys()],
+        waiting,
+        drop,
+      })
+    } catch (err) {
+      for (const id of drop) state.drops.add(id)
+      throw err
+    }
+    for (const id of reply.lost) {
+      const permit = state.held.get(id)
+      if (!permit) continue
+      state.held.delete(id)
+      this.hooks.lost(permit)
+    }
+    for (const id of reply.granted) {
+      const waiter = state.waiters.get(id)
+      if (waiter?.phase === 'queued') this.#grant(waiter)
+    }
+    for (const id of reply.missing) {
+      // Dropped from the queue while this replica looked dead (a long stall): queue again, same age.
+      const waiter = state.waiters.get(id)
+      if (waiter?.phase !== 'queued') continue
+      waiter.phase = 'sending'
+      state.queuedCount--
+      void this.#sendAcquire(waiter)
+    }
+    if (state.queuedCount > 0 && reply.nearestExpiryMs >= 0) this.#armSafety(state, reply.nearestExpiryMs)
+    this.#collect(state)
+  }
+
+  /** Syncs every semaphore this replica has something in. Rejects on the first Redis failure. */
+  async syncAll(): Promise<void> {
+    const busy = [...this.#states.values()].filter((s) => s.held.size > 0 || s.waiters.size > 0 || s.drops.size > 0)
+    await Promise.all(busy.map((s) => this.syncState(s)))
+  }
+
+  /** Forgets a semaphore this replica no longer uses (its Redis keys expire by themselves). */
+  #collect(state: KeyState): void {
+    if (state.held.size > 0 || state.waiters.size > 0 || state.drops.size > 0 || state.syncing) return
+    if (state.safety) clearTimeout(state.safety)
+    state.safety = undefined
+    if (this.#states.get(state.keys.tag) === state) this.#states.delete(state.keys.tag)
+  }
+
+  /**
+   * Redis became unreachable: every waiter leaves the shared side (its id is withdrawn once Redis is
+   * back) and is returned, oldest first, to be served by the fallback.
+   */
+  detachWaiters(): Ticket[] {
+    const waiters = [...this.#waiters.values()]
+    for (const waiter of waiters) {
+      this.#forget(waiter)
+      waiter.state.drops.add(waiter.id)
+      waiter.ticket.withdraw = undefined
+    }
+    for (const state of this.#states.values()) {
+      if (state.safety) clearTimeout(state.safety)
+      state.safety = undefined
+    }
+    return waiters.map((w) => w.ticket).sort((a, b) => a.arrivedAt - b.arrivedAt)
+  }
+
+  /**
+   * Counts in Redis the permits granted without it (fallback `local`/`open`) that are still in
+   * flight. `adopted` is called for each one now held in Redis, with the grant it had before.
+   */
+  async adopt(permits: readonly SluicePermit[], adopted: (permit: SluicePermit, before: Grant) => void): Promise<void> {
+    const groups = new Map<string, { state: KeyState; permits: SluicePermit[]; ids: string[] }>()
+    for (const permit of permits) {
+      if (permit.grant.kind === 'redis' || permit.released) continue
+      const state = this.#stateOf(permit.key, permit.limit)
+      const group = groups.get(state.keys.tag) ?? { state, permits: [], ids: [] }
+      group.permits.push(permit)
+      group.ids.push(this.#nextId())
+      groups.set(state.keys.tag, group)
+    }
+    await Promise.all(
+      [...groups.values()].map(async ({ state, permits: list, ids }) => {
+        // Held in `drops` until adopted, so a failure below never leaves them counted forever.
+        for (const id of ids) state.drops.add(id)
+        await adopt(this.scripts, state.keys, {
+          replicaId: this.config.replicaId,
+          limit: state.limit,
+          leaseMs: this.config.leaseMs,
+          liveMs: this.config.liveMs,
+          idleMs: this.config.idleMs,
+          instance: state.key.instance,
+          endpoint: state.key.endpoint,
+          ids,
+        })
+        list.forEach((permit, i) => {
+          const id = ids[i]!
+          if (permit.released) return // released while we adopted it: leave the id in drops
+          state.drops.delete(id)
+          const before = permit.grant
+          permit.grant = { kind: 'redis', tag: state.keys.tag, id }
+          state.held.set(id, permit)
+          adopted(permit, before)
+        })
+      }),
+    )
+  }
+
+  /** Tags of the semaphores this replica holds permits of or waits for. */
+  activeTags(): string[] {
+    return [...this.#states.values()].filter((s) => s.held.size > 0 || s.waiters.size > 0).map((s) => s.keys.tag)
+  }
+
+  /** Every semaphore any live replica uses, with its global counts, read from Redis. */
+  async status(globalKeys: GlobalKeys): Promise<KeyStatus[]> {
+    const tags = new Set([...(await activeTags(this.scripts, globalKeys)), ...this.activeTags()])
+    const all = await Promise.all(
+      [...tags].map((tag) => semaphoreStatus(this.scripts, semaphoreKeysOf(this.config.prefix, tag))),
+    )
+    return all
+      .filter((s) => s.inFlight > 0 || s.queued > 0)
+      .map((s) => ({ ...s }))
+      .sort((a, b) => a.instance.localeCompare(b.instance) || a.endpoint.localeCompare(b.endpoint))
+  }
+
+  /** Clears timers (close). */
+  stop(): void {
+    for (const state of this.#states.values()) {
+      if (state.safety) clearTimeout(state.safety)
+      state.safety = undefined
+    }
+  }
+}

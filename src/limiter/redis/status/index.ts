@@ -1,0 +1,33 @@
+import { keyList, type GlobalKeys, type SemaphoreKeys } from '../keys.js'
+import { stringsOf, type ScriptDef, type Scripts } from '../script.js'
+import { ACTIVE_LUA, STATUS_LUA } from './lua.js'
+
+export const STATUS_SCRIPT: ScriptDef = { name: 'status', numberOfKeys: 3, lua: STATUS_LUA }
+export const ACTIVE_SCRIPT: ScriptDef = { name: 'active', numberOfKeys: 1, lua: ACTIVE_LUA }
+
+export interface SemaphoreStatus {
+  readonly instance: string
+  readonly endpoint: string
+  readonly limit: number
+  readonly inFlight: number
+  readonly queued: number
+  readonly oldestWaitMs: number
+}
+
+/** Live holders and waiters of one semaphore, across every replica. */
+export async function semaphoreStatus(scripts: Scripts, keys: SemaphoreKeys): Promise<SemaphoreStatus> {
+  const r = (await scripts.run(STATUS_SCRIPT, keyList(keys), [])) as [number, number, number, number, string, string]
+  return {
+    inFlight: Number(r[0]),
+    queued: Number(r[1]),
+    oldestWaitMs: Number(r[2]),
+    limit: Number(r[3]),
+    instance: String(r[4]),
+    endpoint: String(r[5]),
+  }
+}
+
+/** Tags of the semaphores any live replica is using. */
+export async function activeTags(scripts: Scripts, keys: GlobalKeys): Promise<string[]> {
+  return stringsOf(await scripts.run(ACTIVE_SCRIPT, [keys.active], []))
+}

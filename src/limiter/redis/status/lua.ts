@@ -1,0 +1,54 @@
+import { LUA_COMMON } from '../lua-common.js'
+
+/**
+ * status: the shared picture of one semaphore, as `/status` shows it.
+ * KEYS: holders queue meta
+ * ARGV: (none)
+ * Reply: {inFlight, queued, oldestWaitMs, limit, instance, endpoint}
+ *
+ * Counts only live entries: expired leases and waiters of replicas that stopped renewing their
+ * liveness are removed first (the same rules grant applies), so the figures never include the dead.
+ */
+export const STATUS_LUA = `${LUA_COMMON}
+local holders, queue, meta = KEYS[1], KEYS[2], KEYS[3]
+local now, now_us = clock()
+expire(holders, now)
+local alive = {}
+local fields = redis.call('HGETALL', meta)
+local info = {}
+for i = 1, #fields, 2 do
+  local f, v = fields[i], fields[i + 1]
+  if string.sub(f, 1, 1) == '@' then
+    if tonumber(v) > now then alive[string.sub(f, 2)] = true else redis.call('HDEL', meta, f) end
+  else
+    info[f] = v
+  end
+end
+local waiters = redis.call('ZRANGE', queue, 0, -1, 'WITHSCORES')
+local queued, oldest = 0, nil
+for i = 1, #waiters, 2 do
+  local rid = replica_of(waiters[i])
+  if rid and alive[rid] then
+    queued = queued + 1
+    if oldest == nil then oldest = tonumber(waiters[i + 1]) end
+  else
+    redis.call('ZREM', queue, waiters[i])
+  end
+end
+local oldest_ms = 0
+if oldest ~= nil then oldest_ms = math.max(0, math.floor((now_us - oldest) / 1000)) end
+return {redis.call('ZCARD', holders), queued, oldest_ms, tonumber(info['limit'] or '0'), info['instance'] or '', info['endpoint'] or ''}
+`
+
+/**
+ * active: the semaphores some live replica reported in its heartbeat.
+ * KEYS: active
+ * Reply: tags
+ */
+export const ACTIVE_LUA = `
+if redis.replicate_commands then redis.replicate_commands() end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return redis.call('ZRANGE', KEYS[1], 0, -1)
+`

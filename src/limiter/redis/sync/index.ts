@@ -1,0 +1,49 @@
+import { keyList, type SemaphoreKeys } from '../keys.js'
+import { stringsOf, type ScriptDef, type Scripts } from '../script.js'
+import { SYNC_LUA } from './lua.js'
+
+export const SYNC_SCRIPT: ScriptDef = { name: 'sync', numberOfKeys: 3, lua: SYNC_LUA }
+
+export interface SyncArgs {
+  readonly replicaId: string
+  readonly leaseMs: number
+  readonly liveMs: number
+  readonly idleMs: number
+  readonly channelPrefix: string
+  /** permits this replica holds: renew their leases */
+  readonly held: readonly string[]
+  /** waiters this replica has queued: which were granted, which are gone */
+  readonly waiting: readonly string[]
+  /** ids given up while Redis was unreachable: release or withdraw them */
+  readonly drop: readonly string[]
+}
+
+export interface SyncReply {
+  /** ms until the nearest lease expires, -1 when nothing is held */
+  readonly nearestExpiryMs: number
+  readonly lost: readonly string[]
+  readonly granted: readonly string[]
+  readonly missing: readonly string[]
+}
+
+export async function sync(scripts: Scripts, keys: SemaphoreKeys, a: SyncArgs): Promise<SyncReply> {
+  const reply = (await scripts.run(SYNC_SCRIPT, keyList(keys), [
+    a.replicaId,
+    a.leaseMs,
+    a.liveMs,
+    a.idleMs,
+    a.channelPrefix,
+    a.held.length,
+    ...a.held,
+    a.waiting.length,
+    ...a.waiting,
+    a.drop.length,
+    ...a.drop,
+  ])) as [number, unknown, unknown, unknown]
+  return {
+    nearestExpiryMs: Number(reply[0]),
+    lost: stringsOf(reply[1]),
+    granted: stringsOf(reply[2]),
+    missing: stringsOf(reply[3]),
+  }
+}

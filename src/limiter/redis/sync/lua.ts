@@ -1,0 +1,64 @@
+import { LUA_COMMON } from '../lua-common.js'
+
+/**
+ * sync: one replica's periodic bookkeeping for one semaphore, in one round trip.
+ * KEYS: holders queue meta
+ * ARGV: replica leaseMs liveMs idleMs channelPrefix
+ *       nHeld held-id... nWaiting waiting-id... nDrop drop-id...
+ * Reply: {nearestExpiryMs, {lost-id...}, {granted-id...}, {missing-id...}}
+ *
+ *  - renews the replica's liveness, so its waiters stay in the queue;
+ *  - drops ids the replica gave up on while Redis was unreachable (as release does);
+ *  - renews the leases of permits still held — only while they have not expired: an expired lease
+ *    may already have been handed to someone else, so it is reported lost, never re-taken;
+ *  - expires dead leases and hands the freed slots to the queue's head (the safety net when a dead
+ *    replica's lease runs out, or a pub/sub message was lost);
+ *  - reports which of the replica's waiters are holders by now (a grant whose message was lost),
+ *    and which are in neither set (dropped while the replica looked dead: it queues them again).
+ */
+export const SYNC_LUA = `${LUA_COMMON}
+local holders, queue, meta = KEYS[1], KEYS[2], KEYS[3]
+local rid = ARGV[1]
+local lease, live, idle, chan = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local now = clock()
+redis.call('HSET', meta, '@' .. rid, now + live)
+
+local i = 6
+local n_held = tonumber(ARGV[i]); i = i + 1
+local held_ids = {}
+for j = 1, n_held do held_ids[j] = ARGV[i]; i = i + 1 end
+local n_wait = tonumber(ARGV[i]); i = i + 1
+local wait_ids = {}
+for j = 1, n_wait do wait_ids[j] = ARGV[i]; i = i + 1 end
+local n_drop = tonumber(ARGV[i]); i = i + 1
+for j = 1, n_drop do
+  if redis.call('ZREM', holders, ARGV[i]) == 0 then redis.call('ZREM', queue, ARGV[i]) end
+  i = i + 1
+end
+
+local lost = {}
+for _, id in ipairs(held_ids) do
+  local score = redis.call('ZSCORE', holders, id)
+  if score and tonumber(score) > now then
+    redis.call('ZADD', holders, 'XX', now + lease, id)
+  else
+    if score then redis.call('ZREM', holders, id) end
+    lost[#lost + 1] = id
+  end
+end
+
+expire(holders, now)
+grant(holders, queue, meta, now, lease, chan)
+
+local granted, missing = {}, {}
+for _, id in ipairs(wait_ids) do
+  if redis.call('ZSCORE', holders, id) then
+    granted[#granted + 1] = id
+  elseif not redis.call('ZSCORE', queue, id) then
+    missing[#missing + 1] = id
+  end
+end
+
+touch(holders, queue, meta, idle)
+return {nearest_expiry(holders, now), lost, granted, missing}
+`

@@ -1,0 +1,114 @@
+import { QueueTimeoutError } from '../errors.js'
+import { abortReason } from '../memory/index.js'
+import type { AcquireOptions, Permit, PermitKey } from '../types.js'
+
+export const describeKey = (key: PermitKey): string => `${key.endpoint} (instance ${key.instance})`
+
+/** Who decided a permit: Redis (shared), the in-process fallback, or nobody (fallback `open`). */
+export type Grant =
+  | { readonly kind: 'redis'; readonly tag: string; readonly id: string }
+  | { readonly kind: 'local'; readonly permit: Permit }
+  | { readonly kind: 'open' }
+
+/**
+ * The permit handed to the proxy. Its grant can change under it: a permit granted by the `local`
+ * fallback is adopted by Redis when Redis comes back, and from then on released there.
+ */
+export class SluicePermit implements Permit {
+  readonly #lost = new AbortController()
+  released = false
+
+  constructor(
+    readonly key: PermitKey,
+    /** the limit it was acquired under (needed to adopt it into Redis) */
+    readonly limit: number,
+    public grant: Grant,
+    readonly waitedMs: number,
+    private readonly onRelease: (permit: SluicePermit) => void,
+  ) {}
+
+  get lost(): AbortSignal {
+    return this.#lost.signal
+  }
+
+  release(): void {
+    if (this.released) return
+    this.released = true
+    try {
+      this.onRelease(this)
+    } catch {
+      // release never throws: the lease runs out in Redis if anything went wrong here
+    }
+  }
+
+  markLost(reason: Error): void {
+    if (!this.#lost.signal.aborted) this.#lost.abort(reason)
+  }
+}
+
+/**
+ * One acquire call from start to its single outcome. It owns the deadline timer and the abort
+ * listener, and knows how to withdraw from whichever backend is serving it at the moment (Redis
+ * or the fallback), so a switch of mode can move it from one to the other.
+ */
+export class Ticket {
+  readonly startedAt = Date.now()
+  readonly arrivedAt: number
+  settled = false
+  /** undoes the current attempt (leave the Redis queue, abort the local wait) */
+  withdraw: (() => void) | undefined
+  readonly #timer: NodeJS.Timeout
+  readonly #onAbort: (() => void) | undefined
+
+  constructor(
+    readonly key: PermitKey,
+    readonly options: AcquireOptions,
+    private readonly resolve: (permit: SluicePermit) => void,
+    private readonly reject: (err: Error) => void,
+    private readonly onSettled: (ticket: Ticket) => void,
+  ) {
+    this.arrivedAt = options.arrivedAt ?? this.startedAt
+    this.#timer = setTimeout(
+      () => this.fail(new QueueTimeoutError(Date.now() - this.startedAt, describeKey(key))),
+      Math.max(0, options.deadline - this.startedAt),
+    )
+    this.#timer.unref()
+    const { signal } = options
+    if (signal) {
+      this.#onAbort = () => this.fail(abortReason(signal))
+      signal.addEventListener('abort', this.#onAbort, { once: true })
+    }
+  }
+
+  /** ms since the request first arrived (a duration: it means the same on every replica) */
+  get ageMs(): number {
+    return Math.max(0, Date.now() - this.arrivedAt)
+  }
+
+  /** Ends the wait with a permit; false when the ticket had already settled (the caller must release). */
+  succeed(makePermit: (waitedMs: number) => SluicePermit): boolean {
+    if (this.settled) return false
+    this.#settle()
+    this.resolve(makePermit(Date.now() - this.startedAt))
+    return true
+  }
+
+  fail(err: Error): void {
+    if (this.settled) return
+    this.#settle()
+    const withdraw = this.withdraw
+    this.withdraw = undefined
+    try {
+      withdraw?.()
+    } finally {
+      this.reject(err)
+    }
+  }
+
+  #settle(): void {
+    this.settled = true
+    clearTimeout(this.#timer)
+    if (this.#onAbort) this.options.signal?.removeEventListener('abort', this.#onAbort)
+    this.onSettled(this)
+  }
+}

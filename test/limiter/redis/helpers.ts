@@ -1,0 +1,69 @@
+import { createRedisLimiter, type RedisLimiter, type RedisSettings } from '../../../src/limiter/redis/index.js'
+import type { Limiter, LimiterObserver, PermitKey } from '../../../src/limiter/types.js'
+import { uniquePrefix } from '../../support/redis.js'
+
+/** Settings for a test limiter: short leases so dead holders come back quickly. */
+export function testSettings(url: string, overrides: Partial<RedisSettings> = {}): RedisSettings {
+  return {
+    url,
+    topology: 'standalone',
+    sentinels: '',
+    sentinelName: 'mymaster',
+    clusterNodes: '',
+    keyPrefix: uniquePrefix(),
+    leaseMs: 600,
+    fallback: 'local',
+    commandTimeoutMs: 1_000,
+    ...overrides,
+  }
+}
+
+export interface LogLine {
+  level: 'info' | 'warn' | 'error'
+  obj: object
+  msg: string
+}
+
+/** A pino-shaped logger that keeps what it is told, for assertions. */
+export function memoryLog(): { lines: LogLine[]; info(o: object, m: string): void; warn(o: object, m: string): void; error(o: object, m: string): void } {
+  const lines: LogLine[] = []
+  return {
+    lines,
+    info: (obj, msg) => lines.push({ level: 'info', obj, msg }),
+    warn: (obj, msg) => lines.push({ level: 'warn', obj, msg }),
+    error: (obj, msg) => lines.push({ level: 'error', obj, msg }),
+  }
+}
+
+export async function redisLimiter(
+  settings: RedisSettings,
+  deps: { observer?: LimiterObserver; replicaId?: string } = {},
+): Promise<RedisLimiter> {
+  return (await createRedisLimiter(settings, { log: memoryLog(), ...deps })) as RedisLimiter
+}
+
+export const key: PermitKey = { instance: 'org1', endpoint: 'POST /accounts/search' }
+
+export const opts = (limit: number, over: { maxQueue?: number; deadlineMs?: number; signal?: AbortSignal; arrivedAt?: number } = {}) => ({
+  limit,
+  maxQueue: over.maxQueue ?? 1000,
+  deadline: Date.now() + (over.deadlineMs ?? 10_000),
+  signal: over.signal,
+  arrivedAt: over.arrivedAt,
+})
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+
+/** Polls `check` until it returns true (or throws after `timeoutMs`): for states reached asynchronously. */
+export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 5_000, what = 'condition'): Promise<void> {
+  const until = Date.now() + timeoutMs
+  for (;;) {
+    if (await check()) return
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
+    await sleep(20)
+  }
+}
+
+export async function closeAll(limiters: readonly Limiter[]): Promise<void> {
+  await Promise.all(limiters.map((l) => l.close()))
+}

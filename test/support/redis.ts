@@ -1,0 +1,215 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { Redis } from 'ioredis'
+
+/**
+ * Real redis-server processes for tests, each on a free port of its own and keeping nothing on disk
+ * (`--save "" --appendonly no`). Never the shared server on 6379. When SLUICE_TEST_REDIS_URL is set,
+ * `startRedis` hands out that server instead and cannot stop it (`managed: false`): tests that stop or
+ * restart Redis skip themselves then, and every test uses its own key prefix (`uniquePrefix`).
+ */
+
+export interface TestRedis {
+  readonly host: string
+  readonly port: number
+  readonly url: string
+  /** false when this is SLUICE_TEST_REDIS_URL's server: it cannot be stopped or restarted */
+  readonly managed: boolean
+  /** a new client to inspect the server (the caller quits it; `close` does too) */
+  client(): Redis
+  /** stops the server (SIGKILL: like a crash, nothing kept) */
+  stop(): Promise<void>
+  /** starts it again on the same port, empty */
+  start(): Promise<void>
+  /** stops it for good and quits the clients made by `client` */
+  close(): Promise<void>
+}
+
+export interface TestRedisCluster {
+  /** `host:port,host:port,…` of the masters, for `redis.clusterNodes` */
+  readonly clusterNodes: string
+  readonly url: string
+  readonly nodes: readonly TestRedis[]
+  close(): Promise<void>
+}
+
+const HOST = '127.0.0.1'
+const running = new Set<ChildProcess>()
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL')
+})
+
+/** A key prefix no other test uses (for a shared SLUICE_TEST_REDIS_URL server). */
+export function uniquePrefix(name = 'test'): string {
+  return `sluice-${name}-${randomBytes(4).toString('hex')}`
+}
+
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer()
+    server.once('error', () => resolve(false))
+    server.listen(port, HOST, () => server.close(() => resolve(true)))
+  })
+}
+
+/** A free port; with `bus`, port + 10000 (the cluster bus) is free too. */
+async function freePort(bus: boolean): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const port = 20_000 + Math.floor(Math.random() * 25_000)
+    if (port === 6379) continue
+    if ((await portIsFree(port)) && (!bus || (await portIsFree(port + 10_000)))) return port
+  }
+  throw new Error('no free port for redis-server')
+}
+
+function spawnServer(port: number, dir: string, extra: readonly string[]): Promise<ChildProcess> {
+  const args = ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--dir', dir, ...extra]
+  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  running.add(child)
+  child.once('exit', () => running.delete(child))
+  return new Promise((resolve, reject) => {
+    let output = ''
+    const timer = setTimeout(() => fail(new Error(`redis-server on ${port} did not start:\n${output}`)), 10_000)
+    const fail = (err: Error): void => {
+      clearTimeout(timer)
+      child.kill('SIGKILL')
+      reject(err)
+    }
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString()
+      if (output.includes('Ready to accept connections')) {
+        clearTimeout(timer)
+        child.stdout.removeAllListeners('data')
+        child.stdout.resume()
+        resolve(child)
+      }
+    })
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    child.once('exit', (code) => fail(new Error(`redis-server on ${port} exited (${code}):\n${output}`)))
+  })
+}
+
+function kill(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve())
+    child.kill('SIGKILL')
+  })
+}
+
+async function startManaged(extra: readonly string[], bus: boolean): Promise<TestRedis> {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-redis-'))
+  let port = 0
+  let child: ChildProcess | undefined
+  for (let attempt = 0; ; attempt++) {
+    port = await freePort(bus)
+    try {
+      child = await spawnServer(port, dir, extra)
+      break
+    } catch (err) {
+      if (attempt >= 4) throw err // the port was taken between the check and the start: try another
+    }
+  }
+  const clients = new Set<Redis>()
+  return {
+    host: HOST,
+    port,
+    url: `redis://${HOST}:${port}`,
+    managed: true,
+    client() {
+      const client = new Redis({ host: HOST, port, lazyConnect: false, maxRetriesPerRequest: 1 })
+      client.on('error', () => {})
+      clients.add(client)
+      return client
+    },
+    async stop() {
+      await kill(child)
+      child = undefined
+    },
+    async start() {
+      if (child) return
+      child = await spawnServer(port, dir, extra)
+    },
+    async close() {
+      for (const client of clients) client.disconnect()
+      clients.clear()
+      await kill(child)
+      child = undefined
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+function external(url: string): TestRedis {
+  const parsed = new URL(url)
+  const clients = new Set<Redis>()
+  const unsupported = (): Promise<void> => Promise.reject(new Error('SLUICE_TEST_REDIS_URL: this server cannot be stopped by tests'))
+  return {
+    host: parsed.hostname,
+    port: Number(parsed.port || 6379),
+    url,
+    managed: false,
+    client() {
+      const client = new Redis(url, { maxRetriesPerRequest: 1 })
+      client.on('error', () => {})
+      clients.add(client)
+      return client
+    },
+    stop: unsupported,
+    start: unsupported,
+    close() {
+      for (const client of clients) client.disconnect()
+      return Promise.resolve()
+    },
+  }
+}
+
+/** A redis-server of the test's own (or SLUICE_TEST_REDIS_URL's server). */
+export async function startRedis(options: { extraArgs?: readonly string[] } = {}): Promise<TestRedis> {
+  const url = process.env.SLUICE_TEST_REDIS_URL
+  if (url) return external(url)
+  return startManaged(options.extraArgs ?? [], false)
+}
+
+/** A Redis Cluster of `masters` masters (no replicas) on loopback, slots spread by redis-cli. */
+export async function startRedisCluster(masters = 3): Promise<TestRedisCluster> {
+  const nodes: TestRedis[] = []
+  try {
+    for (let i = 0; i < masters; i++) {
+      nodes.push(await startManaged(['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${i}.conf`, '--cluster-node-timeout', '2000'], true))
+    }
+    const created = spawnSync(
+      'redis-cli',
+      ['--cluster', 'create', ...nodes.map((n) => `${n.host}:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'],
+      { encoding: 'utf8', timeout: 20_000 },
+    )
+    if (created.status !== 0) throw new Error(`redis-cli --cluster create failed:\n${created.stdout}\n${created.stderr}`)
+    // Every node must agree the cluster is up before clients connect.
+    const deadline = Date.now() + 15_000
+    for (const node of nodes) {
+      const client = node.client()
+      for (;;) {
+        const info = await client.cluster('INFO')
+        if (info.includes('cluster_state:ok')) break
+        if (Date.now() > deadline) throw new Error(`cluster not ok on ${node.port}:\n${info}`)
+        await new Promise((r) => setTimeout(r, 100))
+      }
+      client.disconnect()
+    }
+  } catch (err) {
+    await Promise.all(nodes.map((n) => n.close()))
+    throw err
+  }
+  return {
+    clusterNodes: nodes.map((n) => `${n.host}:${n.port}`).join(','),
+    url: nodes[0]!.url,
+    nodes,
+    async close() {
+      await Promise.all(nodes.map((n) => n.close()))
+    },
+  }
+}
