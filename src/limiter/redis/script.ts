@@ -45,10 +45,10 @@ export class Scripts {
   }
 
   #report(name: string, started: bigint, ok: boolean): void {
-    const hook = this.observer?.redisCommand
-    if (!hook) return
+    const observer = this.observer
+    if (!observer?.redisCommand) return
     try {
-      hook(name, Number(process.hrtime.bigint() - started) / 1e9, ok)
+      observer.redisCommand(name, Number(process.hrtime.bigint() - started) / 1e9, ok)
     } catch {
       // a metrics hook must never break a permit
     }
