@@ -1,0 +1,62 @@
+/*
+ * `npm run sim`: the simulated upstream on SIM_HOST:SIM_PORT, the API under /v2.
+ *
+ *   SIM_PORT            default 8081
+ *   SIM_HOST            default 127.0.0.1
+ *   SIM_LATENCY_MS      fixed latency of each admitted request, default 0
+ *   SIM_JITTER_MS       extra random latency in [0, N), default 0
+ *   SIM_UNLISTED_LIMIT  limit of "–" and unknown endpoints, default none (unlimited)
+ *   SIM_REJECT_RATIO    fraction 0-1 of admissible requests answered 429 anyway, default 0
+ */
+import { z } from 'zod'
+import { startSim } from './server.js'
+
+const number = (name: string) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+(\.\d+)?$/, `${name} must be a number`)
+    .transform(Number)
+
+const envSchema = z.object({
+  SIM_PORT: number('SIM_PORT').pipe(z.number().int().max(65535)).default(8081),
+  SIM_HOST: z.string().min(1).default('127.0.0.1'),
+  SIM_LATENCY_MS: number('SIM_LATENCY_MS').optional(),
+  SIM_JITTER_MS: number('SIM_JITTER_MS').optional(),
+  SIM_UNLISTED_LIMIT: number('SIM_UNLISTED_LIMIT').pipe(z.number().int().min(1)).optional(),
+  SIM_REJECT_RATIO: number('SIM_REJECT_RATIO').pipe(z.number().max(1)).optional(),
+})
+
+const parsed = envSchema.safeParse(process.env)
+if (!parsed.success) {
+  for (const issue of parsed.error.issues) console.error(`sim: ${issue.path.join('.')}: ${issue.message}`)
+  process.exit(78) // EX_CONFIG
+}
+const env = parsed.data
+
+const sim = await startSim({
+  host: env.SIM_HOST,
+  port: env.SIM_PORT,
+  latencyMs: env.SIM_LATENCY_MS,
+  jitterMs: env.SIM_JITTER_MS,
+  unlistedLimit: env.SIM_UNLISTED_LIMIT,
+  rejectRatio: env.SIM_REJECT_RATIO,
+})
+console.log(
+  `sim: listening on ${sim.url} — the API is under ${sim.apiUrl} (SLUICE_UPSTREAM=${sim.apiUrl}); ` +
+    `latency ${env.SIM_LATENCY_MS ?? 0} ms + jitter ${env.SIM_JITTER_MS ?? 0} ms, ` +
+    `unlisted limit ${env.SIM_UNLISTED_LIMIT ?? 'none'}, reject ratio ${env.SIM_REJECT_RATIO ?? 0}; stats: GET ${sim.url}/__sim/stats`,
+)
+
+function stop(signal: NodeJS.Signals): void {
+  console.log(`sim: ${signal}, closing`)
+  sim.close().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error('sim: close failed', err)
+      process.exit(1)
+    },
+  )
+}
+process.once('SIGINT', stop)
+process.once('SIGTERM', stop)

@@ -1,0 +1,70 @@
+import { z } from 'zod'
+import { DEFAULT_CATALOG_FILE } from '../catalog/index.js'
+import { isRetiredBySeed } from './retired.js'
+
+export interface SimOptions {
+  /** interface to listen on; default 127.0.0.1 */
+  host: string
+  /** port, 0 for a free one; default 0 */
+  port: number
+  /** fixed time each admitted request takes before its answer, ms; default 0 */
+  latencyMs: number
+  /** extra random latency, uniform in [0, jitterMs), ms; default 0 */
+  jitterMs: number
+  /** the endpoint catalog that tells which endpoint a request is for; default config/endpoints.yaml */
+  catalogFile: string
+  /** limit for endpoints the seed lists with "–" and for paths not in the catalog; undefined = unlimited (default) */
+  unlistedLimit: number | undefined
+  /** per-endpoint limits by endpoint id (`{ "GET /groups/list": 2 }`), same rules as the proxy's `limits.overrides` */
+  overrides: Record<string, number>
+  /** answer this fraction (0–1) of admissible requests 429 anyway, to simulate pushback; default 0 */
+  rejectRatio: number
+  /** the date clock for retirement checks; default `() => new Date()` */
+  now: () => Date
+  /** whether a version header value names a retired version; default: the seed's §9 table (retired.ts) */
+  isRetired: (version: string, now: Date) => boolean
+  /** random source in [0, 1) for `rejectRatio` and jitter; default Math.random */
+  random: () => number
+  /** how many arrivals the log keeps (oldest dropped first); default 10 000 */
+  arrivalLogSize: number
+  /** how much of a request body the echo carries, in bytes; default 64 KiB */
+  echoBodyBytes: number
+}
+
+export const DEFAULT_SIM_OPTIONS: Readonly<SimOptions> = Object.freeze({
+  host: '127.0.0.1',
+  port: 0,
+  latencyMs: 0,
+  jitterMs: 0,
+  catalogFile: DEFAULT_CATALOG_FILE,
+  unlistedLimit: undefined,
+  overrides: {},
+  rejectRatio: 0,
+  now: () => new Date(),
+  isRetired: isRetiredBySeed,
+  random: Math.random,
+  arrivalLogSize: 10_000,
+  echoBodyBytes: 65_536,
+})
+
+const numbers = z.object({
+  port: z.number().int().min(0).max(65535),
+  latencyMs: z.number().min(0).finite(),
+  jitterMs: z.number().min(0).finite(),
+  unlistedLimit: z.number().int().min(1).optional(),
+  rejectRatio: z.number().min(0).max(1),
+  arrivalLogSize: z.number().int().min(0),
+  echoBodyBytes: z.number().int().min(0),
+})
+
+/** Defaults filled in and numbers checked; throws a RangeError naming the bad option. */
+export function resolveSimOptions(options: Partial<SimOptions> = {}): SimOptions {
+  const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<SimOptions>
+  const resolved: SimOptions = { ...DEFAULT_SIM_OPTIONS, ...defined }
+  const result = numbers.safeParse(resolved)
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`)
+    throw new RangeError(`invalid sim options: ${problems.join('; ')}`)
+  }
+  return resolved
+}

@@ -1,0 +1,292 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { loadCatalog } from '../catalog/index.js'
+import type { Endpoint } from '../catalog/types.js'
+import { resolveSimOptions, type SimOptions } from './options.js'
+import { ArrivalLog, KeyState, statsKey, type ArrivalOutcome, type SimStats } from './stats.js'
+
+/*
+ * The simulated upstream: API v2 under `/v2`, enforcing §8 of the seed as written — per (instance,
+ * endpoint) at most `limit` requests in progress, 429 over it — and §9's 410 for retired versions.
+ * Plain node:http, no framework: tests and benchmarks put it under load.
+ *
+ * A request is in progress from its arrival until its answer is written. Like a real server, the sim
+ * keeps working on a request whose client hung up: it stays in progress until its latency has run
+ * out. Only `x-sim-hang` requests (which never finish) leave when their connection closes.
+ * 429s and 410s are answered at once, without latency, and never count as in progress.
+ *
+ * Test controls (request headers):
+ *   x-sim-status: N       answer with status N (200-599) instead of 200, after the latency
+ *   x-sim-delay-ms: N     this request's latency, instead of latencyMs ± jitterMs
+ *   x-sim-hang: 1         never answer (in progress until the client closes the connection)
+ *   x-sim-destroy: 1      destroy the socket instead of answering, after the latency
+ *   x-sim-retry-after: S  add `Retry-After: S` to a 429 for this request
+ *   x-test-seq: any       recorded with the arrival, to check ordering
+ *
+ * Normal answers echo the request as JSON: { method, path, query, headers, body, bodyBytes, instance,
+ * endpoint, limit } — path below /v2 as received, query without `?`, header names lower-case, body as
+ * text cut at `echoBodyBytes`.
+ *
+ * Control endpoints (outside /v2): GET /__sim/stats (SimStats as JSON), POST /__sim/reset (204).
+ */
+
+export interface Sim {
+  /** `http://HOST:PORT`; the API is under `${url}/v2` (the proxy's upstream setting) */
+  readonly url: string
+  /** `${url}/v2` */
+  readonly apiUrl: string
+  readonly port: number
+  stats(): SimStats
+  /** Zero every counter, max and integral, and clear the arrival log (requests in progress stay counted). */
+  reset(): void
+  /** Stop listening, drop every connection and pending answer. */
+  close(): Promise<void>
+}
+
+const PREFIX = '/v2'
+const JSON_TYPE = 'application/json; charset=utf-8'
+const NO_BODY_STATUS = new Set([204, 205, 304])
+
+function sendJson(res: ServerResponse, status: number, body: unknown, extraHeaders?: Record<string, string>): void {
+  const text = NO_BODY_STATUS.has(status) ? '' : JSON.stringify(body)
+  res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(text), ...extraHeaders })
+  res.end(text)
+}
+
+/** The API's error shape: a JSON array of `{ code, message }`. */
+function sendError(res: ServerResponse, status: number, message: string, extraHeaders?: Record<string, string>): void {
+  sendJson(res, status, [{ code: String(status), message }], extraHeaders)
+}
+
+const header = (req: IncomingMessage, name: string): string | undefined => {
+  const value = req.headers[name]
+  return Array.isArray(value) ? value[0] : value
+}
+
+/** Instance = the Basic-auth username (`Authorization: Basic base64(org:key)`), else `default`. */
+function makeInstanceOf(): (authorization: string | undefined) => string {
+  const cache = new Map<string, string>()
+  return (authorization) => {
+    if (authorization === undefined) return 'default'
+    let instance = cache.get(authorization)
+    if (instance === undefined) {
+      instance = 'default'
+      const match = /^basic\s+(\S+)\s*$/i.exec(authorization)
+      if (match !== null) {
+        const decoded = Buffer.from(match[1]!, 'base64').toString('utf8')
+        const colon = decoded.indexOf(':')
+        const user = colon < 0 ? decoded : decoded.slice(0, colon)
+        if (user !== '') instance = user
+      }
+      if (cache.size >= 1024) cache.clear()
+      cache.set(authorization, instance)
+    }
+    return instance
+  }
+}
+
+/** A whole number from a control header, or undefined when absent; NaN when present but not one. */
+function intHeader(req: IncomingMessage, name: string): number | undefined {
+  const value = header(req, name)
+  if (value === undefined) return undefined
+  return /^\s*\d{1,9}\s*$/.test(value) ? Number(value) : Number.NaN
+}
+
+const flag = (req: IncomingMessage, name: string): boolean => {
+  const value = header(req, name)
+  return value !== undefined && value !== '0' && value.toLowerCase() !== 'false'
+}
+
+export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> {
+  const opts = resolveSimOptions(options)
+  const catalog = loadCatalog(opts.catalogFile, { defaultLimit: 1, overrides: opts.overrides })
+  const instanceOf = makeInstanceOf()
+  const keys = new Map<string, KeyState>()
+  const arrivals = new ArrivalLog(opts.arrivalLogSize)
+  const timers = new Set<NodeJS.Timeout>()
+  let epoch = performance.now()
+  let badRequests = 0
+
+  const limitOf = (endpoint: Endpoint): number | null =>
+    endpoint.limitSource === 'published' || endpoint.limitSource === 'override' ? endpoint.limit : (opts.unlistedLimit ?? null)
+
+  function keyState(instance: string, endpoint: Endpoint, now: number): KeyState {
+    const key = statsKey(instance, endpoint.id)
+    let state = keys.get(key)
+    if (state === undefined) keys.set(key, (state = new KeyState(instance, endpoint.id, limitOf(endpoint), now)))
+    return state
+  }
+
+  function log(req: IncomingMessage, state: KeyState, now: number, outcome: ArrivalOutcome): void {
+    arrivals.push({ seq: header(req, 'x-test-seq') ?? null, instance: state.instance, endpoint: state.endpoint, atMs: now - epoch, outcome })
+  }
+
+  function badRequest(res: ServerResponse, status: number, message: string): void {
+    badRequests++
+    sendError(res, status, message)
+  }
+
+  function stats(): SimStats {
+    const now = performance.now()
+    const snapshot: Record<string, ReturnType<KeyState['snapshot']>> = {}
+    for (const [key, state] of keys) snapshot[key] = state.snapshot(now)
+    return { elapsedMs: now - epoch, keys: snapshot, arrivals: arrivals.toArray(), arrivalsDropped: arrivals.dropped, badRequests }
+  }
+
+  function reset(): void {
+    const now = performance.now()
+    epoch = now
+    for (const [key, state] of keys) {
+      if (state.inProgress === 0) keys.delete(key)
+      else state.reset(now)
+    }
+    arrivals.clear()
+    badRequests = 0
+  }
+
+  function control(req: IncomingMessage, res: ServerResponse, path: string): void {
+    if (path === '/__sim/stats' && req.method === 'GET') return sendJson(res, 200, stats())
+    if (path === '/__sim/reset' && req.method === 'POST') {
+      reset()
+      res.writeHead(204).end()
+      return
+    }
+    badRequest(res, 404, `No sim control ${req.method ?? ''} ${path}; there are GET /__sim/stats and POST /__sim/reset`)
+  }
+
+  function onRequest(req: IncomingMessage, res: ServerResponse): void {
+    const url = req.url ?? '/'
+    const q = url.indexOf('?')
+    const path = q < 0 ? url : url.slice(0, q)
+    if (path.startsWith('/__sim/')) return control(req, res, path)
+    if (!path.startsWith(PREFIX) || (path.length > PREFIX.length && path.charCodeAt(PREFIX.length) !== 0x2f)) {
+      return badRequest(res, 404, `Not found: the API is under ${PREFIX}, not ${path}`)
+    }
+    const method = req.method ?? 'GET'
+    const apiPath = path.slice(PREFIX.length)
+    const match = catalog.match(method, apiPath)
+    if (!match.ok) return badRequest(res, 400, match.message)
+
+    // control headers are checked before anything is counted, so a typo never skews the figures
+    const status = intHeader(req, 'x-sim-status')
+    const delay = intHeader(req, 'x-sim-delay-ms')
+    const retryAfter = header(req, 'x-sim-retry-after')
+    if (status !== undefined && !(status >= 200 && status <= 599)) return badRequest(res, 400, 'x-sim-status must be a status 200-599')
+    if (Number.isNaN(delay)) return badRequest(res, 400, 'x-sim-delay-ms must be a whole number of ms')
+    if (retryAfter !== undefined && !/^\s*\d{1,9}\s*$/.test(retryAfter)) return badRequest(res, 400, 'x-sim-retry-after must be whole seconds')
+
+    const now = performance.now()
+    const instance = instanceOf(header(req, 'authorization'))
+    const state = keyState(instance, match.endpoint, now)
+    state.requests++
+
+    const version = header(req, 'neon-api-version')
+    if (version !== undefined && opts.isRetired(version, opts.now())) {
+      state.rejected410++
+      log(req, state, now, 'retired')
+      return sendError(res, 410, `API version ${version} is retired and no longer valid`)
+    }
+    const retryHeaders = retryAfter === undefined ? undefined : { 'retry-after': retryAfter.trim() }
+    if (state.limit !== null && state.inProgress >= state.limit) {
+      state.rejected429++
+      log(req, state, now, 'limited')
+      return sendError(res, 429, `Too many requests: ${state.limit} in progress for ${match.endpoint.id} of instance ${instance}`, retryHeaders)
+    }
+    if (opts.rejectRatio > 0 && opts.random() < opts.rejectRatio) {
+      state.rejected429++
+      state.pushback429++
+      log(req, state, now, 'pushback')
+      return sendError(res, 429, `Too many requests for ${match.endpoint.id} of instance ${instance} (simulated pushback)`, retryHeaders)
+    }
+
+    state.enter(now)
+    log(req, state, now, 'admitted')
+    let finished = false
+    const finish = (): void => {
+      if (finished) return
+      finished = true
+      state.leave(performance.now())
+    }
+
+    const chunks: Buffer[] = []
+    let kept = 0
+    let bodyBytes = 0
+    let bodyDone = false
+    req.on('data', (chunk: Buffer) => {
+      bodyBytes += chunk.length
+      if (kept < opts.echoBodyBytes) {
+        const part = chunk.length <= opts.echoBodyBytes - kept ? chunk : chunk.subarray(0, opts.echoBodyBytes - kept)
+        chunks.push(part)
+        kept += part.length
+      }
+    })
+    // hung up before the body was in: the work never started
+    req.on('close', () => {
+      if (!bodyDone) finish()
+    })
+    req.on('end', () => {
+      bodyDone = true
+      if (flag(req, 'x-sim-hang')) {
+        res.on('close', finish)
+        return
+      }
+      const answer = (): void => {
+        finish()
+        if (res.destroyed) return // the client left; the work is done all the same
+        if (flag(req, 'x-sim-destroy')) {
+          req.socket.destroy()
+          return
+        }
+        sendJson(res, status ?? 200, {
+          method,
+          path: apiPath,
+          query: q < 0 ? '' : url.slice(q + 1),
+          headers: req.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          bodyBytes,
+          instance,
+          endpoint: match.endpoint.id,
+          limit: state.limit,
+        })
+      }
+      const wait = delay ?? opts.latencyMs + (opts.jitterMs > 0 ? opts.random() * opts.jitterMs : 0)
+      if (wait <= 0) return answer()
+      const timer = setTimeout(() => {
+        timers.delete(timer)
+        answer()
+      }, wait)
+      timer.unref()
+      timers.add(timer)
+    })
+  }
+
+  const server = createServer({ noDelay: true, keepAlive: true }, onRequest)
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(opts.port, opts.host, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  const { port } = server.address() as AddressInfo
+  const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host
+  const url = `http://${host}:${port}`
+
+  let closing: Promise<void> | undefined
+  return {
+    url,
+    apiUrl: url + PREFIX,
+    port,
+    stats,
+    reset,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        for (const timer of timers) clearTimeout(timer)
+        timers.clear()
+        server.close(() => resolve())
+        server.closeAllConnections()
+      })
+      return closing
+    },
+  }
+}

@@ -1,0 +1,149 @@
+/*
+ * What the sim saw, per (instance, endpoint): the figures tests and benchmarks check. Times come from
+ * the monotonic clock (performance.now), never from the injectable date clock.
+ */
+
+export interface SimKeyStats {
+  readonly instance: string
+  /** endpoint id, `METHOD /template` */
+  readonly endpoint: string
+  /** the limit the sim enforces for this key; null = unlimited */
+  readonly limit: number | null
+  /** requests in progress now */
+  readonly inProgress: number
+  /** the most requests ever in progress at once (since start or reset) */
+  readonly maxInProgress: number
+  /** every request for this key, answered or not (429s and 410s included) */
+  readonly requests: number
+  /** all 429s: over the limit, and pushback from `rejectRatio` */
+  readonly rejected429: number
+  /** the 429s that `rejectRatio` caused (under the limit) */
+  readonly pushback429: number
+  readonly rejected410: number
+  /** time with at least one request in progress, ms */
+  readonly busyMs: number
+  /** the integral of requests in progress over time, ms (utilisation = requestMs / (limit × elapsedMs)) */
+  readonly requestMs: number
+}
+
+export type ArrivalOutcome =
+  /** admitted: counted in progress */
+  | 'admitted'
+  /** 429: the key was at its limit */
+  | 'limited'
+  /** 429 under the limit, from `rejectRatio` */
+  | 'pushback'
+  /** 410: retired version */
+  | 'retired'
+
+export interface SimArrival {
+  /** the `x-test-seq` request header, null when absent */
+  readonly seq: string | null
+  readonly instance: string
+  readonly endpoint: string
+  /** ms since the sim started or was last reset */
+  readonly atMs: number
+  readonly outcome: ArrivalOutcome
+}
+
+export interface SimStats {
+  /** ms since the sim started or was last reset */
+  readonly elapsedMs: number
+  /** by `${instance} ${endpoint}`, e.g. `acme POST /accounts/search` */
+  readonly keys: Readonly<Record<string, SimKeyStats>>
+  /** the latest arrivals, oldest first (bounded by `arrivalLogSize`) */
+  readonly arrivals: readonly SimArrival[]
+  /** arrivals that fell off the bounded log */
+  readonly arrivalsDropped: number
+  /** requests answered 400 (a path the catalog refuses, a bad x-sim-* header) or 404 (not under /v2) */
+  readonly badRequests: number
+}
+
+/** The key of `stats().keys`. */
+export const statsKey = (instance: string, endpoint: string): string => `${instance} ${endpoint}`
+
+/** One (instance, endpoint): counters and the in-progress integrals. */
+export class KeyState {
+  inProgress = 0
+  maxInProgress = 0
+  requests = 0
+  rejected429 = 0
+  pushback429 = 0
+  rejected410 = 0
+  private busyMs = 0
+  private requestMs = 0
+  private lastChange: number
+
+  constructor(
+    readonly instance: string,
+    readonly endpoint: string,
+    readonly limit: number | null,
+    now: number,
+  ) {
+    this.lastChange = now
+  }
+
+  private accumulate(now: number): void {
+    const dt = now - this.lastChange
+    if (this.inProgress > 0) {
+      this.busyMs += dt
+      this.requestMs += this.inProgress * dt
+    }
+    this.lastChange = now
+  }
+
+  enter(now: number): void {
+    this.accumulate(now)
+    if (++this.inProgress > this.maxInProgress) this.maxInProgress = this.inProgress
+  }
+
+  leave(now: number): void {
+    this.accumulate(now)
+    this.inProgress--
+  }
+
+  /** Zero the counters; requests still in progress stay counted (they will leave). */
+  reset(now: number): void {
+    this.accumulate(now)
+    this.maxInProgress = this.inProgress
+    this.requests = this.rejected429 = this.pushback429 = this.rejected410 = 0
+    this.busyMs = this.requestMs = 0
+  }
+
+  snapshot(now: number): SimKeyStats {
+    this.accumulate(now)
+    const { instance, endpoint, limit, inProgress, maxInProgress, requests, rejected429, pushback429, rejected410 } = this
+    return { instance, endpoint, limit, inProgress, maxInProgress, requests, rejected429, pushback429, rejected410, busyMs: this.busyMs, requestMs: this.requestMs }
+  }
+}
+
+/** A bounded log: the newest `capacity` entries, oldest first. */
+export class ArrivalLog {
+  private readonly items: SimArrival[] = []
+  private head = 0
+  dropped = 0
+
+  constructor(private readonly capacity: number) {}
+
+  push(item: SimArrival): void {
+    if (this.capacity === 0) {
+      this.dropped++
+    } else if (this.items.length < this.capacity) {
+      this.items.push(item)
+    } else {
+      this.items[this.head] = item
+      this.head = (this.head + 1) % this.capacity
+      this.dropped++
+    }
+  }
+
+  toArray(): SimArrival[] {
+    return [...this.items.slice(this.head), ...this.items.slice(0, this.head)]
+  }
+
+  clear(): void {
+    this.items.length = 0
+    this.head = 0
+    this.dropped = 0
+  }
+}
