@@ -52,7 +52,6 @@ export function connect(settings: RedisSettings): Connections {
     autoResendUnfulfilledCommands: false,
     commandTimeout: settings.commandTimeoutMs,
     connectTimeout: Math.max(1_000, settings.commandTimeoutMs),
-    enableAutoPipelining: true,
     retryStrategy,
   }
   // The subscriber only ever sends SUBSCRIBE; it may wait for a connection and resubscribes by itself.
@@ -68,8 +67,7 @@ export function connect(settings: RedisSettings): Connections {
     const { enableOfflineQueue: _q, retryStrategy: _r, ...redisOptions } = common
     const clusterOptions = (offlineQueue: boolean, redis: RedisOptions): ClusterOptions => ({
       enableOfflineQueue: offlineQueue,
-      enableAutoPipelining: true,
-      clusterRetryStrategy: retryStrategy,
+        clusterRetryStrategy: retryStrategy,
       redisOptions: redis,
     })
     const { enableOfflineQueue: _sq, ...subscriberRedis } = { ...redisOptions, ...subscriberOverrides }

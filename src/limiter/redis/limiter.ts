@@ -73,7 +73,6 @@ export class RedisLimiter implements Limiter {
   #closing: string | undefined
   #closed = false
   #recovering: Promise<void> | undefined
-  #heartbeatSoon = false
   #lastError: string | undefined
   readonly #pending = new Set<Ticket>()
   /** permits granted by the fallback and not (yet) counted in Redis */
@@ -109,7 +108,6 @@ export class RedisLimiter implements Limiter {
         failed: (err) => this.#redisFailed(err),
         reroute: (ticket) => this.#route(ticket),
         lost: (permit) => this.#permitLost(permit),
-        activated: () => this.#heartbeatNow(),
       },
     )
   }
@@ -340,21 +338,8 @@ export class RedisLimiter implements Limiter {
       replicaId: this.replicaId,
       ttlMs: this.#settings.leaseMs,
       leave,
-      activeTags: leave ? [] : this.#shared.activeTags(),
+      activeTags: leave ? [] : this.#shared.takeAnnouncedTags(),
     })
-  }
-
-  #heartbeatNow(): void {
-    if (this.#heartbeatSoon || this.#mode !== 'redis') return
-    this.#heartbeatSoon = true
-    setImmediate(() => {
-      this.#heartbeatSoon = false
-      if (this.#mode !== 'redis' || this.#closed) return
-      this.#heartbeat(false).then(
-        (n) => (this.#replicas = n),
-        (err: unknown) => this.#redisFailed(err),
-      )
-    }).unref()
   }
 
   /** Every lease third: renew leases and liveness, find lost grants, tell the registry we live. */

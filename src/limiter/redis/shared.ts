@@ -29,8 +29,6 @@ export interface SharedHooks {
   /** a ticket whose Redis attempt failed must be served by whatever mode is now in force */
   reroute(ticket: Ticket): void
   lost(permit: SluicePermit): void
-  /** a semaphore became active on this replica (tell the registry soon) */
-  activated(): void
 }
 
 interface Waiter {
@@ -67,6 +65,8 @@ export class SharedPermits {
   readonly #states = new Map<string, KeyState>()
   /** every waiter of this replica by id, for grant messages */
   readonly #waiters = new Map<string, Waiter>()
+  /** semaphores used since the last heartbeat, even if idle again by then (for `/status` elsewhere) */
+  readonly #touched = new Set<string>()
   #sequence = 0
 
   constructor(
@@ -96,8 +96,8 @@ export class SharedPermits {
         syncing: undefined,
       }
       this.#states.set(tag, state)
-      this.hooks.activated()
     }
+    this.#touched.add(tag)
     state.limit = limit
     return state
   }
@@ -357,6 +357,13 @@ export class SharedPermits {
   /** Tags of the semaphores this replica holds permits of or waits for. */
   activeTags(): string[] {
     return [...this.#states.values()].filter((s) => s.held.size > 0 || s.waiters.size > 0).map((s) => s.keys.tag)
+  }
+
+  /** Active tags plus those used since the last call: what the next heartbeat announces. */
+  takeAnnouncedTags(): string[] {
+    const tags = new Set([...this.activeTags(), ...this.#touched])
+    this.#touched.clear()
+    return [...tags]
   }
 
   /** Every semaphore any live replica uses, with its global counts, read from Redis. */

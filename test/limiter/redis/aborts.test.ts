@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Permit } from '../../../src/limiter/types.js'
+import { startRedis, type TestRedis } from '../../support/redis.js'
+import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
+
+let redis: TestRedis
+beforeAll(async () => {
+  redis = await startRedis()
+})
+afterAll(async () => {
+  await redis.close()
+})
+
+/** Holders and waiters left in Redis under a prefix. */
+async function leftInRedis(client: ReturnType<TestRedis['client']>, prefix: string): Promise<{ holders: number; queued: number }> {
+  let holders = 0
+  let queued = 0
+  for (const k of await client.keys(`${prefix}:*:holders`)) holders += await client.zcard(k)
+  for (const k of await client.keys(`${prefix}:*:queue`)) queued += await client.zcard(k)
+  return { holders, queued }
+}
+
+describe('redis limiter: aborts', () => {
+  it('1000 aborts while queued and while held leave no holder and no waiter in Redis', async () => {
+    const settings = testSettings(redis.url, { leaseMs: 5_000 })
+    const limiters = [await redisLimiter(settings), await redisLimiter(settings)]
+    const inspect = redis.client()
+    const limit = 5
+    const blockers = await Promise.all([0, 1, 2, 3, 4].map((i) => limiters[i % 2]!.acquire(key, opts(limit))))
+
+    let abortedWaiting = 0
+    let abortedHeld = 0
+    const clients = Array.from({ length: 1000 }, async (_, i) => {
+      const controller = new AbortController()
+      const limiter = limiters[i % 2]!
+      // the client hangs up at a random moment: some while queued, some after the grant
+      const hangUp = sleep(Math.random() * 300).then(() => controller.abort())
+      let permit: Permit
+      try {
+        permit = await limiter.acquire(key, opts(limit, { signal: controller.signal, maxQueue: 10_000 }))
+      } catch (err) {
+        expect(err).toMatchObject({ name: 'AbortError' })
+        abortedWaiting++
+        return
+      }
+      // held: the proxy releases when the upstream is done, which the hang-up cuts short here
+      await hangUp
+      abortedHeld++
+      permit.release()
+      permit.release() // a second release is harmless
+    })
+    await sleep(150)
+    for (const blocker of blockers) blocker.release()
+    await Promise.all(clients)
+
+    expect(abortedWaiting + abortedHeld).toBe(1000)
+    expect(abortedWaiting).toBeGreaterThan(0)
+    expect(abortedHeld).toBeGreaterThan(0)
+    await eventually(async () => {
+      const left = await leftInRedis(inspect, settings.keyPrefix)
+      return left.holders === 0 && left.queued === 0
+    }, 5_000, 'Redis to be empty')
+    expect((await limiters[0]!.status()).keys).toEqual([])
+    await closeAll(limiters)
+  })
+
+  it('a grant that races an abort is given back, not leaked', async () => {
+    const settings = testSettings(redis.url, { leaseMs: 5_000 })
+    const a = await redisLimiter(settings)
+    const b = await redisLimiter(settings)
+    const inspect = redis.client()
+    for (let round = 0; round < 30; round++) {
+      const held = await a.acquire(key, opts(1))
+      const controller = new AbortController()
+      const waiting = b.acquire(key, opts(1, { signal: controller.signal }))
+      await eventually(async () => (await leftInRedis(inspect, settings.keyPrefix)).queued === 1, 5_000, 'queued')
+      // release (which grants to the waiter inside Redis) and abort in the same tick
+      held.release()
+      controller.abort()
+      const outcome = await waiting.then(
+        (p) => (p.release(), 'granted'),
+        () => 'aborted',
+      )
+      expect(['granted', 'aborted']).toContain(outcome)
+      await eventually(async () => {
+        const left = await leftInRedis(inspect, settings.keyPrefix)
+        return left.holders === 0 && left.queued === 0
+      }, 5_000, 'Redis to be empty')
+    }
+    await closeAll([a, b])
+  })
+
+  it('a deadline while queued rejects with SLUICE_QUEUE_TIMEOUT and leaves the queue', async () => {
+    const settings = testSettings(redis.url)
+    const a = await redisLimiter(settings)
+    const inspect = redis.client()
+    const held = await a.acquire(key, opts(1))
+    await expect(a.acquire(key, opts(1, { deadlineMs: 50 }))).rejects.toMatchObject({ code: 'SLUICE_QUEUE_TIMEOUT', statusCode: 503 })
+    await eventually(async () => (await leftInRedis(inspect, settings.keyPrefix)).queued === 0, 5_000, 'queue empty')
+    held.release()
+    await a.close()
+  })
+
+  it("past the replica's queue length it rejects with SLUICE_QUEUE_FULL", async () => {
+    const settings = testSettings(redis.url)
+    const a = await redisLimiter(settings)
+    const held = await a.acquire(key, opts(1))
+    const queued = a.acquire(key, opts(1, { maxQueue: 1 }))
+    await eventually(async () => (await a.status()).keys[0]?.queued === 1, 5_000, 'one queued')
+    await expect(a.acquire(key, opts(1, { maxQueue: 1 }))).rejects.toMatchObject({ code: 'SLUICE_QUEUE_FULL', statusCode: 503 })
+    held.release()
+    ;(await queued).release()
+    await a.close()
+  })
+
+  it('drain answers every waiter with SLUICE_UNAVAILABLE; held permits still release', async () => {
+    const settings = testSettings(redis.url)
+    const a = await redisLimiter(settings)
+    const inspect = redis.client()
+    const held = await a.acquire(key, opts(1))
+    const waiters = [1, 2, 3].map(() => a.acquire(key, opts(1)))
+    await eventually(async () => (await a.status()).keys[0]?.queued === 3, 5_000, 'three queued')
+    a.drain()
+    for (const w of waiters) await expect(w).rejects.toMatchObject({ code: 'SLUICE_UNAVAILABLE', statusCode: 503 })
+    await expect(a.acquire(key, opts(1))).rejects.toMatchObject({ code: 'SLUICE_UNAVAILABLE' })
+    expect(a.ready()).toBe(false)
+    held.release()
+    await eventually(async () => {
+      const left = await leftInRedis(inspect, settings.keyPrefix)
+      return left.holders === 0 && left.queued === 0
+    }, 5_000, 'Redis to be empty')
+    await a.close()
+  })
+})
