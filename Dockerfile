@@ -1,0 +1,42 @@
+# sluice: the rate-limit-aware proxy for the CRM API v2.
+#   docker build -t sluice .
+#   docker run --rm -p 8080:8080 -p 9090:9090 sluice        # proxy :8080 (/v2/...), admin :9090
+# Settings: SLUICE_* env vars, or a YAML file named by SLUICE_CONFIG (see README "Settings").
+# test/deploy/dockerfile.test.ts reads this file: keep CMD, EXPOSE and the runtime COPYs in step with it.
+
+ARG NODE_IMAGE=node:22-slim
+
+# --- build: dev dependencies + tsc → dist/ ------------------------------------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --ignore-scripts: `prepare` would run the build before the sources are here; it runs below.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY . .
+RUN npm run build
+
+# --- deps: production dependencies only ---------------------------------------------------------
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --ignore-scripts: `prepare` (tsc) needs dev dependencies, which are omitted here; dist/ comes from build.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+
+# --- runtime ------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE}
+ENV NODE_ENV=production
+WORKDIR /app
+# package.json carries "type": "module", which dist/*.js needs; config/ is found at ../config from dist/.
+COPY package.json ./
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY config ./config
+# The image's `node` user, numerically, so Kubernetes' runAsNonRoot can verify it. Files stay root-owned: read-only to sluice.
+USER 1000:1000
+EXPOSE 8080 9090
+# For plain Docker / Compose; Kubernetes ignores it and uses the chart's probes on the same endpoint.
+HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.SLUICE_ADMIN_PORT || 9090) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+STOPSIGNAL SIGTERM
+# node itself is PID 1 (no npm, no shell), so SIGTERM reaches sluice's graceful shutdown.
+CMD ["node", "dist/main.js"]
