@@ -151,9 +151,10 @@ export class RedisLimiter implements Limiter {
       await Promise.race([subscribed, new Promise((r) => setTimeout(r, START_WAIT_MS).unref())])
     }
     if (this.#mode !== 'redis') {
+      // (the switch to `redis` reports itself; the starting fallback mode is reported here)
       this.#log.warn({ fallback: this.#settings.fallback, err: this.#lastError }, 'limiter: Redis unreachable at start; using the fallback until it answers')
+      this.#observer?.modeChanged?.(this.#mode)
     }
-    this.#observer?.modeChanged?.(this.#mode)
   }
 
   mode(): LimiterMode {

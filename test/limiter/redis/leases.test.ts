@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { PermitKey } from '../../../src/limiter/types.js'
+import { startRedis, type TestRedis } from '../../support/redis.js'
+import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
+
+let redis: TestRedis
+beforeAll(async () => {
+  redis = await startRedis()
+})
+afterAll(async () => {
+  await redis.close()
+})
+
+describe('redis limiter: leases', () => {
+  it('a permit held for several lease times is renewed: nobody else gets its slot meanwhile', async () => {
+    const settings = testSettings(redis.url, { leaseMs: 1_000 })
+    const a = await redisLimiter(settings)
+    const b = await redisLimiter(settings)
+    const held = await a.acquire(key, opts(1))
+    let granted = false
+    const waiting = b.acquire(key, opts(1, { deadlineMs: 20_000 })).then((p) => ((granted = true), p))
+    await sleep(3_500)
+    expect(granted).toBe(false)
+    expect(held.lost.aborted).toBe(false)
+    held.release()
+    ;(await waiting).release()
+    await closeAll([a, b])
+  })
+
+  it('a lease that ran out during an event-loop stall is reported lost, never silently taken again', async () => {
+    const settings = testSettings(redis.url, { leaseMs: 500 })
+    const lostKeys: PermitKey[] = []
+    const a = await redisLimiter(settings, { observer: { leaseLost: (k) => lostKeys.push(k) } })
+    const inspect = redis.client()
+    const held = await a.acquire(key, opts(1))
+    // block the event loop for three lease times: no renewal can run
+    const until = Date.now() + 1_500
+    while (Date.now() < until) {
+      /* stall */
+    }
+    await eventually(() => held.lost.aborted, 5_000, 'the permit to be reported lost')
+    expect(held.lost.reason).toMatchObject({ code: 'SLUICE_LEASE_LOST' })
+    expect(lostKeys).toEqual([key])
+    const holders = await inspect.keys(`${settings.keyPrefix}:*:holders`)
+    for (const k of holders) expect(await inspect.zcard(k)).toBe(0)
+    held.release() // harmless
+    // the slot is free again for others
+    const next = await a.acquire(key, opts(1))
+    next.release()
+    await a.close()
+  })
+})

@@ -1,0 +1,35 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startRedis, type TestRedis } from '../../support/redis.js'
+import { closeAll, key, opts, redisLimiter, testSettings } from './helpers.js'
+
+let redis: TestRedis
+beforeAll(async () => {
+  redis = await startRedis()
+})
+afterAll(async () => {
+  await redis.close()
+})
+
+describe('redis limiter: SCRIPT FLUSH', () => {
+  it('keeps working in redis mode after the server forgets every script', async () => {
+    const settings = testSettings(redis.url)
+    const modes: string[] = []
+    const a = await redisLimiter(settings, { observer: { modeChanged: (m) => modes.push(m) } })
+    const b = await redisLimiter(settings)
+    const inspect = redis.client()
+    const held = await a.acquire(key, opts(1))
+    const waiting = b.acquire(key, opts(1))
+    await inspect.script('FLUSH')
+    held.release() // release script: NOSCRIPT, then sent again in full
+    const handed = await waiting
+    await inspect.script('FLUSH')
+    handed.release()
+    await inspect.script('FLUSH')
+    const again = await a.acquire(key, opts(1))
+    again.release()
+    expect(a.mode()).toBe('redis')
+    expect(b.mode()).toBe('redis')
+    expect(modes).toEqual(['redis'])
+    await closeAll([a, b])
+  })
+})
