@@ -1,0 +1,121 @@
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { hasChromium, launchChromium, nextRender, readField, readKeys, servePage, waitFor, type PageServer } from './status-page-support.js'
+
+// A status document as the admin server answers it, with an instance name that tries to be markup.
+const XSS = '<img src=x onerror="window.__pwned=1">'
+const fixture = () => ({
+  mode: 'redis',
+  backend: 'redis',
+  uptimeSeconds: 3725,
+  closing: false,
+  keys: [
+    { instance: 'org1', endpoint: 'POST /accounts/search', limit: 1, inFlight: 1, queued: 7, oldestWaitMs: 12_500 },
+    { instance: 'org1', endpoint: 'GET /accounts/{id}/contacts', limit: 5, inFlight: 3, queued: 0, oldestWaitMs: 0 },
+    { instance: XSS, endpoint: 'GET /donations/{id}', limit: 5, inFlight: 5, queued: 2, oldestWaitMs: 800 },
+  ],
+  versions: [
+    { version: '2.9', state: 'deprecated', retiresOn: '2026-09-12', requests: 42 },
+    { version: '2.11', state: 'supported', requests: 1234 },
+  ],
+  details: { replicas: 3, redis: { state: 'ready' } },
+})
+
+describe.skipIf(!hasChromium)('the status page in headless Chromium (a fixed /status)', () => {
+  let browser: Browser
+  let page: Page
+  let server: PageServer
+  let status: { code: number; body: string } = { code: 200, body: JSON.stringify(fixture()) }
+
+  beforeAll(async () => {
+    server = await servePage(() => Promise.resolve(status))
+    browser = await launchChromium()
+    page = await browser.newPage()
+  })
+  afterAll(async () => {
+    await browser?.close()
+    await server?.close()
+  })
+
+  it('shows every key, the mode, the versions and the details of /status, under its own CSP', async () => {
+    const blocked: string[] = []
+    page.on('console', (m) => {
+      if (m.type() === 'error') blocked.push(m.text())
+    })
+    await page.goto(`${server.url}/?refresh=300`)
+    await nextRender(page)
+
+    const keys = await readKeys(page)
+    const expected = fixture().keys
+    expect(keys.map((k) => k.key).sort()).toEqual(expected.map((k) => `${k.instance}|${k.endpoint}`).sort())
+    for (const k of expected) {
+      const shown = keys.find((x) => x.key === `${k.instance}|${k.endpoint}`)!
+      expect(shown).toMatchObject({
+        instance: k.instance,
+        endpoint: k.endpoint,
+        inFlight: k.inFlight,
+        limit: k.limit,
+        queued: k.queued,
+        oldestWaitMs: k.oldestWaitMs,
+      })
+    }
+    // the bar is in flight against the limit
+    expect(keys.find((k) => k.key === 'org1|GET /accounts/{id}/contacts')!.barWidth).toBe('60%')
+    expect(keys.find((k) => k.key === 'org1|POST /accounts/search')!.barWidth).toBe('100%')
+
+    expect(await readField(page, 'mode')).toBe('redis')
+    expect(await readField(page, 'backend')).toBe('redis')
+    expect(await readField(page, 'uptimeSeconds')).toBe('1h 2m')
+    expect(await readField(page, 'totalQueued')).toBe('9')
+    expect(await readField(page, 'totalInFlight')).toBe('9')
+    expect(await readField(page, 'keyCount')).toBe('3')
+    expect(await readField(page, 'connection')).toBe('live')
+
+    const versions = await page.evaluate<string[][]>(`[...document.querySelectorAll('#versions tr[data-version]')].map((tr) => [
+      tr.getAttribute('data-version'), tr.querySelector('[data-field=state]').textContent,
+      tr.querySelector('[data-field=retiresOn]').textContent, tr.querySelector('[data-field=requests]').textContent])`)
+    expect(versions).toEqual([
+      ['2.11', 'supported', '—', '1234'],
+      ['2.9', 'deprecated', '2026-09-12', '42'],
+    ])
+    expect(await page.evaluate(`document.querySelector('[data-detail=redis]').textContent`)).toBe('{"state":"ready"}')
+
+    // the instance name was shown as text, never run as markup; and the CSP let the page's own script run
+    expect(await page.evaluate('window.__pwned')).toBeUndefined()
+    expect(await page.evaluate('document.querySelectorAll("#keys img").length')).toBe(0)
+    expect(blocked.filter((t) => /Content Security Policy/i.test(t))).toEqual([])
+  })
+
+  it('follows changes: new keys appear, finished keys go, and an unreachable /status marks the page stale', async () => {
+    const next = fixture()
+    next.keys = [
+      { instance: 'org1', endpoint: 'POST /accounts/search', limit: 1, inFlight: 1, queued: 2, oldestWaitMs: 300 },
+      { instance: 'org9', endpoint: 'POST /orders/search', limit: 1, inFlight: 1, queued: 0, oldestWaitMs: 0 },
+    ]
+    status = { code: 200, body: JSON.stringify(next) }
+    await nextRender(page)
+    const keys = await readKeys(page)
+    expect(keys.map((k) => [k.key, k.inFlight, k.limit, k.queued])).toEqual([
+      ['org1|POST /accounts/search', 1, 1, 2],
+      ['org9|POST /orders/search', 1, 1, 0],
+    ])
+
+    // the filter hides rows without changing the data behind them
+    await page.fill('#filter', 'orders')
+    expect(await page.evaluate(`[...document.querySelectorAll('#keys tr[data-key]')].filter((tr) => !tr.hidden).length`)).toBe(1)
+    await page.fill('#filter', '')
+
+    status = { code: 503, body: '{}' }
+    await waitFor(page, `document.querySelector('[data-field=connection]').textContent === 'stale'`)
+    expect(await readField(page, 'error')).toContain('/status answered 503')
+    // the last good figures stay on the page
+    expect((await readKeys(page)).length).toBe(2)
+
+    status = { code: 200, body: JSON.stringify({ ...next, keys: [], mode: 'local' }) }
+    await nextRender(page)
+    expect(await readKeys(page)).toEqual([])
+    expect(await page.evaluate(`document.querySelector('#keys tr.empty').textContent`)).toContain('No active keys')
+    expect(await readField(page, 'mode')).toBe('local')
+    expect(await readField(page, 'connection')).toBe('live')
+  })
+})
