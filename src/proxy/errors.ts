@@ -5,9 +5,6 @@ import createError from '@fastify/error'
  * every one into the API's error shape `[{ code, message }]`.
  */
 
-/** A path the catalog refuses (traversal, encoded slash, control character…); code set per case. */
-export const BadPathError = createError<[string]>('SLUICE_BAD_PATH', '%s', 400)
-
 export const NotFoundError = createError<[string, string]>(
   'SLUICE_NOT_FOUND',
   'sluice proxies the API under %s; %s is not below it',

@@ -2,13 +2,14 @@ import { performance } from 'node:perf_hooks'
 import type { Readable } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Dispatcher } from 'undici'
+import { badPathError } from '../catalog/index.js'
 import type { Catalog, Endpoint } from '../catalog/types.js'
 import type { Settings } from '../config/schema.js'
 import { QueueTimeoutError } from '../limiter/errors.js'
 import type { Limiter, Permit } from '../limiter/types.js'
 import { retryDelayMs, sleep } from './backoff.js'
 import { NO_BODY, readBody, type RequestBody } from './body.js'
-import { ApiV1RetiredError, BadPathError, BadWaitHeaderError, NotFoundError, UpstreamBusyError } from './errors.js'
+import { ApiV1RetiredError, BadWaitHeaderError, NotFoundError, UpstreamBusyError } from './errors.js'
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js'
 import { instanceOf } from './instance.js'
 import type { Outcome, RequestRecord } from './record.js'
@@ -84,11 +85,7 @@ export function createProxyHandler(ctx: ProxyContext) {
         throw isV1(rawPath) ? withOutcome(new ApiV1RetiredError(), 'rejected_version') : withOutcome(new NotFoundError(prefix, rawPath), 'bad_request')
       }
       const match = catalog.match(request.method, rest)
-      if (!match.ok) {
-        const err = new BadPathError(match.message)
-        err.code = match.code
-        throw withOutcome(err, 'bad_request')
-      }
+      if (!match.ok) throw withOutcome(badPathError(match), 'bad_request')
       const { endpoint } = match
       trace.endpoint = endpoint.id
       trace.template = endpoint.template

@@ -37,3 +37,18 @@ export async function adminJson<T = Record<string, unknown>>(proxy: { adminUrl: 
 }
 
 export const basic = (org: string, key = 'secret-api-key'): string => `Basic ${Buffer.from(`${org}:${key}`).toString('base64')}`
+
+export interface StatusKey {
+  instance: string
+  endpoint: string
+  limit: number
+  inFlight: number
+  queued: number
+  oldestWaitMs: number
+}
+
+/** The proxy's `/status` entry for one key, or undefined when the key is idle (no permit, no waiter). */
+export async function statusOf(proxy: { adminUrl: string }, instance: string, endpoint: string): Promise<StatusKey | undefined> {
+  const status = await adminJson<{ keys: StatusKey[] }>(proxy, '/status')
+  return status.keys.find((k) => k.instance === instance && k.endpoint === endpoint)
+}

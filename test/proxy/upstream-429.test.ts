@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
+import { basicAuth, keyStats, startSim, withSim, type Sim } from '../support/sim.js'
+import { startProxy, type RunningProxy } from '../support/proxy.js'
+import { send } from '../support/http.js'
+
+describe('an upstream 429 goes back into the queue, never to the client', () => {
+  let sim: Sim
+  let proxy: RunningProxy
+  beforeAll(async () => {
+    sim = await startSim({ rejectRatio: 0.3, latencyMs: 1 })
+    proxy = await startProxy({ upstream: sim.apiUrl, retry: { baseDelayMs: 5, maxDelayMs: 50, maxBufferBytes: 1024 } })
+  })
+  afterAll(async () => {
+    await proxy.close()
+    await sim.close()
+  })
+
+  it('an API that answers 429 a third of the time: clients see none, the body is sent again intact', async () => {
+    const body = JSON.stringify({ searchFields: [{ field: 'name', operator: 'EQUAL', value: 'x'.repeat(500) }] })
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () => send(proxy.url, '/v2/donations/search', { method: 'POST', headers: { authorization: basicAuth('org1'), 'content-type': 'application/json' }, body })),
+    )
+    expect(answers.map((a) => a.status)).toEqual(Array(40).fill(200))
+    for (const a of answers) expect(a.json<{ body: string }>().body).toBe(body)
+    const stats = keyStats(sim, 'org1', 'POST /donations/search')!
+    expect(stats.pushback429).toBeGreaterThan(0)
+    expect(stats.requests).toBe(40 + stats.pushback429)
+    expect(stats.maxInProgress).toBe(1)
+    const lines = proxy.logs.filter((l) => l.msg === 'request' && l.endpoint === 'POST /donations/search')
+    expect(lines.reduce((n, l) => n + (l.retries as number), 0)).toBe(stats.pushback429)
+  })
+
+  it('a body too large to keep is streamed; a 429 for it is answered 503 with Retry-After', async () => {
+    const pushingBack = await withSim({ rejectRatio: 1 })
+    const proxy2 = await startProxy({ upstream: pushingBack.apiUrl, retry: { maxBufferBytes: 1024 } })
+    onTestFinished(() => proxy2.close())
+    const big = 'y'.repeat(4096)
+    const answer = await send(proxy2.url, '/v2/accounts', {
+      method: 'POST',
+      headers: { authorization: basicAuth('org2'), 'x-sim-retry-after': '7' },
+      body: big,
+    })
+    expect(keyStats(pushingBack, 'org2', 'POST /accounts')).toMatchObject({ requests: 1, pushback429: 1 })
+    expect(answer.status).toBe(503)
+    expect(answer.headers['retry-after']).toBe('7')
+    expect(answer.json()).toEqual([
+      { code: 'SLUICE_UPSTREAM_BUSY', message: 'The API answered 429 for POST /accounts and the request body was too large to keep for a retry; try again later' },
+    ])
+  })
+
+  it('a large body that gets no 429 streams through whole', async () => {
+    sim.reset()
+    const big = 'z'.repeat(50_000)
+    const answer = await send(proxy.url, '/v2/accounts', { method: 'POST', headers: { authorization: basicAuth('org2'), 'x-sim-status': '201' }, body: big })
+    // 201 is forced, so the sim's pushback never applies to it (x-sim-status answers that status).
+    expect(answer.status).toBe(201)
+    expect(answer.json<{ body: string }>().body.length).toBe(50_000)
+  })
+})
