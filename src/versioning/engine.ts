@@ -447,7 +447,7 @@ export class VersionEngine implements Versioning {
       state: r.state,
       inCalendar: r.entry !== undefined,
       ...(r.entry?.released ? { released: r.entry.released } : {}),
-      ...(r.retires !== undefined ? { retires: isoOfDay(r.retires), retirementSource: source, daysUntilRetirement: r.retires - this.today } : {}),
+      ...(r.retires !== undefined ? { retiresOn: isoOfDay(r.retires), retirementSource: source, daysUntilRetirement: r.retires - this.today } : {}),
       ...(r.deprecation !== undefined ? { deprecation: isoOfDay(r.deprecation) } : {}),
       action: route.kind === 'reject' ? 'reject' : route.decision.action === 'rewrite' ? 'rewrite' : 'pass',
       ...(route.kind === 'forward' && route.decision.upstream ? { upstream: route.decision.upstream } : {}),

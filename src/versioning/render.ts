@@ -30,7 +30,7 @@ export function renderSnapshot(s: VersionsSnapshot): string {
   ].join(' · ')
   const rows: string[][] = [['version', 'released', 'retires', 'state', 'today sluice…']]
   for (const v of s.versions) {
-    const retires = v.retires ? `${v.retires}${v.retirementSource === 'learned' ? ' (learned)' : v.retirementSource === 'settings' ? ' (settings)' : ''}` : '–'
+    const retires = v.retiresOn ? `${v.retiresOn}${v.retirementSource === 'learned' ? ' (learned)' : v.retirementSource === 'settings' ? ' (settings)' : ''}` : '–'
     rows.push([v.version, v.released ?? '–', retires, v.state, doing(v, s.latest)])
   }
   const nh = s.noHeader

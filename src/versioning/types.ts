@@ -38,9 +38,9 @@ export interface VersionState {
   readonly inCalendar: boolean
   readonly released?: string
   /** the retirement day in force: the calendar's, the settings', or the day a 410 was learned */
-  readonly retires?: string
+  readonly retiresOn?: string
   readonly retirementSource?: 'calendar' | 'settings' | 'learned'
-  /** whole days from today to `retires` (negative once retired) */
+  /** whole days from today to `retiresOn` (negative once retired) */
   readonly daysUntilRetirement?: number
   /** the day sent in the `Deprecation` header (only for `deprecated`) */
   readonly deprecation?: string

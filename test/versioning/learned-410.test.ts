@@ -22,7 +22,7 @@ describe('an upstream 410 for a version the calendar thinks alive', () => {
     expect(error?.obj).toMatchObject({ version: '2.10', calendarState: 'supported' })
     expect(versioning.snapshot().versions.find((v) => v.version === '2.10')).toMatchObject({
       state: 'retired',
-      retires: '2026-10-01',
+      retiresOn: '2026-10-01',
       retirementSource: 'learned',
       action: 'reject',
     })
