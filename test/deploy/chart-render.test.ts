@@ -1,0 +1,289 @@
+import { spawnSync } from 'node:child_process'
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { stringify } from 'yaml'
+import { loadSettings } from '../../src/config/load.js'
+import type { Settings } from '../../src/config/schema.js'
+import { CHART_DIR, exampleValueFiles, readYamlFile, type Tree } from './chart.js'
+import { canRender, hasHelm, kinds, only, render, renderOk, type Manifest } from './render.js'
+
+/**
+ * The chart rendered (see render.ts) and the result checked as Kubernetes would use it: the
+ * container's env and settings file are accepted by sluice's own loader, names line up, and the
+ * chart refuses values that would deploy something broken.
+ */
+
+interface EnvVar {
+  name: string
+  value?: string
+  valueFrom?: { secretKeyRef?: { name: string; key: string } }
+}
+interface Container {
+  name: string
+  image: string
+  command?: unknown
+  args?: unknown
+  restartPolicy?: string
+  ports: { name: string; containerPort: number }[]
+  env: EnvVar[]
+  startupProbe: { httpGet: { path: string; port: number } }
+  livenessProbe: { httpGet: { path: string; port: number } }
+  readinessProbe: { httpGet: { path: string; port: number } }
+  lifecycle?: { preStop: { exec: { command: string[] } } }
+  securityContext: Tree
+  volumeMounts: { name: string; mountPath: string }[]
+}
+interface PodSpec {
+  terminationGracePeriodSeconds: number
+  containers: Container[]
+  initContainers?: Container[]
+  volumes: { name: string; configMap?: { name: string } }[]
+}
+const podOf = (m: Manifest): { labels: Record<string, string>; annotations: Record<string, string>; spec: PodSpec } => {
+  const t = (m as unknown as { spec: { template: { metadata: { labels: Record<string, string>; annotations: Record<string, string> }; spec: PodSpec } } }).spec.template
+  return { labels: t.metadata.labels, annotations: t.metadata.annotations, spec: t.spec }
+}
+const sluiceIn = (spec: PodSpec): Container => [...spec.containers, ...(spec.initContainers ?? [])].find((c) => c.name === 'sluice')!
+
+/** What sluice would load in this container: its literal env, Secrets and ConfigMaps resolved from the render. */
+function settingsOf(container: Container, manifests: readonly Manifest[], pod: PodSpec): Settings {
+  const env: NodeJS.ProcessEnv = {}
+  for (const e of container.env) {
+    if (e.value !== undefined) env[e.name] = e.value
+    const ref = e.valueFrom?.secretKeyRef
+    if (ref) {
+      const secret = manifests.find((m) => m.kind === 'Secret' && m.metadata.name === ref.name) as { stringData?: Record<string, string> } | undefined
+      env[e.name] = secret?.stringData?.[ref.key] ?? 'redis://from-an-existing-secret:6379'
+    }
+  }
+  if (env.SLUICE_CONFIG !== undefined) {
+    const mount = container.volumeMounts.find((m) => env.SLUICE_CONFIG!.startsWith(`${m.mountPath}/`))
+    expect(mount, 'SLUICE_CONFIG lies in a mounted volume').toBeDefined()
+    const volume = pod.volumes.find((v) => v.name === mount!.name)
+    const configMap = manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === volume?.configMap?.name) as { data: Record<string, string> } | undefined
+    const key = env.SLUICE_CONFIG.slice(mount!.mountPath.length + 1)
+    expect(configMap?.data[key], `ConfigMap ${volume?.configMap?.name} has ${key}`).toBeDefined()
+    const file = join(mkdtempSync(join(tmpdir(), 'sluice-mounted-')), key)
+    writeFileSync(file, configMap!.data[key]!)
+    env.SLUICE_CONFIG = file
+  }
+  return loadSettings(env)
+}
+
+const APP_DEPLOYMENT = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: app}
+  template:
+    metadata:
+      labels: {app: app}
+    spec:
+      terminationGracePeriodSeconds: 40
+      initContainers:
+        {{- if .Values.sluice.sidecar.native }}
+        {{- include "sluice.sidecar" (dict "Values" .Values.sluice "Release" .Release) | nindent 8 }}
+        {{- end }}
+      containers:
+        - name: app
+          image: app:1
+          ports:
+            - name: http
+              containerPort: 8080
+          env:
+            - name: CRM_API_BASE_URL
+              value: http://127.0.0.1:{{ .Values.sluice.sidecar.ports.proxy }}/v2
+        {{- if not .Values.sluice.sidecar.native }}
+        {{- include "sluice.sidecar" (dict "Values" .Values.sluice "Release" .Release) | nindent 8 }}
+        {{- end }}
+      volumes:
+        {{- include "sluice.sidecarVolumes" (dict "Values" .Values.sluice "Release" .Release) | nindent 8 }}
+`
+
+describe.skipIf(!canRender)('helm/sluice rendered (Go text/template + sprig)', () => {
+  it('by default: one replica as shared egress, Deployment + Service + PDB, wired to the admin port', () => {
+    const { manifests, notes } = renderOk()
+    expect(kinds(manifests)).toEqual(['Deployment', 'PodDisruptionBudget', 'Service'])
+    const deployment = only(manifests, 'Deployment')
+    const { labels, spec } = podOf(deployment)
+    expect((deployment as unknown as { spec: { replicas: number } }).spec.replicas).toBe(1)
+    const sluice = sluiceIn(spec)
+    expect(sluice.image).toBe('sluice:0.1.0')
+    expect(sluice.command).toBeUndefined() // the image's CMD: node dist/main.js
+    expect(sluice.args).toBeUndefined()
+
+    const settings = settingsOf(sluice, manifests, spec)
+    expect(settings.redis.url).toBeUndefined()
+    const ports = Object.fromEntries(sluice.ports.map((p) => [p.name, p.containerPort]))
+    expect(ports).toEqual({ proxy: settings.port, admin: settings.adminPort })
+    expect(sluice.startupProbe.httpGet).toEqual({ path: '/healthz', port: settings.adminPort })
+    expect(sluice.livenessProbe.httpGet).toEqual({ path: '/healthz', port: settings.adminPort })
+    expect(sluice.readinessProbe.httpGet).toEqual({ path: '/readyz', port: settings.adminPort })
+    expect(sluice.securityContext).toMatchObject({ readOnlyRootFilesystem: true, runAsNonRoot: true, allowPrivilegeEscalation: false })
+    expect(sluice.volumeMounts.map((m) => m.mountPath)).toEqual(['/tmp'])
+    for (const m of sluice.volumeMounts) expect(spec.volumes.map((v) => v.name)).toContain(m.name)
+
+    // SIGTERM comes after the preStop sleep, and in-flight requests get graceMs before the kill.
+    const preStop = Number(sluice.lifecycle!.preStop.exec.command[1])
+    expect(sluice.lifecycle!.preStop.exec.command[0]).toBe('sleep')
+    expect(preStop).toBeGreaterThan(0)
+    expect(spec.terminationGracePeriodSeconds).toBeGreaterThan(preStop + settings.shutdown.graceMs / 1000)
+
+    const service = only(manifests, 'Service') as unknown as Manifest & { spec: { selector: Record<string, string>; ports: { name: string; port: number; targetPort: string }[] } }
+    expect(service.spec.ports.map((p) => [p.name, p.port, p.targetPort])).toEqual([
+      ['proxy', 8080, 'proxy'],
+      ['admin', 9090, 'admin'],
+    ])
+    expect(labels).toMatchObject(service.spec.selector)
+    expect(notes).toContain(`http://${service.metadata.name}.crm.svc:8080/v2`)
+  })
+
+  it('refuses more than one replica without Redis, saying why and what to set', () => {
+    const r = render({ replicaCount: 3 })
+    expect(r.ok).toBe(false)
+    expect(!r.ok && r.error).toContain('sluice: replicaCount is 3 but no Redis is configured')
+    expect(!r.ok && r.error).toContain('Set redis.url or redis.existingSecret')
+  })
+
+  it('with redis.url and settings: the URL goes through a Secret, the settings through the mounted file', () => {
+    const values = { replicaCount: 3, redis: { url: 'redis://:pw@redis.crm.svc:6379/2' }, settings: { logLevel: 'warn', queue: { maxWaitMs: 20_000 }, limits: { overrides: { 'GET /accounts/{id}': 2 } } } }
+    const { manifests, notes } = renderOk(values)
+    expect(kinds(manifests)).toEqual(['ConfigMap', 'Deployment', 'PodDisruptionBudget', 'Secret', 'Service'])
+    const deployment = only(manifests, 'Deployment')
+    const { spec, annotations } = podOf(deployment)
+    expect((deployment as unknown as { spec: { replicas: number } }).spec.replicas).toBe(3)
+    const sluice = sluiceIn(spec)
+    expect(sluice.env.find((e) => e.name === 'SLUICE_REDIS_URL')).toEqual({ name: 'SLUICE_REDIS_URL', valueFrom: { secretKeyRef: { name: only(manifests, 'Secret').metadata.name, key: 'url' } } })
+    expect(JSON.stringify(only(manifests, 'ConfigMap'))).not.toContain('redis://')
+    const settings = settingsOf(sluice, manifests, spec)
+    expect(settings.redis.url).toBe('redis://:pw@redis.crm.svc:6379/2')
+    expect(settings.logLevel).toBe('warn')
+    expect(settings.queue.maxWaitMs).toBe(20_000)
+    expect(settings.limits.overrides).toEqual({ 'GET /accounts/{id}': 2 })
+    expect(notes).toContain('limiter: Redis')
+
+    // A settings change changes the pod template, so the pods restart and read the new file.
+    const other = podOf(only(renderOk({ ...values, settings: { logLevel: 'info' } }).manifests, 'Deployment')).annotations
+    expect(annotations['checksum/settings']).toMatch(/^[0-9a-f]{64}$/)
+    expect(other['checksum/settings']).not.toBe(annotations['checksum/settings'])
+  })
+
+  it('an existing Secret, or SLUICE_REDIS_URL in extraEnv, also counts as Redis', () => {
+    const existing = renderOk({ replicaCount: 2, redis: { existingSecret: 'crm-redis', existingSecretKey: 'uri' } })
+    expect(kinds(existing.manifests)).not.toContain('Secret')
+    const env = sluiceIn(podOf(only(existing.manifests, 'Deployment')).spec).env
+    expect(env.find((e) => e.name === 'SLUICE_REDIS_URL')?.valueFrom).toEqual({ secretKeyRef: { name: 'crm-redis', key: 'uri' } })
+    expect(render({ replicaCount: 2, extraEnv: [{ name: 'SLUICE_REDIS_URL', value: 'redis://r:6379' }] }).ok).toBe(true)
+  })
+
+  it('refuses a grace period that Kubernetes would cut short, and settings the chart owns', () => {
+    const tooLong = render({ settings: { shutdown: { graceMs: 35_000 } } })
+    expect(!tooLong.ok && tooLong.error).toContain('terminationGracePeriodSeconds (40) must exceed shutdown.preStopSleepSeconds (10) + settings.shutdown.graceMs (35s)')
+    expect(render({ settings: { shutdown: { graceMs: 35_000 } }, terminationGracePeriodSeconds: 50 }).ok).toBe(true)
+
+    const port = render({ settings: { port: 8081 } })
+    expect(!port.ok && port.error).toContain('settings.port is set by the chart: use the chart value ports.proxy')
+    const redisUrl = render({ settings: { redis: { url: 'redis://r:6379' } } })
+    expect(!redisUrl.ok && redisUrl.error).toContain('settings.redis.url would put the Redis URL (and its password) in a ConfigMap')
+    const mode = render({ mode: 'daemonset' })
+    expect(!mode.ok && mode.error).toContain('mode must be "deployment" or "sidecar", not "daemonset"')
+  })
+
+  it('mode: sidecar renders no Deployment or Service, and warns without Redis', () => {
+    const bare = renderOk({ mode: 'sidecar' })
+    expect(kinds(bare.manifests)).toEqual([])
+    expect(bare.notes).toContain('WARNING: no Redis is configured')
+    expect(bare.notes).toContain('http://127.0.0.1:8080/v2')
+    const withRedis = renderOk({ mode: 'sidecar', replicaCount: 5, redis: { url: 'redis://r:6379' }, settings: { logLevel: 'debug' } })
+    expect(kinds(withRedis.manifests)).toEqual(['ConfigMap', 'Secret'])
+    expect(withRedis.notes).not.toContain('WARNING')
+  })
+
+  it('"sluice.sidecar" in an app\'s pod: loopback proxy, own port names, its volumes and settings resolve', () => {
+    const values = { mode: 'sidecar', redis: { url: 'redis://r:6379' }, settings: { requestLog: false }, sidecar: { ports: { proxy: 18080, admin: 19090 } } }
+    const { manifests } = renderOk(values, { parent: APP_DEPLOYMENT })
+    const app = manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'app')!
+    const { spec } = podOf(app)
+    expect(spec.containers.map((c) => c.name)).toEqual(['app', 'sluice'])
+    const sluice = sluiceIn(spec)
+    const portNames = spec.containers.flatMap((c) => c.ports.map((p) => p.name))
+    expect(new Set(portNames).size).toBe(portNames.length)
+    const settings = settingsOf(sluice, manifests, spec)
+    expect(settings).toMatchObject({ host: '127.0.0.1', adminHost: '0.0.0.0', port: 18080, adminPort: 19090, requestLog: false, redis: { url: 'redis://r:6379' } })
+    expect(spec.containers[0]!.env).toEqual([{ name: 'CRM_API_BASE_URL', value: 'http://127.0.0.1:18080/v2' }])
+    expect(sluice.readinessProbe.httpGet.port).toBe(19090)
+    for (const m of sluice.volumeMounts) expect(spec.volumes.map((v) => v.name)).toContain(m.name)
+    expect(sluice.lifecycle?.preStop.exec.command).toEqual(['sleep', '10'])
+    expect(sluice.restartPolicy).toBeUndefined()
+
+    const native = podOf(renderOk({ ...values, sidecar: { native: true } }, { parent: APP_DEPLOYMENT }).manifests.find((m) => m.metadata.name === 'app')!).spec
+    expect(native.initContainers!.map((c) => c.name)).toEqual(['sluice'])
+    expect(native.initContainers![0]!.restartPolicy).toBe('Always')
+    expect(native.initContainers![0]!.lifecycle).toBeUndefined() // stopped after the app: nothing to wait for
+  })
+
+  it('ServiceMonitor scrapes /metrics on the Service\'s admin port', () => {
+    const { manifests } = renderOk({ serviceMonitor: { enabled: true, labels: { release: 'prometheus' } } })
+    const monitor = only(manifests, 'ServiceMonitor') as unknown as Manifest & { apiVersion: string; spec: { selector: { matchLabels: Record<string, string> }; endpoints: { port: string; path: string }[] } }
+    const service = only(manifests, 'Service') as unknown as Manifest & { spec: { ports: { name: string }[] } }
+    expect(monitor.apiVersion).toBe('monitoring.coreos.com/v1')
+    expect(monitor.metadata.labels).toMatchObject({ release: 'prometheus' })
+    expect(service.metadata.labels).toMatchObject(monitor.spec.selector.matchLabels)
+    expect(monitor.spec.endpoints).toMatchObject([{ port: 'admin', path: '/metrics' }])
+    expect(service.spec.ports.map((p) => p.name)).toContain('admin')
+  })
+
+  it('PrometheusRule and the Grafana dashboard embed the files in the chart, and fail clearly without them', () => {
+    const copy = mkdtempSync(join(tmpdir(), 'sluice-chart-'))
+    try {
+      cpSync(CHART_DIR, copy, { recursive: true })
+      rmSync(join(copy, 'files'), { recursive: true, force: true })
+      const values = { prometheusRule: { enabled: true }, grafanaDashboard: { enabled: true, namespace: 'monitoring' } }
+      const missing = render(values, { chartDir: copy })
+      expect(!missing.ok && missing.error).toMatch(/needs files\/sluice-(alerts\.yaml|dashboard\.json) in the chart: run helm\/sync-ops\.sh/)
+
+      const groups = [{ name: 'sluice', rules: [{ alert: 'SluiceQueueWaitHigh', expr: 'histogram_quantile(0.99, sum by (le) (rate(x_bucket[5m]))) > 5', for: '10m', labels: { severity: 'warning' }, annotations: { summary: 'p99 {{ $value }}s' } }] }]
+      const dashboard = { title: 'sluice', templating: { list: [{ name: 'datasource', type: 'datasource', query: 'prometheus' }] }, panels: [] }
+      cpSync(CHART_DIR, copy, { recursive: true })
+      writeFileSync(join(copy, 'files/sluice-alerts.yaml'), stringify({ groups }))
+      writeFileSync(join(copy, 'files/sluice-dashboard.json'), JSON.stringify(dashboard, null, 2))
+      const { manifests } = renderOk(values, { chartDir: copy })
+      expect((only(manifests, 'PrometheusRule') as unknown as { spec: unknown }).spec).toEqual({ groups })
+      const board = only(manifests, 'ConfigMap') as unknown as Manifest & { data: Record<string, string> }
+      expect(board.metadata).toMatchObject({ namespace: 'monitoring', labels: { grafana_dashboard: '1' } })
+      expect(JSON.parse(board.data['sluice-dashboard.json']!)).toEqual(dashboard)
+    } finally {
+      rmSync(copy, { recursive: true, force: true })
+    }
+  })
+
+  it('the example values files render, and sluice accepts what they configure', () => {
+    for (const file of exampleValueFiles()) {
+      const values = readYamlFile(file) as Tree
+      const { manifests } = renderOk(values, values.mode === 'sidecar' ? { parent: APP_DEPLOYMENT } : {})
+      const pod = manifests.filter((m) => m.kind === 'Deployment').map(podOf)[0]!
+      const settings = settingsOf(sluiceIn(pod.spec), manifests, pod.spec)
+      expect(settings.logLevel, file).toBe((values.settings as Tree).logLevel)
+    }
+  })
+})
+
+describe.skipIf(!hasHelm)('helm/sluice with the helm binary', () => {
+  it('helm lint and helm template pass for the defaults and every example', () => {
+    const lint = spawnSync('helm', ['lint', CHART_DIR], { encoding: 'utf8' })
+    expect(lint.status, lint.stdout + lint.stderr).toBe(0)
+    for (const file of exampleValueFiles()) {
+      const template = spawnSync('helm', ['template', 'egress', CHART_DIR, '-f', file], { encoding: 'utf8' })
+      expect(template.status, template.stderr).toBe(0)
+    }
+    const refused = spawnSync('helm', ['template', 'egress', CHART_DIR, '--set', 'replicaCount=3'], { encoding: 'utf8' })
+    expect(refused.status).not.toBe(0)
+    expect(refused.stderr).toContain('no Redis is configured')
+  })
+})
+
