@@ -40,7 +40,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     while (!stop) {
       const t0 = performance.now()
       try {
-        const res = await pool.request({ path, method: (o.method ?? 'GET') as 'GET', headers, body: o.body ?? null })
+        const res = await pool.request({ path, method: (o.method ?? 'GET'), headers, body: o.body ?? null })
         await res.body.dump()
         if (measuring) {
           latencies.push(performance.now() - t0)

@@ -60,6 +60,14 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     frameworkErrors: (err, request, reply) => replyWithError(err, request, reply),
+    // Requests Node's HTTP parser refuses (a raw control character in the path, a malformed header)
+    // still get the error shape.
+    clientErrorHandler: (err, socket) => {
+      const code = (err as { code?: string }).code
+      if (code === 'ECONNRESET' || code === 'EPIPE' || !socket.writable) return socket.destroy(err)
+      const body = JSON.stringify([{ code: 'SLUICE_BAD_REQUEST', message: `The request could not be parsed as HTTP (${code ?? 'parse error'})` }])
+      socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+    },
   })
   const log = proxy.log
 
