@@ -1,0 +1,179 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { parse as parseYaml } from 'yaml'
+import { createMetrics } from '../../src/metrics/index.js'
+import { createVersionMetrics } from '../../src/versioning/metrics.js'
+import { catalog, settings } from './records.js'
+
+const file = (path: string): string => fileURLToPath(new URL(`../../${path}`, import.meta.url))
+const DASHBOARD = file('ops/grafana/sluice-dashboard.json')
+const ALERTS = file('ops/prometheus/sluice-alerts.yaml')
+const ALERT_TESTS = file('ops/prometheus/sluice-alerts.test.yaml')
+
+/** Every metric name the code registers: ours with the default metrics, and the versioning area's. */
+async function registeredNames(): Promise<Set<string>> {
+  const metrics = createMetrics(settings({ defaultMetrics: true }), { limiter: () => undefined, catalog })
+  createVersionMetrics(metrics.registry, () => [])
+  const names = new Set<string>()
+  for (const m of await metrics.registry.getMetricsAsJSON()) {
+    names.add(m.name)
+    if (m.type === ('histogram' as typeof m.type)) for (const suffix of ['_bucket', '_sum', '_count']) names.add(m.name + suffix)
+  }
+  return names
+}
+
+const PROMQL_WORDS = new Set(['and', 'or', 'unless', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'offset', 'bool', 'inf', 'nan'])
+
+/** The metric names a PromQL expression reads (not functions, keywords, labels or Grafana variables). */
+export function metricNamesIn(expr: string): string[] {
+  const stripped = expr
+    .replace(/"(?:[^"\\]|\\.)*"/g, '""') // strings
+    .replace(/\{[^}]*\}/g, ' ') // label matchers
+    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ') // label lists
+    .replace(/\[[^\]]*\]/g, ' ') // ranges
+    .replace(/\$\{?\w+\}?/g, ' ') // Grafana variables
+    .replace(/\b\d+(?:\.\d+)?(?:ms|[smhdwy])?\b/g, ' ') // numbers and durations (offset 10m)
+  const names: string[] = []
+  for (const m of stripped.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*(?=\s*(\()?)/g)) {
+    const [word, call] = [m[0], m[1]]
+    if (call || PROMQL_WORDS.has(word.toLowerCase())) continue
+    names.push(word)
+  }
+  return names
+}
+
+interface Panel {
+  type: string
+  title: string
+  datasource?: { type: string; uid: string }
+  targets?: { expr: string; datasource?: { uid: string } }[]
+  panels?: Panel[]
+}
+
+describe('ops/grafana/sluice-dashboard.json', () => {
+  const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as {
+    templating: { list: { name: string; type: string; query: unknown }[] }
+    panels: Panel[]
+  }
+  const panels = dashboard.panels.flatMap((p) => [p, ...(p.panels ?? [])])
+  const queries = panels.filter((p) => p.type !== 'row')
+
+  it('has a Prometheus data-source variable that every query uses', () => {
+    const ds = dashboard.templating.list.find((v) => v.type === 'datasource')
+    expect(ds).toMatchObject({ name: 'datasource', query: 'prometheus' })
+    for (const p of queries) {
+      expect(p.datasource, p.title).toEqual({ type: 'prometheus', uid: '${datasource}' })
+      for (const t of p.targets ?? []) expect(t.datasource?.uid, p.title).toBe('${datasource}')
+    }
+  })
+
+  it('has the panels ops asked for', () => {
+    const titles = queries.map((p) => p.title)
+    for (const wanted of [
+      /^Requests per second by outcome$/,
+      /^Queue wait p50 \/ p99$/,
+      /^Queue depth per endpoint$/,
+      /^In flight vs limit per endpoint$/,
+      /^Upstream 429s/,
+      /^Requests by API version$/,
+      /^Retirements ahead$/,
+      /^Limiter mode/,
+    ]) {
+      expect(titles.some((t) => wanted.test(t)), String(wanted)).toBe(true)
+    }
+  })
+
+  it('reads only metrics the code registers, and every panel reads at least one', async () => {
+    const registered = await registeredNames()
+    const used = new Set<string>()
+    for (const p of queries) {
+      const names = (p.targets ?? []).flatMap((t) => metricNamesIn(t.expr))
+      expect(names.length, `${p.title} reads no metric`).toBeGreaterThan(0)
+      for (const name of names) {
+        expect(registered.has(name), `${p.title}: ${name} is not registered by the code`).toBe(true)
+        used.add(name)
+      }
+    }
+    for (const family of [
+      'sluice_requests_total',
+      'sluice_queue_wait_seconds_bucket',
+      'sluice_queue_depth',
+      'sluice_permits_in_flight',
+      'sluice_permit_limit',
+      'sluice_upstream_429_total',
+      'sluice_limiter_mode',
+      'sluice_version_requests_total',
+      'sluice_version_days_until_retirement',
+    ]) {
+      expect(used.has(family), family).toBe(true)
+    }
+  })
+})
+
+interface Rule {
+  alert: string
+  expr: string
+  for?: string
+  labels: { severity: string }
+  annotations: { summary: string; description: string }
+}
+
+describe('ops/prometheus/sluice-alerts.yaml', () => {
+  const rules = (parseYaml(readFileSync(ALERTS, 'utf8')) as { groups: { name: string; rules: Rule[] }[] }).groups.flatMap((g) => g.rules)
+
+  it('has the alerts ops asked for, each with a severity and a summary', () => {
+    expect(rules.map((r) => r.alert)).toEqual(
+      expect.arrayContaining([
+        'SluiceQueueWaitHigh',
+        'SluiceRequestsShed',
+        'SluiceUpstream429Rising',
+        'SluiceLimiterNotShared',
+        'SluiceVersionRetiringSoon',
+      ]),
+    )
+    for (const r of rules) {
+      expect(['warning', 'critical'], r.alert).toContain(r.labels.severity)
+      expect(r.annotations.summary.length, r.alert).toBeGreaterThan(10)
+    }
+  })
+
+  it('reads only metrics the code registers', async () => {
+    const registered = await registeredNames()
+    for (const r of rules) {
+      const names = metricNamesIn(r.expr)
+      expect(names.length, r.alert).toBeGreaterThan(0)
+      for (const name of names) expect(registered.has(name), `${r.alert}: ${name}`).toBe(true)
+    }
+  })
+
+  it('has expressions whose brackets, braces and parentheses balance', () => {
+    for (const r of rules) {
+      const stack: string[] = []
+      const pairs: Record<string, string> = { ')': '(', ']': '[', '}': '{' }
+      for (const c of r.expr.replace(/"(?:[^"\\]|\\.)*"/g, '""')) {
+        if ('([{'.includes(c)) stack.push(c)
+        else if (c in pairs) expect(stack.pop(), `${r.alert}: unbalanced ${c}`).toBe(pairs[c])
+      }
+      expect(stack, r.alert).toEqual([])
+    }
+  })
+
+  const promtool = spawnSync('promtool', ['--version']).status === 0
+  // CI machines without Debian's `prometheus` package skip this one; the checks above still run.
+  it.skipIf(!promtool)('passes `promtool check rules` and its unit tests (`promtool test rules`)', () => {
+    expect(execFileSync('promtool', ['check', 'rules', ALERTS], { encoding: 'utf8' })).toContain('SUCCESS: 8 rules found')
+    expect(execFileSync('promtool', ['test', 'rules', ALERT_TESTS], { encoding: 'utf8' })).toContain('SUCCESS')
+  })
+})
+
+describe('metricNamesIn', () => {
+  it('finds the metrics and nothing else', () => {
+    expect(
+      metricNamesIn(
+        'histogram_quantile(0.99, sum by (le, endpoint) (rate(sluice_queue_wait_seconds_bucket{org=~"$org", endpoint="GET /x"}[$__rate_interval]))) > 2 * sum without (org) (sluice_permit_limit) and on (version) min by (version) (sluice_version_days_until_retirement offset 1h) < bool 30',
+      ),
+    ).toEqual(['sluice_queue_wait_seconds_bucket', 'sluice_permit_limit', 'sluice_version_days_until_retirement'])
+  })
+})
