@@ -1,12 +1,12 @@
 import { spawnSync } from 'node:child_process'
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { stringify } from 'yaml'
+import { parse as parseYaml, stringify } from 'yaml'
 import { loadSettings } from '../../src/config/load.js'
 import type { Settings } from '../../src/config/schema.js'
-import { CHART_DIR, exampleValueFiles, readYamlFile, type Tree } from './chart.js'
+import { CHART_DIR, exampleValueFiles, readText, readYamlFile, type Tree } from './chart.js'
 import { canRender, hasHelm, kinds, only, render, renderOk, type Manifest } from './render.js'
 
 /**
@@ -261,6 +261,17 @@ describe.skipIf(!canRender)('helm/sluice rendered (Go text/template + sprig)', (
       rmSync(copy, { recursive: true, force: true })
     }
   })
+
+  it.skipIf(!existsSync(join(CHART_DIR, 'files/sluice-alerts.yaml')) || !existsSync(join(CHART_DIR, 'files/sluice-dashboard.json')))(
+    'with the chart\'s own copies of the ops/ files: the PrometheusRule holds their groups, the dashboard their JSON',
+    () => {
+      const { manifests } = renderOk({ prometheusRule: { enabled: true }, grafanaDashboard: { enabled: true } })
+      const rules = parseYaml(readText(join(CHART_DIR, 'files/sluice-alerts.yaml'))) as Tree
+      expect((only(manifests, 'PrometheusRule') as unknown as { spec: unknown }).spec).toEqual(rules)
+      const board = manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name.endsWith('-dashboard')) as unknown as { data: Record<string, string> }
+      expect(JSON.parse(board.data['sluice-dashboard.json']!)).toEqual(JSON.parse(readText(join(CHART_DIR, 'files/sluice-dashboard.json'))))
+    },
+  )
 
   it('the example values files render, and sluice accepts what they configure', () => {
     for (const file of exampleValueFiles()) {
