@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { buildApp } from './app.js'
-import { ConfigError, loadSettings } from './config/load.js'
+import { ConfigError, loadSettings, unknownEnvVars } from './config/load.js'
 
 /** Process entry: settings, app, listen, signals. A bad setting stops the start with the key named. */
 async function main(): Promise<void> {
@@ -16,6 +16,8 @@ async function main(): Promise<void> {
   }
   const app = await buildApp(settings)
   const { proxyUrl, adminUrl } = await app.listen()
+  const strays = unknownEnvVars()
+  if (strays.length > 0) app.proxy.log.warn({ variables: strays }, 'ignoring SLUICE_* variables that are no setting (a typo?)')
   app.proxy.log.info({ proxyUrl, adminUrl, upstream: settings.upstream, limiter: app.limiter.backend }, 'sluice listening')
 
   let stopping = false

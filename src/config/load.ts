@@ -70,18 +70,23 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, overrides: Tr
     const raw = env[b.name]
     if (raw !== undefined) setPath(merged, b.path, parseEnvValue(b.kind, raw))
   }
-  const known = new Set([...bindings.map((b) => b.name), `${ENV_PREFIX}CONFIG`])
-  const strays = Object.keys(env).filter((k) => k.startsWith(ENV_PREFIX) && !known.has(k) && !k.startsWith('SLUICE_TEST_'))
   deepMerge(merged, overrides)
   const result = settingsSchema.safeParse(merged)
-  const problems = [
-    ...strays.map((k) => `${k}: unknown setting (known: see README "Settings")`),
-    ...(result.success ? [] : result.error.issues.map(describe)),
-  ]
-  if (problems.length > 0 || !result.success) {
+  if (!result.success) {
+    const problems = result.error.issues.map(describe)
     throw new ConfigError(`invalid settings:\n  - ${problems.join('\n  - ')}`, problems)
   }
   return result.data
+}
+
+const knownEnv = new Set([...bindings.map((b) => b.name), `${ENV_PREFIX}CONFIG`])
+
+/**
+ * `SLUICE_*` variables that are no setting: logged as a warning at start, not refused, because
+ * Kubernetes injects `SLUICE_SERVICE_HOST`-style variables for a Service named sluice.
+ */
+export function unknownEnvVars(env: NodeJS.ProcessEnv = process.env): string[] {
+  return Object.keys(env).filter((k) => k.startsWith(ENV_PREFIX) && !knownEnv.has(k) && !k.startsWith('SLUICE_TEST_') && !k.startsWith('SLUICE_BENCH_'))
 }
 
 function deepMerge(target: Tree, source: Tree): void {

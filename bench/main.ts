@@ -1,0 +1,36 @@
+/**
+ * `npm run bench`: every benchmark of the project in one run, printed as markdown tables.
+ * Figures on a shared 2-core machine are noisy: compare rows of one run with each other (ratios),
+ * not with another run. SLUICE_BENCH_DURATION_MS sets the measuring time per row (default 5000).
+ */
+import { startRedis } from '../test/support/redis.js'
+import { coreTable, runCoreBench } from './core.js'
+
+async function main(): Promise<void> {
+  const only = process.argv[2]
+  const out = (s: string): boolean => process.stdout.write(`${s}\n`)
+  out(`# sluice benchmarks — node ${process.version}, ${new Date().toISOString()}\n`)
+
+  if (only === undefined || only === 'core') {
+    const redis = await startRedis()
+    try {
+      const rows = await runCoreBench([
+        { name: 'sluice, metrics + request log off', env: { SLUICE_METRICS_ENABLED: 'false', SLUICE_REQUEST_LOG: 'false' } },
+        { name: 'sluice, Redis limiter', env: { SLUICE_REDIS_URL: redis.url } },
+      ])
+      out('## Proxy overhead (sim at zero latency; each connection its own instance, so no limit binds)\n')
+      out(coreTable(rows))
+      out('')
+    } finally {
+      await redis.close()
+    }
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+    process.exit(1)
+  },
+)
