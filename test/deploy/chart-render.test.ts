@@ -37,6 +37,7 @@ interface Container {
 }
 interface PodSpec {
   terminationGracePeriodSeconds: number
+  enableServiceLinks?: boolean
   containers: Container[]
   initContainers?: Container[]
   volumes: { name: string; configMap?: { name: string } }[]
@@ -125,6 +126,7 @@ describe.skipIf(!canRender)('helm/sluice rendered (Go text/template + sprig)', (
     expect(sluice.livenessProbe.httpGet).toEqual({ path: '/healthz', port: settings.adminPort })
     expect(sluice.readinessProbe.httpGet).toEqual({ path: '/readyz', port: settings.adminPort })
     expect(sluice.securityContext).toMatchObject({ readOnlyRootFilesystem: true, runAsNonRoot: true, allowPrivilegeEscalation: false })
+    expect(spec.enableServiceLinks).toBe(false) // else a Service named sluice injects SLUICE_PORT=tcp://…
     expect(sluice.volumeMounts.map((m) => m.mountPath)).toEqual(['/tmp'])
     for (const m of sluice.volumeMounts) expect(spec.volumes.map((v) => v.name)).toContain(m.name)
 
