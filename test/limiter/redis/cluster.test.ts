@@ -14,7 +14,7 @@ afterAll(async () => {
 
 describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter on a Redis Cluster of three masters', () => {
   it('limits, queues in order and hands off across replicas, with semaphores spread over the nodes', async () => {
-    const settings = testSettings(cluster.url, { topology: 'cluster', clusterNodes: cluster.clusterNodes, leaseMs: 2_000 })
+    const settings = testSettings(cluster.url, { topology: 'cluster', clusterNodes: cluster.clusterNodes, leaseMs: 3_000 })
     const a = await redisLimiter(settings)
     const b = await redisLimiter(settings)
     expect(a.mode()).toBe('redis')
