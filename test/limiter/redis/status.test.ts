@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { PermitKey } from '../../../src/limiter/types.js'
+import { startRedis, type TestRedis } from '../../support/redis.js'
+import { closeAll, eventually, opts, redisLimiter, testSettings } from './helpers.js'
+
+let redis: TestRedis
+beforeAll(async () => {
+  redis = await startRedis()
+})
+afterAll(async () => {
+  await redis.close()
+})
+
+const search: PermitKey = { instance: 'org1', endpoint: 'POST /accounts/search' }
+const accounts: PermitKey = { instance: 'org2', endpoint: 'GET /accounts/{id}' }
+
+describe('redis limiter: status', () => {
+  it('every replica reports the global in-flight and queued counts of every active key', async () => {
+    const settings = testSettings(redis.url, { leaseMs: 1_500 })
+    const a = await redisLimiter(settings)
+    const b = await redisLimiter(settings)
+    const held = [await a.acquire(search, opts(1)), await b.acquire(accounts, opts(5)), await b.acquire(accounts, opts(5))]
+    const waiting = [b.acquire(search, opts(1)), b.acquire(search, opts(1))]
+    const expected = [
+      { instance: 'org1', endpoint: 'POST /accounts/search', limit: 1, inFlight: 1, queued: 2, oldestWaitMs: expect.any(Number) as number },
+      { instance: 'org2', endpoint: 'GET /accounts/{id}', limit: 5, inFlight: 2, queued: 0, oldestWaitMs: 0 },
+    ]
+    // `a` never touched org2's key: it learns of it through b's heartbeat
+    for (const limiter of [a, b]) {
+      await eventually(async () => (await limiter.status()).keys.length === 2, 5_000, 'both keys listed')
+      const status = await limiter.status()
+      expect(status).toMatchObject({ backend: 'redis', mode: 'redis', details: { replicas: 2, redis: 'connected', fallback: 'local' } })
+      expect(status.keys).toEqual(expected)
+    }
+    for (const p of held) p.release()
+    for (const w of waiting) (await w).release()
+    await eventually(async () => (await a.status()).keys.length === 0, 5_000, 'no active keys')
+    await closeAll([a, b])
+  })
+
+  it("an idle semaphore's keys expire by themselves", async () => {
+    const settings = testSettings(redis.url, { leaseMs: 500 })
+    const a = await redisLimiter(settings)
+    ;(await a.acquire(search, opts(1))).release()
+    const inspect = redis.client()
+    const keys = await inspect.keys(`${settings.keyPrefix}:{*}:*`)
+    const semaphoreKeys = keys.filter((k) => !k.includes('{global}'))
+    expect(semaphoreKeys.length).toBeGreaterThan(0)
+    for (const k of semaphoreKeys) {
+      const ttl = await inspect.pttl(k)
+      expect(ttl).toBeGreaterThan(0)
+      expect(ttl).toBeLessThanOrEqual(3 * 500)
+    }
+    await eventually(async () => (await inspect.keys(`${settings.keyPrefix}:*`)).filter((k) => !k.includes('{global}')).length === 0, 10_000, 'keys expired')
+    await a.close()
+  })
+})
