@@ -139,6 +139,20 @@ export function calendarStatusOn(calendar: Calendar, version: string, date: Date
   return 'supported'
 }
 
+/**
+ * `(version, now) => retired?` by the calendar's dates, looked up in a map built once: the shape of
+ * the simulated upstream's `isRetired` option, so `npm run sim` can follow a calendar file.
+ */
+export function retiredByCalendar(calendar: Calendar): (version: string, now: Date) => boolean {
+  const retiredAtMs = new Map(
+    calendar.versions.filter((e) => e.retired !== undefined).map((e) => [e.version, Date.parse(`${e.retired}T00:00:00Z`)]),
+  )
+  return (version, now) => {
+    const at = retiredAtMs.get(version.trim())
+    return at !== undefined && now.getTime() >= at
+  }
+}
+
 function byVersion(a: CalendarEntry, b: CalendarEntry): number {
   return compareVersions(parseVersion(a.version)!, parseVersion(b.version)!)
 }

@@ -22,7 +22,17 @@ export type {
 export type { VersionSettings } from './settings.js'
 export { ApiV1RetiredError, BadVersionHeaderError, VersionRetiredError, VersionTooOldError } from './errors.js'
 export { VERSION_RESPONSE_HEADERS } from './headers.js'
-export { calendarStatusOn, DEFAULT_CALENDAR_FILE, loadCalendar, parseCalendar, type Calendar, type CalendarEntry, type CalendarStatus } from './calendar.js'
+export {
+  calendarStatusOn,
+  DEFAULT_CALENDAR_FILE,
+  loadCalendar,
+  parseCalendar,
+  retiredByCalendar,
+  withRetirements,
+  type Calendar,
+  type CalendarEntry,
+  type CalendarStatus,
+} from './calendar.js'
 
 /**
  * Builds the versioning from validated settings. Reads the calendar (unless `deps.calendar` is

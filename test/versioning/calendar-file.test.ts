@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_CALENDAR_FILE, loadCalendar, parseCalendar } from '../../src/versioning/index.js'
+import { calendarStatusOn, DEFAULT_CALENDAR_FILE, loadCalendar, parseCalendar, retiredByCalendar } from '../../src/versioning/index.js'
 
 // The seed lives beside the clone (CI checks out ../shared next to the repository).
 const SEED = fileURLToPath(new URL('../../../shared/seed/api-v2.md', import.meta.url))
@@ -115,5 +115,24 @@ describe('a bad calendar stops the start with the entry named', () => {
 
   it('names the file when it cannot be read', () => {
     expect(() => loadCalendar('/nonexistent/versions.yaml')).toThrow(/versions\.calendarFile: cannot read \/nonexistent\/versions\.yaml/)
+  })
+})
+
+describe('reading the calendar from elsewhere (the simulated upstream, tools)', () => {
+  const calendar = loadCalendar()
+  it('calendarStatusOn and retiredByCalendar agree with the dates, on each side of 2.9 retiring', () => {
+    const before = new Date('2026-09-11T23:59:59Z')
+    const on = new Date('2026-09-12T00:00:00Z')
+    expect([calendarStatusOn(calendar, '2.9', before), calendarStatusOn(calendar, '2.9', on)]).toEqual(['supported', 'retired'])
+    expect([calendarStatusOn(calendar, '2.12', before), calendarStatusOn(calendar, '2.12', on)]).toEqual(['unreleased', 'supported'])
+    expect(calendarStatusOn(calendar, '2.2', on)).toBe('unknown')
+    const isRetired = retiredByCalendar(calendar)
+    expect([isRetired('2.9', before), isRetired('2.9', on), isRetired('2.10', on), isRetired('2.1', before)]).toEqual([false, true, false, true])
+  })
+
+  it('the seed-read table of the simulated upstream agrees with the calendar on every retirement', async () => {
+    const { SEED_RETIREMENTS } = await import('../../src/sim/index.js')
+    const fromCalendar = Object.fromEntries(calendar.versions.filter((e) => e.retired).map((e) => [e.version, e.retired]))
+    expect(fromCalendar).toEqual(SEED_RETIREMENTS)
   })
 })
