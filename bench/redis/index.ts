@@ -80,6 +80,10 @@ async function runOne(library: Library, limit: number, workers: number, duration
     const after = await commandStats(inspect)
     let executed = 0
     for (const [name, calls] of after) if (name !== 'info') executed += calls - (before.get(name) ?? 0)
+    if (process.env.SLUICE_BENCH_VERBOSE) {
+      const delta = [...after].map(([n, c]) => `${n}=${c - (before.get(n) ?? 0)}`).join(' ')
+      process.stderr.write(`${library} limit ${limit}: ${delta}\n`)
+    }
     const figures = analyse(
       reports.map((r) => r.holds),
       limit,

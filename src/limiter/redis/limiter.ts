@@ -100,6 +100,7 @@ export class RedisLimiter implements Limiter {
         replicaId: this.replicaId,
         channelPrefix,
         leaseMs: settings.leaseMs,
+        syncMs: this.#syncMs,
         liveMs: settings.leaseMs,
         idleMs: settings.leaseMs * 3,
       },

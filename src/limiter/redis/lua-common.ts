@@ -7,6 +7,13 @@
  *   meta     HASH limit, instance, endpoint, and `@<replica>` → that replica's liveness expiry (ms)
  * Permit and waiter ids are `<replica>/<sequence>`: the replica part says where to publish a grant
  * and whose liveness decides whether a waiter is still wanted.
+ *
+ * Keys expire when idle (`idle`, three leases): acquire sets the expiry of the key it adds to, and
+ * every replica with a permit or a waiter in a semaphore renews all three every third of a lease
+ * (sync), so a key in use always has more than two leases to live and an abandoned one disappears.
+ * A handoff adds to `holders` without touching its expiry: the holders it replaces kept it fresh.
+ * Scripts keep their command count low: expired leases are purged by sync (every third of a lease,
+ * and at the nearest expiry) and by release when the semaphore is still full.
  */
 export const LUA_COMMON = `
 if redis.replicate_commands then redis.replicate_commands() end
@@ -22,13 +29,21 @@ local function replica_of(id)
   return string.match(id, '^(.*)/')
 end
 
+-- Live holders, after dropping expired leases if the semaphore looks full (only then can a dead
+-- lease keep someone waiting): the permits of a replica that died or stalled come back.
+local function live_holders(holders, now, limit)
+  local held = redis.call('ZCARD', holders)
+  if held < limit then return held end
+  local first = redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')
+  if #first == 0 or tonumber(first[2]) > now then return held end
+  return held - redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
+end
+
 -- Fills free slots from the head of the queue: each live head waiter becomes a holder at once (a
 -- direct handoff, so nobody can overtake it) and its replica hears of it on its own channel. Waiters
 -- whose replica stopped renewing its liveness are dropped, so a dead replica never blocks the queue.
 -- Returns the number of holders afterwards.
-local function grant(holders, queue, meta, now, lease, chan)
-  local limit = tonumber(redis.call('HGET', meta, 'limit') or '1')
-  local held = redis.call('ZCARD', holders)
+local function grant(holders, queue, meta, now, lease, chan, limit, held)
   local alive = {}
   while held < limit do
     local head = redis.call('ZPOPMIN', queue)
@@ -49,18 +64,6 @@ local function grant(holders, queue, meta, now, lease, chan)
     end
   end
   return held
-end
-
--- Leases that ran out belong to replicas that died or stalled: their permits come back.
-local function expire(holders, now)
-  redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
-end
-
--- Idle semaphores disappear by themselves; any write pushes the expiry out again.
-local function touch(holders, queue, meta, idle)
-  redis.call('PEXPIRE', holders, idle)
-  redis.call('PEXPIRE', queue, idle)
-  redis.call('PEXPIRE', meta, idle)
 end
 
 -- Delay in ms until the nearest lease expires (a waiter's safety timer), -1 when nothing is held.

@@ -15,6 +15,8 @@ export interface SharedConfig {
   readonly replicaId: string
   readonly channelPrefix: string
   readonly leaseMs: number
+  /** how often the replica renews its leases and liveness */
+  readonly syncMs: number
   /** how long a replica's waiters stay in the queue without it renewing its liveness */
   readonly liveMs: number
   /** an untouched semaphore's keys expire after this */
@@ -45,6 +47,8 @@ interface KeyState {
   readonly key: PermitKey
   readonly keys: SemaphoreKeys
   limit: number
+  /** when this replica last refreshed its liveness and the key's description in Redis (local ms) */
+  announcedAt: number
   readonly waiters: Map<string, Waiter>
   queuedCount: number
   readonly held: Map<string, SluicePermit>
@@ -87,6 +91,7 @@ export class SharedPermits {
         key: { instance: key.instance, endpoint: key.endpoint },
         keys: semaphoreKeysOf(this.config.prefix, tag),
         limit,
+        announcedAt: 0,
         waiters: new Map(),
         queuedCount: 0,
         held: new Map(),
@@ -98,7 +103,10 @@ export class SharedPermits {
       this.#states.set(tag, state)
     }
     this.#touched.add(tag)
-    state.limit = limit
+    if (state.limit !== limit) {
+      state.limit = limit
+      state.announcedAt = 0
+    }
     return state
   }
 
@@ -114,6 +122,8 @@ export class SharedPermits {
 
   async #sendAcquire(waiter: Waiter): Promise<void> {
     const { state, ticket } = waiter
+    const sentAt = Date.now()
+    const announce = sentAt - state.announcedAt >= this.config.syncMs
     let reply
     try {
       reply = await acquire(this.scripts, state.keys, {
@@ -125,6 +135,7 @@ export class SharedPermits {
         idleMs: this.config.idleMs,
         ageMs: ticket.ageMs,
         full: state.queuedCount >= ticket.options.maxQueue,
+        announce,
         instance: ticket.key.instance,
         endpoint: ticket.key.endpoint,
         channelPrefix: this.config.channelPrefix,
@@ -139,6 +150,7 @@ export class SharedPermits {
       this.hooks.reroute(ticket)
       return
     }
+    if (announce) state.announcedAt = Math.max(state.announcedAt, sentAt)
     // Withdrawn meanwhile: the release sent after this acquire on the same connection undoes it.
     if (!this.#isCurrent(waiter)) return
     if (reply.kind === 'granted') {
@@ -150,8 +162,8 @@ export class SharedPermits {
     } else {
       waiter.phase = 'queued'
       state.queuedCount++
+      // the next sync (within a third of a lease) arms the safety timer at the nearest lease expiry
       if (waiter.grantedEarly) this.#grant(waiter)
-      else if (reply.nearestExpiryMs >= 0) this.#armSafety(state, reply.nearestExpiryMs)
     }
   }
 
@@ -207,6 +219,7 @@ export class SharedPermits {
     try {
       await release(this.scripts, state.keys, {
         ids,
+        limit: state.limit,
         leaseMs: this.config.leaseMs,
         idleMs: this.config.idleMs,
         channelPrefix: this.config.channelPrefix,
@@ -243,10 +256,14 @@ export class SharedPermits {
     const waiting = [...state.waiters.values()].filter((w) => w.phase === 'queued').map((w) => w.id)
     const drop = [...state.drops]
     state.drops.clear()
+    const sentAt = Date.now()
     let reply
     try {
       reply = await sync(this.scripts, state.keys, {
         replicaId: this.config.replicaId,
+        limit: state.limit,
+        instance: state.key.instance,
+        endpoint: state.key.endpoint,
         leaseMs: this.config.leaseMs,
         liveMs: this.config.liveMs,
         idleMs: this.config.idleMs,
@@ -259,6 +276,7 @@ export class SharedPermits {
       for (const id of drop) state.drops.add(id)
       throw err
     }
+    state.announcedAt = Math.max(state.announcedAt, sentAt)
     for (const id of reply.lost) {
       const permit = state.held.get(id)
       if (!permit) continue

@@ -15,6 +15,8 @@ export interface AcquireArgs {
   readonly ageMs: number
   /** this replica already holds its maximum of waiters for the key: refuse rather than queue */
   readonly full: boolean
+  /** refresh this replica's liveness and the key's description (new key, changed limit, or a third of a lease since) */
+  readonly announce: boolean
   readonly instance: string
   readonly endpoint: string
   readonly channelPrefix: string
@@ -22,7 +24,7 @@ export interface AcquireArgs {
 
 export type AcquireReply =
   | { readonly kind: 'granted' }
-  | { readonly kind: 'queued'; readonly nearestExpiryMs: number }
+  | { readonly kind: 'queued' }
   | { readonly kind: 'full' }
 
 export async function acquire(scripts: Scripts, keys: SemaphoreKeys, a: AcquireArgs): Promise<AcquireReply> {
@@ -35,11 +37,12 @@ export async function acquire(scripts: Scripts, keys: SemaphoreKeys, a: AcquireA
     a.idleMs,
     Math.max(0, Math.round(a.ageMs)),
     a.full ? '1' : '0',
+    a.announce ? '1' : '0',
     a.instance,
     a.endpoint,
     a.channelPrefix,
   ])) as [number, number]
   if (reply[0] === 1) return { kind: 'granted' }
   if (reply[0] === 2) return { kind: 'full' }
-  return { kind: 'queued', nearestExpiryMs: Number(reply[1]) }
+  return { kind: 'queued' }
 }

@@ -17,10 +17,11 @@ local rid = ARGV[1]
 local limit, lease, live, idle = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local now = clock()
 redis.call('HSET', meta, 'limit', limit, 'instance', ARGV[6], 'endpoint', ARGV[7], '@' .. rid, now + live)
-expire(holders, now)
+redis.call('PEXPIRE', meta, idle)
+redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
 for i = 8, #ARGV do
   redis.call('ZADD', holders, now + lease, ARGV[i])
 end
-touch(holders, queue, meta, idle)
+redis.call('PEXPIRE', holders, idle)
 return redis.call('ZCARD', holders)
 `

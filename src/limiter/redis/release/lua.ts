@@ -3,7 +3,7 @@ import { LUA_COMMON } from '../lua-common.js'
 /**
  * release: give back permits, or withdraw waiters — whichever each id is now.
  * KEYS: holders queue meta
- * ARGV: leaseMs idleMs channelPrefix id...
+ * ARGV: limit leaseMs idleMs channelPrefix id...
  * Reply: how many ids were found (0 for a second release: harmless)
  *
  * One script serves release and cancel because a waiter may have been granted between the replica's
@@ -12,16 +12,15 @@ import { LUA_COMMON } from '../lua-common.js'
  */
 export const RELEASE_LUA = `${LUA_COMMON}
 local holders, queue, meta = KEYS[1], KEYS[2], KEYS[3]
-local lease, idle, chan = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+local limit, lease, idle, chan = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local now = clock()
 local found = 0
-for i = 4, #ARGV do
+for i = 5, #ARGV do
   if redis.call('ZREM', holders, ARGV[i]) == 1 or redis.call('ZREM', queue, ARGV[i]) == 1 then
     found = found + 1
   end
 end
-expire(holders, now)
-grant(holders, queue, meta, now, lease, chan)
-touch(holders, queue, meta, idle)
+local held = live_holders(holders, now, limit)
+grant(holders, queue, meta, now, lease, chan, limit, held)
 return found
 `

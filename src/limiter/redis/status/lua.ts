@@ -12,7 +12,7 @@ import { LUA_COMMON } from '../lua-common.js'
 export const STATUS_LUA = `${LUA_COMMON}
 local holders, queue, meta = KEYS[1], KEYS[2], KEYS[3]
 local now, now_us = clock()
-expire(holders, now)
+redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
 local alive = {}
 local fields = redis.call('HGETALL', meta)
 local info = {}

@@ -6,6 +6,9 @@ export const SYNC_SCRIPT: ScriptDef = { name: 'sync', numberOfKeys: 3, lua: SYNC
 
 export interface SyncArgs {
   readonly replicaId: string
+  readonly limit: number
+  readonly instance: string
+  readonly endpoint: string
   readonly leaseMs: number
   readonly liveMs: number
   readonly idleMs: number
@@ -29,10 +32,13 @@ export interface SyncReply {
 export async function sync(scripts: Scripts, keys: SemaphoreKeys, a: SyncArgs): Promise<SyncReply> {
   const reply = (await scripts.run(SYNC_SCRIPT, keyList(keys), [
     a.replicaId,
+    a.limit,
     a.leaseMs,
     a.liveMs,
     a.idleMs,
     a.channelPrefix,
+    a.instance,
+    a.endpoint,
     a.held.length,
     ...a.held,
     a.waiting.length,

@@ -3,11 +3,11 @@ import { LUA_COMMON } from '../lua-common.js'
 /**
  * sync: one replica's periodic bookkeeping for one semaphore, in one round trip.
  * KEYS: holders queue meta
- * ARGV: replica leaseMs liveMs idleMs channelPrefix
+ * ARGV: replica limit leaseMs liveMs idleMs channelPrefix instance endpoint
  *       nHeld held-id... nWaiting waiting-id... nDrop drop-id...
  * Reply: {nearestExpiryMs, {lost-id...}, {granted-id...}, {missing-id...}}
  *
- *  - renews the replica's liveness, so its waiters stay in the queue;
+ *  - renews the replica's liveness (so its waiters stay in the queue) and the keys' expiry;
  *  - drops ids the replica gave up on while Redis was unreachable (as release does);
  *  - renews the leases of permits still held — only while they have not expired: an expired lease
  *    may already have been handed to someone else, so it is reported lost, never re-taken;
@@ -19,11 +19,13 @@ import { LUA_COMMON } from '../lua-common.js'
 export const SYNC_LUA = `${LUA_COMMON}
 local holders, queue, meta = KEYS[1], KEYS[2], KEYS[3]
 local rid = ARGV[1]
-local lease, live, idle, chan = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local limit, lease, live, idle = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local chan = ARGV[6]
 local now = clock()
-redis.call('HSET', meta, '@' .. rid, now + live)
+redis.call('HSET', meta, 'limit', limit, 'instance', ARGV[7], 'endpoint', ARGV[8], '@' .. rid, now + live)
+redis.call('PEXPIRE', meta, idle)
 
-local i = 6
+local i = 9
 local n_held = tonumber(ARGV[i]); i = i + 1
 local held_ids = {}
 for j = 1, n_held do held_ids[j] = ARGV[i]; i = i + 1 end
@@ -46,9 +48,8 @@ for _, id in ipairs(held_ids) do
     lost[#lost + 1] = id
   end
 end
-
-expire(holders, now)
-grant(holders, queue, meta, now, lease, chan)
+redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
+grant(holders, queue, meta, now, lease, chan, limit, redis.call('ZCARD', holders))
 
 local granted, missing = {}, {}
 for _, id in ipairs(wait_ids) do
@@ -58,7 +59,7 @@ for _, id in ipairs(wait_ids) do
     missing[#missing + 1] = id
   end
 end
-
-touch(holders, queue, meta, idle)
+redis.call('PEXPIRE', holders, idle)
+redis.call('PEXPIRE', queue, idle)
 return {nearest_expiry(holders, now), lost, granted, missing}
 `
