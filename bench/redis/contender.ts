@@ -36,8 +36,9 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 // Every command any ioredis client in this process sends (bottleneck's and redis-semaphore's too)
 // goes through Redis.prototype.sendCommand: count them there, the same way for all three.
 let commandsSent = 0
-const sendCommand = Redis.prototype.sendCommand
-Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<typeof sendCommand>) {
+const proto = Redis.prototype as unknown as { sendCommand: (...args: unknown[]) => unknown }
+const sendCommand = proto.sendCommand
+proto.sendCommand = function (this: Redis, ...args: unknown[]) {
   commandsSent++
   return sendCommand.apply(this, args)
 }

@@ -8,7 +8,7 @@
  */
 import { fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { startRedis } from '../../test/support/redis.js'
 import { analyse, type RunFigures } from './analyse.js'
 import type { ContenderConfig, ContenderReport, Library } from './contender.js'
