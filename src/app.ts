@@ -6,11 +6,14 @@ import { loadCatalog } from './catalog/index.js'
 import type { Settings } from './config/schema.js'
 import { createLimiter } from './limiter/index.js'
 import type { Limiter } from './limiter/types.js'
+import { accessLogFields, REDACT_CENSOR, REDACT_PATHS } from './metrics/access-log.js'
+import { createMetrics } from './metrics/index.js'
 import { ShuttingDownError } from './proxy/errors.js'
 import proxyPlugin from './proxy/plugin.js'
 import { replyWithError } from './proxy/reply.js'
 import type { RequestRecord } from './proxy/record.js'
 import { createUpstream } from './proxy/upstream.js'
+import { createVersioning } from './versioning/index.js'
 
 export const CONFIG_DIR = join(import.meta.dirname, '..', 'config')
 
@@ -34,15 +37,11 @@ export interface App {
 
 const VALID_REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
 
-const REDACT = {
-  paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization', '*.headers.authorization'],
-  censor: '[redacted]',
-}
 
 export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<App> {
   const loggerOptions = {
     level: settings.logLevel,
-    redact: REDACT,
+    redact: { paths: REDACT_PATHS, censor: REDACT_CENSOR },
     ...(deps.logStream ? { stream: deps.logStream } : {}),
   }
   let closing = false
@@ -75,7 +74,11 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     defaultLimit: settings.limits.default,
     overrides: settings.limits.overrides,
   })
-  const limiter = await createLimiter(settings, { log })
+  const writeAccessLog = settings.requestLog && ['trace', 'debug', 'info'].includes(settings.logLevel)
+  let limiter: Limiter | undefined
+  const metrics = createMetrics(settings.metrics, { limiter: () => limiter, catalog })
+  const versioning = createVersioning(settings.versions, { now: deps.now, log, registry: metrics.registry })
+  limiter = await createLimiter(settings, { log, observer: metrics.observer })
   const upstream = createUpstream(settings)
 
   proxy.addHook('onRequest', (_request, _reply, done) => {
@@ -86,12 +89,26 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     catalog,
     limiter,
     upstream,
+    versioning,
     onFinished: (record: RequestRecord, request) => {
-      if (settings.requestLog) request.log.info(accessLogFields(record), 'request')
+      metrics.requestFinished(record)
+      // Built only when written: the hot path makes no log object that the level would drop.
+      if (writeAccessLog) request.log.info(accessLogFields(record), 'request')
     },
+    onUpstream429: (endpoint, instance) => metrics.upstream429(endpoint.id, instance),
   })
 
-  const admin = buildAdminServer({ limiter, isClosing: () => closing, startedAt: Date.now(), logger: log })
+  const admin = buildAdminServer({
+    limiter,
+    metrics,
+    isClosing: () => closing,
+    startedAt: Date.now(),
+    logger: log,
+    statusExtras: () => {
+      const { versions, ...versioningState } = versioning.snapshot()
+      return { versions, versioning: versioningState }
+    },
+  })
 
   let closed: Promise<void> | undefined
   return {
@@ -119,23 +136,5 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
       })()
       return closed
     },
-  }
-}
-
-function accessLogFields(r: RequestRecord): Record<string, unknown> {
-  return {
-    reqId: r.requestId,
-    instance: r.instance,
-    app: r.app,
-    method: r.method,
-    endpoint: r.endpoint,
-    status: r.status,
-    outcome: r.outcome,
-    version: r.version,
-    upstreamVersion: r.upstreamVersion,
-    totalMs: Math.round(r.totalSeconds * 1e4) / 10,
-    queueMs: Math.round(r.queueSeconds * 1e4) / 10,
-    upstreamMs: Math.round(r.upstreamSeconds * 1e4) / 10,
-    retries: r.retries,
   }
 }

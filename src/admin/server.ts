@@ -1,9 +1,12 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import type { Limiter } from '../limiter/types.js'
+import type { SluiceMetrics } from '../metrics/index.js'
 import { replyWithError } from '../proxy/reply.js'
+import { renderStatusPage, statusPageHeaders } from './status-page.js'
 
 export interface AdminDeps {
   readonly limiter: Limiter
+  readonly metrics: SluiceMetrics
   /** true from SIGTERM on: /readyz answers 503 so the load balancer stops sending */
   readonly isClosing: () => boolean
   readonly startedAt: number
@@ -12,7 +15,7 @@ export interface AdminDeps {
   readonly logger: FastifyInstance['log']
 }
 
-/** The admin server: health, readiness and the live state of every permit (`/status`). */
+/** The admin server: health, readiness, Prometheus metrics and the live state of every permit (`/status` and its page). */
 export function buildAdminServer(deps: AdminDeps): FastifyInstance {
   const admin = Fastify({ loggerInstance: deps.logger.child({ server: 'admin' }), logController: new LogController({ disableRequestLogging: true }) })
   admin.setErrorHandler(replyWithError)
@@ -22,6 +25,12 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
     const ready = !deps.isClosing() && deps.limiter.ready()
     return reply.code(ready ? 200 : 503).send({ ready, mode, closing: deps.isClosing() })
   })
+  admin.get('/metrics', async (_request, reply) => {
+    const { contentType, body } = await deps.metrics.scrape()
+    return reply.type(contentType).send(body)
+  })
+  const page = renderStatusPage()
+  for (const path of ['/', '/status.html']) admin.get(path, (_request, reply) => reply.headers(statusPageHeaders()).send(page))
   admin.get('/status', async () => {
     const status = await deps.limiter.status()
     return {

@@ -11,12 +11,6 @@ export const NotFoundError = createError<[string, string]>(
   404,
 )
 
-export const ApiV1RetiredError = createError(
-  'SLUICE_API_V1_RETIRED',
-  'API v1 was retired on 2026-07-11; use API v2 (replace /v1 with /v2 and see the v2 documentation)',
-  410,
-)
-
 export const BadAuthorizationError = createError(
   'SLUICE_BAD_AUTHORIZATION',
   'The Authorization header is Basic but not base64("orgId:apiKey")',

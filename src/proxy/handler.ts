@@ -9,7 +9,7 @@ import { QueueTimeoutError } from '../limiter/errors.js'
 import type { Limiter, Permit } from '../limiter/types.js'
 import { retryDelayMs, sleep } from './backoff.js'
 import { NO_BODY, readBody, type RequestBody } from './body.js'
-import { ApiV1RetiredError, BadWaitHeaderError, NotFoundError, UpstreamBusyError } from './errors.js'
+import { BadWaitHeaderError, NotFoundError, UpstreamBusyError } from './errors.js'
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js'
 import { instanceOf } from './instance.js'
 import type { Outcome, RequestRecord } from './record.js'
@@ -27,6 +27,8 @@ export interface ProxyVersioning<D extends VersionDecision = VersionDecision> {
   /** throws an error with a status (400/410) when the request must be answered locally */
   decide(headerValue: string | string[] | undefined, endpoint: Endpoint): D
   observeUpstream(decision: D, status: number): void
+  /** throws the 410 for API v1 paths once the calendar says v1 is retired */
+  rejectApiV1(): void
 }
 
 export interface ProxyContext {
@@ -34,7 +36,7 @@ export interface ProxyContext {
   readonly catalog: Catalog
   readonly limiter: Limiter
   readonly upstream: Upstream
-  readonly versioning?: ProxyVersioning
+  readonly versioning: ProxyVersioning
   /** once per request, when the client side is done */
   readonly onFinished: (record: RequestRecord, request: FastifyRequest) => void
   /** an upstream 429 arrived; the request goes back into its queue */
@@ -57,7 +59,7 @@ export function createProxyHandler(ctx: ProxyContext) {
   const { settings, catalog, limiter, upstream, versioning } = ctx
   const prefix = settings.basePath
   const waitHeader = settings.queue.waitHeader
-  const versionHeader = versioning?.headerName
+  const versionHeader = versioning.headerName
   // Headers that steer sluice itself; the API never sees them.
   const controlHeaders = new Set([waitHeader, settings.instanceHeader, settings.appHeader])
 
@@ -82,7 +84,14 @@ export function createProxyHandler(ctx: ProxyContext) {
       const query = q < 0 ? '' : url.slice(q)
       const rest = belowPrefix(rawPath, prefix)
       if (rest === undefined) {
-        throw isV1(rawPath) ? withOutcome(new ApiV1RetiredError(), 'rejected_version') : withOutcome(new NotFoundError(prefix, rawPath), 'bad_request')
+        if (isV1(rawPath)) {
+          try {
+            versioning.rejectApiV1()
+          } catch (err) {
+            throw withOutcome(err, 'rejected_version')
+          }
+        }
+        throw withOutcome(new NotFoundError(prefix, rawPath), 'bad_request')
       }
       const match = catalog.match(request.method, rest)
       if (!match.ok) throw withOutcome(badPathError(match), 'bad_request')
@@ -95,25 +104,22 @@ export function createProxyHandler(ctx: ProxyContext) {
       trace.app = typeof app === 'string' ? app.slice(0, 64) : undefined
       const deadline = arrivedAt + maxWaitMs(headers[waitHeader], waitHeader, settings.queue.maxWaitMs)
 
-      let decision: VersionDecision | undefined
-      if (versioning !== undefined) {
-        trace.version = firstValue(headers[versioning.headerName])
-        try {
-          decision = versioning.decide(headers[versioning.headerName], endpoint)
-        } catch (err) {
-          throw withOutcome(err, 'rejected_version')
-        }
-        trace.upstreamVersion = decision.upstream
-        for (const [name, value] of Object.entries(decision.responseHeaders)) reply.header(name, value)
+      const requestedVersion = headers[versionHeader]
+      trace.version = firstValue(requestedVersion)
+      let decision: VersionDecision
+      try {
+        decision = versioning.decide(requestedVersion, endpoint)
+      } catch (err) {
+        throw withOutcome(err, 'rejected_version')
       }
+      trace.upstreamVersion = decision.upstream
+      for (const name in decision.responseHeaders) reply.header(name, decision.responseHeaders[name])
 
       const body = request.body === undefined ? NO_BODY : await readBody(request.body as Readable, contentLengthOf(headers['content-length']), settings.retry.maxBufferBytes)
       const upstreamHeaders = upstreamRequestHeaders(headers, controlHeaders)
       upstreamHeaders['x-request-id'] = request.id
-      if (versionHeader !== undefined) {
-        if (decision?.upstream === undefined) delete upstreamHeaders[versionHeader]
-        else upstreamHeaders[versionHeader] = decision.upstream
-      }
+      if (decision.upstream === undefined) delete upstreamHeaders[versionHeader]
+      else upstreamHeaders[versionHeader] = decision.upstream
       if (body.kind === 'stream' && body.length !== undefined) upstreamHeaders['content-length'] = String(body.length)
       const forward: Dispatcher.RequestOptions = {
         path: upstream.basePath + match.path + query,
@@ -141,7 +147,7 @@ export function createProxyHandler(ctx: ProxyContext) {
         }
         // The upstream is done with the request when its answer has been read to the end (or torn).
         answer.body.once('close', releaseWhenDone)
-        if (decision !== undefined) versioning!.observeUpstream(decision, answer.statusCode)
+        versioning.observeUpstream(decision, answer.statusCode)
 
         if (clientGone.signal.aborted) {
           // Nobody to answer; read the answer out so the permit goes back as soon as the API is done.

@@ -49,10 +49,11 @@ describe('an upstream 429 goes back into the queue, never to the client', () => 
   })
 
   it('a large body that gets no 429 streams through whole', async () => {
-    sim.reset()
+    const calm = await withSim()
+    const proxy3 = await startProxy({ upstream: calm.apiUrl, retry: { maxBufferBytes: 1024 } })
+    onTestFinished(() => proxy3.close())
     const big = 'z'.repeat(50_000)
-    const answer = await send(proxy.url, '/v2/accounts', { method: 'POST', headers: { authorization: basicAuth('org2'), 'x-sim-status': '201' }, body: big })
-    // 201 is forced, so the sim's pushback never applies to it (x-sim-status answers that status).
+    const answer = await send(proxy3.url, '/v2/accounts', { method: 'POST', headers: { authorization: basicAuth('org2'), 'x-sim-status': '201' }, body: big })
     expect(answer.status).toBe(201)
     expect(answer.json<{ body: string }>().body.length).toBe(50_000)
   })
