@@ -75,7 +75,8 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     overrides: settings.limits.overrides,
   })
   const writeAccessLog = settings.requestLog && ['trace', 'debug', 'info'].includes(settings.logLevel)
-  let limiter: Limiter | undefined
+  // Metrics read the limiter at scrape time; it is built after them, with their observer.
+  let limiter: Limiter | undefined = undefined
   const metrics = createMetrics(settings.metrics, { limiter: () => limiter, catalog })
   const versioning = createVersioning(settings.versions, { now: deps.now, log, registry: metrics.registry })
   limiter = await createLimiter(settings, { log, observer: metrics.observer })
