@@ -1,0 +1,150 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { spawnProxy, type ProxyProcess } from '../../support/process.js'
+import { adminJson, statusOf } from '../../support/proxy.js'
+import { send, until } from '../../support/http.js'
+import { startRedis, uniquePrefix, type TestRedis } from '../../support/redis.js'
+import { basicAuth, keyStats, startSim, type Sim } from '../../support/sim.js'
+
+/**
+ * Three proxy replicas (separate processes, `node dist/main.js`) sharing one Redis, in front of the
+ * simulated API. `npm test` builds dist first; run `npm run build` before running this file alone.
+ */
+
+const LEASE_MS = 1_500
+const SEARCH = 'POST /accounts/search'
+
+let redis: TestRedis
+let sim: Sim
+let replicas: ProxyProcess[]
+let prefix: string
+
+beforeAll(async () => {
+  redis = await startRedis()
+  sim = await startSim({ latencyMs: 10 })
+  prefix = uniquePrefix('replicas')
+  const env = {
+    SLUICE_UPSTREAM: sim.apiUrl,
+    SLUICE_REDIS_URL: redis.url,
+    SLUICE_REDIS_KEY_PREFIX: prefix,
+    SLUICE_REDIS_LEASE_MS: String(LEASE_MS),
+    SLUICE_REQUEST_LOG: 'false',
+  }
+  replicas = await Promise.all([1, 2, 3].map(() => spawnProxy(env)))
+}, 60_000)
+
+afterAll(async () => {
+  await Promise.all((replicas ?? []).map((r) => r.stop()))
+  await sim?.close()
+  await redis?.close()
+})
+
+async function leftInRedis(): Promise<{ holders: number; queued: number }> {
+  const client = redis.client()
+  let holders = 0
+  let queued = 0
+  for (const k of await client.keys(`${prefix}:*:holders`)) holders += await client.zcard(k)
+  for (const k of await client.keys(`${prefix}:*:queue`)) queued += await client.zcard(k)
+  return { holders, queued }
+}
+
+const post = (base: string, path: string, org: string, headers: Record<string, string> = {}, signal?: AbortSignal) =>
+  send(base, path, { method: 'POST', headers: { authorization: basicAuth(org), 'content-type': 'application/json', ...headers }, body: '{}', signal })
+
+describe('three replicas on one Redis', () => {
+  it('60 concurrent clients over mixed endpoints and two instances: the API never sees more than a limit, no client sees a 429', async () => {
+    sim.reset()
+    expect(await Promise.all(replicas.map(async (r) => (await adminJson<{ mode: string }>(r, '/status')).mode))).toEqual(['redis', 'redis', 'redis'])
+    const routes = [
+      { method: 'POST', path: '/v2/accounts/search' }, // limit 1
+      { method: 'POST', path: '/v2/donations/search' }, // limit 1
+      { method: 'GET', path: '/v2/donations/42' }, // limit 5
+    ]
+    const statuses: number[] = []
+    await Promise.all(
+      Array.from({ length: 60 }, async (_, client) => {
+        const replica = replicas[client % 3]!
+        const org = client % 2 ? 'org1' : 'org2'
+        const route = routes[Math.floor(client / 2) % 3]!
+        for (let i = 0; i < 4; i++) {
+          const answer = await send(replica.url, route.path, { method: route.method, headers: { authorization: basicAuth(org) }, body: route.method === 'POST' ? '{}' : undefined })
+          statuses.push(answer.status)
+        }
+      }),
+    )
+    expect(statuses).toEqual(Array(240).fill(200))
+    const keys = Object.values(sim.stats().keys)
+    expect(keys).toHaveLength(6)
+    for (const k of keys) {
+      expect(k.rejected429).toBe(0)
+      expect(k.maxInProgress).toBeLessThanOrEqual(k.limit!)
+      // ten clients per key kept it queued: the upstream was used up to its limit
+      expect(k.maxInProgress).toBe(k.limit)
+    }
+    await until(async () => (await leftInRedis()).holders === 0, 'every permit back in Redis')
+  })
+
+  it('FIFO holds across replicas', async () => {
+    sim.reset()
+    const first = post(replicas[0]!.url, '/v2/orders/search', 'org5', { 'x-sim-delay-ms': '300' })
+    await until(() => keyStats(sim, 'org5', 'POST /orders/search')?.inProgress === 1, 'first request upstream')
+    const answers: Promise<unknown>[] = []
+    for (let i = 0; i < 6; i++) {
+      answers.push(post(replicas[(i % 2) + 1]!.url, '/v2/orders/search', 'org5', { 'x-test-seq': String(i) }))
+      await until(async () => (await statusOf(replicas[0]!, 'org5', 'POST /orders/search'))?.queued === i + 1, `waiter ${i} queued`)
+    }
+    await first
+    await Promise.all(answers)
+    const order = sim
+      .stats()
+      .arrivals.filter((a) => a.seq !== null)
+      .map((a) => a.seq)
+    expect(order).toEqual(['0', '1', '2', '3', '4', '5'])
+  })
+
+  it('a replica SIGKILLed while holding a permit: the others get it back after the lease', async () => {
+    sim.reset()
+    const victim = await spawnProxy({
+      SLUICE_UPSTREAM: sim.apiUrl,
+      SLUICE_REDIS_URL: redis.url,
+      SLUICE_REDIS_KEY_PREFIX: prefix,
+      SLUICE_REDIS_LEASE_MS: String(LEASE_MS),
+      SLUICE_REQUEST_LOG: 'false',
+    })
+    // never answered by the API: in progress until the victim's connection to it goes away
+    void post(victim.url, '/v2/events/search', 'org6', { 'x-sim-hang': '1' }).catch(() => undefined)
+    await until(() => keyStats(sim, 'org6', 'POST /events/search')?.inProgress === 1, 'victim holds the permit')
+    const waiting = post(replicas[0]!.url, '/v2/events/search', 'org6', { 'x-test-seq': 'survivor' })
+    await until(async () => (await statusOf(replicas[0]!, 'org6', 'POST /events/search'))?.queued === 1, 'survivor queued')
+    await victim.stop('SIGKILL')
+    const answer = await waiting
+    expect(answer.status).toBe(200)
+    expect(keyStats(sim, 'org6', 'POST /events/search')).toMatchObject({ maxInProgress: 1, rejected429: 0 })
+    await until(async () => (await leftInRedis()).holders === 0, 'no permit left')
+  })
+
+  it('1000 clients hanging up while queued and while upstream leave no holder and no waiter in Redis', async () => {
+    sim.reset()
+    const requests = Array.from({ length: 1000 }, (_, i) => {
+      const controller = new AbortController()
+      const replica = replicas[i % 3]!
+      const path = i % 2 ? '/v2/accounts/search' : '/v2/donations/7'
+      const request = send(replica.url, path, {
+        method: i % 2 ? 'POST' : 'GET',
+        headers: { authorization: basicAuth(`org${10 + (i % 4)}`), 'x-sim-delay-ms': '30' },
+        body: i % 2 ? '{}' : undefined,
+        signal: controller.signal,
+      }).catch(() => undefined)
+      setTimeout(() => controller.abort(), 20 + Math.random() * 400)
+      return request
+    })
+    await Promise.all(requests)
+    await until(async () => {
+      const left = await leftInRedis()
+      return left.holders === 0 && left.queued === 0
+    }, 'Redis to be empty', 20_000)
+    for (const replica of replicas) {
+      await until(async () => (await adminJson<{ keys: unknown[] }>(replica, '/status')).keys.length === 0, 'no active key')
+    }
+    for (const k of Object.values(sim.stats().keys)) expect(k.maxInProgress).toBeLessThanOrEqual(k.limit!)
+  })
+})
