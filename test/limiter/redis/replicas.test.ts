@@ -11,7 +11,6 @@ import { basicAuth, keyStats, startSim, type Sim } from '../../support/sim.js'
  */
 
 const LEASE_MS = 1_500
-const SEARCH = 'POST /accounts/search'
 
 let redis: TestRedis
 let sim: Sim
