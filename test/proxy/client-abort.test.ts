@@ -19,14 +19,14 @@ describe('a client that hangs up', () => {
 
   it('while queued leaves the queue at once and never reaches the API', async () => {
     sim.reset()
-    const held = send(proxy.url, '/v2/accounts/search', { method: 'POST', headers: { authorization: basicAuth('org1'), 'x-sim-delay-ms': '400' }, body: '{}' })
+    const held = send(proxy.url, '/v2/accounts/search', { method: 'POST', headers: { authorization: basicAuth('org1'), 'x-sim-delay-ms': '1500' }, body: '{}' })
     await until(() => keyStats(sim, 'org1', SEARCH)?.inProgress === 1, 'first request upstream')
     const ac = new AbortController()
     const waiting = send(proxy.url, '/v2/accounts/search', { method: 'POST', headers: { authorization: basicAuth('org1'), 'x-test-seq': 'aborted' }, body: '{}', signal: ac.signal })
     await until(async () => (await statusOf(proxy, 'org1', SEARCH))?.queued === 1, 'second request queued')
     ac.abort()
     await expect(waiting).rejects.toThrow()
-    await until(async () => (await statusOf(proxy, 'org1', SEARCH))?.queued === 0, 'the aborted waiter to leave')
+    await until(async () => ((await statusOf(proxy, 'org1', SEARCH))?.queued ?? 0) === 0, 'the aborted waiter to leave')
     expect((await held).status).toBe(200)
     await until(async () => (await adminJson<{ keys: unknown[] }>(proxy, '/status')).keys.length === 0, 'no key left')
     expect(sim.stats().arrivals.map((a) => a.seq)).not.toContain('aborted')
@@ -38,7 +38,7 @@ describe('a client that hangs up', () => {
   it('while upstream does not free the permit: it comes back when the API answers', async () => {
     sim.reset()
     const ac = new AbortController()
-    const inFlight = send(proxy.url, '/v2/accounts/search', { method: 'POST', headers: { authorization: basicAuth('org2'), 'x-sim-delay-ms': '500' }, body: '{}', signal: ac.signal })
+    const inFlight = send(proxy.url, '/v2/accounts/search', { method: 'POST', headers: { authorization: basicAuth('org2'), 'x-sim-delay-ms': '2000' }, body: '{}', signal: ac.signal })
     await until(() => keyStats(sim, 'org2', SEARCH)?.inProgress === 1, 'request upstream')
     const next = send(proxy.url, '/v2/accounts/search', { method: 'POST', headers: { authorization: basicAuth('org2') }, body: '{}' })
     await until(async () => (await statusOf(proxy, 'org2', SEARCH))?.queued === 1, 'next request queued')
