@@ -1,10 +1,10 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
 import type { Catalog } from '../catalog/types.js'
 import type { KeyStatus, Limiter, LimiterMode, LimiterObserver, PermitKey } from '../limiter/types.js'
 import type { Outcome, RequestRecord } from '../proxy/record.js'
 import { QUEUE_WAIT_BUCKETS, REDIS_BUCKETS, REQUEST_BUCKETS, UPSTREAM_BUCKETS } from './buckets.js'
 import { registerKeyGauges } from './key-gauges.js'
-import { LabelCache } from './label-cache.js'
+import { CellCounter, CellHistogram, type CounterCell } from './cells.js'
 import { codeLabel, endpointLabeler, methodLabel, operationLabel } from './labels.js'
 import { AllOrgs, type OrgPolicy, TopOrgs } from './orgs.js'
 import type { MetricsSettings } from './settings.js'
@@ -46,15 +46,6 @@ const QUEUED_OUTCOMES: ReadonlySet<Outcome | 'upstream_busy'> = new Set([
   'upstream_busy',
 ] as const)
 
-interface PerKey {
-  readonly queueWait: { observe(value: number): void }
-  readonly retries: { inc(value?: number): void }
-}
-interface PerEndpoint {
-  readonly total: { observe(value: number): void }
-  readonly upstream: { observe(value: number): void }
-}
-
 export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): SluiceMetrics {
   const registry = new Registry()
   if (!settings.enabled) {
@@ -75,89 +66,71 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   const endpointOf = endpointLabeler(deps.catalog.endpoints.map((e) => e.id))
   const keyLabels = withOrg ? ['endpoint', 'org'] : ['endpoint']
 
-  const requestChildren = new LabelCache<{ inc(): void }>()
-  const keyChildren = new LabelCache<PerKey>()
-  const upstream429Children = new LabelCache<{ inc(): void }>()
-  const leaseChildren = new LabelCache<{ inc(): void }>()
+  // Per-request metrics: cells (plain numbers) bumped on the hot path, read by the registry at scrape time.
+  const cellMetrics: { dropOrg(org: string): void }[] = []
+  const counter = (name: string, help: string, labelNames: readonly string[]): CellCounter => {
+    const metric = new CellCounter(name, help, labelNames, registry)
+    cellMetrics.push(metric)
+    return metric
+  }
+  const histogram = (name: string, help: string, labelNames: readonly string[], buckets: readonly number[]): CellHistogram => {
+    const metric = new CellHistogram(name, help, labelNames, buckets, registry)
+    cellMetrics.push(metric)
+    return metric
+  }
 
   if (withOrg) {
-    // Registered before every per-org metric on purpose: prom-client reads each metric in registry
-    // order within one tick, so this synchronous collect re-ranks the organisations (and drops the
-    // series of those that lost their slot) before any per-org metric is read for the same scrape.
+    // Registered before every per-org metric on purpose: the registry reads each metric in
+    // registration order within one tick, so this synchronous collect re-ranks the organisations
+    // (and drops the series of those that lost their slot) before any per-org metric is read.
     new Gauge({
       name: 'sluice_metrics_orgs',
       help: 'Organisations that have series of their own (metrics.maxInstances caps it; the rest are org="_other")',
       registers: [registry],
       collect() {
-        for (const org of orgs.rerankIfDue(now())) {
-          requestChildren.dropOrg(org)
-          keyChildren.dropOrg(org)
-          upstream429Children.dropOrg(org)
-          leaseChildren.dropOrg(org)
-        }
+        for (const org of orgs.rerankIfDue(now())) for (const metric of cellMetrics) metric.dropOrg(org)
         this.set(orgs.ownCount)
       },
     })
   }
 
-  const requests = new Counter({
-    name: 'sluice_requests_total',
-    help: 'Requests finished, by endpoint, method, status code the client got (0: it left first) and outcome',
-    labelNames: withOrg ? ['endpoint', 'method', 'code', 'outcome', 'org'] : ['endpoint', 'method', 'code', 'outcome'],
-    registers: [registry],
-  })
-  const requestDuration = new Histogram({
-    name: 'sluice_request_duration_seconds',
-    help: 'Time from arrival to the end of the answer, as the client saw it',
-    labelNames: ['endpoint'],
-    buckets: REQUEST_BUCKETS,
-    registers: [registry],
-  })
-  const upstreamDuration = new Histogram({
-    name: 'sluice_upstream_duration_seconds',
-    help: "The upstream's time on the final attempt of forwarded requests",
-    labelNames: ['endpoint'],
-    buckets: UPSTREAM_BUCKETS,
-    registers: [registry],
-  })
-  const queueWait = new Histogram({
-    name: 'sluice_queue_wait_seconds',
-    help: 'Time spent waiting for permits, over every attempt, of requests that joined a queue',
-    labelNames: keyLabels,
-    buckets: QUEUE_WAIT_BUCKETS,
-    registers: [registry],
-  })
-  const retries = new Counter({
-    name: 'sluice_upstream_retries_total',
-    help: 'Attempts sent again after an upstream 429',
-    labelNames: keyLabels,
-    registers: [registry],
-  })
-  const upstream429s = new Counter({
-    name: 'sluice_upstream_429_total',
-    help: 'Upstream 429 answers received (never passed on to the client)',
-    labelNames: keyLabels,
-    registers: [registry],
-  })
-  const leasesLost = new Counter({
-    name: 'sluice_lease_lost_total',
-    help: 'Permits whose Redis lease expired while the upstream request was still in progress',
-    labelNames: keyLabels,
-    registers: [registry],
-  })
-  const redisDuration = new Histogram({
-    name: 'sluice_redis_command_duration_seconds',
-    help: 'Redis commands and scripts of the limiter, by operation',
-    labelNames: ['operation'],
-    buckets: REDIS_BUCKETS,
-    registers: [registry],
-  })
-  const redisErrors = new Counter({
-    name: 'sluice_redis_errors_total',
-    help: 'Redis commands and scripts of the limiter that failed, by operation',
-    labelNames: ['operation'],
-    registers: [registry],
-  })
+  const requests = counter(
+    'sluice_requests_total',
+    'Requests finished, by endpoint, method, status code the client got (0: it left first) and outcome',
+    withOrg ? ['endpoint', 'method', 'code', 'outcome', 'org'] : ['endpoint', 'method', 'code', 'outcome'],
+  )
+  const requestDuration = histogram(
+    'sluice_request_duration_seconds',
+    'Time from arrival to the end of the answer, as the client saw it',
+    ['endpoint'],
+    REQUEST_BUCKETS,
+  )
+  const upstreamDuration = histogram(
+    'sluice_upstream_duration_seconds',
+    "The upstream's time on the final attempt of forwarded requests",
+    ['endpoint'],
+    UPSTREAM_BUCKETS,
+  )
+  const queueWait = histogram(
+    'sluice_queue_wait_seconds',
+    'Time spent waiting for permits, over every attempt, of requests that joined a queue',
+    keyLabels,
+    QUEUE_WAIT_BUCKETS,
+  )
+  const retries = counter('sluice_upstream_retries_total', 'Attempts sent again after an upstream 429', keyLabels)
+  const upstream429s = counter('sluice_upstream_429_total', 'Upstream 429 answers received (never passed on to the client)', keyLabels)
+  const leasesLost = counter(
+    'sluice_lease_lost_total',
+    'Permits whose Redis lease expired while the upstream request was still in progress',
+    keyLabels,
+  )
+  const redisDuration = histogram(
+    'sluice_redis_command_duration_seconds',
+    'Redis commands and scripts of the limiter, by operation',
+    ['operation'],
+    REDIS_BUCKETS,
+  )
+  const redisErrors = counter('sluice_redis_errors_total', 'Redis commands and scripts of the limiter that failed, by operation', ['operation'])
   const modeChanges = new Counter({
     name: 'sluice_limiter_mode_changes_total',
     help: 'Changes of the limiter mode, by the mode entered',
@@ -185,18 +158,6 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     },
   })
 
-  const endpointChildren = new Map<string, PerEndpoint>()
-  const redisChildren = new Map<string, { duration: { observe(v: number): void }; errors: { inc(): void } }>()
-
-  /** Cached child of a per-key counter (upstream 429s, lost leases). */
-  const keyCounter = (cache: LabelCache<{ inc(): void }>, counter: Counter, endpoint: string, org: string) => {
-    const key = endpoint + '\n' + org
-    const hit = cache.get(key)
-    if (hit) return hit
-    const labels = withOrg ? [endpoint, org] : [endpoint]
-    return cache.set(key, org, counter.labels(...labels), () => counter.remove(...labels))
-  }
-
   registerKeyGauges({
     registry,
     limiter: deps.limiter,
@@ -206,6 +167,12 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
       : (key: KeyStatus) => ({ endpoint: endpointOf(key.endpoint) }),
   })
 
+  /** The cell of a per-key counter (retries, 429s, lost leases) for (endpoint, org). */
+  const keyCell = (metric: CellCounter, endpoint: string, org: string): CounterCell => {
+    const key = endpoint + '\n' + org
+    return metric.find(key) ?? metric.create(key, org, withOrg ? [endpoint, org] : [endpoint])
+  }
+
   const observer: LimiterObserver = {
     modeChanged(mode) {
       observedMode = mode
@@ -213,17 +180,12 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     },
     redisCommand(operation, seconds, ok) {
       const op = operationLabel(operation)
-      let child = redisChildren.get(op)
-      if (!child) {
-        child = { duration: redisDuration.labels(op), errors: redisErrors.labels(op) }
-        redisChildren.set(op, child)
-      }
-      child.duration.observe(seconds)
-      if (!ok) child.errors.inc()
+      const duration = redisDuration.find(op) ?? redisDuration.create(op, '', [op])
+      duration.observe(seconds)
+      if (!ok) (redisErrors.find(op) ?? redisErrors.create(op, '', [op])).n++
     },
     leaseLost(key: PermitKey) {
-      const org = withOrg ? orgs.label(key.instance) : ''
-      keyCounter(leaseChildren, leasesLost, endpointOf(key.endpoint), org).inc()
+      keyCell(leasesLost, endpointOf(key.endpoint), withOrg ? orgs.label(key.instance) : '').n++
     },
   }
 
@@ -232,35 +194,25 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     const org = withOrg ? orgs.forRequest(record.instance) : ''
 
     const requestKey = endpoint + '\n' + record.method + '\n' + record.status + '\n' + record.outcome + '\n' + org
-    let counter = requestChildren.get(requestKey)
-    if (!counter) {
+    let count = requests.find(requestKey)
+    if (count === undefined) {
       const base = [endpoint, methodLabel(record.method), codeLabel(record.status), record.outcome]
-      const labels = withOrg ? [...base, org] : base
-      counter = requestChildren.set(requestKey, org, requests.labels(...labels), () => requests.remove(...labels))
+      count = requests.create(requestKey, org, withOrg ? [...base, org] : base)
     }
-    counter.inc()
+    count.n++
 
-    let perEndpoint = endpointChildren.get(endpoint)
-    if (!perEndpoint) {
-      perEndpoint = { total: requestDuration.labels(endpoint), upstream: upstreamDuration.labels(endpoint) }
-      endpointChildren.set(endpoint, perEndpoint)
+    const total = requestDuration.find(endpoint) ?? requestDuration.create(endpoint, '', [endpoint])
+    total.observe(record.totalSeconds)
+    if (record.outcome === 'forwarded' || record.upstreamSeconds > 0) {
+      const upstream = upstreamDuration.find(endpoint) ?? upstreamDuration.create(endpoint, '', [endpoint])
+      upstream.observe(record.upstreamSeconds)
     }
-    perEndpoint.total.observe(record.totalSeconds)
-    if (record.outcome === 'forwarded' || record.upstreamSeconds > 0) perEndpoint.upstream.observe(record.upstreamSeconds)
-
-    const queued = QUEUED_OUTCOMES.has(record.outcome)
-    if (!queued && record.retries === 0) return
-    const key = endpoint + '\n' + org
-    let perKey = keyChildren.get(key)
-    if (!perKey) {
-      const labels = withOrg ? [endpoint, org] : [endpoint]
-      perKey = keyChildren.set(key, org, { queueWait: queueWait.labels(...labels), retries: retries.labels(...labels) }, () => {
-        queueWait.remove(...labels)
-        retries.remove(...labels)
-      })
+    if (QUEUED_OUTCOMES.has(record.outcome)) {
+      const key = endpoint + '\n' + org
+      const wait = queueWait.find(key) ?? queueWait.create(key, org, withOrg ? [endpoint, org] : [endpoint])
+      wait.observe(record.queueSeconds)
     }
-    if (queued) perKey.queueWait.observe(record.queueSeconds)
-    if (record.retries > 0) perKey.retries.inc(record.retries)
+    if (record.retries > 0) keyCell(retries, endpoint, org).n += record.retries
   }
 
   return {
@@ -268,8 +220,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     observer,
     requestFinished,
     upstream429(endpointId, instance) {
-      const org = withOrg ? orgs.label(instance) : ''
-      keyCounter(upstream429Children, upstream429s, endpointOf(endpointId), org).inc()
+      keyCell(upstream429s, endpointOf(endpointId), withOrg ? orgs.label(instance) : '').n++
     },
     async scrape() {
       return { contentType: registry.contentType, body: await registry.metrics() }

@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { Writable } from 'node:stream'
 import { request as undiciRequest } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
-import { accessLogFields, REDACT_CENSOR, REDACT_PATHS } from '../../src/metrics/access-log.js'
+import { accessLogFields, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from '../../src/metrics/access-log.js'
 import { record } from './records.js'
 
 const API_KEY = 'k3y-0123456789abcdef'
@@ -25,7 +25,7 @@ function server(lines: string[]): FastifyInstance {
       done()
     },
   })
-  return Fastify({ logger: { level: 'info', stream, redact: { paths: REDACT_PATHS, censor: REDACT_CENSOR } } })
+  return Fastify({ logger: { level: 'info', stream, redact: { paths: REDACT_PATHS, censor: REDACT_CENSOR }, serializers: LOG_SERIALIZERS } })
 }
 
 describe('pino with REDACT_PATHS', () => {
@@ -34,20 +34,22 @@ describe('pino with REDACT_PATHS', () => {
     app = server(lines)
     app.post('/v2/accounts/search', async (request) => {
       // what a careless handler or an upstream-error path logs
-      request.log.info({ incoming: { method: request.method, headers: request.headers } }, 'incoming')
+      request.log.info({ request: { method: request.method, headers: request.headers } }, 'incoming')
       request.log.info({ headers: request.headers }, 'bare headers')
-      const upstreamHeaders = { Authorization: request.headers.authorization, 'X-API-Key': API_KEY }
+      const upstreamHeaders = { Authorization: request.headers.authorization, 'X-API-Key': API_KEY, accept: 'application/json' }
       try {
         // a real undici failure (nothing listens on port 9 of loopback)
         await undiciRequest('http://127.0.0.1:9/v2/accounts/search', { method: 'POST', headers: upstreamHeaders })
       } catch (cause) {
         const err = Object.assign(new Error('upstream failed', { cause }), {
           options: { method: 'POST', headers: upstreamHeaders },
-          config: { headers: { Authorization: BASIC }, auth: { password: 'hunter2' } },
+          config: { headers: { Authorization: BASIC }, auth: { username: 'org1', password: 'hunter2' } },
+          rawHeaders: ['Cookie', COOKIE, 'Accept', 'application/json'],
         })
+        ;(cause as Error & { requestHeaders?: unknown }).requestHeaders = { authorization: BASIC }
         request.log.error({ err, upstream: { headers: upstreamHeaders } }, 'upstream error')
         request.log.error(err)
-        request.log.warn({ settings: { redis: { password: 'hunter2' }, apiKey: API_KEY } }, 'settings')
+        request.log.warn({ password: 'hunter2', settings: { apiKey: API_KEY } }, 'settings')
       }
       return { ok: true }
     })
@@ -68,17 +70,26 @@ describe('pino with REDACT_PATHS', () => {
         (v, k) => (v as Record<string, unknown> | undefined)?.[k],
         JSON.parse(lines.find((l) => l.includes(`"msg":"${msg}"`)) ?? '{}'),
       )
-    expect(field('incoming', 'incoming', 'headers', 'authorization')).toBe(REDACT_CENSOR)
-    expect(field('incoming', 'incoming', 'headers', 'cookie')).toBe(REDACT_CENSOR)
-    expect(field('incoming', 'incoming', 'headers', 'x-api-key')).toBe(REDACT_CENSOR)
-    expect(field('incoming', 'incoming', 'headers', 'content-type')).toBe('application/json')
+    expect(field('incoming', 'request', 'headers', 'authorization')).toBe(REDACT_CENSOR)
+    expect(field('incoming', 'request', 'headers', 'cookie')).toBe(REDACT_CENSOR)
+    expect(field('incoming', 'request', 'headers', 'x-api-key')).toBe(REDACT_CENSOR)
+    expect(field('incoming', 'request', 'headers', 'content-type')).toBe('application/json')
     expect(field('bare headers', 'headers', 'authorization')).toBe(REDACT_CENSOR)
-    expect(field('upstream error', 'err', 'message')).toMatch(/^upstream failed: connect ECONNREFUSED/)
+    expect(field('upstream error', 'upstream', 'headers', 'Authorization')).toBe(REDACT_CENSOR)
+    expect(field('upstream error', 'upstream', 'headers', 'X-API-Key')).toBe(REDACT_CENSOR)
+    expect(field('upstream error', 'upstream', 'headers', 'accept')).toBe('application/json')
+    // the error keeps pino's shape, scrubbed at every depth
+    expect(field('upstream error', 'err', 'type')).toBe('Error')
+    expect(field('upstream error', 'err', 'message')).toBe('upstream failed')
+    expect(field('upstream error', 'err', 'stack')).toMatch(/^Error: upstream failed\n/)
     expect(field('upstream error', 'err', 'options', 'headers', 'Authorization')).toBe(REDACT_CENSOR)
     expect(field('upstream error', 'err', 'config', 'headers', 'Authorization')).toBe(REDACT_CENSOR)
     expect(field('upstream error', 'err', 'config', 'auth')).toBe(REDACT_CENSOR)
-    expect(field('upstream error', 'upstream', 'headers', 'X-API-Key')).toBe(REDACT_CENSOR)
-    expect(field('settings', 'settings', 'redis', 'password')).toBe(REDACT_CENSOR)
+    expect(field('upstream error', 'err', 'rawHeaders')).toEqual(['Cookie', REDACT_CENSOR, 'Accept', 'application/json'])
+    expect(field('upstream error', 'err', 'cause', 'code')).toBe('ECONNREFUSED')
+    expect(field('upstream error', 'err', 'cause', 'requestHeaders', 'authorization')).toBe(REDACT_CENSOR)
+    expect(field('upstream failed', 'err', 'options', 'headers', 'X-API-Key')).toBe(REDACT_CENSOR)
+    expect(field('settings', 'password')).toBe(REDACT_CENSOR)
     expect(field('settings', 'settings', 'apiKey')).toBe(REDACT_CENSOR)
   })
 })
