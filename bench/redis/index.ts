@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url'
 import type { Redis } from 'ioredis'
 import { startRedis } from '../../test/support/redis.js'
 import { analyse, type RunFigures } from './analyse.js'
+import { measureFloor, type Floor } from './floor.js'
 import type { ContenderConfig, ContenderReport, Library } from './contender.js'
 
 const CONTENDER = fileURLToPath(new URL('./contender.ts', import.meta.url))
@@ -104,6 +105,16 @@ async function runOne(library: Library, limit: number, workers: number, duration
   }
 }
 
+/** The bare PUBLISH → SUBSCRIBE latency between two processes on a private redis-server, now. */
+export async function runFloor(): Promise<Floor> {
+  const redis = await startRedis()
+  try {
+    return await measureFloor(redis.url)
+  } finally {
+    await redis.close()
+  }
+}
+
 export async function runRedisBenchRows(options: RedisBenchOptions = {}): Promise<RedisBenchRow[]> {
   const durationMs = options.durationMs ?? Number(process.env.SLUICE_BENCH_DURATION_MS ?? 5_000)
   const scenarios = options.scenarios ?? [
@@ -119,7 +130,7 @@ export async function runRedisBenchRows(options: RedisBenchOptions = {}): Promis
 
 const ms = (v: number): string => (Number.isFinite(v) ? v.toFixed(2) : '–')
 
-export function redisBenchTable(rows: readonly RedisBenchRow[]): string {
+export function redisBenchTable(rows: readonly RedisBenchRow[], floor?: Floor): string {
   const lines = [
     '| key limit | limiter | contenders | requests | upstream utilisation | handoff p50 (ms) | handoff p99 (ms) | round trips / request | Redis commands / request | errors |',
     '|---|---|---|---|---|---|---|---|---|---|',
@@ -129,10 +140,17 @@ export function redisBenchTable(rows: readonly RedisBenchRow[]): string {
       `| ${r.limit} | ${r.library} | ${r.workers} in ${PROCESSES} processes | ${r.requests} | ${r.utilisation.toFixed(3)} | ${ms(r.handoffP50)} | ${ms(r.handoffP99)} | ${r.roundTripsPerRequest.toFixed(2)} | ${r.commandsPerRequest.toFixed(1)} | ${r.errors} |`,
     )
   }
+  if (floor) {
+    lines.push(
+      '',
+      `Floor on this machine during the run: a bare PUBLISH from one process reaches a SUBSCRIBE in another after p50 ${ms(floor.p50)} ms, p99 ${ms(floor.p99)} ms (same 20 ms idle gaps).`,
+    )
+  }
   return lines.join('\n')
 }
 
 /** The whole benchmark as a markdown table (for `npm run bench`). */
 export async function runRedisBench(options: RedisBenchOptions = {}): Promise<string> {
-  return redisBenchTable(await runRedisBenchRows(options))
+  const floor = await runFloor()
+  return redisBenchTable(await runRedisBenchRows(options), floor)
 }
