@@ -3,15 +3,8 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 /** The API's own error shape, so the error handling apps already have reads ours too. */
 export type ErrorBody = [{ code: string; message: string }]
 
-/** Fastify's own errors, renamed into ours so every answer the proxy makes has a SLUICE_ code. */
-const FASTIFY_CODES: Readonly<Record<string, string>> = {
-  FST_ERR_BAD_URL: 'SLUICE_BAD_PATH_ENCODING',
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'SLUICE_BAD_REQUEST',
-  FST_ERR_CTP_BODY_TOO_LARGE: 'SLUICE_BODY_TOO_LARGE',
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'SLUICE_BAD_REQUEST',
-  FST_ERR_CTP_EMPTY_JSON_BODY: 'SLUICE_BAD_REQUEST',
-  FST_ERR_ASYNC_CONSTRAINT: 'SLUICE_BAD_REQUEST',
-}
+/** Fastify's own errors get ours: a URL it cannot decode is a bad path; any other 4xx is a bad request. */
+const FASTIFY_CODES: Readonly<Record<string, string>> = { FST_ERR_BAD_URL: 'SLUICE_BAD_PATH_ENCODING' }
 
 export function errorBody(err: Partial<FastifyError>, status: number): ErrorBody {
   const code =
