@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -68,6 +68,10 @@ async function freePort(bus: boolean): Promise<number> {
 
 function spawnServer(port: number, dir: string, extra: readonly string[]): Promise<ChildProcess> {
   const args = ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--dir', dir, ...extra]
+  return spawnUntil(args, port, 'Ready to accept connections')
+}
+
+function spawnUntil(args: readonly string[], port: number, readyText: string): Promise<ChildProcess> {
   const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] })
   running.add(child)
   child.once('exit', () => running.delete(child))
@@ -81,7 +85,7 @@ function spawnServer(port: number, dir: string, extra: readonly string[]): Promi
     }
     child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString()
-      if (output.includes('Ready to accept connections')) {
+      if (output.includes(readyText)) {
         clearTimeout(timer)
         child.stdout.removeAllListeners('data')
         child.stdout.resume()
@@ -210,6 +214,49 @@ export async function startRedisCluster(masters = 3): Promise<TestRedisCluster> 
     nodes,
     async close() {
       await Promise.all(nodes.map((n) => n.close()))
+    },
+  }
+}
+
+export interface TestRedisSentinel {
+  /** `host:port` of the sentinel, for `redis.sentinels` */
+  readonly sentinels: string
+  /** the master group name, for `redis.sentinelName` */
+  readonly name: string
+  readonly master: TestRedis
+  close(): Promise<void>
+}
+
+/** A master and one Sentinel watching it (quorum 1), both on free ports of their own. */
+export async function startRedisSentinel(name = 'mymaster'): Promise<TestRedisSentinel> {
+  const master = await startManaged([], false)
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-sentinel-'))
+  let sentinel: ChildProcess | undefined
+  let port = 0
+  try {
+    for (let attempt = 0; ; attempt++) {
+      port = await freePort(false)
+      const conf = join(dir, `sentinel-${port}.conf`)
+      writeFileSync(conf, `port ${port}\nbind ${HOST}\ndir ${dir}\nsentinel monitor ${name} ${master.host} ${master.port} 1\n`)
+      try {
+        sentinel = await spawnUntil([conf, '--sentinel'], port, '+monitor master')
+        break
+      } catch (err) {
+        if (attempt >= 4) throw err
+      }
+    }
+  } catch (err) {
+    await master.close()
+    throw err
+  }
+  return {
+    sentinels: `${HOST}:${port}`,
+    name,
+    master,
+    async close() {
+      await kill(sentinel)
+      await master.close()
+      rmSync(dir, { recursive: true, force: true })
     },
   }
 }

@@ -45,6 +45,16 @@ interface LocalAttempt {
   stale: boolean
 }
 
+/** A local slot held for a Redis permit that outlived Redis's reachability. */
+interface Pin {
+  readonly abort: AbortController
+  local: Permit | undefined
+  done: boolean
+}
+
+/** A pin waits as long as its permit is in flight; the day is only a bound for the timer. */
+const PIN_DEADLINE_MS = 86_400_000
+
 /**
  * The Redis backend: permits shared by every replica through Redis, with a fallback (`local`,
  * `open` or `closed`) while Redis is unreachable and a return to shared permits by itself.
@@ -78,6 +88,8 @@ export class RedisLimiter implements Limiter {
   /** permits granted by the fallback and not (yet) counted in Redis */
   readonly #unshared = new Set<SluicePermit>()
   readonly #localAttempts = new Map<Ticket, LocalAttempt>()
+  /** in `local` fallback: local slots taken for the Redis permits still in flight, so they count there too */
+  readonly #pins = new Map<SluicePermit, Pin>()
   readonly #timers: NodeJS.Timeout[] = []
 
   constructor(settings: RedisSettings, deps: RedisLimiterDeps) {
@@ -241,6 +253,7 @@ export class RedisLimiter implements Limiter {
   #release(permit: SluicePermit): void {
     const grant = permit.grant
     if (grant.kind === 'redis') {
+      this.#unpin(permit)
       if (!this.#closed) this.#shared.releasePermit(permit)
       return
     }
@@ -281,7 +294,45 @@ export class RedisLimiter implements Limiter {
     if (this.#mode !== 'redis' || this.#closed) return
     this.#log.warn({ err, fallback: this.#settings.fallback }, `limiter: Redis unreachable, falling back to ${this.#settings.fallback}`)
     this.#setMode(this.#settings.fallback)
+    this.#pinHeld()
     for (const ticket of this.#shared.detachWaiters()) this.#route(ticket)
+  }
+
+  /**
+   * Entering `local`: the permits Redis granted that are still in flight take local slots first
+   * (at the head of the local queues), so the fallback does not grant their slots a second time.
+   */
+  #pinHeld(): void {
+    if (this.#mode !== 'local') return
+    for (const permit of this.#shared.heldPermits()) {
+      if (this.#pins.has(permit)) continue
+      const pin: Pin = { abort: new AbortController(), local: undefined, done: false }
+      this.#pins.set(permit, pin)
+      this.#local
+        .acquire(permit.key, {
+          limit: this.#localLimit(permit.limit),
+          deadline: Date.now() + PIN_DEADLINE_MS,
+          signal: pin.abort.signal,
+          arrivedAt: 0,
+          maxQueue: Number.MAX_SAFE_INTEGER,
+        })
+        .then(
+          (local) => {
+            if (pin.done) local.release()
+            else pin.local = local
+          },
+          () => {}, // unpinned before its turn
+        )
+    }
+  }
+
+  #unpin(permit: SluicePermit): void {
+    const pin = this.#pins.get(permit)
+    if (!pin) return
+    this.#pins.delete(permit)
+    pin.done = true
+    if (pin.local) pin.local.release()
+    else pin.abort.abort()
   }
 
   /** Back to shared permits once Redis answers: flush, adopt, switch, move the local waiters. */
@@ -318,6 +369,7 @@ export class RedisLimiter implements Limiter {
         this.#route(ticket)
       }
       for (const grant of before) if (grant.kind === 'local') grant.permit.release()
+      for (const permit of [...this.#pins.keys()]) this.#unpin(permit)
       if (this.#unshared.size > 0) void this.#adoptUnshared()
     } catch (err) {
       this.#lastError = err instanceof Error ? err.message : String(err)

@@ -57,7 +57,11 @@ interface KeyState {
   safety: NodeJS.Timeout | undefined
   safetyAt: number
   syncing: Promise<void> | undefined
+  /** syncs so far: every SWEEP_EVERY-th also clears dead replicas' liveness fields from the meta hash */
+  syncs: number
 }
+
+const SWEEP_EVERY = 30
 
 /**
  * This replica's side of the shared semaphores: its waiters in the Redis queues, the permits it
@@ -99,6 +103,7 @@ export class SharedPermits {
         safety: undefined,
         safetyAt: 0,
         syncing: undefined,
+        syncs: 0,
       }
       this.#states.set(tag, state)
     }
@@ -271,6 +276,7 @@ export class SharedPermits {
         held: [...state.held.keys()],
         waiting,
         drop,
+        sweep: state.syncs++ % SWEEP_EVERY === 0,
       })
     } catch (err) {
       for (const id of drop) state.drops.add(id)
@@ -370,6 +376,11 @@ export class SharedPermits {
         })
       }),
     )
+  }
+
+  /** Every permit this replica holds from Redis. */
+  heldPermits(): SluicePermit[] {
+    return [...this.#states.values()].flatMap((s) => [...s.held.values()])
   }
 
   /** Tags of the semaphores this replica holds permits of or waits for. */

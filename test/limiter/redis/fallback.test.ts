@@ -67,6 +67,25 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: fallback whil
     await closeAll(limiters)
   })
 
+  it('local: permits Redis granted before it went away still count against the local limit', async () => {
+    const settings = testSettings(redis.url, { fallback: 'local' })
+    const limiter = await redisLimiter(settings)
+    expect(limiter.mode()).toBe('redis')
+    const fromRedis = [await limiter.acquire(key, opts(2)), await limiter.acquire(key, opts(2))]
+    await redis.stop()
+    await eventually(() => limiter.mode() === 'local', 5_000, 'local mode')
+    let local: Permit | undefined
+    const waiting = limiter.acquire(key, opts(2)).then((p) => (local = p))
+    await sleep(50)
+    expect(local).toBeUndefined() // both local slots are taken by the requests still in flight
+    fromRedis[0]!.release()
+    await waiting
+    fromRedis[1]!.release()
+    local!.release()
+    expect((await limiter.status()).keys).toEqual([])
+    await limiter.close()
+  })
+
   it('open: forwards without limits while Redis is away, and Redis counts those requests when it is back', async () => {
     await redis.stop()
     const settings = testSettings(redis.url, { fallback: 'open' })

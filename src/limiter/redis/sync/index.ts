@@ -19,6 +19,8 @@ export interface SyncArgs {
   readonly waiting: readonly string[]
   /** ids given up while Redis was unreachable: release or withdraw them */
   readonly drop: readonly string[]
+  /** also remove the liveness fields of replicas that are gone (now and then: it reads the whole hash) */
+  readonly sweep: boolean
 }
 
 export interface SyncReply {
@@ -39,6 +41,7 @@ export async function sync(scripts: Scripts, keys: SemaphoreKeys, a: SyncArgs): 
     a.channelPrefix,
     a.instance,
     a.endpoint,
+    a.sweep ? '1' : '0',
     a.held.length,
     ...a.held,
     a.waiting.length,

@@ -3,11 +3,12 @@ import { LUA_COMMON } from '../lua-common.js'
 /**
  * sync: one replica's periodic bookkeeping for one semaphore, in one round trip.
  * KEYS: holders queue meta
- * ARGV: replica limit leaseMs liveMs idleMs channelPrefix instance endpoint
+ * ARGV: replica limit leaseMs liveMs idleMs channelPrefix instance endpoint sweep
  *       nHeld held-id... nWaiting waiting-id... nDrop drop-id...
  * Reply: {nearestExpiryMs, {lost-id...}, {granted-id...}, {missing-id...}}
  *
- *  - renews the replica's liveness (so its waiters stay in the queue) and the keys' expiry;
+ *  - renews the replica's liveness (so its waiters stay in the queue) and the keys' expiry, and with
+ *    `sweep` removes the liveness fields of replicas long gone (the hash would grow with restarts);
  *  - drops ids the replica gave up on while Redis was unreachable (as release does);
  *  - renews the leases of permits still held — only while they have not expired: an expired lease
  *    may already have been handed to someone else, so it is reported lost, never re-taken;
@@ -24,8 +25,14 @@ local chan = ARGV[6]
 local now = clock()
 redis.call('HSET', meta, 'limit', limit, 'instance', ARGV[7], 'endpoint', ARGV[8], '@' .. rid, now + live)
 redis.call('PEXPIRE', meta, idle)
+if ARGV[9] == '1' then
+  local fields = redis.call('HGETALL', meta)
+  for f = 1, #fields, 2 do
+    if string.sub(fields[f], 1, 1) == '@' and tonumber(fields[f + 1]) <= now then redis.call('HDEL', meta, fields[f]) end
+  end
+end
 
-local i = 9
+local i = 10
 local n_held = tonumber(ARGV[i]); i = i + 1
 local held_ids = {}
 for j = 1, n_held do held_ids[j] = ARGV[i]; i = i + 1 end
