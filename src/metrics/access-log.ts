@@ -94,11 +94,26 @@ const MAX_DEPTH = 8
  * upstream error's request options, its `config.headers`, its cause's headers, raw header arrays.
  * Runs only for lines that log an error (under `err`), so the access log does not pay for it.
  */
-export function serializeError(err: unknown): unknown {
-  return scrub(err, 0, new WeakSet())
+export function serializeError(err: unknown): SerializedError {
+  const scrubbed = scrub(err, 0, new WeakSet())
+  if (scrubbed !== null && typeof scrubbed === 'object' && !Array.isArray(scrubbed)) {
+    const o = scrubbed as Record<string, unknown>
+    const text = (v: unknown, fallback: string): string => (typeof v === 'string' ? v : fallback)
+    return { ...o, type: text(o.type, 'Object'), message: text(o.message, ''), stack: text(o.stack, '') }
+  }
+  // something else was logged under `err` (a string, a number): keep it, in pino's shape
+  return { type: typeof err, message: String(scrubbed), stack: '' }
 }
 
-export const LOG_SERIALIZERS: { err: (err: unknown) => unknown } = { err: serializeError }
+export interface SerializedError {
+  type: string
+  message: string
+  stack: string
+  [key: string]: unknown
+}
+
+/** pino `serializers` (as Fastify's `logger.serializers` accepts them): the scrubbing `err` serializer. */
+export const LOG_SERIALIZERS: { err: (err: Error) => SerializedError } = { err: serializeError }
 
 function scrub(value: unknown, depth: number, seen: WeakSet<object>): unknown {
   if (value === null || typeof value !== 'object') return value

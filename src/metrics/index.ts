@@ -65,6 +65,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     settings.maxInstances > 0 ? new TopOrgs(settings.maxInstances, settings.rankIntervalMs, now()) : new AllOrgs()
   const endpointOf = endpointLabeler(deps.catalog.endpoints.map((e) => e.id))
   const keyLabels = withOrg ? ['endpoint', 'org'] : ['endpoint']
+  const waitByOrg = withOrg && settings.queueWaitByOrg
 
   // Per-request metrics: cells (plain numbers) bumped on the hot path, read by the registry at scrape time.
   const cellMetrics: { dropOrg(org: string): void }[] = []
@@ -114,7 +115,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   const queueWait = histogram(
     'sluice_queue_wait_seconds',
     'Time spent waiting for permits, over every attempt, of requests that joined a queue',
-    keyLabels,
+    waitByOrg ? keyLabels : ['endpoint'],
     QUEUE_WAIT_BUCKETS,
   )
   const retries = counter('sluice_upstream_retries_total', 'Attempts sent again after an upstream 429', keyLabels)
@@ -208,8 +209,8 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
       upstream.observe(record.upstreamSeconds)
     }
     if (QUEUED_OUTCOMES.has(record.outcome)) {
-      const key = endpoint + '\n' + org
-      const wait = queueWait.find(key) ?? queueWait.create(key, org, withOrg ? [endpoint, org] : [endpoint])
+      const key = waitByOrg ? endpoint + '\n' + org : endpoint
+      const wait = queueWait.find(key) ?? queueWait.create(key, waitByOrg ? org : '', waitByOrg ? [endpoint, org] : [endpoint])
       wait.observe(record.queueSeconds)
     }
     if (record.retries > 0) keyCell(retries, endpoint, org).n += record.retries

@@ -26,11 +26,15 @@ export class TopOrgs {
 
   /** Hot path: counts one request and returns its org label. */
   forRequest(instance: string): string {
+    const n = this.counts.get(instance)
+    // counted this window: already known to be a valid organisation id
+    if (n !== undefined) {
+      this.counts.set(instance, n + 1)
+      return this.admit(instance)
+    }
     const org = orgLabel(instance)
     if (org === INVALID_ORG) return org
-    const n = this.counts.get(org)
-    if (n !== undefined) this.counts.set(org, n + 1)
-    else if (this.counts.size < this.countCap) this.counts.set(org, 1)
+    if (this.counts.size < this.countCap) this.counts.set(org, 1)
     return this.admit(org)
   }
 

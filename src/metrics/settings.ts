@@ -11,6 +11,11 @@ export const metricsSettingsSchema = z.strictObject({
    * Those with the most requests in the last `rankIntervalMs` keep their own series. 0 = no cap.
    */
   maxInstances: z.number().int().nonnegative().default(100),
+  /**
+   * also label the queue-wait histogram with the organisation: per-org p99 waits, at 19 series per
+   * (endpoint, org) instead of per endpoint. Off, per-org waits show in sluice_queue_oldest_wait_seconds.
+   */
+  queueWaitByOrg: z.boolean().default(false),
   /** how often the top `maxInstances` organisations are re-ranked by their recent request count */
   rankIntervalMs: z.number().int().positive().default(300_000),
   /** also export prom-client's default process_* and nodejs_* metrics */

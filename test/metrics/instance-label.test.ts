@@ -19,9 +19,26 @@ describe('the org label', () => {
     expect(valueOf(s, 'sluice_queue_wait_seconds_count', { endpoint: EP })).toBe(3)
   })
 
+  it('is on the queue-wait histogram only when metrics.queueWaitByOrg asks for it', async () => {
+    for (const queueWaitByOrg of [false, true]) {
+      const metrics = createMetrics(settings({ queueWaitByOrg }), { limiter: () => undefined, catalog })
+      metrics.requestFinished(record({ endpoint: EP, instance: 'a', queueSeconds: 3 }))
+      metrics.requestFinished(record({ endpoint: EP, instance: 'b', queueSeconds: 30 }))
+      const s = parsePromText((await metrics.scrape()).body)
+      const counts = select(s, 'sluice_queue_wait_seconds_count')
+      if (queueWaitByOrg) {
+        expect(counts.map((c) => [c.labels.org, c.value]).sort()).toEqual([['a', 1], ['b', 1]])
+      } else {
+        expect(counts.map((c) => [c.labels, c.value])).toEqual([[{ endpoint: EP }, 2]])
+      }
+      // the counters keep the org either way
+      expect(valueOf(s, 'sluice_requests_total', { org: 'b' })).toBe(1)
+    }
+  })
+
   it('gives the first maxInstances organisations their own series, then the busiest ones, and the rest `_other`', async () => {
     let now = 1_000_000
-    const metrics = createMetrics(settings({ maxInstances: 2, rankIntervalMs: 60_000 }), {
+    const metrics = createMetrics(settings({ maxInstances: 2, rankIntervalMs: 60_000, queueWaitByOrg: true }), {
       limiter: () => undefined,
       catalog,
       now: () => now,

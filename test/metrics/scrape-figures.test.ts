@@ -53,7 +53,7 @@ describe('the scrape after known calls', () => {
     metrics.requestFinished(record({ endpoint: 'unmatched', status: 400, outcome: 'bad_request', upstreamSeconds: 0, totalSeconds: 0.001 }))
 
     const s = await scrape(metrics)
-    const wait = (le: string) => valueOf(s, 'sluice_queue_wait_seconds_bucket', { endpoint: SEARCH, org: 'org1', le })
+    const wait = (le: string) => valueOf(s, 'sluice_queue_wait_seconds_bucket', { endpoint: SEARCH, le })
     expect(wait('2')).toBe(0)
     expect(wait('5')).toBe(1)
     expect(wait('30')).toBe(1)
