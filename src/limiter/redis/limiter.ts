@@ -190,6 +190,7 @@ export class RedisLimiter implements Limiter {
 
   #route(ticket: Ticket): void {
     if (ticket.settled) return
+    ticket.routes++
     switch (this.#mode) {
       case 'redis':
         this.#shared.enqueue(ticket)

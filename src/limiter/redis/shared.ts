@@ -122,10 +122,11 @@ export class SharedPermits {
     state.waiters.set(waiter.id, waiter)
     this.#waiters.set(waiter.id, waiter)
     ticket.withdraw = () => this.#withdraw(waiter)
-    void this.#sendAcquire(waiter)
+    void this.#sendAcquire(waiter, ticket.hasWaited)
   }
 
-  async #sendAcquire(waiter: Waiter): Promise<void> {
+  /** `keepAge`: place the waiter by its age (it waited before), not by when Redis sees it. */
+  async #sendAcquire(waiter: Waiter, keepAge: boolean): Promise<void> {
     const { state, ticket } = waiter
     const sentAt = Date.now()
     const announce = sentAt - state.announcedAt >= this.config.syncMs
@@ -138,7 +139,7 @@ export class SharedPermits {
         leaseMs: this.config.leaseMs,
         liveMs: this.config.liveMs,
         idleMs: this.config.idleMs,
-        ageMs: ticket.ageMs,
+        ageMs: keepAge ? ticket.ageMs : 0,
         full: state.queuedCount >= ticket.options.maxQueue,
         announce,
         instance: ticket.key.instance,
@@ -299,7 +300,7 @@ export class SharedPermits {
       if (waiter?.phase !== 'queued') continue
       waiter.phase = 'sending'
       state.queuedCount--
-      void this.#sendAcquire(waiter)
+      void this.#sendAcquire(waiter, true)
     }
     if (state.queuedCount > 0 && reply.nearestExpiryMs >= 0) this.#armSafety(state, reply.nearestExpiryMs)
     this.#collect(state)

@@ -55,6 +55,8 @@ export class Ticket {
   readonly startedAt = Date.now()
   readonly arrivedAt: number
   settled = false
+  /** how many times a backend was given this ticket (more than once: it moved between Redis and the fallback) */
+  routes = 0
   /** undoes the current attempt (leave the Redis queue, abort the local wait) */
   withdraw: (() => void) | undefined
   readonly #timer: NodeJS.Timeout
@@ -83,6 +85,16 @@ export class Ticket {
   /** ms since the request first arrived (a duration: it means the same on every replica) */
   get ageMs(): number {
     return Math.max(0, Date.now() - this.arrivedAt)
+  }
+
+  /**
+   * True when the request has waited before this attempt: it came back after an upstream 429
+   * (`arrivedAt` given) or moved between Redis and the fallback. Only then does its age place it in
+   * the Redis queue; a fresh request's place is the moment Redis sees it, which keeps the order of
+   * close arrivals exact (an age in whole ms could swap two arrivals less than a ms apart).
+   */
+  get hasWaited(): boolean {
+    return this.options.arrivedAt !== undefined || this.routes > 1
   }
 
   /** Ends the wait with a permit; false when the ticket had already settled (the caller must release). */

@@ -8,9 +8,10 @@ import { LUA_COMMON } from '../lua-common.js'
  *
  * Safe because: free slots are handed to the queue's head BEFORE the caller is considered, so a
  * newcomer never overtakes a waiter; the caller takes a slot only when the queue is then empty.
- * The queue ticket is Redis's clock minus the request's age (a duration measured by the replica, so
- * clock skew between replicas cannot reorder the queue); a request re-queued after an upstream 429
- * passes its original age and lands ahead of later arrivals. `announce` (set by the replica at least
+ * The queue ticket is Redis's clock when the script runs: arrivals are ordered as Redis sees them.
+ * A request that waited before (re-queued after an upstream 429, or moved from the fallback) passes
+ * its age, a duration measured by the replica (so clock skew between replicas cannot reorder the
+ * queue), and lands ahead of everyone who arrived after it. `announce` (set by the replica at least
  * every third of a lease, and for a new key) refreshes its liveness and the key's description.
  */
 export const ACQUIRE_LUA = `${LUA_COMMON}
