@@ -166,7 +166,7 @@ export class RedisLimiter implements Limiter {
     if (this.#mode !== 'redis') {
       // (the switch to `redis` reports itself; the starting fallback mode is reported here)
       this.#log.warn({ fallback: this.#settings.fallback, err: this.#lastError }, 'limiter: Redis unreachable at start; using the fallback until it answers')
-      this.#observer?.modeChanged?.(this.#mode)
+      this.#reportMode(this.#mode)
     }
   }
 
@@ -276,6 +276,10 @@ export class RedisLimiter implements Limiter {
   #setMode(mode: LimiterMode): void {
     if (mode === this.#mode) return
     this.#mode = mode
+    this.#reportMode(mode)
+  }
+
+  #reportMode(mode: LimiterMode): void {
     try {
       this.#observer?.modeChanged?.(mode)
     } catch {
