@@ -94,7 +94,10 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     onFinished: (record: RequestRecord, request) => {
       metrics.requestFinished(record)
       // Built only when written: the hot path makes no log object that the level would drop.
-      if (writeAccessLog) request.log.info(accessLogFields(record), 'request')
+      if (writeAccessLog) {
+        const fields = accessLogFields(record)
+        request.log.info(!record.versionWarnings?.length ? fields : { ...fields, versionWarnings: record.versionWarnings }, 'request')
+      }
     },
     onUpstream429: (endpoint, instance) => metrics.upstream429(endpoint.id, instance),
   })

@@ -18,7 +18,11 @@ import { upstreamFailure, type Upstream } from './upstream.js'
 
 /** What the proxy needs of version handling (src/versioning implements it). */
 export interface VersionDecision {
+  /** the validated header value as the client sent it */
+  readonly requested: string | undefined
   readonly upstream: string | undefined
+  /** notes for the request's log line (a rewrite, a gate warning) */
+  readonly warnings: readonly string[]
   readonly responseHeaders: Readonly<Record<string, string>>
 }
 export interface ProxyVersioning<D extends VersionDecision = VersionDecision> {
@@ -105,14 +109,18 @@ export function createProxyHandler(ctx: ProxyContext) {
       const deadline = arrivedAt + maxWaitMs(headers[waitHeader], waitHeader, settings.queue.maxWaitMs)
 
       const requestedVersion = headers[versionHeader]
-      trace.version = firstValue(requestedVersion)
       let decision: VersionDecision
       try {
         decision = versioning.decide(requestedVersion, endpoint)
       } catch (err) {
-        throw withOutcome(err, 'rejected_version')
+        // Logged as sent (cut short: it is the client's text), since it was refused.
+        trace.version = firstValue(requestedVersion)?.slice(0, 32)
+        const malformed = (err as { code?: string }).code === 'SLUICE_BAD_VERSION_HEADER'
+        throw withOutcome(err, malformed ? 'bad_request' : 'rejected_version')
       }
+      trace.version = decision.requested
       trace.upstreamVersion = decision.upstream
+      trace.versionWarnings = decision.warnings
       for (const name in decision.responseHeaders) reply.header(name, decision.responseHeaders[name])
 
       const body = request.body === undefined ? NO_BODY : await readBody(request.body as Readable, contentLengthOf(headers['content-length']), settings.retry.maxBufferBytes)

@@ -37,6 +37,8 @@ export interface RequestRecord {
   /** the version header as requested, and as sent upstream (after rewrite/pin) */
   readonly version: string | undefined
   readonly upstreamVersion: string | undefined
+  /** what the versioning noted for the log (a rewrite, a gate warning); usually empty */
+  readonly versionWarnings?: readonly string[]
   readonly totalSeconds: number
   /** time spent waiting for permits, over every attempt */
   readonly queueSeconds: number

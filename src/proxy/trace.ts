@@ -1,5 +1,7 @@
 import type { Outcome, RequestRecord } from './record.js'
 
+const NO_WARNINGS: readonly string[] = []
+
 /** Collects a RequestRecord while a request goes through the proxy; `finish` freezes it once. */
 export class Trace {
   endpoint = 'unmatched'
@@ -9,6 +11,7 @@ export class Trace {
   outcome: Outcome | undefined
   version: string | undefined
   upstreamVersion: string | undefined
+  versionWarnings: readonly string[] = NO_WARNINGS
   queueMs = 0
   upstreamStartedAt = 0
   upstreamEndedAt = 0
@@ -38,6 +41,7 @@ export class Trace {
       outcome: clientGone ? 'client_aborted' : (this.outcome ?? 'forwarded'),
       version: this.version,
       upstreamVersion: this.upstreamVersion,
+      versionWarnings: this.versionWarnings,
       totalSeconds: (now - this.startedAt) / 1000,
       queueSeconds: this.queueMs / 1000,
       upstreamSeconds: this.upstreamStartedAt === 0 ? 0 : (upstreamEnd - this.upstreamStartedAt) / 1000,
