@@ -9,7 +9,6 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { parseArgs } from 'node:util'
 import { chromium } from 'playwright-core'
-import { renderStatusPage, statusPageHeaders } from '../src/admin/status-page.js'
 import { buildApp } from '../src/app.js'
 import { loadSettings } from '../src/config/load.js'
 
@@ -50,32 +49,20 @@ async function demo(): Promise<{ pageUrl: string; stop: () => Promise<void> }> {
     for (let i = 0; i < n; i++) {
       void fetch(`${proxyUrl}/v2${path}`, {
         method,
-        headers: { authorization: basic(org), 'content-type': 'application/json', 'neon-api-version': i % 3 ? '2.11' : '2.9' },
+        headers: { authorization: basic(org), 'content-type': 'application/json', 'neon-api-version': ['2.11', '2.9', '2.10', '2.12'][i % 4]! },
         ...(method === 'POST' ? { body: '{}' } : {}),
         signal: controller.signal,
       }).catch(() => undefined)
     }
   }
 
-  // The page as the admin port serves it, with /status passed through from the real admin server.
-  const page = createServer((req, res) => {
-    if (req.url === '/status') {
-      fetch(`${adminUrl}/status`)
-        .then(async (r) => res.writeHead(r.status, { 'content-type': 'application/json' }).end(await r.text()))
-        .catch((err: Error) => res.writeHead(502).end(err.message))
-      return
-    }
-    res.writeHead(200, statusPageHeaders()).end(renderStatusPage())
-  })
-  const pageUrl = await listen(page)
   return {
-    pageUrl: `${pageUrl}/`,
+    pageUrl: `${adminUrl}/`,
     stop: async () => {
       controller.abort()
-      page.closeAllConnections()
-      page.close()
-      await app.close()
+      // the stand-in API first: it cuts the slow requests, so the proxy has nothing to wait for
       upstream.closeAllConnections()
+      await app.close()
       upstream.close()
     },
   }

@@ -2,7 +2,8 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startProxy, type RunningProxy } from '../support/proxy.js'
 import { basicAuth, startSim, type Sim } from '../support/sim.js'
-import { hasChromium, launchChromium, nextRender, readField, readKeys, servePage, waitFor, type PageKey, type PageServer } from './status-page-support.js'
+import { parsePromText, valueOf } from '../metrics/prom-text.js'
+import { hasChromium, launchChromium, nextRender, readField, readKeys, waitFor, type PageKey } from './status-page-support.js'
 
 interface StatusKey {
   instance: string
@@ -37,7 +38,6 @@ const stable = (s: Status) =>
 describe.skipIf(!hasChromium)('the status page over the real proxy, while traffic queues', () => {
   let sim: Sim
   let proxy: RunningProxy
-  let server: PageServer
   let browser: Browser
   let page: Page
   const clients = new AbortController()
@@ -47,18 +47,12 @@ describe.skipIf(!hasChromium)('the status page over the real proxy, while traffi
   beforeAll(async () => {
     sim = await startSim({})
     proxy = await startProxy({ upstream: sim.apiUrl, shutdown: { graceMs: 200 }, logLevel: 'warn' })
-    // The page as the admin port serves it, next to the real admin server's /status.
-    server = await servePage(async () => {
-      const res = await fetch(`${proxy.adminUrl}/status`)
-      return { code: res.status, body: await res.text() }
-    })
     browser = await launchChromium()
     page = await browser.newPage()
   })
   afterAll(async () => {
     clients.abort()
     await browser?.close()
-    await server?.close()
     // the sim first: it cuts the 30 s upstream requests, so the proxy has nothing left to wait for
     await sim?.close()
     await proxy?.close()
@@ -83,7 +77,8 @@ describe.skipIf(!hasChromium)('the status page over the real proxy, while traffi
       await new Promise((r) => setTimeout(r, 20))
     }
 
-    await page.goto(`${server.url}/?refresh=250`)
+    // the page as the admin port serves it (with its CSP), next to the real /status
+    await page.goto(`${proxy.adminUrl}/?refresh=250`)
     await nextRender(page)
     // /status before and after one render: the counts are frozen (30 s upstream), the waits only grow.
     const before = await status()
@@ -109,6 +104,16 @@ describe.skipIf(!hasChromium)('the status page over the real proxy, while traffi
     expect(await readField(page, 'totalQueued')).toBe('5')
     expect(await readField(page, 'totalInFlight')).toBe('7')
 
+    // /metrics says the same, from the same limiter
+    const scraped = parsePromText(await (await fetch(`${proxy.adminUrl}/metrics`)).text())
+    for (const k of after.keys) {
+      const labels = { endpoint: k.endpoint, org: k.instance }
+      expect(valueOf(scraped, 'sluice_permits_in_flight', labels), k.endpoint).toBe(k.inFlight)
+      expect(valueOf(scraped, 'sluice_queue_depth', labels), k.endpoint).toBe(k.queued)
+      expect(valueOf(scraped, 'sluice_permit_limit', labels), k.endpoint).toBe(k.limit)
+    }
+    expect(valueOf(scraped, 'sluice_limiter_mode', { mode: after.mode })).toBe(1)
+
     // Clients hang up: the queued leave at once, the permits stay held while the upstream still works.
     clients.abort()
     await waitFor(page, `[...document.querySelectorAll('#keys [data-field=queued]')].every((td) => td.getAttribute('data-value') === '0')`)
@@ -116,5 +121,15 @@ describe.skipIf(!hasChromium)('the status page over the real proxy, while traffi
     const rows = await readKeys(page)
     expect(rows.map((r) => [r.key, r.inFlight, r.queued]).sort()).toEqual(left.keys.map((k) => [`${k.instance}|${k.endpoint}`, k.inFlight, k.queued]).sort())
     expect(rows.reduce((n, r) => n + r.inFlight, 0)).toBe(7)
+    // every client hung up before its answer: all 12 are counted client_aborted (the 7 upstream too,
+    // though their permits stay held until the upstream answers)
+    const until = Date.now() + 10_000
+    let aborted = 0
+    while (aborted < 12 && Date.now() < until) {
+      const m = parsePromText(await (await fetch(`${proxy.adminUrl}/metrics`)).text())
+      aborted = m.filter((x) => x.name === 'sluice_requests_total' && x.labels.outcome === 'client_aborted').reduce((n, x) => n + x.value, 0)
+      if (aborted < 12) await new Promise((r) => setTimeout(r, 50))
+    }
+    expect(aborted).toBe(12)
   })
 })

@@ -172,6 +172,7 @@ export const STATUS_PAGE_SCRIPT = `
       var r = el('td', { class: 'num', 'data-field': 'requests' });
       setNum(r, num(v.requests));
       tr.appendChild(r);
+      if (num(v.requests) === 0) tr.classList.add('idle'); // in the calendar, not used since the start
       body.appendChild(tr);
     });
     if (!sorted.length) {

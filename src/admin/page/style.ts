@@ -47,6 +47,7 @@ td.bar-cell { width: 32%; min-width: 160px; }
 .bar.over > span { background: var(--bad); }
 .empty td { color: var(--muted); text-align: center; padding: 18px; }
 .late-text { color: var(--bad); font-weight: 600; }
+tr.idle td { opacity: .55; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 0; padding: 10px 14px; }
 dt { color: var(--muted); } dd { margin: 0; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
   font-size: 13px; word-break: break-all; }
