@@ -87,8 +87,22 @@ export class SharedPermits {
     return `${this.config.replicaId}/${(++this.#sequence).toString(36)}`
   }
 
+  /** (instance, endpoint) → tag, so the hot path does not hash each time; bounded */
+  readonly #tags = new Map<string, string>()
+
+  #tagOf(key: PermitKey): string {
+    const text = `${key.instance}\n${key.endpoint}`
+    let tag = this.#tags.get(text)
+    if (tag === undefined) {
+      if (this.#tags.size >= 10_000) this.#tags.clear()
+      tag = tagOf(key)
+      this.#tags.set(text, tag)
+    }
+    return tag
+  }
+
   #stateOf(key: PermitKey, limit: number): KeyState {
-    const tag = tagOf(key)
+    const tag = this.#tagOf(key)
     let state = this.#states.get(tag)
     if (!state) {
       state = {
