@@ -58,7 +58,8 @@ describe('redis limiter: contention', () => {
     await closeAll(limiters)
   })
 
-  it('an uncontended permit costs one Redis round trip to acquire and one to release', async () => {
+  // counts every command the server ran: only meaningful on a server of the test's own
+  it.skipIf(process.env.SLUICE_TEST_REDIS_URL)('an uncontended permit costs one Redis round trip to acquire and one to release', async () => {
     // long lease: no renewal or heartbeat runs during the measurement
     const settings = testSettings(redis.url, { leaseMs: 60_000 })
     const limiter = await redisLimiter(settings)
