@@ -5,8 +5,11 @@
  */
 import { startRedis } from '../test/support/redis.js'
 import { coreTable, runCoreBench } from './core.js'
+import { runRedisBench } from './redis/index.js'
+import { runReplicasBench } from './redis/replicas.js'
 
 async function main(): Promise<void> {
+  // `npm run bench -- core` or `-- redis` runs one part.
   const only = process.argv[2]
   const out = (s: string): boolean => process.stdout.write(`${s}\n`)
   out(`# sluice benchmarks — node ${process.version}, ${new Date().toISOString()}\n`)
@@ -24,6 +27,15 @@ async function main(): Promise<void> {
     } finally {
       await redis.close()
     }
+  }
+
+  if (only === undefined || only === 'redis') {
+    out('## Redis limiter: three processes contending for one key, 20 ms upstream\n')
+    out(await runRedisBench())
+    out('')
+    out('## Upstream utilisation through the proxy: 60 clients, sim at 20 ms a request\n')
+    out(await runReplicasBench())
+    out('')
   }
 }
 
