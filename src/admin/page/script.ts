@@ -73,6 +73,8 @@ export const STATUS_PAGE_SCRIPT = `
     var seen = new Set();
     var prevInstance = null;
     var shown = 0;
+    // rows are moved only when out of place, so a steady table causes no DOM churn
+    var next = body.firstElementChild;
     sorted.forEach(function (k) {
       var id = keyId(k);
       seen.add(id);
@@ -99,7 +101,8 @@ export const STATUS_PAGE_SCRIPT = `
         prevInstance = k.instance;
         shown++;
       }
-      body.appendChild(tr); // appending an existing row moves it into sorted order
+      if (tr === next) next = next.nextElementSibling;
+      else body.insertBefore(tr, next);
     });
     existing.forEach(function (tr, id) { if (!seen.has(id)) tr.remove(); });
     var empty = body.querySelector('tr.empty');
@@ -216,6 +219,8 @@ export const STATUS_PAGE_SCRIPT = `
 
   var last = null;
   function poll() {
+    // a tab nobody looks at does not poll; it catches up as soon as it is shown again
+    if (document.hidden) { setTimeout(poll, refreshMs); return; }
     var ctl = new AbortController();
     var timeout = setTimeout(function () { ctl.abort(); }, Math.max(refreshMs * 2, 5000));
     fetch('./status', { cache: 'no-store', headers: { accept: 'application/json' }, signal: ctl.signal })
