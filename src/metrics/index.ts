@@ -194,10 +194,13 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     const endpoint = endpointOf(record.endpoint)
     const org = withOrg ? orgs.forRequest(record.instance) : ''
 
-    const requestKey = endpoint + '\n' + record.method + '\n' + record.status + '\n' + record.outcome + '\n' + org
+    // keyed by the label values themselves: two odd methods are one `other` series, not two
+    const method = methodLabel(record.method)
+    const code = codeLabel(record.status)
+    const requestKey = endpoint + '\n' + method + '\n' + code + '\n' + record.outcome + '\n' + org
     let count = requests.find(requestKey)
     if (count === undefined) {
-      const base = [endpoint, methodLabel(record.method), codeLabel(record.status), record.outcome]
+      const base = [endpoint, method, code, record.outcome]
       count = requests.create(requestKey, org, withOrg ? [...base, org] : base)
     }
     count.n++

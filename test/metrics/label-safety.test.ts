@@ -37,9 +37,9 @@ describe('label values', () => {
     for (const endpoint of [...unknownEndpoints, 'GET /accounts/{id}/contacts', 'unmatched']) {
       for (const instance of instances) {
         for (const outcome of outcomes) {
-          metrics.requestFinished(
-            record({ endpoint, instance, outcome, method: `BREW${ACCOUNT_ID}`, status: 12345, retries: 1, queueSeconds: 0.5 }),
-          )
+          for (const [method, status] of [[`BREW${ACCOUNT_ID}`, 12345], ['PROPFIND', -1]] as const) {
+            metrics.requestFinished(record({ endpoint, instance, outcome, method, status, retries: 1, queueSeconds: 0.5 }))
+          }
         }
         metrics.upstream429(endpoint, instance)
         metrics.observer.leaseLost?.({ instance, endpoint })
@@ -54,6 +54,10 @@ describe('label values', () => {
     for (const value of values) {
       for (const secret of FORBIDDEN) expect(value, `label value ${JSON.stringify(value)}`).not.toContain(secret)
     }
+
+    // every series is there once: values that map to the same label never make two series
+    const ids = samples.map((x) => x.name + JSON.stringify(x.labels))
+    expect(ids.length).toBe(new Set(ids).size)
 
     // and the policy is the documented one, not just an absence
     const endpoints = new Set(samples.map((s) => s.labels.endpoint).filter((e) => e !== undefined))
