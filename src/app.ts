@@ -6,7 +6,7 @@ import { loadCatalog } from './catalog/index.js'
 import type { Settings } from './config/schema.js'
 import { createLimiter } from './limiter/index.js'
 import type { Limiter } from './limiter/types.js'
-import { accessLogFields, REDACT_CENSOR, REDACT_PATHS } from './metrics/access-log.js'
+import { accessLogFields, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from './metrics/access-log.js'
 import { createMetrics } from './metrics/index.js'
 import { ShuttingDownError } from './proxy/errors.js'
 import proxyPlugin from './proxy/plugin.js'
@@ -41,7 +41,9 @@ const VALID_REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
 export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<App> {
   const loggerOptions = {
     level: settings.logLevel,
+    // Explicit paths for headers and secret-named fields; errors are scrubbed at any depth by the serializer.
     redact: { paths: REDACT_PATHS, censor: REDACT_CENSOR },
+    serializers: LOG_SERIALIZERS,
     ...(deps.logStream ? { stream: deps.logStream } : {}),
   }
   let closing = false
@@ -129,12 +131,18 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
       closed ??= (async () => {
         closing = true
         limiter.drain()
-        // In-flight requests finish (bounded by the grace time); then sockets are forced shut.
+        // In-flight requests finish, bounded by the grace time; then client sockets are forced shut
+        // and upstream requests still running (their clients gone) are torn down.
+        const deadline = Date.now() + settings.shutdown.graceMs
         const grace = setTimeout(() => proxy.server.closeAllConnections(), settings.shutdown.graceMs)
         grace.unref()
         await proxy.close()
         clearTimeout(grace)
-        await upstream.pool.close().catch(() => undefined)
+        const upstreamDone = upstream.pool.close().catch(() => undefined)
+        const remaining = setTimeout(() => void upstream.pool.destroy().catch(() => undefined), Math.max(0, deadline - Date.now()))
+        remaining.unref()
+        await upstreamDone
+        clearTimeout(remaining)
         await admin.close()
         await limiter.close()
       })()
