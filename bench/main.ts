@@ -5,11 +5,12 @@
  */
 import { startRedis } from '../test/support/redis.js'
 import { coreTable, runCoreBench } from './core.js'
+import { runMetricsCostBench } from './metrics/proxy-cost.js'
 import { runRedisBench } from './redis/index.js'
 import { runReplicasBench } from './redis/replicas.js'
 
 async function main(): Promise<void> {
-  // `npm run bench -- core` or `-- redis` runs one part.
+  // `npm run bench -- core`, `-- metrics` or `-- redis` runs one part.
   const only = process.argv[2]
   const out = (s: string): boolean => process.stdout.write(`${s}\n`)
   out(`# sluice benchmarks — node ${process.version}, ${new Date().toISOString()}\n`)
@@ -17,16 +18,19 @@ async function main(): Promise<void> {
   if (only === undefined || only === 'core') {
     const redis = await startRedis()
     try {
-      const rows = await runCoreBench([
-        { name: 'sluice, metrics + request log off', env: { SLUICE_METRICS_ENABLED: 'false', SLUICE_REQUEST_LOG: 'false' } },
-        { name: 'sluice, Redis limiter', env: { SLUICE_REDIS_URL: redis.url } },
-      ])
+      const rows = await runCoreBench([{ name: 'sluice, Redis limiter', env: { SLUICE_REDIS_URL: redis.url } }])
       out('## Proxy overhead (sim at zero latency; each connection its own instance, so no limit binds)\n')
       out(coreTable(rows))
       out('')
     } finally {
       await redis.close()
     }
+  }
+
+  if (only === undefined || only === 'metrics') {
+    out('## What metrics and the access log cost (variants interleaved, medians of the rounds)\n')
+    out(await runMetricsCostBench())
+    out('')
   }
 
   if (only === undefined || only === 'redis') {
