@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 
@@ -51,4 +52,15 @@ export function startNode(args: string[], env: Record<string, string>): Child {
         setTimeout(() => child.kill('SIGKILL'), 5_000).unref()
       }),
   }
+}
+
+/**
+ * CPU time (user + system) a process has used, in ms, from /proc (Linux; clock ticks of 10 ms).
+ * CPU per request is steadier than throughput on a shared machine: it does not count waiting.
+ */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  // Fields 14 and 15 of proc(5) (utime, stime) are the 12th and 13th after the command name.
+  return (Number(fields[11]) + Number(fields[12])) * 10
 }

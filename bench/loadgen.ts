@@ -11,6 +11,8 @@ export interface LoadOptions {
   readonly headers?: (connection: number) => Record<string, string>
   readonly method?: string
   readonly body?: string
+  /** called when measuring starts and ends (after the warm-up), e.g. to read a process's CPU time */
+  readonly onMeasure?: (phase: 'start' | 'end') => void
 }
 
 export interface LoadResult {
@@ -53,10 +55,12 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   }
   const loops = Array.from({ length: o.connections }, (_, i) => loop(i))
   await new Promise((r) => setTimeout(r, o.warmupMs ?? 1000))
+  o.onMeasure?.('start')
   measuring = true
   const started = performance.now()
   await new Promise((r) => setTimeout(r, o.durationMs))
   measuring = false
+  o.onMeasure?.('end')
   const elapsed = performance.now() - started
   stop = true
   await Promise.all(loops)

@@ -41,10 +41,10 @@ const VALID_REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
 export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<App> {
   const loggerOptions = {
     level: settings.logLevel,
+    ...(deps.logStream ? { stream: deps.logStream } : {}),
     // Explicit paths for headers and secret-named fields; errors are scrubbed at any depth by the serializer.
     redact: { paths: REDACT_PATHS, censor: REDACT_CENSOR },
     serializers: LOG_SERIALIZERS,
-    ...(deps.logStream ? { stream: deps.logStream } : {}),
   }
   let closing = false
   const proxy = Fastify({

@@ -6,7 +6,7 @@
  * defaults), metrics on and log off, both off. Rounds of ROUND_MS per variant, in turn, at 1 and
  * 64 connections (one instance per connection, so no limit binds); medians of the rounds.
  */
-import { freePort, startNode, waitForHttp, type Child } from '../children.js'
+import { cpuMs, freePort, startNode, waitForHttp, type Child } from '../children.js'
 import { runLoad } from '../loadgen.js'
 
 const ROUNDS = Number(process.env.ROUNDS ?? 5)
@@ -29,7 +29,7 @@ export async function runMetricsCostBench(): Promise<string> {
     children.push(startNode(['dist/sim/main.js'], { SIM_PORT: String(simPort), SIM_HOST: '127.0.0.1', SIM_LATENCY_MS: '0' }))
     const sim = `http://127.0.0.1:${simPort}`
     await waitForHttp(`${sim}/__sim/stats`)
-    const targets: { name: string; url: string }[] = []
+    const targets: { name: string; url: string; pid: number }[] = []
     for (const v of VARIANTS) {
       const [port, adminPort] = [await freePort(), await freePort()]
       children.push(
@@ -43,16 +43,23 @@ export async function runMetricsCostBench(): Promise<string> {
         }),
       )
       await waitForHttp(`http://127.0.0.1:${adminPort}/healthz`)
-      targets.push({ name: v.name, url: `http://127.0.0.1:${port}` })
+      targets.push({ name: v.name, url: `http://127.0.0.1:${port}`, pid: children[children.length - 1]!.process.pid! })
     }
 
-    lines.push(`| variant | conns | req/s (median of ${ROUNDS}) | p50 ms | vs off req/s |`, '|---|---:|---:|---:|---:|')
+    lines.push(
+      `| variant | conns | req/s (median of ${ROUNDS}) | p50 ms | vs off req/s | proxy CPU µs / request | vs off CPU |`,
+      '|---|---:|---:|---:|---:|---:|---:|',
+    )
     for (const connections of [1, 64]) {
       const rps = targets.map(() => [] as number[])
       const p50 = targets.map(() => [] as number[])
+      const cpu = targets.map(() => [] as number[])
       for (let round = 0; round < ROUNDS; round++) {
         for (const [i, t] of targets.entries()) {
+          let cpuAtStart = 0
+          let cpuUsed = 0
           const r = await runLoad({
+            onMeasure: (phase) => (phase === 'start' ? (cpuAtStart = cpuMs(t.pid)) : (cpuUsed = cpuMs(t.pid) - cpuAtStart)),
             url: t.url,
             connections,
             durationMs: ROUND_MS,
@@ -62,12 +69,17 @@ export async function runMetricsCostBench(): Promise<string> {
           })
           rps[i]!.push(r.rps)
           p50[i]!.push(r.p50Ms)
+          cpu[i]!.push((cpuUsed * 1000) / r.requests)
         }
       }
       const off = median(rps[targets.length - 1]!)
+      const cpuOff = median(cpu[targets.length - 1]!)
       for (const [i, t] of targets.entries()) {
         const m = median(rps[i]!)
-        lines.push(`| ${t.name} | ${connections} | ${m.toFixed(0)} | ${median(p50[i]!).toFixed(3)} | ${((m / off) * 100).toFixed(0)}% |`)
+        const c = median(cpu[i]!)
+        lines.push(
+          `| ${t.name} | ${connections} | ${m.toFixed(0)} | ${median(p50[i]!).toFixed(3)} | ${((m / off) * 100).toFixed(0)}% | ${c.toFixed(1)} | ${((c / cpuOff) * 100).toFixed(0)}% |`,
+        )
       }
     }
   } finally {
