@@ -19,7 +19,7 @@ async function main(): Promise<void> {
     const redis = await startRedis()
     try {
       const rows = await runCoreBench([{ name: 'sluice, Redis limiter', env: { SLUICE_REDIS_URL: redis.url } }])
-      out('## Proxy overhead (sim at zero latency; each connection its own instance, so no limit binds)\n')
+      out('## Proxy overhead (sim at zero latency; each connection its own instance, so no limit binds; targets take turns, medians of the rounds)\n')
       out(coreTable(rows))
       out('')
     } finally {
