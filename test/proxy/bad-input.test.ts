@@ -1,20 +1,11 @@
 import { connect } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { basicAuth, startSim, type Sim } from '../support/sim.js'
-import { startProxy, type RunningProxy } from '../support/proxy.js'
+import { describe, expect, it } from 'vitest'
+import { basicAuth } from '../support/sim.js'
+import { useSimAndProxy } from '../support/proxy.js'
 import { send } from '../support/http.js'
 
 describe('bad input is answered 400 (or 404/410) with a code, and never reaches the API', () => {
-  let sim: Sim
-  let proxy: RunningProxy
-  beforeAll(async () => {
-    sim = await startSim()
-    proxy = await startProxy({ upstream: sim.apiUrl })
-  })
-  afterAll(async () => {
-    await proxy.close()
-    await sim.close()
-  })
+  const stack = useSimAndProxy()
 
   const cases: [string, string, number, string][] = [
     ['a .. segment', '/v2/accounts/../webhooks', 400, 'SLUICE_BAD_PATH_TRAVERSAL'],
@@ -29,32 +20,32 @@ describe('bad input is answered 400 (or 404/410) with a code, and never reaches 
   ]
   for (const [what, path, status, code] of cases) {
     it(`${what}: ${status} ${code}`, async () => {
-      const before = sim.stats().keys
-      const answer = await send(proxy.url, path, { headers: { authorization: basicAuth('org1') } })
+      const before = stack.sim.stats().keys
+      const answer = await send(stack.proxy.url, path, { headers: { authorization: basicAuth('org1') } })
       expect(answer.status).toBe(status)
       const body = answer.json<[{ code: string; message: string }]>()
       expect(body).toHaveLength(1)
       expect(body[0]).toEqual({ code, message: expect.any(String) as string })
       expect(body[0].message.length).toBeGreaterThan(10)
-      expect(sim.stats().keys).toEqual(before)
+      expect(stack.sim.stats().keys).toEqual(before)
     })
   }
 
   it('a Basic Authorization header that is not base64("org:key"): 400 SLUICE_BAD_AUTHORIZATION', async () => {
-    const answer = await send(proxy.url, '/v2/campaigns', { headers: { authorization: `Basic ${Buffer.from('no-colon').toString('base64')}` } })
+    const answer = await send(stack.proxy.url, '/v2/campaigns', { headers: { authorization: `Basic ${Buffer.from('no-colon').toString('base64')}` } })
     expect(answer.status).toBe(400)
     expect(answer.json()).toEqual([{ code: 'SLUICE_BAD_AUTHORIZATION', message: 'The Authorization header is Basic but not base64("orgId:apiKey")' }])
   })
 
   it('a max-wait header that is not a number of seconds: 400 SLUICE_BAD_MAX_WAIT', async () => {
-    const answer = await send(proxy.url, '/v2/campaigns', { headers: { 'x-sluice-max-wait': 'soon' } })
+    const answer = await send(stack.proxy.url, '/v2/campaigns', { headers: { 'x-sluice-max-wait': 'soon' } })
     expect(answer.status).toBe(400)
     expect(answer.json<[{ code: string }]>()[0].code).toBe('SLUICE_BAD_MAX_WAIT')
   })
 
   it('a raw control character in the request line: 400 in the error shape, the proxy keeps serving', async () => {
     const raw = await new Promise<string>((resolve, reject) => {
-      const url = new URL(proxy.url)
+      const url = new URL(stack.proxy.url)
       const socket = connect(Number(url.port), url.hostname, () => socket.write('GET /v2/accounts/1\x01/contacts HTTP/1.1\r\nHost: x\r\n\r\n'))
       let data = ''
       socket.on('data', (d) => (data += d.toString()))
@@ -63,6 +54,6 @@ describe('bad input is answered 400 (or 404/410) with a code, and never reaches 
     })
     expect(raw).toMatch(/^HTTP\/1.1 400 /)
     expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toEqual([{ code: 'SLUICE_BAD_REQUEST', message: expect.stringContaining('could not be parsed') as string }])
-    expect((await send(proxy.url, '/v2/campaigns')).status).toBe(200)
+    expect((await send(stack.proxy.url, '/v2/campaigns')).status).toBe(200)
   })
 })

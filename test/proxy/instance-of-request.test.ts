@@ -1,37 +1,28 @@
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
-import { basicAuth, startSim, type Sim } from '../support/sim.js'
-import { startProxy, statusOf, type RunningProxy } from '../support/proxy.js'
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { basicAuth } from '../support/sim.js'
+import { startProxy, statusOf, useSimAndProxy } from '../support/proxy.js'
 import { send, until } from '../support/http.js'
 
 const SEARCH = 'POST /accounts/search'
 
 describe('the instance a request counts against', () => {
-  let sim: Sim
-  let proxy: RunningProxy
-  beforeAll(async () => {
-    sim = await startSim()
-    proxy = await startProxy({ upstream: sim.apiUrl })
-  })
-  afterAll(async () => {
-    await proxy.close()
-    await sim.close()
-  })
+  const stack = useSimAndProxy()
 
   it('is the Basic-auth username; the API key is in no key, status or log line', async () => {
-    const held = send(proxy.url, '/v2/accounts/search', { method: 'POST', headers: { authorization: basicAuth('org-7', 'very-secret-key'), 'x-sim-delay-ms': '1500' }, body: '{}' })
-    await until(async () => (await statusOf(proxy, 'org-7', SEARCH))?.inFlight === 1, 'org-7 in flight')
-    const status = JSON.stringify(await (await fetch(`${proxy.adminUrl}/status`)).json())
+    const held = send(stack.proxy.url, '/v2/accounts/search', { method: 'POST', headers: { authorization: basicAuth('org-7', 'very-secret-key'), 'x-sim-delay-ms': '1500' }, body: '{}' })
+    await until(async () => (await statusOf(stack.proxy, 'org-7', SEARCH))?.inFlight === 1, 'org-7 in flight')
+    const status = JSON.stringify(await (await fetch(`${stack.proxy.adminUrl}/status`)).json())
     expect(status).not.toContain('very-secret-key')
     expect((await held).status).toBe(200)
-    const metrics = await (await fetch(`${proxy.adminUrl}/metrics`)).text()
+    const metrics = await (await fetch(`${stack.proxy.adminUrl}/metrics`)).text()
     expect(metrics).not.toContain('very-secret-key')
-    expect(JSON.stringify(proxy.logs)).not.toContain('very-secret-key')
-    expect(proxy.logs.find((l) => l.msg === 'request' && l.instance === 'org-7')).toBeDefined()
+    expect(JSON.stringify(stack.proxy.logs)).not.toContain('very-secret-key')
+    expect(stack.proxy.logs.find((l) => l.msg === 'request' && l.instance === 'org-7')).toBeDefined()
   })
 
   it('without Basic auth, the instance header names it; without either, it is "default"', async () => {
-    // GET /campaigns is limited to 1 here (5 at the sim, which sees both as "default": the header is sluice's own).
-    const limited = await startProxy({ upstream: sim.apiUrl, limits: { overrides: { 'GET /campaigns': 1 } } })
+    // GET /campaigns is limited to 1 here (5 at the stack.sim, which sees both as "default": the header is sluice's own).
+    const limited = await startProxy({ upstream: stack.sim.apiUrl, limits: { overrides: { 'GET /campaigns': 1 } } })
     onTestFinished(() => limited.close())
     const viaHeader = send(limited.url, '/v2/campaigns', { headers: { 'x-sluice-instance': 'org-h', 'x-sim-delay-ms': '1500' } })
     const anonymous = send(limited.url, '/v2/campaigns', { headers: { 'x-sim-delay-ms': '1500' } })
@@ -48,7 +39,7 @@ describe('the instance a request counts against', () => {
   })
 
   it('an instance header with a control character or over 128 characters is 400 SLUICE_BAD_INSTANCE', async () => {
-    const long = await send(proxy.url, '/v2/campaigns', { headers: { 'x-sluice-instance': 'x'.repeat(129) } })
+    const long = await send(stack.proxy.url, '/v2/campaigns', { headers: { 'x-sluice-instance': 'x'.repeat(129) } })
     expect(long.status).toBe(400)
     expect(long.json()).toEqual([{ code: 'SLUICE_BAD_INSTANCE', message: 'The instance (organisation id) from the x-sluice-instance header must be 1-128 printable characters' }])
   })

@@ -1,43 +1,34 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { basicAuth, keyStats, startSim, type Sim } from '../support/sim.js'
-import { adminJson, startProxy, type RunningProxy } from '../support/proxy.js'
+import { describe, expect, it } from 'vitest'
+import { basicAuth, keyStats } from '../support/sim.js'
+import { adminJson, useSimAndProxy } from '../support/proxy.js'
 import { send } from '../support/http.js'
 
 describe('a burst over the limit waits in the queue instead of getting 429s', () => {
-  let sim: Sim
-  let proxy: RunningProxy
-  beforeAll(async () => {
-    sim = await startSim({ latencyMs: 3 })
-    proxy = await startProxy({ upstream: sim.apiUrl, requestLog: false })
-  })
-  afterAll(async () => {
-    await proxy.close()
-    await sim.close()
-  })
+  const stack = useSimAndProxy({ latencyMs: 3 }, { requestLog: false })
 
   it('50 concurrent POST /accounts/search for one instance: the API never sees 2 at once, no client sees a 429', async () => {
     const answers = await Promise.all(
       Array.from({ length: 50 }, () =>
-        send(proxy.url, '/v2/accounts/search', { method: 'POST', headers: { authorization: basicAuth('org1'), 'content-type': 'application/json' }, body: '{"searchFields":[]}' }),
+        send(stack.proxy.url, '/v2/accounts/search', { method: 'POST', headers: { authorization: basicAuth('org1'), 'content-type': 'application/json' }, body: '{"searchFields":[]}' }),
       ),
     )
     expect(answers.map((a) => a.status)).toEqual(Array(50).fill(200))
-    const stats = keyStats(sim, 'org1', 'POST /accounts/search')
+    const stats = keyStats(stack.sim, 'org1', 'POST /accounts/search')
     expect(stats).toMatchObject({ limit: 1, maxInProgress: 1, requests: 50, rejected429: 0 })
-    expect((await adminJson<{ keys: unknown[] }>(proxy, '/status')).keys).toEqual([])
+    expect((await adminJson<{ keys: unknown[] }>(stack.proxy, '/status')).keys).toEqual([])
   })
 
   it('a mixed burst over limit-5 endpoints of two instances: each key stays at or under 5', async () => {
-    sim.reset()
+    stack.sim.reset()
     const paths = ['/v2/accounts/1/contacts', '/v2/donations/7', '/v2/campaigns']
     const answers = await Promise.all(
       // 100 ms each, so 15 requests per key overlap however slowly a busy machine sends them.
       Array.from({ length: 90 }, (_, i) =>
-        send(proxy.url, paths[i % 3]!, { headers: { authorization: basicAuth(i % 2 ? 'org1' : 'org2'), 'x-sim-delay-ms': '100' } }),
+        send(stack.proxy.url, paths[i % 3]!, { headers: { authorization: basicAuth(i % 2 ? 'org1' : 'org2'), 'x-sim-delay-ms': '100' } }),
       ),
     )
     expect(answers.filter((a) => a.status !== 200)).toEqual([])
-    const keys = Object.values(sim.stats().keys)
+    const keys = Object.values(stack.sim.stats().keys)
     expect(keys).toHaveLength(6)
     for (const k of keys) {
       expect(k.limit).toBe(5)

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { basicAuth, keyStats, startSim, type Sim } from '../support/sim.js'
-import { startProxy, type RunningProxy } from '../support/proxy.js'
+import { describe, expect, it } from 'vitest'
+import { basicAuth, keyStats } from '../support/sim.js'
+import { useSimAndProxy } from '../support/proxy.js'
 import { send } from '../support/http.js'
 
 interface Echo {
@@ -13,37 +13,28 @@ interface Echo {
 }
 
 describe('what passes through: statuses, bodies, headers, canonical paths', () => {
-  let sim: Sim
-  let proxy: RunningProxy
-  beforeAll(async () => {
-    sim = await startSim()
-    proxy = await startProxy({ upstream: sim.apiUrl })
-  })
-  afterAll(async () => {
-    await proxy.close()
-    await sim.close()
-  })
+  const stack = useSimAndProxy()
 
   it('every upstream status passes unchanged, 222 Merged Account included', async () => {
     for (const status of [200, 201, 204, 222, 400, 401, 404, 409, 500, 503]) {
-      const answer = await send(proxy.url, '/v2/accounts/12', { method: 'PUT', headers: { 'x-sim-status': String(status) }, body: '{}' })
+      const answer = await send(stack.proxy.url, '/v2/accounts/12', { method: 'PUT', headers: { 'x-sim-status': String(status) }, body: '{}' })
       expect(answer.status).toBe(status)
     }
   })
 
   it('path variants are one endpoint, forwarded as the canonical path with the query kept', async () => {
-    sim.reset()
+    stack.sim.reset()
     const variants = ['/v2/accounts/search', '/v2/accounts/search/', '/v2//accounts//search', '/v2/ACCOUNTS/Search', '/v2/%61ccounts/searc%68', '//v2/accounts/search']
     for (const path of variants) {
-      const answer = await send(proxy.url, `${path}?page=2`, { method: 'POST', headers: { authorization: basicAuth('org1') }, body: '{}' })
+      const answer = await send(stack.proxy.url, `${path}?page=2`, { method: 'POST', headers: { authorization: basicAuth('org1') }, body: '{}' })
       expect(answer.status).toBe(200)
       expect(answer.json<Echo>()).toMatchObject({ path: '/accounts/search', query: 'page=2', endpoint: 'POST /accounts/search' })
     }
-    expect(keyStats(sim, 'org1', 'POST /accounts/search')).toMatchObject({ requests: variants.length, maxInProgress: 1 })
+    expect(keyStats(stack.sim, 'org1', 'POST /accounts/search')).toMatchObject({ requests: variants.length, maxInProgress: 1 })
   })
 
   it('hop-by-hop and sluice control headers are dropped; the rest, Authorization included, is forwarded', async () => {
-    const answer = await send(proxy.url, '/v2/campaigns', {
+    const answer = await send(stack.proxy.url, '/v2/campaigns', {
       headers: {
         authorization: basicAuth('org1', 'k3y'),
         connection: 'keep-alive, x-drop-me',
@@ -65,19 +56,19 @@ describe('what passes through: statuses, bodies, headers, canonical paths', () =
   })
 
   it('x-request-id: kept when the app sends one, generated otherwise; upstream, answer and log agree', async () => {
-    const given = await send(proxy.url, '/v2/campaigns', { headers: { 'x-request-id': 'app-req-42' } })
+    const given = await send(stack.proxy.url, '/v2/campaigns', { headers: { 'x-request-id': 'app-req-42' } })
     expect(given.headers['x-request-id']).toBe('app-req-42')
     expect(given.json<Echo>().headers['x-request-id']).toBe('app-req-42')
-    expect(proxy.logs.find((l) => l.msg === 'request' && l.reqId === 'app-req-42')).toMatchObject({ endpoint: 'GET /campaigns', status: 200, outcome: 'forwarded' })
+    expect(stack.proxy.logs.find((l) => l.msg === 'request' && l.reqId === 'app-req-42')).toMatchObject({ endpoint: 'GET /campaigns', status: 200, outcome: 'forwarded' })
 
-    const generated = await send(proxy.url, '/v2/campaigns')
+    const generated = await send(stack.proxy.url, '/v2/campaigns')
     const id = generated.headers['x-request-id'] as string
     expect(id).toMatch(/^[0-9a-f-]{36}$/)
     expect(generated.json<Echo>().headers['x-request-id']).toBe(id)
   })
 
   it('the access log never carries the API key', () => {
-    const text = JSON.stringify(proxy.logs)
+    const text = JSON.stringify(stack.proxy.logs)
     expect(text).not.toContain('k3y')
     expect(text).not.toContain(basicAuth('org1', 'k3y'))
   })

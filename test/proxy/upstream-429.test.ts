@@ -1,32 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
-import { basicAuth, keyStats, startSim, withSim, type Sim } from '../support/sim.js'
-import { startProxy, type RunningProxy } from '../support/proxy.js'
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { basicAuth, keyStats, withSim } from '../support/sim.js'
+import { startProxy, useSimAndProxy } from '../support/proxy.js'
 import { send } from '../support/http.js'
 
 describe('an upstream 429 goes back into the queue, never to the client', () => {
-  let sim: Sim
-  let proxy: RunningProxy
-  beforeAll(async () => {
-    sim = await startSim({ rejectRatio: 0.3, latencyMs: 1 })
-    proxy = await startProxy({ upstream: sim.apiUrl, retry: { baseDelayMs: 5, maxDelayMs: 50, maxBufferBytes: 1024 } })
-  })
-  afterAll(async () => {
-    await proxy.close()
-    await sim.close()
-  })
+  const stack = useSimAndProxy({ rejectRatio: 0.3, latencyMs: 1 }, { retry: { baseDelayMs: 5, maxDelayMs: 50, maxBufferBytes: 1024 } })
 
   it('an API that answers 429 a third of the time: clients see none, the body is sent again intact', async () => {
     const body = JSON.stringify({ searchFields: [{ field: 'name', operator: 'EQUAL', value: 'x'.repeat(500) }] })
     const answers = await Promise.all(
-      Array.from({ length: 40 }, () => send(proxy.url, '/v2/donations/search', { method: 'POST', headers: { authorization: basicAuth('org1'), 'content-type': 'application/json' }, body })),
+      Array.from({ length: 40 }, () => send(stack.proxy.url, '/v2/donations/search', { method: 'POST', headers: { authorization: basicAuth('org1'), 'content-type': 'application/json' }, body })),
     )
     expect(answers.map((a) => a.status)).toEqual(Array(40).fill(200))
     for (const a of answers) expect(a.json<{ body: string }>().body).toBe(body)
-    const stats = keyStats(sim, 'org1', 'POST /donations/search')!
+    const stats = keyStats(stack.sim, 'org1', 'POST /donations/search')!
     expect(stats.pushback429).toBeGreaterThan(0)
     expect(stats.requests).toBe(40 + stats.pushback429)
     expect(stats.maxInProgress).toBe(1)
-    const lines = proxy.logs.filter((l) => l.msg === 'request' && l.endpoint === 'POST /donations/search')
+    const lines = stack.proxy.logs.filter((l) => l.msg === 'request' && l.endpoint === 'POST /donations/search')
     expect(lines.reduce((n, l) => n + (l.retries as number), 0)).toBe(stats.pushback429)
   })
 

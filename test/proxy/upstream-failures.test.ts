@@ -1,34 +1,25 @@
 import { createServer } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startSim, type Sim } from '../support/sim.js'
-import { adminJson, startProxy, type RunningProxy } from '../support/proxy.js'
+import { describe, expect, it } from 'vitest'
+import {  } from '../support/sim.js'
+import { adminJson, startProxy, useSimAndProxy } from '../support/proxy.js'
 import { send } from '../support/http.js'
 
 describe('upstream failures: 504 for timeouts, 502 for connection failures, permits come back', () => {
-  let sim: Sim
-  let proxy: RunningProxy
-  beforeAll(async () => {
-    sim = await startSim()
-    proxy = await startProxy({ upstream: sim.apiUrl, upstreamTimeouts: { headersMs: 300 } })
-  })
-  afterAll(async () => {
-    await proxy.close()
-    await sim.close()
-  })
+  const stack = useSimAndProxy({}, { upstreamTimeouts: { headersMs: 300 } })
 
   it('no answer within the headers timeout: 504 SLUICE_UPSTREAM_TIMEOUT', async () => {
-    const answer = await send(proxy.url, '/v2/accounts/search', { method: 'POST', headers: { 'x-sim-hang': '1' }, body: '{}' })
+    const answer = await send(stack.proxy.url, '/v2/accounts/search', { method: 'POST', headers: { 'x-sim-hang': '1' }, body: '{}' })
     expect(answer.status).toBe(504)
     expect(answer.json()).toEqual([{ code: 'SLUICE_UPSTREAM_TIMEOUT', message: 'The API did not answer in time: UND_ERR_HEADERS_TIMEOUT' }])
-    expect((await adminJson<{ keys: unknown[] }>(proxy, '/status')).keys).toEqual([])
+    expect((await adminJson<{ keys: unknown[] }>(stack.proxy, '/status')).keys).toEqual([])
   })
 
   it('the upstream drops the connection: 502 SLUICE_UPSTREAM_UNREACHABLE', async () => {
-    const answer = await send(proxy.url, '/v2/accounts/search', { method: 'POST', headers: { 'x-sim-destroy': '1' }, body: '{}' })
+    const answer = await send(stack.proxy.url, '/v2/accounts/search', { method: 'POST', headers: { 'x-sim-destroy': '1' }, body: '{}' })
     expect(answer.status).toBe(502)
     expect(answer.json<[{ code: string }]>()[0].code).toBe('SLUICE_UPSTREAM_UNREACHABLE')
-    expect((await adminJson<{ keys: unknown[] }>(proxy, '/status')).keys).toEqual([])
-    const line = proxy.logs.findLast((l) => l.msg === 'request')
+    expect((await adminJson<{ keys: unknown[] }>(stack.proxy, '/status')).keys).toEqual([])
+    const line = stack.proxy.logs.findLast((l) => l.msg === 'request')
     expect(line).toMatchObject({ outcome: 'upstream_error', status: 502 })
   })
 

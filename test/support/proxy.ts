@@ -1,6 +1,8 @@
 import { Writable } from 'node:stream'
+import { afterAll, beforeAll } from 'vitest'
 import { buildApp, type App, type AppDeps } from '../../src/app.js'
 import { loadSettings } from '../../src/config/load.js'
+import { startSim, type Sim, type SimOptions } from '../../src/sim/index.js'
 
 export interface RunningProxy {
   readonly app: App
@@ -51,4 +53,34 @@ export interface StatusKey {
 export async function statusOf(proxy: { adminUrl: string }, instance: string, endpoint: string): Promise<StatusKey | undefined> {
   const status = await adminJson<{ keys: StatusKey[] }>(proxy, '/status')
   return status.keys.find((k) => k.instance === instance && k.endpoint === endpoint)
+}
+
+export interface SimAndProxy {
+  readonly sim: Sim
+  readonly proxy: RunningProxy
+}
+
+/**
+ * A simulated API and the real proxy in front of it, started before the file's tests and closed
+ * after them. Read `stack.sim` and `stack.proxy` inside tests (they exist once `beforeAll` ran).
+ */
+export function useSimAndProxy(simOptions: Partial<SimOptions> = {}, settings: Record<string, unknown> = {}): SimAndProxy {
+  let sim: Sim | undefined
+  let proxy: RunningProxy | undefined
+  beforeAll(async () => {
+    sim = await startSim(simOptions)
+    proxy = await startProxy({ upstream: sim.apiUrl, ...settings })
+  })
+  afterAll(async () => {
+    await proxy?.close()
+    await sim?.close()
+  })
+  return {
+    get sim() {
+      return sim!
+    },
+    get proxy() {
+      return proxy!
+    },
+  }
 }
