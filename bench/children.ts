@@ -64,3 +64,33 @@ export function cpuMs(pid: number): number {
   // Fields 14 and 15 of proc(5) (utime, stime) are the 12th and 13th after the command name.
   return (Number(fields[11]) + Number(fields[12])) * 10
 }
+
+export interface ServerChild extends Child {
+  /** http://127.0.0.1:PORT */
+  readonly url: string
+  readonly pid: number
+}
+
+/** The sim (`dist/sim/main.js`) at zero latency on a free port, once it answers. */
+export async function startSimChild(env: Record<string, string> = {}): Promise<ServerChild> {
+  const port = await freePort()
+  const child = startNode(['dist/sim/main.js'], { SIM_PORT: String(port), SIM_HOST: '127.0.0.1', SIM_LATENCY_MS: '0', ...env })
+  const url = `http://127.0.0.1:${port}`
+  await waitForHttp(`${url}/__sim/stats`)
+  return { ...child, url, pid: child.process.pid! }
+}
+
+/** sluice (`dist/main.js`) in front of `upstream` on free ports, once its admin port answers. */
+export async function startSluiceChild(upstream: string, env: Record<string, string> = {}): Promise<ServerChild> {
+  const [port, adminPort] = [await freePort(), await freePort()]
+  const child = startNode(['dist/main.js'], {
+    SLUICE_UPSTREAM: upstream,
+    SLUICE_PORT: String(port),
+    SLUICE_ADMIN_PORT: String(adminPort),
+    SLUICE_HOST: '127.0.0.1',
+    SLUICE_ADMIN_HOST: '127.0.0.1',
+    ...env,
+  })
+  await waitForHttp(`http://127.0.0.1:${adminPort}/healthz`)
+  return { ...child, url: `http://127.0.0.1:${port}`, pid: child.process.pid! }
+}
