@@ -42,8 +42,8 @@ end
 -- Fills free slots from the head of the queue: each live head waiter becomes a holder at once (a
 -- direct handoff, so nobody can overtake it) and its replica hears of it on its own channel. Waiters
 -- whose replica stopped renewing its liveness are dropped, so a dead replica never blocks the queue.
--- Returns the number of holders afterwards.
-local function grant(holders, queue, meta, now, lease, chan, limit, held)
+-- Returns the number of holders afterwards; given a table "granted", also lists the ids granted.
+local function grant(holders, queue, meta, now, lease, chan, limit, held, granted)
   local alive = {}
   while held < limit do
     local head = redis.call('ZPOPMIN', queue)
@@ -60,6 +60,7 @@ local function grant(holders, queue, meta, now, lease, chan, limit, held)
         redis.call('ZADD', holders, now + lease, id)
         held = held + 1
         redis.call('PUBLISH', chan .. rid, id)
+        if granted then granted[#granted + 1] = id end
       end
     end
   end

@@ -237,13 +237,16 @@ export class SharedPermits {
 
   async #release(state: KeyState, ids: string[]): Promise<void> {
     try {
-      await release(this.scripts, state.keys, {
+      const { granted } = await release(this.scripts, state.keys, {
         ids,
         limit: state.limit,
         leaseMs: this.config.leaseMs,
         idleMs: this.config.idleMs,
         channelPrefix: this.config.channelPrefix,
       })
+      // A slot handed to one of our own waiters needs no round through pub/sub: grant it now (the
+      // message that follows finds no waiter and is ignored). Other replicas' ids are not ours.
+      for (const id of granted) this.onGrantMessage(id)
       this.#collect(state)
     } catch (err) {
       for (const id of ids) state.drops.add(id)

@@ -13,8 +13,15 @@ export interface ReleaseArgs {
   readonly channelPrefix: string
 }
 
-/** Releases holders / withdraws waiters; resolves with how many of the ids Redis still knew. */
-export async function release(scripts: Scripts, keys: SemaphoreKeys, a: ReleaseArgs): Promise<number> {
-  const reply = await scripts.run(RELEASE_SCRIPT, keyList(keys), [a.limit, a.leaseMs, a.idleMs, a.channelPrefix, ...a.ids])
-  return Number(reply)
+export interface ReleaseResult {
+  /** how many of the ids Redis still knew */
+  readonly found: number
+  /** waiters (of any replica) that the freed slots were handed to */
+  readonly granted: readonly string[]
+}
+
+/** Releases holders / withdraws waiters, and hands the freed slots to the head waiters. */
+export async function release(scripts: Scripts, keys: SemaphoreKeys, a: ReleaseArgs): Promise<ReleaseResult> {
+  const reply = (await scripts.run(RELEASE_SCRIPT, keyList(keys), [a.limit, a.leaseMs, a.idleMs, a.channelPrefix, ...a.ids])) as [number, string[] | undefined]
+  return { found: Number(reply[0]), granted: reply[1] ?? [] }
 }

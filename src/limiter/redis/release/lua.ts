@@ -4,11 +4,13 @@ import { LUA_COMMON } from '../lua-common.js'
  * release: give back permits, or withdraw waiters — whichever each id is now.
  * KEYS: holders queue meta
  * ARGV: limit leaseMs idleMs channelPrefix id...
- * Reply: how many ids were found (0 for a second release: harmless)
+ * Reply: { how many ids were found (0 for a second release: harmless), the ids granted }
  *
  * One script serves release and cancel because a waiter may have been granted between the replica's
  * decision to give up and this script: the id is then a holder and is released here, never leaked.
- * The freed slots go straight to the queue's head (see grant in lua-common).
+ * The freed slots go straight to the queue's head (see grant in lua-common). The granted ids are
+ * returned too: a waiter of the releasing replica is then granted from this reply, without waiting
+ * for its pub/sub message (which still comes, and is then ignored).
  */
 export const RELEASE_LUA = `${LUA_COMMON}
 local holders, queue, meta = KEYS[1], KEYS[2], KEYS[3]
@@ -21,6 +23,7 @@ for i = 5, #ARGV do
   end
 end
 local held = live_holders(holders, now, limit)
-grant(holders, queue, meta, now, lease, chan, limit, held)
-return found
+local granted = {}
+grant(holders, queue, meta, now, lease, chan, limit, held, granted)
+return { found, granted }
 `
