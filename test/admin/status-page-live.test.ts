@@ -1,18 +1,10 @@
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startProxy, type RunningProxy } from '../support/proxy.js'
+import { startProxy, type RunningProxy, type StatusKey } from '../support/proxy.js'
 import { basicAuth, startSim, type Sim } from '../support/sim.js'
 import { parsePromText, valueOf } from '../metrics/prom-text.js'
 import { hasChromium, launchChromium, nextRender, readField, readKeys, waitFor, type PageKey } from './status-page-support.js'
 
-interface StatusKey {
-  instance: string
-  endpoint: string
-  limit: number
-  inFlight: number
-  queued: number
-  oldestWaitMs: number
-}
 interface Status {
   mode: string
   backend: string

@@ -1,3 +1,4 @@
+import type { KeyStatus } from '../../types.js'
 import { keyList, type GlobalKeys, type SemaphoreKeys } from '../keys.js'
 import { stringsOf, type ScriptDef, type Scripts } from '../script.js'
 import { ACTIVE_LUA, STATUS_LUA } from './lua.js'
@@ -5,14 +6,8 @@ import { ACTIVE_LUA, STATUS_LUA } from './lua.js'
 export const STATUS_SCRIPT: ScriptDef = { name: 'status', numberOfKeys: 3, lua: STATUS_LUA }
 export const ACTIVE_SCRIPT: ScriptDef = { name: 'active', numberOfKeys: 1, lua: ACTIVE_LUA }
 
-export interface SemaphoreStatus {
-  readonly instance: string
-  readonly endpoint: string
-  readonly limit: number
-  readonly inFlight: number
-  readonly queued: number
-  readonly oldestWaitMs: number
-}
+/** One semaphore as `/status` shows it: the limiter interface's KeyStatus. */
+export type SemaphoreStatus = KeyStatus
 
 /** Live holders and waiters of one semaphore, across every replica. */
 export async function semaphoreStatus(scripts: Scripts, keys: SemaphoreKeys): Promise<SemaphoreStatus> {
