@@ -1,38 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { spawnProxy, type ProxyProcess } from '../../support/process.js'
+import { describe, expect, it } from 'vitest'
 import { adminJson } from '../../support/proxy.js'
 import { send, until } from '../../support/http.js'
-import { startRedis, uniquePrefix, type TestRedis } from '../../support/redis.js'
-import { basicAuth, startSim, type Sim } from '../../support/sim.js'
+import { useRedisReplicas } from '../../support/replicas.js'
+import { basicAuth } from '../../support/sim.js'
 
 /** Three proxy replicas (`node dist/main.js`, built by `npm test`) lose their Redis under load, then get it back. */
 
-let redis: TestRedis
-let sim: Sim
-let replicas: ProxyProcess[]
-
-beforeAll(async () => {
-  if (process.env.SLUICE_TEST_REDIS_URL) return
-  redis = await startRedis()
-  sim = await startSim({ latencyMs: 5 })
-  const env = {
-    SLUICE_UPSTREAM: sim.apiUrl,
-    SLUICE_REDIS_URL: redis.url,
-    SLUICE_REDIS_KEY_PREFIX: uniquePrefix('outage'),
-    SLUICE_REDIS_LEASE_MS: '1500',
-    SLUICE_REDIS_FALLBACK: 'local',
-    SLUICE_REQUEST_LOG: 'false',
-  }
-  replicas = await Promise.all([1, 2, 3].map(() => spawnProxy(env)))
-}, 60_000)
-
-afterAll(async () => {
-  await Promise.all((replicas ?? []).map((r) => r.stop()))
-  await sim?.close()
-  await redis?.close()
+const stack = useRedisReplicas({
+  simLatencyMs: 5,
+  prefixName: 'outage',
+  env: { SLUICE_REDIS_LEASE_MS: '1500', SLUICE_REDIS_FALLBACK: 'local' },
+  skip: Boolean(process.env.SLUICE_TEST_REDIS_URL),
 })
 
-const modes = (): Promise<string[]> => Promise.all(replicas.map(async (r) => (await adminJson<{ mode: string }>(r, '/readyz')).mode))
+const modes = (): Promise<string[]> => Promise.all(stack.replicas.map(async (r) => (await adminJson<{ mode: string }>(r, '/readyz')).mode))
 
 describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('three replicas when Redis stops under load and starts again', () => {
   it('no replica dies, every request is answered, the mode goes to the fallback and back', async () => {
@@ -40,7 +21,7 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('three replicas when Redis st
     let running = true
     const statuses = new Map<number, number>()
     const clients = Array.from({ length: 30 }, async (_, client) => {
-      const replica = replicas[client % 3]!
+      const replica = stack.replicas[client % 3]!
       while (running) {
         const answer = await send(replica.url, client % 2 ? '/v2/accounts/search' : '/v2/donations/3', {
           method: client % 2 ? 'POST' : 'GET',
@@ -53,11 +34,11 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('three replicas when Redis st
     const answered = (): number => [...statuses.values()].reduce((a, b) => a + b, 0)
 
     await until(() => answered() > 50, 'traffic through Redis')
-    await redis.stop()
+    await stack.redis.stop()
     await until(async () => (await modes()).every((m) => m === 'local'), 'every replica in the local fallback')
     const before = answered()
     await until(() => answered() > before + 50, 'traffic through the fallback')
-    await redis.start()
+    await stack.redis.start()
     await until(async () => (await modes()).every((m) => m === 'redis'), 'every replica back on Redis', 15_000)
     const back = answered()
     await until(() => answered() > back + 50, 'traffic through Redis again')
@@ -65,8 +46,8 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('three replicas when Redis st
     await Promise.all(clients)
 
     expect(Object.fromEntries(statuses)).toEqual({ 200: answered() })
-    for (const replica of replicas) expect(replica.child.exitCode).toBeNull()
-    for (const replica of replicas) {
+    for (const replica of stack.replicas) expect(replica.child.exitCode).toBeNull()
+    for (const replica of stack.replicas) {
       await until(async () => (await adminJson<{ keys: unknown[] }>(replica, '/status')).keys.length === 0, 'no permit left')
     }
   })

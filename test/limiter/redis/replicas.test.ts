@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { spawnProxy, type ProxyProcess } from '../../support/process.js'
+import { describe, expect, it } from 'vitest'
 import { adminJson, statusOf } from '../../support/proxy.js'
 import { send, until } from '../../support/http.js'
-import { startRedis, uniquePrefix, type TestRedis } from '../../support/redis.js'
-import { basicAuth, keyStats, startSim, type Sim } from '../../support/sim.js'
+import { spawnProxy } from '../../support/process.js'
+import { useRedisReplicas } from '../../support/replicas.js'
+import { basicAuth, keyStats } from '../../support/sim.js'
 
 /**
  * Three proxy replicas (separate processes, `node dist/main.js`) sharing one Redis, in front of the
@@ -12,37 +12,15 @@ import { basicAuth, keyStats, startSim, type Sim } from '../../support/sim.js'
 
 const LEASE_MS = 1_500
 
-let redis: TestRedis
-let sim: Sim
-let replicas: ProxyProcess[]
-let prefix: string
+const stack = useRedisReplicas({ simLatencyMs: 10, prefixName: 'replicas', env: { SLUICE_REDIS_LEASE_MS: String(LEASE_MS) } })
 
-beforeAll(async () => {
-  redis = await startRedis()
-  sim = await startSim({ latencyMs: 10 })
-  prefix = uniquePrefix('replicas')
-  const env = {
-    SLUICE_UPSTREAM: sim.apiUrl,
-    SLUICE_REDIS_URL: redis.url,
-    SLUICE_REDIS_KEY_PREFIX: prefix,
-    SLUICE_REDIS_LEASE_MS: String(LEASE_MS),
-    SLUICE_REQUEST_LOG: 'false',
-  }
-  replicas = await Promise.all([1, 2, 3].map(() => spawnProxy(env)))
-}, 60_000)
-
-afterAll(async () => {
-  await Promise.all((replicas ?? []).map((r) => r.stop()))
-  await sim?.close()
-  await redis?.close()
-})
 
 async function leftInRedis(): Promise<{ holders: number; queued: number }> {
-  const client = redis.client()
+  const client = stack.redis.client()
   let holders = 0
   let queued = 0
-  for (const k of await client.keys(`${prefix}:*:holders`)) holders += await client.zcard(k)
-  for (const k of await client.keys(`${prefix}:*:queue`)) queued += await client.zcard(k)
+  for (const k of await client.keys(`${stack.prefix}:*:holders`)) holders += await client.zcard(k)
+  for (const k of await client.keys(`${stack.prefix}:*:queue`)) queued += await client.zcard(k)
   return { holders, queued }
 }
 
@@ -51,8 +29,8 @@ const post = (base: string, path: string, org: string, headers: Record<string, s
 
 describe('three replicas on one Redis', () => {
   it('60 concurrent clients over mixed endpoints and two instances: the API never sees more than a limit, no client sees a 429', async () => {
-    sim.reset()
-    expect(await Promise.all(replicas.map(async (r) => (await adminJson<{ mode: string }>(r, '/status')).mode))).toEqual(['redis', 'redis', 'redis'])
+    stack.sim.reset()
+    expect(await Promise.all(stack.replicas.map(async (r) => (await adminJson<{ mode: string }>(r, '/status')).mode))).toEqual(['redis', 'redis', 'redis'])
     const routes = [
       { method: 'POST', path: '/v2/accounts/search' }, // limit 1
       { method: 'POST', path: '/v2/donations/search' }, // limit 1
@@ -61,7 +39,7 @@ describe('three replicas on one Redis', () => {
     const statuses: number[] = []
     await Promise.all(
       Array.from({ length: 60 }, async (_, client) => {
-        const replica = replicas[client % 3]!
+        const replica = stack.replicas[client % 3]!
         const org = client % 2 ? 'org1' : 'org2'
         const route = routes[Math.floor(client / 2) % 3]!
         for (let i = 0; i < 4; i++) {
@@ -71,7 +49,7 @@ describe('three replicas on one Redis', () => {
       }),
     )
     expect(statuses).toEqual(Array(240).fill(200))
-    const keys = Object.values(sim.stats().keys)
+    const keys = Object.values(stack.sim.stats().keys)
     expect(keys).toHaveLength(6)
     for (const k of keys) {
       expect(k.rejected429).toBe(0)
@@ -83,17 +61,17 @@ describe('three replicas on one Redis', () => {
   })
 
   it('FIFO holds across replicas', async () => {
-    sim.reset()
-    const first = post(replicas[0]!.url, '/v2/orders/search', 'org5', { 'x-sim-delay-ms': '300' })
-    await until(() => keyStats(sim, 'org5', 'POST /orders/search')?.inProgress === 1, 'first request upstream')
+    stack.sim.reset()
+    const first = post(stack.replicas[0]!.url, '/v2/orders/search', 'org5', { 'x-sim-delay-ms': '300' })
+    await until(() => keyStats(stack.sim, 'org5', 'POST /orders/search')?.inProgress === 1, 'first request upstream')
     const answers: Promise<unknown>[] = []
     for (let i = 0; i < 6; i++) {
-      answers.push(post(replicas[(i % 2) + 1]!.url, '/v2/orders/search', 'org5', { 'x-test-seq': String(i) }))
-      await until(async () => (await statusOf(replicas[0]!, 'org5', 'POST /orders/search'))?.queued === i + 1, `waiter ${i} queued`)
+      answers.push(post(stack.replicas[(i % 2) + 1]!.url, '/v2/orders/search', 'org5', { 'x-test-seq': String(i) }))
+      await until(async () => (await statusOf(stack.replicas[0]!, 'org5', 'POST /orders/search'))?.queued === i + 1, `waiter ${i} queued`)
     }
     await first
     await Promise.all(answers)
-    const order = sim
+    const order = stack.sim
       .stats()
       .arrivals.filter((a) => a.seq !== null)
       .map((a) => a.seq)
@@ -101,31 +79,31 @@ describe('three replicas on one Redis', () => {
   })
 
   it('a replica SIGKILLed while holding a permit: the others get it back after the lease', async () => {
-    sim.reset()
+    stack.sim.reset()
     const victim = await spawnProxy({
-      SLUICE_UPSTREAM: sim.apiUrl,
-      SLUICE_REDIS_URL: redis.url,
-      SLUICE_REDIS_KEY_PREFIX: prefix,
+      SLUICE_UPSTREAM: stack.sim.apiUrl,
+      SLUICE_REDIS_URL: stack.redis.url,
+      SLUICE_REDIS_KEY_PREFIX: stack.prefix,
       SLUICE_REDIS_LEASE_MS: String(LEASE_MS),
       SLUICE_REQUEST_LOG: 'false',
     })
     // never answered by the API: in progress until the victim's connection to it goes away
     void post(victim.url, '/v2/events/search', 'org6', { 'x-sim-hang': '1' }).catch(() => undefined)
-    await until(() => keyStats(sim, 'org6', 'POST /events/search')?.inProgress === 1, 'victim holds the permit')
-    const waiting = post(replicas[0]!.url, '/v2/events/search', 'org6', { 'x-test-seq': 'survivor' })
-    await until(async () => (await statusOf(replicas[0]!, 'org6', 'POST /events/search'))?.queued === 1, 'survivor queued')
+    await until(() => keyStats(stack.sim, 'org6', 'POST /events/search')?.inProgress === 1, 'victim holds the permit')
+    const waiting = post(stack.replicas[0]!.url, '/v2/events/search', 'org6', { 'x-test-seq': 'survivor' })
+    await until(async () => (await statusOf(stack.replicas[0]!, 'org6', 'POST /events/search'))?.queued === 1, 'survivor queued')
     await victim.stop('SIGKILL')
     const answer = await waiting
     expect(answer.status).toBe(200)
-    expect(keyStats(sim, 'org6', 'POST /events/search')).toMatchObject({ maxInProgress: 1, rejected429: 0 })
+    expect(keyStats(stack.sim, 'org6', 'POST /events/search')).toMatchObject({ maxInProgress: 1, rejected429: 0 })
     await until(async () => (await leftInRedis()).holders === 0, 'no permit left')
   })
 
   it('1000 clients hanging up while queued and while upstream leave no holder and no waiter in Redis', async () => {
-    sim.reset()
+    stack.sim.reset()
     const requests = Array.from({ length: 1000 }, (_, i) => {
       const controller = new AbortController()
-      const replica = replicas[i % 3]!
+      const replica = stack.replicas[i % 3]!
       const path = i % 2 ? '/v2/accounts/search' : '/v2/donations/7'
       const request = send(replica.url, path, {
         method: i % 2 ? 'POST' : 'GET',
@@ -141,9 +119,9 @@ describe('three replicas on one Redis', () => {
       const left = await leftInRedis()
       return left.holders === 0 && left.queued === 0
     }, 'Redis to be empty', 20_000)
-    for (const replica of replicas) {
+    for (const replica of stack.replicas) {
       await until(async () => (await adminJson<{ keys: unknown[] }>(replica, '/status')).keys.length === 0, 'no active key')
     }
-    for (const k of Object.values(sim.stats().keys)) expect(k.maxInProgress).toBeLessThanOrEqual(k.limit!)
+    for (const k of Object.values(stack.sim.stats().keys)) expect(k.maxInProgress).toBeLessThanOrEqual(k.limit!)
   })
 })
