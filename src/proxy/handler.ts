@@ -8,7 +8,7 @@ import type { Settings } from '../config/schema.js'
 import { QueueTimeoutError } from '../limiter/errors.js'
 import type { Limiter, Permit } from '../limiter/types.js'
 import { retryDelayMs, sleep } from './backoff.js'
-import { NO_BODY, readBody, type RequestBody } from './body.js'
+import { NO_BODY, readBody } from './body.js'
 import { BadWaitHeaderError, NotFoundError, UpstreamBusyError } from './errors.js'
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js'
 import { instanceOf } from './instance.js'
@@ -246,5 +246,3 @@ function retryAfterSeconds(value: string | string[] | undefined): string {
 }
 
 const describe = (key: { instance: string; endpoint: string }): string => `${key.endpoint} (instance ${key.instance})`
-
-export type { RequestBody }
