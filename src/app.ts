@@ -8,6 +8,7 @@ import { createLimiter } from './limiter/index.js'
 import type { Limiter } from './limiter/types.js'
 import { accessLogFields, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from './metrics/access-log.js'
 import { createMetrics } from './metrics/index.js'
+import { lazyChildLoggerFactory } from './metrics/request-logger.js'
 import { ShuttingDownError } from './proxy/errors.js'
 import proxyPlugin from './proxy/plugin.js'
 import { replyWithError } from './proxy/reply.js'
@@ -51,6 +52,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     logger: loggerOptions,
     // One access-log line per request is written by the proxy itself, from its RequestRecord.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyChildLoggerFactory,
     // Keep an app's own request id when it is sane, so its logs and ours line up.
     genReqId: (req) => {
       const given = req.headers['x-request-id']
@@ -93,12 +95,13 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     limiter,
     upstream,
     versioning,
-    onFinished: (record: RequestRecord, request) => {
+    onFinished: (record: RequestRecord) => {
       metrics.requestFinished(record)
       // Built only when written: the hot path makes no log object that the level would drop.
       if (writeAccessLog) {
         const fields = accessLogFields(record)
-        request.log.info(!record.versionWarnings?.length ? fields : { ...fields, versionWarnings: record.versionWarnings }, 'request')
+        // The root logger: the fields carry the request id already.
+        log.info(!record.versionWarnings?.length ? fields : { ...fields, versionWarnings: record.versionWarnings }, 'request')
       }
     },
     onUpstream429: (endpoint, instance) => metrics.upstream429(endpoint.id, instance),

@@ -29,7 +29,11 @@ export interface AcquireOptions {
   readonly limit: number
   /** absolute time (ms since epoch, `Date.now()` clock) after which the wait fails with QueueTimeoutError */
   readonly deadline: number
-  /** aborts the wait (client hung up): the waiter leaves the queue at once, rejects with AbortError */
+  /**
+   * Aborts the wait (client hung up): the waiter leaves the queue at once, rejects with AbortError.
+   * The in-process backend reads it only when the request has to wait, so a caller may make it
+   * lazily (a getter); the Redis backend reads it at once.
+   */
   readonly signal?: AbortSignal
   /**
    * When the request first joined a queue (ms since epoch). A request sent back by an upstream 429

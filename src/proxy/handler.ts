@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks'
 import type { Readable } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
 import type { Dispatcher } from 'undici'
 import { badPathError } from '../catalog/index.js'
 import type { Catalog, Endpoint } from '../catalog/types.js'
@@ -9,6 +10,8 @@ import { QueueTimeoutError } from '../limiter/errors.js'
 import type { Limiter, Permit } from '../limiter/types.js'
 import { retryDelayMs, sleep } from './backoff.js'
 import { NO_BODY, readBody } from './body.js'
+import { forward } from './forward.js'
+import { HangUp } from './hang-up.js'
 import { BadWaitHeaderError, NotFoundError, UpstreamBusyError } from './errors.js'
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js'
 import { instanceOf } from './instance.js'
@@ -71,10 +74,10 @@ export function createProxyHandler(ctx: ProxyContext) {
     const trace = new Trace(request.id, request.method, performance.now())
     const arrivedAt = Date.now()
     const res = reply.raw
-    const clientGone = new AbortController()
+    const client = new HangUp()
     res.once('close', () => {
       const gone = !res.writableFinished
-      if (gone) clientGone.abort(new DOMException('the client hung up', 'AbortError'))
+      if (gone) client.hangUp()
       const record = trace.finish(res.statusCode, gone, performance.now())
       if (record !== undefined) ctx.onFinished(record, request)
     })
@@ -129,7 +132,7 @@ export function createProxyHandler(ctx: ProxyContext) {
       if (decision.upstream === undefined) delete upstreamHeaders[versionHeader]
       else upstreamHeaders[versionHeader] = decision.upstream
       if (body.kind === 'stream' && body.length !== undefined) upstreamHeaders['content-length'] = String(body.length)
-      const forward: Dispatcher.RequestOptions = {
+      const forwardOptions: Dispatcher.DispatchOptions = {
         path: upstream.basePath + match.path + query,
         method: request.method,
         headers: upstreamHeaders,
@@ -139,53 +142,54 @@ export function createProxyHandler(ctx: ProxyContext) {
 
       // ── queue, forward, and on an upstream 429 back into the queue (at its old place) after a back-off
       for (let attempt = 0; ; attempt++) {
-        const permit = await acquire(limiter, key, endpoint.limit, deadline, arrivedAt, settings.queue.maxLength, clientGone.signal, trace)
-        let answer: Dispatcher.ResponseData
+        const permit = await acquire(limiter, key, endpoint.limit, deadline, arrivedAt, settings.queue.maxLength, client, trace)
+        let busy: IncomingHttpHeaders | undefined
         trace.upstreamStartedAt = performance.now()
         try {
-          answer = await upstream.pool.request(forward)
+          await forward(upstream.pool, forwardOptions, res, {
+            onHead: (status, upstreamHeaders) => {
+              versioning.observeUpstream(decision, status)
+              if (status === 429) {
+                busy = upstreamHeaders
+                return undefined
+              }
+              // From here the answer is the upstream's; nobody is left to answer when the client has gone.
+              reply.hijack()
+              if (client.gone) return undefined
+              // Headers sluice set (version notes), the upstream's over them, and the request id over all.
+              const head: OutgoingHttpHeaders = Object.assign(reply.getHeaders(), clientResponseHeaders(upstreamHeaders))
+              head['x-request-id'] = request.id
+              return head
+            },
+            // The upstream is done with the request when its answer has been read to the end (or torn).
+            onDone: (cutOff) => {
+              trace.upstreamEndedAt = performance.now()
+              if (cutOff) trace.outcome = 'upstream_error'
+              permit.release()
+            },
+          })
         } catch (err) {
-          trace.upstreamEndedAt = performance.now()
-          permit.release()
           throw withOutcome(upstreamFailure(err), 'upstream_error')
         }
-        const releaseWhenDone = (): void => {
-          trace.upstreamEndedAt = performance.now()
-          permit.release()
+        if (busy === undefined) return
+        // An upstream 429: back into the queue at the old place, after a back-off, within the deadline.
+        trace.upstream429s++
+        ctx.onUpstream429?.(endpoint, trace.instance)
+        if (client.gone) return void reply.hijack()
+        if (body.kind === 'stream') {
+          reply.header('retry-after', retryAfterSeconds(busy['retry-after']))
+          throw withOutcome(new UpstreamBusyError(endpoint.id), 'upstream_busy')
         }
-        // The upstream is done with the request when its answer has been read to the end (or torn).
-        answer.body.once('close', releaseWhenDone)
-        versioning.observeUpstream(decision, answer.statusCode)
-
-        if (clientGone.signal.aborted) {
-          // Nobody to answer; read the answer out so the permit goes back as soon as the API is done.
-          void answer.body.dump()
-          return void reply.hijack()
+        const delay = retryDelayMs(busy['retry-after'], attempt, settings.retry.baseDelayMs, settings.retry.maxDelayMs)
+        if (Date.now() + delay >= deadline) {
+          throw withOutcome(new QueueTimeoutError(Date.now() - arrivedAt, describe(key)), 'queue_timeout')
         }
-        if (answer.statusCode === 429) {
-          trace.upstream429s++
-          ctx.onUpstream429?.(endpoint, trace.instance)
-          void answer.body.dump()
-          if (body.kind === 'stream') {
-            reply.header('retry-after', retryAfterSeconds(answer.headers['retry-after']))
-            throw withOutcome(new UpstreamBusyError(endpoint.id), 'upstream_busy')
-          }
-          const delay = retryDelayMs(answer.headers['retry-after'], attempt, settings.retry.baseDelayMs, settings.retry.maxDelayMs)
-          if (Date.now() + delay >= deadline) {
-            throw withOutcome(new QueueTimeoutError(Date.now() - arrivedAt, describe(key)), 'queue_timeout')
-          }
-          await sleep(delay, clientGone.signal).catch(() => undefined)
-          if (clientGone.signal.aborted) return void reply.hijack()
-          trace.retries++
-          continue
-        }
-        reply.code(answer.statusCode)
-        reply.headers(clientResponseHeaders(answer.headers))
-        reply.header('x-request-id', request.id)
-        return reply.send(answer.body)
+        await sleep(delay, client.signal).catch(() => undefined)
+        if (client.gone) return void reply.hijack()
+        trace.retries++
       }
     } catch (err) {
-      if (clientGone.signal.aborted) return void reply.hijack()
+      if (client.gone) return void reply.hijack()
       const rejection = err as Rejection
       trace.outcome = rejection.outcome ?? OUTCOME_BY_CODE[(rejection as { code?: string }).code ?? ''] ?? 'bad_request'
       throw rejection
@@ -200,12 +204,21 @@ async function acquire(
   deadline: number,
   arrivedAt: number,
   maxQueue: number,
-  signal: AbortSignal,
+  client: HangUp,
   trace: Trace,
 ): Promise<Permit> {
   const started = performance.now()
   try {
-    return await limiter.acquire(key, { limit, deadline, arrivedAt, maxQueue, signal })
+    // The signal is read only if the request has to wait (see AcquireOptions.signal).
+    return await limiter.acquire(key, {
+      limit,
+      deadline,
+      arrivedAt,
+      maxQueue,
+      get signal() {
+        return client.signal
+      },
+    })
   } finally {
     trace.queueMs += performance.now() - started
   }

@@ -14,8 +14,11 @@ const HOP_BY_HOP = new Set([
   'http2-settings',
 ])
 
+const ONLY_PERSISTENCE = /^\s*(keep-alive|close)\s*$/i
+
 function connectionListed(value: string | string[] | undefined): Set<string> | undefined {
-  if (value === undefined) return undefined
+  // Nearly every request says only `keep-alive` (or `close`): nothing else is listed.
+  if (value === undefined || (typeof value === 'string' && ONLY_PERSISTENCE.test(value))) return undefined
   const text = Array.isArray(value) ? value.join(',') : value
   const names = text
     .split(',')

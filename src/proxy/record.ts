@@ -17,7 +17,7 @@ export type Outcome =
   | 'bad_request'
   /** 503: the upstream answered 429 for a streamed body, which cannot be sent again */
   | 'upstream_busy'
-  /** 502/504: the upstream could not be reached, or timed out */
+  /** 502/504: the upstream could not be reached, or timed out; or it broke its answer off mid-body (status as sent) */
   | 'upstream_error'
   /** 503: the limiter refuses permits (shutting down, or Redis down with fallback `closed`) */
   | 'unavailable'

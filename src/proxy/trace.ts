@@ -37,8 +37,9 @@ export class Trace {
       template: this.template,
       instance: this.instance,
       app: this.app,
-      status: clientGone ? 0 : status,
-      outcome: clientGone ? 'client_aborted' : (this.outcome ?? 'forwarded'),
+      // An answer the upstream broke off mid-body also ends with the client's side torn down.
+      status: clientGone && this.outcome !== 'upstream_error' ? 0 : status,
+      outcome: this.outcome === 'upstream_error' ? 'upstream_error' : clientGone ? 'client_aborted' : (this.outcome ?? 'forwarded'),
       version: this.version,
       upstreamVersion: this.upstreamVersion,
       versionWarnings: this.versionWarnings,

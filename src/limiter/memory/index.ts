@@ -39,7 +39,6 @@ export class MemoryLimiter implements Limiter {
 
   acquire(key: PermitKey, options: AcquireOptions): Promise<Permit> {
     if (this.closedReason !== undefined) return Promise.reject(new LimiterClosedError(this.closedReason))
-    if (options.signal?.aborted) return Promise.reject(abortReason(options.signal))
     const id = keyOf(key)
     let queue = this.queues.get(id)
     if (queue === undefined) {
@@ -52,6 +51,10 @@ export class MemoryLimiter implements Limiter {
     if (queue.canGrantNow()) {
       queue.inFlight++
       return Promise.resolve(this.permit(id, queue, 0))
+    }
+    if (options.signal?.aborted) {
+      this.dropIfIdle(id, queue)
+      return Promise.reject(abortReason(options.signal))
     }
     if (queue.queued >= options.maxQueue) {
       this.dropIfIdle(id, queue)

@@ -1,0 +1,94 @@
+import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http'
+import type { Dispatcher } from 'undici'
+
+export interface ForwardCallbacks {
+  /**
+   * The upstream's status line and headers arrived. Return the headers to answer the client with,
+   * and its body is passed on; return undefined and the body is read out and dropped (an upstream
+   * 429 that will be retried, a client that has gone).
+   */
+  onHead(statusCode: number, headers: IncomingHttpHeaders): OutgoingHttpHeaders | undefined
+  /**
+   * Once: the upstream is done with the request — its answer read to the end, or failed. `cutOff`
+   * is true when it failed after its head had been passed to the client.
+   */
+  onDone(cutOff: boolean): void
+}
+
+/**
+ * Sends one request upstream and pipes the answer straight into the client's response, without an
+ * intermediate stream: undici's dispatch callbacks write to `res`, and back-pressure pauses the
+ * upstream read. Resolves with the upstream status once the head has been handled (the body may
+ * still be flowing); rejects when the upstream failed before answering (nothing was written then).
+ * A failure after the head tears the client's response down, since its status is already sent.
+ */
+export function forward(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, res: ServerResponse, callbacks: ForwardCallbacks): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    dispatcher.dispatch(options, new PipeToClient(res, callbacks, resolve, reject))
+  })
+}
+
+class PipeToClient implements Dispatcher.DispatchHandler {
+  /** true while the body goes to the client; false when it is dropped */
+  private passing = false
+  private answered = false
+  private done = false
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly callbacks: ForwardCallbacks,
+    private readonly resolve: (status: number) => void,
+    private readonly reject: (err: Error) => void,
+  ) {}
+
+  // undici tells the callback styles apart by this method; nothing to do when the request starts.
+  onRequestStart(): void {}
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    if (statusCode < 200) return // 1xx informational: the final answer follows
+    this.answered = true
+    const clientHeaders = this.callbacks.onHead(statusCode, headers)
+    if (clientHeaders !== undefined && !this.res.destroyed) {
+      this.res.writeHead(statusCode, clientHeaders)
+      this.passing = true
+    }
+    this.resolve(statusCode)
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (!this.passing) return
+    if (this.res.destroyed) {
+      // The client left mid-answer: keep reading, so the permit goes back when the API is done.
+      this.passing = false
+      return
+    }
+    if (!this.res.write(chunk)) {
+      controller.pause()
+      const resume = (): void => {
+        this.res.off('drain', resume)
+        this.res.off('close', resume)
+        controller.resume()
+      }
+      this.res.on('drain', resume)
+      this.res.on('close', resume)
+    }
+  }
+
+  onResponseEnd(): void {
+    if (this.passing) this.res.end()
+    this.finish(false)
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    const cutOff = this.passing
+    if (!this.answered) this.reject(err)
+    else if (cutOff) this.res.destroy() // the status is sent: the client sees the answer cut off
+    this.finish(cutOff)
+  }
+
+  private finish(cutOff: boolean): void {
+    if (this.done) return
+    this.done = true
+    this.callbacks.onDone(cutOff)
+  }
+}
