@@ -27,16 +27,16 @@ describe('request loggers made on first use', () => {
     const lines: string[] = []
     const app: FastifyInstance = Fastify({ logger: { level: 'info', stream: capture(lines) }, childLoggerFactory: lazyChildLoggerFactory, disableRequestLogging: true })
     cleanups.push(() => app.close())
-    app.get('/quiet', async () => 'ok')
-    app.get('/talks', async (request) => {
+    app.get('/quiet', (_request, reply) => reply.send('ok'))
+    app.get('/talks', (request, reply) => {
       request.log.info({ extra: 1 }, 'talking')
       request.log.child({ step: 'two' }).warn('nested')
       request.log.debug('below the level')
-      return { level: request.log.level }
+      return reply.send({ level: request.log.level })
     })
-    app.get('/fails', async (request) => {
+    app.get('/fails', (request, reply) => {
       request.log.error({ err: new Error('boom') }, 'boom')
-      return 'logged'
+      return reply.send('logged')
     })
     expect((await app.inject({ url: '/quiet', headers: { 'x-request-id': 'q1' } })).body).toBe('ok')
     expect(lines).toEqual([])
