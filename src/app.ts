@@ -1,13 +1,15 @@
-import Fastify, { LogController, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
+import pino from 'pino'
 import { buildAdminServer } from './admin/server.js'
 import { loadCatalog } from './catalog/index.js'
 import type { Settings } from './config/schema.js'
 import { createLimiter } from './limiter/index.js'
 import type { Limiter } from './limiter/types.js'
-import { accessLogFields, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from './metrics/access-log.js'
+import { accessLogLine, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from './metrics/access-log.js'
 import { createMetrics } from './metrics/index.js'
+import { stdoutLogLines, type LogLines } from './metrics/log-lines.js'
 import { lazyChildLoggerFactory } from './metrics/request-logger.js'
 import { ShuttingDownError } from './proxy/errors.js'
 import proxyPlugin from './proxy/plugin.js'
@@ -40,16 +42,19 @@ const VALID_REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
 
 
 export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<App> {
-  const loggerOptions = {
-    level: settings.logLevel,
-    ...(deps.logStream ? { stream: deps.logStream } : {}),
-    // Explicit paths for headers and secret-named fields; errors are scrubbed at any depth by the serializer.
-    redact: { paths: REDACT_PATHS, censor: REDACT_CENSOR },
-    serializers: LOG_SERIALIZERS,
-  }
+  const lines: LogLines = deps.logStream ? { write: (line) => deps.logStream!.write(line), flush: () => undefined } : stdoutLogLines()
+  const logger: FastifyBaseLogger = pino(
+    {
+      level: settings.logLevel,
+      // Explicit paths for headers and secret-named fields; errors are scrubbed at any depth by the serializer.
+      redact: { paths: REDACT_PATHS, censor: REDACT_CENSOR },
+      serializers: LOG_SERIALIZERS,
+    },
+    lines,
+  )
   let closing = false
   const proxy = Fastify({
-    logger: loggerOptions,
+    loggerInstance: logger,
     // One access-log line per request is written by the proxy itself, from its RequestRecord.
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLoggerFactory,
@@ -97,12 +102,8 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     versioning,
     onFinished: (record: RequestRecord) => {
       metrics.requestFinished(record)
-      // Built only when written: the hot path makes no log object that the level would drop.
-      if (writeAccessLog) {
-        const fields = accessLogFields(record)
-        // The root logger: the fields carry the request id already.
-        log.info(!record.versionWarnings?.length ? fields : { ...fields, versionWarnings: record.versionWarnings }, 'request')
-      }
+      // Built only when written: the hot path makes no log line that the level would drop.
+      if (writeAccessLog) lines.write(accessLogLine(record))
     },
     onUpstream429: (endpoint, instance) => metrics.upstream429(endpoint.id, instance),
   })
@@ -148,6 +149,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
         clearTimeout(remaining)
         await admin.close()
         await limiter.close()
+        lines.flush()
       })()
       return closed
     },

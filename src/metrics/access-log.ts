@@ -1,9 +1,10 @@
+import { hostname } from 'node:os'
 import type { RequestRecord } from '../proxy/record.js'
 
 /**
- * The access log: one pino JSON line per request, built from the same RequestRecord as the metrics
- * so both always agree. Build it only when the line will be written:
- * `if (log.isLevelEnabled('info')) log.info(accessLogFields(record), 'request finished')`.
+ * The access log: one JSON line per request, built from the same RequestRecord as the metrics so
+ * both always agree. Build it only when the line will be written (the proxy checks the log level
+ * once, at start).
  */
 
 /** The fields of one access-log line. Times in milliseconds, to 0.1 ms. */
@@ -44,6 +45,36 @@ export function accessLogFields(record: RequestRecord): AccessLogFields {
     upstream429s: record.upstream429s,
   }
 }
+
+/**
+ * The access line as text, in the shape of pino's lines (`level`, `time`, `pid`, `hostname`, the
+ * fields, `msg: "request"`) but without pino's generic walk over the object and its redaction:
+ * every field is one sluice sets itself, and none carries a credential (the instance is the
+ * Basic-auth username; the API key is never decoded into anything kept). Built by hand: a fraction
+ * of the cost of `log.info(fields)`, and a third of `JSON.stringify(fields)`.
+ */
+export function accessLogLine(record: RequestRecord, now: number = Date.now()): string {
+  // Field for field as accessLogFields (a test holds the two together); undefined fields are left out, as JSON.stringify does.
+  const r = record
+  return (
+    `{"level":30,"time":${now}${PINO_BASE},"reqId":${str(r.requestId)},"instance":${str(r.instance)}` +
+    (r.app === undefined ? '' : `,"app":${str(r.app)}`) +
+    `,"endpoint":${str(r.endpoint)},"status":${r.status},"outcome":"${r.outcome}"` +
+    (r.version === undefined ? '' : `,"version":${str(r.version)}`) +
+    (r.upstreamVersion === undefined ? '' : `,"upstreamVersion":${str(r.upstreamVersion)}`) +
+    `,"totalMs":${ms(r.totalSeconds)},"queueMs":${ms(r.queueSeconds)},"upstreamMs":${ms(r.upstreamSeconds)}` +
+    `,"retries":${r.retries},"upstream429s":${r.upstream429s}` +
+    (r.versionWarnings?.length ? `,"versionWarnings":${JSON.stringify(r.versionWarnings)}` : '') +
+    `,"msg":"request"}\n`
+  )
+}
+
+// Printable ASCII without `"` and `\`: such a string is its own JSON text between quotes.
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/
+const str = (s: string): string => (PLAIN.test(s) ? `"${s}"` : JSON.stringify(s))
+
+/** pino's default `base` bindings, as pino writes them */
+const PINO_BASE = `,"pid":${process.pid},"hostname":${str(hostname())}`
 
 // Header names that carry credentials. pino paths are case-sensitive: Node lower-cases incoming
 // headers, but headers an app or a library builds (undici options, an error's `config`) may not be.

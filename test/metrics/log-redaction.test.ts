@@ -1,8 +1,9 @@
 import Fastify, { type FastifyInstance } from 'fastify'
+import { hostname } from 'node:os'
 import { Writable } from 'node:stream'
 import { request as undiciRequest } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
-import { accessLogFields, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from '../../src/metrics/access-log.js'
+import { accessLogFields, accessLogLine, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from '../../src/metrics/access-log.js'
 import { record } from './records.js'
 
 const API_KEY = 'k3y-0123456789abcdef'
@@ -129,5 +130,35 @@ describe('accessLogFields', () => {
       retries: 2,
       upstream429s: 2,
     })
+  })
+})
+
+describe('accessLogLine', () => {
+  it('is accessLogFields as one JSON line in pino\'s shape, for plain and for awkward values', () => {
+    const records = [
+      record(),
+      record({ app: 'donor-sync', version: '2.9', upstreamVersion: '2.10', retries: 1, upstream429s: 1, versionWarnings: ['2.9 rewritten to 2.10'] }),
+      // what clients may put in the instance, app, request id and version: quotes, backslashes, control and non-ASCII characters
+      record({ requestId: 'a"b\\c', instance: 'ørg "quoted"', app: 'tab\there\u0001', version: 'x\ny', upstreamVersion: '\u2028', status: 0, outcome: 'client_aborted' }),
+    ]
+    for (const r of records) {
+      const line = accessLogLine(r, 1_795_000_000_000)
+      expect(line.endsWith('}\n')).toBe(true)
+      expect(line.slice(0, -1)).not.toContain('\n')
+      const parsed = JSON.parse(line) as Record<string, unknown>
+      const fields = accessLogFields(r)
+      const defined = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined))
+      expect(parsed).toEqual({
+        level: 30,
+        time: 1_795_000_000_000,
+        pid: process.pid,
+        hostname: hostname(),
+        ...defined,
+        ...(r.versionWarnings?.length ? { versionWarnings: r.versionWarnings } : {}),
+        msg: 'request',
+      })
+      // and in pino's key order: level, time, pid, hostname, the fields, msg
+      expect(Object.keys(parsed)).toEqual(['level', 'time', 'pid', 'hostname', ...Object.keys(defined), ...(r.versionWarnings?.length ? ['versionWarnings'] : []), 'msg'])
+    }
   })
 })
