@@ -5,11 +5,11 @@ import { measureInTurns, type TurnFigures, type TurnTarget } from './turns.js'
  * The core benchmark of issue 2: on the sim with zero latency, direct vs a bare @fastify/http-proxy
  * vs sluice (defaults: in-process limiter, request log on, metrics on), at 1 and 64 connections.
  * Each connection is its own instance, so no limit binds: this measures the proxy's own cost.
- * The targets take turns in ROUNDS rounds (medians reported), and the CPU time each process spent
- * per request is measured too.
+ * The targets take turns in ROUNDS short rounds; each figure is the median over the rounds, and
+ * each comparison with the bare proxy is the median of the round-by-round comparisons.
  */
-const ROUNDS = Number(process.env.SLUICE_BENCH_ROUNDS ?? 5)
-const ROUND_MS = Number(process.env.SLUICE_BENCH_DURATION_MS ?? 2_000)
+export const ROUNDS = Number(process.env.SLUICE_BENCH_ROUNDS ?? 30)
+export const ROUND_MS = Number(process.env.SLUICE_BENCH_DURATION_MS ?? 500)
 
 export interface CoreRow {
   readonly target: string
@@ -39,7 +39,7 @@ export async function runCoreBench(extraTargets: { name: string; env: Record<str
 
     const rows: CoreRow[] = []
     for (const connections of [1, 64]) {
-      const figures = await measureInTurns(targets, { connections, rounds: ROUNDS, roundMs: ROUND_MS })
+      const figures = await measureInTurns(targets, { connections, rounds: ROUNDS, roundMs: ROUND_MS, baseline: 1 })
       for (const [i, target] of targets.entries()) rows.push({ target: target.name, connections, figures: figures[i]! })
     }
     return rows
@@ -50,16 +50,17 @@ export async function runCoreBench(extraTargets: { name: string; env: Record<str
 
 export function coreTable(rows: readonly CoreRow[]): string {
   const lines = [
-    `| target | conns | req/s | p50 ms | p99 ms | non-200 | vs bare req/s | vs bare p50 | CPU µs / request |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| target | conns | req/s | p50 ms | p99 ms | non-200 | CPU µs / request | vs bare: req/s | vs bare: p50 | vs bare: CPU / request |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ]
   for (const { target, connections, figures: f } of rows) {
-    const bare = rows.find((r) => r.connections === connections && r.target.startsWith('bare'))?.figures
-    const ratio = bare ? `${((f.rps / bare.rps) * 100).toFixed(0)}%` : ''
-    const dp50 = bare ? `${f.p50Ms - bare.p50Ms >= 0 ? '+' : ''}${(f.p50Ms - bare.p50Ms).toFixed(3)} ms` : ''
+    const v = f.vsBaseline
     lines.push(
-      `| ${target} | ${connections} | ${f.rps.toFixed(0)} | ${f.p50Ms.toFixed(3)} | ${f.p99Ms.toFixed(3)} | ${f.failed} | ${ratio} | ${dp50} | ${f.cpuUsPerRequest.toFixed(0)} |`,
+      `| ${target} | ${connections} | ${f.rps.toFixed(0)} | ${f.p50Ms.toFixed(3)} | ${f.p99Ms.toFixed(3)} | ${f.failed} | ${f.cpuUsPerRequest.toFixed(0)} | ${percent(v.rps)} | ${signedMs(v.p50Ms)} | ${percent(v.cpu)} |`,
     )
   }
   return lines.join('\n')
 }
+
+export const percent = (ratio: number): string => `${(ratio * 100).toFixed(0)}%`
+export const signedMs = (ms: number): string => `${ms >= 0 ? '+' : ''}${ms.toFixed(3)} ms`

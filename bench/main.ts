@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: every benchmark of the project in one run, printed as markdown tables.
  * Figures on a shared 2-core machine are noisy: compare rows of one run with each other (ratios),
- * not with another run. SLUICE_BENCH_DURATION_MS sets the measuring time per row (default 5000).
+ * not with another run. SLUICE_BENCH_ROUNDS and SLUICE_BENCH_DURATION_MS set the rounds of the
+ * proxy benchmarks and the measured time of each (default 30 rounds of 500 ms per target).
  */
 import { startRedis } from '../test/support/redis.js'
 import { coreTable, runCoreBench } from './core.js'

@@ -17,40 +17,81 @@ export interface TurnFigures {
   readonly cpuUsPerRequest: number
   /** answers other than 200, and transport errors, over all rounds */
   readonly failed: number
+  /**
+   * Against the baseline target, round by round (each round's figure divided by, or less, the
+   * baseline's figure of the same round), then the median: how this machine's speed drifts from
+   * one second to the next cancels out, which it does not between medians taken separately.
+   */
+  readonly vsBaseline: { readonly rps: number; readonly p50Ms: number; readonly cpu: number }
 }
 
+export interface TurnOptions {
+  readonly connections: number
+  readonly rounds: number
+  readonly roundMs: number
+  /** index of the target the others are compared with, round by round */
+  readonly baseline: number
+}
+
+const WARMUP_MS = 300
 const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN
 const basic = (org: string): string => `Basic ${Buffer.from(`${org}:bench-key`).toString('base64')}`
 
+interface Sample {
+  readonly rps: number
+  readonly p50: number
+  readonly p99: number
+  readonly cpu: number
+}
+
 /**
- * Loads each target in turn, `rounds` times, so the noise of a shared machine hits every target
- * alike; one organisation per connection on a limit-5 endpoint, so no limit binds.
+ * Loads each target in turn, `rounds` times, with the order rotating every round so no target always
+ * follows the same one. This machine's speed drifts by up to 1.7x within seconds (a CPU loop timed
+ * 50 ms, then 85 ms, while idle), so short rounds side by side, compared round by round
+ * (`vsBaseline`), say far more than medians of long runs. One organisation per connection on a
+ * limit-5 endpoint, so no limit binds.
  */
-export async function measureInTurns(
-  targets: readonly TurnTarget[],
-  o: { connections: number; rounds: number; roundMs: number },
-): Promise<TurnFigures[]> {
-  const samples = targets.map(() => ({ rps: [] as number[], p50: [] as number[], p99: [] as number[], cpu: [] as number[], failed: 0 }))
+export async function measureInTurns(targets: readonly TurnTarget[], o: TurnOptions): Promise<TurnFigures[]> {
+  const samples: Sample[][] = targets.map(() => [])
+  const failed = targets.map(() => 0)
   for (let round = 0; round < o.rounds; round++) {
-    for (const [i, target] of targets.entries()) {
-      let cpuAtStart = 0
-      let cpuUsed = 0
-      const result = await runLoad({
-        url: target.url,
-        connections: o.connections,
-        durationMs: o.roundMs,
-        warmupMs: 300,
-        path: (c) => `/v2/accounts/${1000 + c}/contacts`,
-        headers: (c) => ({ authorization: basic(`org${c}`), 'neon-api-version': '2.12' }),
-        onMeasure: (phase) => (phase === 'start' ? (cpuAtStart = cpuMs(target.pid)) : (cpuUsed = cpuMs(target.pid) - cpuAtStart)),
-      })
-      const s = samples[i]!
-      s.rps.push(result.rps)
-      s.p50.push(result.p50Ms)
-      s.p99.push(result.p99Ms)
-      s.cpu.push((cpuUsed * 1000) / result.requests)
-      s.failed += result.errors + Object.entries(result.statuses).reduce((n, [code, count]) => n + (code === '200' ? 0 : count), 0)
+    for (let k = 0; k < targets.length; k++) {
+      const i = (round + k) % targets.length
+      const result = await measureOne(targets[i]!, o)
+      samples[i]!.push(result.sample)
+      failed[i]! += result.failed
     }
   }
-  return samples.map((s) => ({ rps: median(s.rps), p50Ms: median(s.p50), p99Ms: median(s.p99), cpuUsPerRequest: median(s.cpu), failed: s.failed }))
+  const base = samples[o.baseline]!
+  return samples.map((s, i) => ({
+    rps: median(s.map((x) => x.rps)),
+    p50Ms: median(s.map((x) => x.p50)),
+    p99Ms: median(s.map((x) => x.p99)),
+    cpuUsPerRequest: median(s.map((x) => x.cpu)),
+    failed: failed[i]!,
+    vsBaseline: {
+      rps: median(s.map((x, r) => x.rps / base[r]!.rps)),
+      p50Ms: median(s.map((x, r) => x.p50 - base[r]!.p50)),
+      cpu: median(s.map((x, r) => x.cpu / base[r]!.cpu)),
+    },
+  }))
+}
+
+/** One round of one target: new connections, a short warm-up, then `roundMs` measured. */
+async function measureOne(target: TurnTarget, o: TurnOptions): Promise<{ sample: Sample; failed: number }> {
+  let cpuAtStart = 0
+  let cpuUsed = 0
+  const result = await runLoad({
+    url: target.url,
+    connections: o.connections,
+    durationMs: o.roundMs,
+    warmupMs: WARMUP_MS,
+    path: (c) => `/v2/accounts/${1000 + c}/contacts`,
+    headers: (c) => ({ authorization: basic(`org${c}`), 'neon-api-version': '2.12' }),
+    onMeasure: (phase) => (phase === 'start' ? (cpuAtStart = cpuMs(target.pid)) : (cpuUsed = cpuMs(target.pid) - cpuAtStart)),
+  })
+  return {
+    sample: { rps: result.rps, p50: result.p50Ms, p99: result.p99Ms, cpu: (cpuUsed * 1000) / result.requests },
+    failed: result.errors + Object.entries(result.statuses).reduce((n, [code, count]) => n + (code === '200' ? 0 : count), 0),
+  }
 }

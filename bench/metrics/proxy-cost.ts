@@ -1,13 +1,12 @@
 /**
  * What metrics and the access log cost the proxy (part of `npm run bench`): three sluice processes
  * in front of the sim (zero latency) — metrics and request log on (the defaults), metrics on and log
- * off, both off — taking turns in rounds at 1 and 64 connections; medians of the rounds.
+ * off, both off — taking turns in short rounds at 1 and 64 connections; each comparison with "both
+ * off" is the median of the round-by-round comparisons (see turns.ts).
  */
 import { startSimChild, startSluiceChild, type Child } from '../children.js'
+import { percent, ROUND_MS, ROUNDS, signedMs } from '../core.js'
 import { measureInTurns, type TurnTarget } from '../turns.js'
-
-const ROUNDS = Number(process.env.SLUICE_BENCH_ROUNDS ?? 5)
-const ROUND_MS = Number(process.env.SLUICE_BENCH_DURATION_MS ?? 2_000)
 
 const VARIANTS: { name: string; env: Record<string, string> }[] = [
   { name: 'metrics + request log on (defaults)', env: {} },
@@ -28,16 +27,16 @@ export async function runMetricsCostBench(): Promise<string> {
       targets.push({ name: v.name, url: sluice.url, pid: sluice.pid })
     }
     const lines = [
-      `| variant | conns | req/s (median of ${ROUNDS}) | p50 ms | vs off req/s | proxy CPU µs / request | vs off CPU |`,
-      '|---|---:|---:|---:|---:|---:|---:|',
+      `| variant | conns | req/s | p50 ms | proxy CPU µs / request | vs off: req/s | vs off: p50 | vs off: CPU / request |`,
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
     ]
     for (const connections of [1, 64]) {
-      const figures = await measureInTurns(targets, { connections, rounds: ROUNDS, roundMs: ROUND_MS })
-      const off = figures[figures.length - 1]!
+      const figures = await measureInTurns(targets, { connections, rounds: ROUNDS, roundMs: ROUND_MS, baseline: targets.length - 1 })
       for (const [i, t] of targets.entries()) {
         const f = figures[i]!
+        const v = f.vsBaseline
         lines.push(
-          `| ${t.name} | ${connections} | ${f.rps.toFixed(0)} | ${f.p50Ms.toFixed(3)} | ${((f.rps / off.rps) * 100).toFixed(0)}% | ${f.cpuUsPerRequest.toFixed(1)} | ${((f.cpuUsPerRequest / off.cpuUsPerRequest) * 100).toFixed(0)}% |`,
+          `| ${t.name} | ${connections} | ${f.rps.toFixed(0)} | ${f.p50Ms.toFixed(3)} | ${f.cpuUsPerRequest.toFixed(1)} | ${percent(v.rps)} | ${signedMs(v.p50Ms)} | ${percent(v.cpu)} |`,
         )
       }
     }
