@@ -1,15 +1,15 @@
 /**
  * `node --import tsx bench/metrics/main.ts`: what metrics and the access log cost.
  *
- * 1. Hot path: ns per requestFinished() (label children cached) and per access-log line (pino to a
- *    null stream, with and without REDACT_PATHS), median of 5 runs.
+ * 1. Hot path: ns per requestFinished() (label children cached) and per access-log line (sluice's
+ *    own, and through pino with and without REDACT_PATHS, to a null stream), median of 5 runs.
  * 2. Cardinality: sluice_* series exported after traffic from N organisations on 20 endpoints each,
  *    for each instance-label setting.
  */
 import pino from 'pino'
 import { Writable } from 'node:stream'
 import type { Catalog, Endpoint } from '../../src/catalog/types.js'
-import { accessLogFields, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from '../../src/metrics/access-log.js'
+import { accessLogFields, accessLogLine, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from '../../src/metrics/access-log.js'
 import { createMetrics } from '../../src/metrics/index.js'
 import { metricsSettingsSchema, type MetricsSettingsInput } from '../../src/metrics/settings.js'
 import type { Outcome, RequestRecord } from '../../src/proxy/record.js'
@@ -70,6 +70,7 @@ const hot: [string, number][] = [
   ['requestFinished (org label, 8 orgs x 20 endpoints)', nsPerOp(1_000_000, (i) => metrics.requestFinished(records[i & 63]!))],
   ['requestFinished (instanceLabel off)', nsPerOp(1_000_000, (i) => metricsNoOrg.requestFinished(records[i & 63]!))],
   ['upstream429', nsPerOp(1_000_000, (i) => metrics.upstream429(ENDPOINTS[i % 20]!, 'org1'))],
+  ['access-log line as sluice writes it (accessLogLine, to a null stream)', nsPerOp(1_000_000, (i) => nullStream.write(accessLogLine(records[i & 63]!)))],
   ['access-log line, pino, no redaction', nsPerOp(50_000, logLine(plain))],
   ['access-log line, pino, REDACT_PATHS + LOG_SERIALIZERS', nsPerOp(50_000, logLine(redacted))],
   [`access-log line, pino, ${wildcardPaths.length} wildcard paths (not used)`, nsPerOp(2_000, logLine(wildcard))],
