@@ -4,7 +4,7 @@ import type { KeyStatus, Limiter, LimiterMode, LimiterObserver, PermitKey } from
 import type { Outcome, RequestRecord } from '../proxy/record.js'
 import { QUEUE_WAIT_BUCKETS, REDIS_BUCKETS, REQUEST_BUCKETS, UPSTREAM_BUCKETS } from './buckets.js'
 import { registerKeyGauges } from './key-gauges.js'
-import { CellCounter, CellHistogram, type CounterCell } from './cells.js'
+import { CellCounter, CellHistogram, type CounterCell, type HistogramCell } from './cells.js'
 import { codeLabel, endpointLabeler, methodLabel, operationLabel } from './labels.js'
 import { AllOrgs, type OrgPolicy, TopOrgs } from './orgs.js'
 import type { MetricsSettings } from './settings.js'
@@ -46,6 +46,22 @@ const QUEUED_OUTCOMES: ReadonlySet<Outcome | 'upstream_busy'> = new Set([
   'upstream_busy',
 ] as const)
 
+/** a number per outcome (a Record, so a new outcome cannot be left out) */
+const OUTCOME_NUMBER: Readonly<Record<Outcome, number>> = {
+  forwarded: 0,
+  queue_full: 1,
+  queue_timeout: 2,
+  client_aborted: 3,
+  rejected_version: 4,
+  bad_request: 5,
+  upstream_busy: 6,
+  upstream_error: 7,
+  unavailable: 8,
+}
+const METHOD_NUMBERS: Readonly<Record<string, number>> = { GET: 1, HEAD: 2, POST: 3, PUT: 4, PATCH: 5, DELETE: 6, OPTIONS: 7 }
+/** 1-7 for the usual methods, 0 for any other (they share the `other` label) */
+const METHOD_INDEX = (method: string): number => METHOD_NUMBERS[method] ?? 0
+
 export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): SluiceMetrics {
   const registry = new Registry()
   if (!settings.enabled) {
@@ -80,6 +96,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     return metric
   }
 
+  let forgetCells = (): void => {}
   if (withOrg) {
     // Registered before every per-org metric on purpose: the registry reads each metric in
     // registration order within one tick, so this synchronous collect re-ranks the organisations
@@ -89,7 +106,9 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
       help: 'Organisations that have series of their own (metrics.maxInstances caps it; the rest are org="_other")',
       registers: [registry],
       collect() {
-        for (const org of orgs.rerankIfDue(now())) for (const metric of cellMetrics) metric.dropOrg(org)
+        const dropped = orgs.rerankIfDue(now())
+        for (const org of dropped) for (const metric of cellMetrics) metric.dropOrg(org)
+        if (dropped.length > 0) forgetCells()
         this.set(orgs.ownCount)
       },
     })
@@ -190,26 +209,60 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     },
   }
 
-  function requestFinished(record: RequestRecord): void {
-    const endpoint = endpointOf(record.endpoint)
-    const org = withOrg ? orgs.forRequest(record.instance) : ''
+  // The cells a request touches, found without building a key string per request: first by the
+  // endpoint id (the catalog's own string, whose hash V8 keeps), then by the org and a number made of
+  // status, outcome and method. Dropped when organisations are re-ranked, since that drops series.
+  interface EndpointCells {
+    readonly label: string
+    readonly total: HistogramCell
+    upstream: HistogramCell | undefined
+    readonly counts: Map<string, Map<number, CounterCell>>
+  }
+  const cellsByEndpoint = new Map<string, EndpointCells>()
+  forgetCells = () => cellsByEndpoint.clear()
 
-    // keyed by the label values themselves: two odd methods are one `other` series, not two
-    const method = methodLabel(record.method)
-    const code = codeLabel(record.status)
-    const requestKey = endpoint + '\n' + method + '\n' + code + '\n' + record.outcome + '\n' + org
-    let count = requests.find(requestKey)
-    if (count === undefined) {
-      const base = [endpoint, method, code, record.outcome]
-      count = requests.create(requestKey, org, withOrg ? [...base, org] : base)
+  function endpointCells(endpointId: string): EndpointCells {
+    let cells = cellsByEndpoint.get(endpointId)
+    if (cells === undefined) {
+      const label = endpointOf(endpointId)
+      const total = requestDuration.find(label) ?? requestDuration.create(label, '', [label])
+      cells = { label, total, upstream: undefined, counts: new Map() }
+      cellsByEndpoint.set(endpointId, cells)
     }
-    count.n++
+    return cells
+  }
 
-    const total = requestDuration.find(endpoint) ?? requestDuration.create(endpoint, '', [endpoint])
-    total.observe(record.totalSeconds)
+  function requestCounter(cells: EndpointCells, record: RequestRecord, org: string): CounterCell {
+    let byShape = cells.counts.get(org)
+    if (byShape === undefined) cells.counts.set(org, (byShape = new Map<number, CounterCell>()))
+    const shape = (record.status * 16 + OUTCOME_NUMBER[record.outcome]) * 8 + METHOD_INDEX(record.method)
+    let count = byShape.get(shape)
+    if (count === undefined) {
+      // keyed by the label values themselves: two odd methods are one `other` series, not two
+      const method = methodLabel(record.method)
+      const code = codeLabel(record.status)
+      const endpoint = cells.label
+      const requestKey = endpoint + '\n' + method + '\n' + code + '\n' + record.outcome + '\n' + org
+      count = requests.find(requestKey)
+      if (count === undefined) {
+        const base = [endpoint, method, code, record.outcome]
+        count = requests.create(requestKey, org, withOrg ? [...base, org] : base)
+      }
+      byShape.set(shape, count)
+    }
+    return count
+  }
+
+  function requestFinished(record: RequestRecord): void {
+    const cells = endpointCells(record.endpoint)
+    const endpoint = cells.label
+    const org = withOrg ? orgs.forRequest(record.instance) : ''
+    requestCounter(cells, record, org).n++
+
+    cells.total.observe(record.totalSeconds)
     if (record.outcome === 'forwarded' || record.upstreamSeconds > 0) {
-      const upstream = upstreamDuration.find(endpoint) ?? upstreamDuration.create(endpoint, '', [endpoint])
-      upstream.observe(record.upstreamSeconds)
+      cells.upstream ??= upstreamDuration.find(endpoint) ?? upstreamDuration.create(endpoint, '', [endpoint])
+      cells.upstream.observe(record.upstreamSeconds)
     }
     if (QUEUED_OUTCOMES.has(record.outcome)) {
       const key = waitByOrg ? endpoint + '\n' + org : endpoint

@@ -68,5 +68,14 @@ describe('the org label', () => {
     expect(count('_other')).toBe(9)
     expect(select(s, 'sluice_requests_total', { org: 'a' })).toHaveLength(0)
     expect(new Set(select(s, 'sluice_requests_total').map((x) => x.labels.org))).toEqual(new Set(['c', '_other']))
+
+    // Another window later a is the busiest again: it gets a series of its own anew, counted from zero.
+    hit('a', 10)
+    now += 60_000
+    s = parsePromText((await metrics.scrape()).body)
+    hit('a', 2)
+    s = parsePromText((await metrics.scrape()).body)
+    expect(count('a')).toBe(2)
+    expect(valueOf(s, 'sluice_queue_wait_seconds_count', { endpoint: EP, org: 'a' })).toBe(2)
   })
 })
