@@ -58,7 +58,8 @@ describe('README.md says what the code does', () => {
   it('links only to files that exist', () => {
     const links = [...README.matchAll(/\]\(((?!https?:|#)[^)]+)\)/g)].map((m) => m[1]!)
     expect(links.length).toBeGreaterThan(5)
-    expect(links.filter((l) => !existsSync(join(ROOT, l)))).toEqual([])
+    // a link into a file (`docs/x.md#part`) needs the file
+    expect(links.filter((l) => !existsSync(join(ROOT, l.replace(/#.*$/, ''))))).toEqual([])
   })
 
   it('the example settings file loads', () => {
