@@ -44,13 +44,21 @@ class PipeToClient implements Dispatcher.DispatchHandler {
   // undici tells the callback styles apart by this method; nothing to do when the request starts.
   onRequestStart(): void {}
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     if (statusCode < 200) return // 1xx informational: the final answer follows
     this.answered = true
-    const clientHeaders = this.callbacks.onHead(statusCode, headers)
-    if (clientHeaders !== undefined && !this.res.destroyed) {
-      this.res.writeHead(statusCode, clientHeaders)
-      this.passing = true
+    try {
+      const clientHeaders = this.callbacks.onHead(statusCode, headers)
+      if (clientHeaders !== undefined && !this.res.destroyed) {
+        this.res.writeHead(statusCode, clientHeaders)
+        this.passing = true
+      }
+    } catch (err) {
+      // A head Node refuses to send (undici's parser already refuses most): nothing reached the
+      // client, so fail as the upstream failing, and stop reading; onResponseError then releases.
+      this.reject(err as Error)
+      controller.abort(err as Error)
+      return
     }
     this.resolve(statusCode)
   }

@@ -153,8 +153,7 @@ export function createProxyHandler(ctx: ProxyContext) {
                 busy = upstreamHeaders
                 return undefined
               }
-              // From here the answer is the upstream's; nobody is left to answer when the client has gone.
-              reply.hijack()
+              // Nobody is left to answer when the client has gone: the answer is read out and dropped.
               if (client.gone) return undefined
               // Headers sluice set (version notes), the upstream's over them, and the request id over all.
               const head: OutgoingHttpHeaders = Object.assign(reply.getHeaders(), clientResponseHeaders(upstreamHeaders))
@@ -171,7 +170,8 @@ export function createProxyHandler(ctx: ProxyContext) {
         } catch (err) {
           throw withOutcome(upstreamFailure(err), 'upstream_error')
         }
-        if (busy === undefined) return
+        // The answer is the upstream's (passed on, or dropped for a client that has gone): Fastify sends nothing.
+        if (busy === undefined) return void reply.hijack()
         // An upstream 429: back into the queue at the old place, after a back-off, within the deadline.
         trace.upstream429s++
         ctx.onUpstream429?.(endpoint, trace.instance)
