@@ -77,7 +77,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     }
   }
   // The event-loop delay is sampled every 100 ms, not prom-client's default 10: at 10 ms the sampling
-  // timer cost the proxy 7-14% of its throughput at 64 connections in three paired runs (bench/turns.ts,
+  // timer cost the proxy 7-11% of its throughput at 64 connections in three paired runs (bench/turns.ts,
   // 30 rounds each), at 100 ms nothing that showed. A stall still shows: it delays the next sample.
   if (settings.defaultMetrics) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS })
 
