@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Permit } from '../../../src/limiter/types.js'
-import { startRedis, type TestRedis } from '../../support/redis.js'
+import { useRedis, type TestRedis } from '../../support/redis.js'
 import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
 
-let redis: TestRedis
-beforeAll(async () => {
-  redis = await startRedis()
-})
-afterAll(async () => {
-  await redis.close()
-})
+const redis = useRedis()
 
 /** Holders and waiters left in Redis under a prefix. */
 async function leftInRedis(client: ReturnType<TestRedis['client']>, prefix: string): Promise<{ holders: number; queued: number }> {

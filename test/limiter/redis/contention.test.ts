@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startRedis, type TestRedis } from '../../support/redis.js'
+import { describe, expect, it } from 'vitest'
+import { useRedis, type TestRedis } from '../../support/redis.js'
 import { closeAll, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
 
-let redis: TestRedis
-beforeAll(async () => {
-  redis = await startRedis()
-})
-afterAll(async () => {
-  await redis.close()
-})
+const redis = useRedis()
 
 describe('redis limiter: contention', () => {
   it('never has more permits out than the limit, counted by the holders and by Redis', async () => {

@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startRedis, type TestRedis } from '../../support/redis.js'
+import { describe, expect, it } from 'vitest'
+import { useRedis } from '../../support/redis.js'
 import { eventually, key, opts, redisLimiter, testSettings } from './helpers.js'
 import { startWorker } from './worker-process.js'
 
-let redis: TestRedis
-beforeAll(async () => {
-  redis = await startRedis()
-})
-afterAll(async () => {
-  await redis.close()
-})
+const redis = useRedis()
 
 describe('redis limiter: a replica dies holding permits', () => {
   it('after SIGKILL, its permits come back to the others and its queued waiter does not block them', async () => {

@@ -1,15 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { LimiterMode, Permit } from '../../../src/limiter/types.js'
-import { startRedis, type TestRedis } from '../../support/redis.js'
+import { useRedis } from '../../support/redis.js'
 import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
 
-let redis: TestRedis
-beforeEach(async () => {
-  redis = await startRedis()
-})
-afterEach(async () => {
-  await redis.close()
-})
+const redis = useRedis({ each: true })
 
 async function holdersInRedis(settings: { keyPrefix: string }): Promise<number> {
   const inspect = redis.client()

@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Permit } from '../../../src/limiter/types.js'
-import { startRedis, type TestRedis } from '../../support/redis.js'
+import { useRedis } from '../../support/redis.js'
 import { closeAll, eventually, key, opts, redisLimiter, testSettings } from './helpers.js'
 
-let redis: TestRedis
-beforeAll(async () => {
-  redis = await startRedis()
-})
-afterAll(async () => {
-  await redis.close()
-})
+const redis = useRedis()
 
 // A replica that cannot renew its liveness for about two thirds of a lease is presumed dead and its
 // waiters lose their turn; long leases keep a loaded test machine's stalls from looking like that.

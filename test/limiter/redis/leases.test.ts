@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { PermitKey } from '../../../src/limiter/types.js'
-import { startRedis, type TestRedis } from '../../support/redis.js'
+import { useRedis } from '../../support/redis.js'
 import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
 
-let redis: TestRedis
-beforeAll(async () => {
-  redis = await startRedis()
-})
-afterAll(async () => {
-  await redis.close()
-})
+const redis = useRedis()
 
 describe('redis limiter: leases', () => {
   it('a permit held for several lease times is renewed: nobody else gets its slot meanwhile', async () => {

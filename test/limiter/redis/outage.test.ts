@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { LimiterMode } from '../../../src/limiter/types.js'
-import { startRedis, type TestRedis } from '../../support/redis.js'
+import { useRedis } from '../../support/redis.js'
 import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
 
-let redis: TestRedis
-beforeAll(async () => {
-  redis = await startRedis()
-})
-afterAll(async () => {
-  await redis.close()
-})
+const redis = useRedis()
 
 describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: Redis stops under load, then starts again', () => {
   it('every acquire settles, the mode goes to the fallback and back, nothing is left held', async () => {

@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startRedis, type TestRedis } from '../../support/redis.js'
+import { describe, expect, it } from 'vitest'
+import { useRedis } from '../../support/redis.js'
 import { closeAll, key, opts, redisLimiter, testSettings } from './helpers.js'
 
-let redis: TestRedis
-beforeAll(async () => {
-  redis = await startRedis()
-})
-afterAll(async () => {
-  await redis.close()
-})
+const redis = useRedis()
 
 // SCRIPT FLUSH empties the whole server's script cache: never on a shared server
 describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: SCRIPT FLUSH', () => {

@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { PermitKey } from '../../../src/limiter/types.js'
-import { startRedis, type TestRedis } from '../../support/redis.js'
+import { useRedis } from '../../support/redis.js'
 import { closeAll, eventually, opts, redisLimiter, testSettings } from './helpers.js'
 
-let redis: TestRedis
-beforeAll(async () => {
-  redis = await startRedis()
-})
-afterAll(async () => {
-  await redis.close()
-})
+const redis = useRedis()
 
 const search: PermitKey = { instance: 'org1', endpoint: 'POST /accounts/search' }
 const accounts: PermitKey = { instance: 'org2', endpoint: 'GET /accounts/{id}' }
