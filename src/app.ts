@@ -42,7 +42,9 @@ const VALID_REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
 
 
 export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<App> {
-  const lines: LogLines = deps.logStream ? { write: (line) => deps.logStream!.write(line), flush: () => undefined } : stdoutLogLines()
+  // Tests hand in a stream and read every line at once; a real process writes stdout once per turn.
+  const stream = deps.logStream
+  const lines: LogLines = stream ? { write: (line) => stream.write(line), flush: () => undefined } : stdoutLogLines()
   const logger: FastifyBaseLogger = pino(
     {
       level: settings.logLevel,
