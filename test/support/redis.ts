@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
-import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 
 /**
  * Real redis-server processes for tests, each on a free port of its own and keeping nothing on disk
@@ -170,44 +169,6 @@ function external(url: string): TestRedis {
       for (const client of clients) client.disconnect()
       return Promise.resolve()
     },
-  }
-}
-
-/**
- * A private redis-server for a test file: started before its tests (before each test with
- * `{ each: true }`) and closed after. `const redis = useRedis()` at the top of the file, then
- * `redis.url`, `redis.client()`, `redis.stop()`… inside the tests.
- */
-export function useRedis(o: { each?: boolean } = {}): TestRedis {
-  let server: TestRedis | undefined
-  const current = (): TestRedis => {
-    if (server === undefined) throw new Error('useRedis: the server is only there while tests run')
-    return server
-  }
-  ;(o.each ? beforeEach : beforeAll)(async () => {
-    server = await startRedis()
-  })
-  ;(o.each ? afterEach : afterAll)(async () => {
-    await server?.close()
-    server = undefined
-  })
-  return {
-    get host() {
-      return current().host
-    },
-    get port() {
-      return current().port
-    },
-    get url() {
-      return current().url
-    },
-    get managed() {
-      return current().managed
-    },
-    client: () => current().client(),
-    stop: () => current().stop(),
-    start: () => current().start(),
-    close: () => current().close(),
   }
 }
 

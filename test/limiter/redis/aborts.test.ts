@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { Permit } from '../../../src/limiter/types.js'
-import { useRedis, type TestRedis } from '../../support/redis.js'
+import type { TestRedis } from '../../support/redis.js'
+import { useRedis } from '../../support/use-redis.js'
 import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
 
 const redis = useRedis()

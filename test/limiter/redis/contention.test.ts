@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { useRedis, type TestRedis } from '../../support/redis.js'
+import type { TestRedis } from '../../support/redis.js'
+import { useRedis } from '../../support/use-redis.js'
 import { closeAll, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
 
 const redis = useRedis()

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { useRedis } from '../../support/redis.js'
+import { useRedis } from '../../support/use-redis.js'
 import { eventually, key, opts, redisLimiter, testSettings } from './helpers.js'
 import { startWorker } from './worker-process.js'
 

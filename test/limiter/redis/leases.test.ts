@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { PermitKey } from '../../../src/limiter/types.js'
-import { useRedis } from '../../support/redis.js'
+import { useRedis } from '../../support/use-redis.js'
 import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
 
 const redis = useRedis()

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { useRedis } from '../../support/redis.js'
+import { useRedis } from '../../support/use-redis.js'
 import { closeAll, key, opts, redisLimiter, testSettings } from './helpers.js'
 
 const redis = useRedis()
