@@ -25,6 +25,10 @@ export interface TestRedis {
   stop(): Promise<void>
   /** starts it again on the same port, empty */
   start(): Promise<void>
+  /** freezes the server (SIGSTOP): connections stay open, nothing is answered — a hung Redis */
+  freeze(): void
+  /** lets a frozen server go on (SIGCONT) */
+  thaw(): void
   /** stops it for good and quits the clients made by `client` */
   close(): Promise<void>
 }
@@ -138,6 +142,12 @@ async function startManaged(extra: readonly string[], bus: boolean): Promise<Tes
       if (child) return
       child = await spawnServer(port, dir, extra)
     },
+    freeze() {
+      child?.kill('SIGSTOP')
+    },
+    thaw() {
+      child?.kill('SIGCONT')
+    },
     async close() {
       for (const client of clients) client.disconnect()
       clients.clear()
@@ -165,6 +175,12 @@ function external(url: string): TestRedis {
     },
     stop: unsupported,
     start: unsupported,
+    freeze() {
+      throw new Error('SLUICE_TEST_REDIS_URL: this server cannot be frozen by tests')
+    },
+    thaw() {
+      throw new Error('SLUICE_TEST_REDIS_URL: this server cannot be frozen by tests')
+    },
     close() {
       for (const client of clients) client.disconnect()
       return Promise.resolve()

@@ -37,6 +37,8 @@ export function useRedis(o: { each?: boolean } = {}): TestRedis {
     client: () => current().client(),
     stop: () => current().stop(),
     start: () => current().start(),
+    freeze: () => current().freeze(),
+    thaw: () => current().thaw(),
     close: () => current().close(),
   }
 }

@@ -50,7 +50,7 @@ export function connect(settings: RedisSettings): Connections {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
-    commandTimeout: settings.commandTimeoutMs,
+    // (the limiter times its scripts itself, see Scripts)
     connectTimeout: Math.max(1_000, settings.commandTimeoutMs),
     retryStrategy,
   }
@@ -59,7 +59,6 @@ export function connect(settings: RedisSettings): Connections {
     enableOfflineQueue: true,
     maxRetriesPerRequest: null,
     autoResendUnfulfilledCommands: true,
-    commandTimeout: undefined,
   }
 
   if (settings.topology === 'cluster') {

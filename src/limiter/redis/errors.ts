@@ -7,3 +7,10 @@ export const LeaseLostError = createError<[string]>(
   500,
 )
 export type LeaseLostError = InstanceType<typeof LeaseLostError>
+
+/** A limiter script got no answer within `commandTimeoutMs`: Redis counts as unreachable. */
+export const RedisTimeoutError = createError<[string, number]>(
+  'SLUICE_REDIS_TIMEOUT',
+  'Redis did not answer the %s script within %d ms',
+  503,
+)

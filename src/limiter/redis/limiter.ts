@@ -104,7 +104,7 @@ export class RedisLimiter implements Limiter {
     this.#channel = channelPrefix + this.replicaId
     this.#local = createMemoryLimiter({ mode: 'local' })
     this.#connections = connect(settings)
-    this.#scripts = new Scripts(this.#connections.command, deps.observer)
+    this.#scripts = new Scripts(this.#connections.command, deps.observer, settings.commandTimeoutMs)
     this.#shared = new SharedPermits(
       this.#scripts,
       {

@@ -1,47 +1,118 @@
+import { createHash } from 'node:crypto'
 import type { Cluster, Redis } from 'ioredis'
 import type { LimiterObserver } from '../types.js'
+import { RedisTimeoutError } from './errors.js'
 
 export type RedisClient = Redis | Cluster
 
-/** One Lua script: a name for metrics and ioredis, how many KEYS it takes, its source. */
+/** One Lua script: a name for metrics, how many KEYS it takes, its source. */
 export interface ScriptDef {
   readonly name: string
   readonly numberOfKeys: number
   readonly lua: string
 }
 
-type ScriptFn = (...args: (string | number)[]) => Promise<unknown>
+/** A script waiting for its answer, and when it stops waiting. */
+interface InFlight {
+  readonly deadline: number
+  readonly fail: () => void
+}
+
+/** Redis's answer to EVALSHA for a script it does not have (after SCRIPT FLUSH, a restart, a failover). */
+const isNoScript = (err: unknown): boolean => err instanceof Error && err.message.startsWith('NOSCRIPT')
 
 /**
- * Runs scripts through ioredis's `defineCommand`, which sends EVALSHA and falls back to EVAL on a
- * NOSCRIPT reply (after SCRIPT FLUSH, a restart or a failover to a server that never saw it).
- * Every call is timed and reported to the observer.
+ * Runs the limiter's scripts: EVALSHA, and EVAL with the full source when Redis answers NOSCRIPT
+ * (which also puts the script back in Redis's cache for the next EVALSHA). The error is matched by
+ * its code, the first word of the reply. Every call is timed and reported to the observer.
+ *
+ * A script that gets no answer within `timeoutMs` fails with RedisTimeoutError (its late answer is
+ * ignored). One timer serves every script in flight, armed at the oldest one's deadline, instead of
+ * ioredis's `commandTimeout`, which starts and clears a timer per command: the release and the grant
+ * are the limiter's hot path, and work before a command reaches the socket delays the handoff. For
+ * the same reason EVALSHA is sent with `call` rather than through ioredis's `defineCommand` wrapper.
  */
 export class Scripts {
-  readonly #defined = new Set<string>()
+  /** each script's SHA1, computed once */
+  readonly #shas = new Map<ScriptDef, string>()
+  /** in the order they were sent, so the first is always the next to time out */
+  readonly #inFlight = new Set<InFlight>()
+  #timer: NodeJS.Timeout | undefined
 
   constructor(
     readonly client: RedisClient,
     private readonly observer: LimiterObserver | undefined,
+    private readonly timeoutMs: number,
   ) {}
 
-  async run(def: ScriptDef, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
-    const command = `sluice_${def.name}`
-    if (!this.#defined.has(command)) {
-      this.client.defineCommand(command, { numberOfKeys: def.numberOfKeys, lua: def.lua })
-      this.#defined.add(command)
+  #shaOf(def: ScriptDef): string {
+    let sha = this.#shas.get(def)
+    if (sha === undefined) {
+      sha = createHash('sha1').update(def.lua).digest('hex')
+      this.#shas.set(def, sha)
     }
-    // defineCommand adds a method named after the command; ioredis cannot type it statically.
-    const client = this.client as unknown as Record<string, ScriptFn>
+    return sha
+  }
+
+  async run(def: ScriptDef, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
     const started = process.hrtime.bigint()
     try {
-      const reply = await client[command]!(...keys, ...args)
+      const reply = await this.#withDeadline(def, this.#send(def, keys, args))
       this.#report(def.name, started, true)
       return reply
     } catch (err) {
       this.#report(def.name, started, false)
       throw err
     }
+  }
+
+  async #send(def: ScriptDef, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    try {
+      return await this.client.call('evalsha', this.#shaOf(def), def.numberOfKeys, ...keys, ...args)
+    } catch (err) {
+      if (!isNoScript(err)) throw err
+      return await this.client.call('eval', def.lua, def.numberOfKeys, ...keys, ...args)
+    }
+  }
+
+  #withDeadline(def: ScriptDef, sent: Promise<unknown>): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const entry: InFlight = {
+        deadline: Date.now() + this.timeoutMs,
+        fail: () => reject(new RedisTimeoutError(def.name, this.timeoutMs)),
+      }
+      this.#inFlight.add(entry)
+      this.#arm()
+      sent.then(
+        (reply) => {
+          this.#inFlight.delete(entry)
+          resolve(reply)
+        },
+        (err: unknown) => {
+          this.#inFlight.delete(entry)
+          reject(err instanceof Error ? err : new Error(String(err)))
+        },
+      )
+    })
+  }
+
+  #arm(): void {
+    if (this.#timer !== undefined) return
+    const oldest = this.#inFlight.values().next()
+    if (oldest.done) return
+    this.#timer = setTimeout(() => this.#expire(), Math.max(0, oldest.value.deadline - Date.now()))
+    this.#timer.unref()
+  }
+
+  #expire(): void {
+    this.#timer = undefined
+    const now = Date.now()
+    for (const entry of this.#inFlight) {
+      if (entry.deadline > now) break
+      this.#inFlight.delete(entry)
+      entry.fail()
+    }
+    this.#arm()
   }
 
   #report(name: string, started: bigint, ok: boolean): void {

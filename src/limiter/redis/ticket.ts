@@ -15,7 +15,9 @@ export type Grant =
  * fallback is adopted by Redis when Redis comes back, and from then on released there.
  */
 export class SluicePermit implements Permit {
-  readonly #lost = new AbortController()
+  /** made when someone asks for `lost`: most permits are never lost nor asked, and a grant is hot */
+  #lost: AbortController | undefined
+  #lostReason: Error | undefined
   released = false
 
   constructor(
@@ -28,6 +30,10 @@ export class SluicePermit implements Permit {
   ) {}
 
   get lost(): AbortSignal {
+    if (!this.#lost) {
+      this.#lost = new AbortController()
+      if (this.#lostReason) this.#lost.abort(this.#lostReason)
+    }
     return this.#lost.signal
   }
 
@@ -42,7 +48,9 @@ export class SluicePermit implements Permit {
   }
 
   markLost(reason: Error): void {
-    if (!this.#lost.signal.aborted) this.#lost.abort(reason)
+    if (this.#lostReason) return
+    this.#lostReason = reason
+    this.#lost?.abort(reason)
   }
 }
 

@@ -26,17 +26,26 @@ describe('redis limiter: leases', () => {
     const lostKeys: PermitKey[] = []
     const a = await redisLimiter(settings, { observer: { leaseLost: (k) => lostKeys.push(k) } })
     const inspect = redis.client()
-    const held = await a.acquire(key, opts(1))
+    const held = await a.acquire(key, opts(2))
+    const watched = await a.acquire(key, opts(2))
+    // one permit's signal is taken before the loss (a listener hears it), the other's only after
+    let heard: unknown
+    watched.lost.addEventListener('abort', () => {
+      heard = watched.lost.reason as unknown
+    })
     // block the event loop for three lease times: no renewal can run
     const until = Date.now() + 1_500
     while (Date.now() < until) {
       /* stall */
     }
-    await eventually(() => held.lost.aborted, 5_000, 'the permit to be reported lost')
+    await eventually(() => lostKeys.length === 2, 5_000, 'both permits to be reported lost')
+    expect(heard).toMatchObject({ code: 'SLUICE_LEASE_LOST' })
+    expect(held.lost.aborted).toBe(true)
     expect(held.lost.reason).toMatchObject({ code: 'SLUICE_LEASE_LOST' })
-    expect(lostKeys).toEqual([key])
+    expect(lostKeys).toEqual([key, key])
     const holders = await inspect.keys(`${settings.keyPrefix}:*:holders`)
     for (const k of holders) expect(await inspect.zcard(k)).toBe(0)
+    watched.release()
     held.release() // harmless
     // the slot is free again for others
     const next = await a.acquire(key, opts(1))

@@ -1,0 +1,59 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import type { LimiterMode } from '../../../src/limiter/types.js'
+import { useRedis } from '../../support/use-redis.js'
+import { eventually, key, opts, redisLimiter, testSettings } from './helpers.js'
+
+const redis = useRedis()
+
+// A Redis that keeps its connections open but answers nothing (SIGSTOP): only the limiter's own
+// script deadline can notice it. Stopping the server is not possible on a shared one.
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: Redis hangs', () => {
+  afterEach(() => redis.thaw())
+
+  it('a script unanswered within commandTimeoutMs sends the replica to its fallback, and it comes back when Redis answers', async () => {
+    // a long lease: no renewal runs meanwhile, so the acquire is the only script in flight
+    const settings = testSettings(redis.url, { commandTimeoutMs: 300, leaseMs: 6_000, fallback: 'local' })
+    const modes: LimiterMode[] = []
+    const failures: { name: string; seconds: number }[] = []
+    const limiter = await redisLimiter(settings, {
+      observer: {
+        modeChanged: (m) => modes.push(m),
+        redisCommand: (name, seconds, ok) => {
+          if (!ok) failures.push({ name, seconds })
+        },
+      },
+    })
+    const inspect = redis.client()
+    const holders = async (): Promise<number> => {
+      let held = 0
+      for (const k of await inspect.keys(`${settings.keyPrefix}:*:holders`)) held += await inspect.zcard(k)
+      return held
+    }
+    const queued = async (): Promise<number> => {
+      let n = 0
+      for (const k of await inspect.keys(`${settings.keyPrefix}:*:queue`)) n += await inspect.zcard(k)
+      return n
+    }
+    const first = await limiter.acquire(key, opts(2))
+    first.release()
+    await eventually(async () => (await holders()) === 0, 5_000, 'the release to reach Redis')
+
+    redis.freeze()
+    // answered, by the fallback, once the acquire script has waited commandTimeoutMs in vain
+    const during = await limiter.acquire(key, opts(2))
+    expect(limiter.mode()).toBe('local')
+    const timedOut = failures.find((f) => f.name === 'acquire')
+    expect(timedOut?.seconds).toBeGreaterThanOrEqual(0.29)
+    during.release()
+
+    redis.thaw()
+    await eventually(() => limiter.mode() === 'redis', 10_000, 'back to shared permits')
+    const after = await limiter.acquire(key, opts(2))
+    expect(await holders()).toBe(1)
+    after.release()
+    expect(modes).toEqual(['redis', 'local', 'redis'])
+    // the acquire Redis ran late, after the thaw, was withdrawn: nothing is left held or queued
+    await eventually(async () => (await holders()) === 0 && (await queued()) === 0, 5_000, 'Redis to be empty')
+    await limiter.close()
+  })
+})
