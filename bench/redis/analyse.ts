@@ -8,6 +8,12 @@ export interface RunFigures {
   readonly handoffP50: number
   readonly handoffP99: number
   readonly handoffs: number
+  /**
+   * Share of the grants that went back to the process that had just released (no handoff): a fair
+   * queue with every process waiting keeps it near 1 / processes; a library that lets a releasing
+   * process take the permit straight back shows more.
+   */
+  readonly regrantShare: number
 }
 
 function quantile(sorted: readonly number[], q: number): number {
@@ -41,11 +47,13 @@ export function analyse(holds: readonly (readonly [number, number][])[], limit: 
   const pending: { t: number; proc: number }[] = []
   let head = 0
   const latencies: number[] = []
+  let regrants = 0
   for (const e of events) {
     if (e.kind === 'release') pending.push(e)
     else if (head < pending.length) {
       const release = pending[head++]!
       if (release.proc !== e.proc) latencies.push(e.t - release.t)
+      else regrants++
     }
   }
   latencies.sort((a, b) => a - b)
@@ -56,5 +64,6 @@ export function analyse(holds: readonly (readonly [number, number][])[], limit: 
     handoffP50: quantile(latencies, 0.5),
     handoffP99: quantile(latencies, 0.99),
     handoffs: latencies.length,
+    regrantShare: head ? regrants / head : 0,
   }
 }

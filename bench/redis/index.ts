@@ -132,12 +132,12 @@ const ms = (v: number): string => (Number.isFinite(v) ? v.toFixed(2) : '–')
 
 export function redisBenchTable(rows: readonly RedisBenchRow[], floor?: Floor): string {
   const lines = [
-    '| key limit | limiter | contenders | requests | upstream utilisation | handoff p50 (ms) | handoff p99 (ms) | round trips / request | Redis commands / request | errors |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| key limit | limiter | contenders | requests | upstream utilisation | handoff p50 (ms) | handoff p99 (ms) | grants back to the releasing process | round trips / request | Redis commands / request | errors |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
   ]
   for (const r of rows) {
     lines.push(
-      `| ${r.limit} | ${r.library} | ${r.workers} in ${PROCESSES} processes | ${r.requests} | ${r.utilisation.toFixed(3)} | ${ms(r.handoffP50)} | ${ms(r.handoffP99)} | ${r.roundTripsPerRequest.toFixed(2)} | ${r.commandsPerRequest.toFixed(1)} | ${r.errors} |`,
+      `| ${r.limit} | ${r.library} | ${r.workers} in ${PROCESSES} processes | ${r.requests} | ${r.utilisation.toFixed(3)} | ${ms(r.handoffP50)} | ${ms(r.handoffP99)} | ${(r.regrantShare * 100).toFixed(0)}% | ${r.roundTripsPerRequest.toFixed(2)} | ${r.commandsPerRequest.toFixed(1)} | ${r.errors} |`,
     )
   }
   if (floor) {

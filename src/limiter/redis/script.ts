@@ -12,7 +12,7 @@ export interface ScriptDef {
   readonly lua: string
 }
 
-/** A script waiting for its answer, and when it stops waiting. */
+/** A script waiting for its answer, and when it stops waiting (`performance.now()`, monotonic). */
 interface InFlight {
   readonly deadline: number
   readonly fail: () => void
@@ -78,7 +78,7 @@ export class Scripts {
   #withDeadline(def: ScriptDef, sent: Promise<unknown>): Promise<unknown> {
     return new Promise((resolve, reject) => {
       const entry: InFlight = {
-        deadline: Date.now() + this.timeoutMs,
+        deadline: performance.now() + this.timeoutMs,
         fail: () => reject(new RedisTimeoutError(def.name, this.timeoutMs)),
       }
       this.#inFlight.add(entry)
@@ -100,13 +100,13 @@ export class Scripts {
     if (this.#timer !== undefined) return
     const oldest = this.#inFlight.values().next()
     if (oldest.done) return
-    this.#timer = setTimeout(() => this.#expire(), Math.max(0, oldest.value.deadline - Date.now()))
+    this.#timer = setTimeout(() => this.#expire(), Math.max(0, oldest.value.deadline - performance.now()))
     this.#timer.unref()
   }
 
   #expire(): void {
     this.#timer = undefined
-    const now = Date.now()
+    const now = performance.now()
     for (const entry of this.#inFlight) {
       if (entry.deadline > now) break
       this.#inFlight.delete(entry)
