@@ -16,7 +16,7 @@ export interface RunFigures {
   readonly regrantShare: number
 }
 
-function quantile(sorted: readonly number[], q: number): number {
+export function quantile(sorted: readonly number[], q: number): number {
   if (sorted.length === 0) return Number.NaN
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))
   return sorted[i]!

@@ -24,6 +24,8 @@ export interface ContenderConfig {
 export interface ContenderReport {
   /** [grant, release] times in ms on the monotonic clock */
   readonly holds: [number, number][]
+  /** for every grant, ms from asking for the permit to getting it */
+  readonly waits: number[]
   /** commands this process sent to Redis while measuring (every ioredis client in it) */
   readonly commandsSent: number
   readonly errors: number
@@ -103,6 +105,7 @@ async function setUp(config: ContenderConfig): Promise<{ hold: Hold; close: () =
 async function run(config: ContenderConfig, durationMs: number): Promise<ContenderReport> {
   const { hold, close } = await setUp(config)
   const holds: [number, number][] = []
+  const waits: number[] = []
   let errors = 0
   // warm up: scripts loaded, connections open
   const warm = await hold()
@@ -116,6 +119,7 @@ async function run(config: ContenderConfig, durationMs: number): Promise<Contend
     Array.from({ length: config.workers }, async () => {
       while (now() < end) {
         let release
+        const asked = now()
         try {
           release = await hold()
         } catch {
@@ -123,6 +127,7 @@ async function run(config: ContenderConfig, durationMs: number): Promise<Contend
           continue
         }
         const granted = now()
+        waits.push(granted - asked)
         await sleep(config.holdMs)
         const released = now()
         holds.push([granted, released])
@@ -130,7 +135,7 @@ async function run(config: ContenderConfig, durationMs: number): Promise<Contend
       }
     }),
   )
-  const report = { holds, commandsSent, errors }
+  const report = { holds, waits, commandsSent, errors }
   await close()
   return report
 }

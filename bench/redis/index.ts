@@ -10,7 +10,7 @@ import { fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import type { Redis } from 'ioredis'
 import { startRedis } from '../../test/support/redis.js'
-import { analyse, type RunFigures } from './analyse.js'
+import { analyse, quantile, type RunFigures } from './analyse.js'
 import { measureFloor, type Floor } from './floor.js'
 import type { ContenderConfig, ContenderReport, Library } from './contender.js'
 
@@ -27,6 +27,9 @@ export interface RedisBenchRow extends RunFigures {
   readonly roundTripsPerRequest: number
   /** commands Redis executed per request, those run inside scripts included (INFO commandstats) */
   readonly commandsPerRequest: number
+  /** from asking for a permit to getting it: a fair queue keeps the slowest close to the typical */
+  readonly waitP99: number
+  readonly longestWait: number
   readonly errors: number
 }
 
@@ -90,6 +93,7 @@ async function runOne(library: Library, limit: number, workers: number, duration
       limit,
     )
     const requests = Math.max(1, figures.requests)
+    const waits = reports.flatMap((r) => r.waits).sort((a, b) => a - b)
     return {
       library,
       limit,
@@ -97,6 +101,8 @@ async function runOne(library: Library, limit: number, workers: number, duration
       ...figures,
       roundTripsPerRequest: reports.reduce((n, r) => n + r.commandsSent, 0) / requests,
       commandsPerRequest: executed / requests,
+      waitP99: quantile(waits, 0.99),
+      longestWait: waits.at(-1) ?? Number.NaN,
       errors: reports.reduce((n, r) => n + r.errors, 0),
     }
   } finally {
@@ -132,12 +138,12 @@ const ms = (v: number): string => (Number.isFinite(v) ? v.toFixed(2) : '–')
 
 export function redisBenchTable(rows: readonly RedisBenchRow[], floor?: Floor): string {
   const lines = [
-    '| key limit | limiter | contenders | requests | upstream utilisation | handoff p50 (ms) | handoff p99 (ms) | grants back to the releasing process | round trips / request | Redis commands / request | errors |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    '| key limit | limiter | contenders | requests | upstream utilisation | handoff p50 (ms) | handoff p99 (ms) | grants back to the releasing process | wait p99 (ms) | longest wait (ms) | round trips / request | Redis commands / request | errors |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ]
   for (const r of rows) {
     lines.push(
-      `| ${r.limit} | ${r.library} | ${r.workers} in ${PROCESSES} processes | ${r.requests} | ${r.utilisation.toFixed(3)} | ${ms(r.handoffP50)} | ${ms(r.handoffP99)} | ${(r.regrantShare * 100).toFixed(0)}% | ${r.roundTripsPerRequest.toFixed(2)} | ${r.commandsPerRequest.toFixed(1)} | ${r.errors} |`,
+      `| ${r.limit} | ${r.library} | ${r.workers} in ${PROCESSES} processes | ${r.requests} | ${r.utilisation.toFixed(3)} | ${ms(r.handoffP50)} | ${ms(r.handoffP99)} | ${(r.regrantShare * 100).toFixed(0)}% | ${r.waitP99.toFixed(0)} | ${r.longestWait.toFixed(0)} | ${r.roundTripsPerRequest.toFixed(2)} | ${r.commandsPerRequest.toFixed(1)} | ${r.errors} |`,
     )
   }
   if (floor) {
