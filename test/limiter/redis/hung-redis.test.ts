@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { LimiterMode } from '../../../src/limiter/types.js'
+import { Scripts } from '../../../src/limiter/redis/script.js'
+import { ACTIVE_SCRIPT } from '../../../src/limiter/redis/status/index.js'
 import { useRedis } from '../../support/use-redis.js'
 import { eventually, key, opts, redisLimiter, testSettings } from './helpers.js'
 
@@ -55,5 +57,31 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: Redis hangs',
     // the acquire Redis ran late, after the thaw, was withdrawn: nothing is left held or queued
     await eventually(async () => (await holders()) === 0 && (await queued()) === 0, 5_000, 'Redis to be empty')
     await limiter.close()
+  })
+
+  it('every script in flight times out in turn, each after its own commandTimeoutMs', async () => {
+    const client = redis.client()
+    const failed: { name: string; at: number }[] = []
+    const observer = {
+      redisCommand: (name: string, _seconds: number, ok: boolean) => {
+        if (!ok) failed.push({ name, at: performance.now() })
+      },
+    }
+    const scripts = new Scripts(client, observer, 300)
+    await scripts.run(ACTIVE_SCRIPT, ['sluice-hung:{global}:active'], []) // loaded, and Redis answers
+    redis.freeze()
+    const sentFirst = performance.now()
+    const first = scripts.run(ACTIVE_SCRIPT, ['sluice-hung:{global}:active'], [])
+    await new Promise((r) => setTimeout(r, 150))
+    const second = scripts.run(ACTIVE_SCRIPT, ['sluice-hung:{global}:active'], [])
+    // one timer serves both: after the first expires it must be armed again for the second
+    await expect(first).rejects.toMatchObject({ code: 'SLUICE_REDIS_TIMEOUT' })
+    await expect(second).rejects.toMatchObject({ code: 'SLUICE_REDIS_TIMEOUT' })
+    expect(failed).toHaveLength(2)
+    expect(failed[0]!.at - sentFirst).toBeGreaterThanOrEqual(299)
+    expect(failed[1]!.at - failed[0]!.at).toBeGreaterThanOrEqual(140)
+    redis.thaw()
+    // the late answers are ignored; Redis answers the next script as usual
+    await expect(scripts.run(ACTIVE_SCRIPT, ['sluice-hung:{global}:active'], [])).resolves.toEqual([])
   })
 })
