@@ -47,6 +47,15 @@ process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL')
 })
 
+/** Holders and waiters of every semaphore under a key prefix, as Redis has them now. */
+export async function leftInRedis(client: Redis, prefix: string): Promise<{ holders: number; queued: number }> {
+  let holders = 0
+  let queued = 0
+  for (const k of await client.keys(`${prefix}:*:holders`)) holders += await client.zcard(k)
+  for (const k of await client.keys(`${prefix}:*:queue`)) queued += await client.zcard(k)
+  return { holders, queued }
+}
+
 /** A key prefix no other test uses (for a shared SLUICE_TEST_REDIS_URL server). */
 export function uniquePrefix(name = 'test'): string {
   return `sluice-${name}-${randomBytes(4).toString('hex')}`

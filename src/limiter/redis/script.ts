@@ -55,9 +55,9 @@ export class Scripts {
   }
 
   async run(def: ScriptDef, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
-    const started = process.hrtime.bigint()
+    const started = performance.now()
     try {
-      const reply = await this.#withDeadline(def, this.#send(def, keys, args))
+      const reply = await this.#withDeadline(def, started, this.#send(def, keys, args))
       this.#report(def.name, started, true)
       return reply
     } catch (err) {
@@ -75,10 +75,10 @@ export class Scripts {
     }
   }
 
-  #withDeadline(def: ScriptDef, sent: Promise<unknown>): Promise<unknown> {
+  #withDeadline(def: ScriptDef, started: number, sent: Promise<unknown>): Promise<unknown> {
     return new Promise((resolve, reject) => {
       const entry: InFlight = {
-        deadline: performance.now() + this.timeoutMs,
+        deadline: started + this.timeoutMs,
         fail: () => reject(new RedisTimeoutError(def.name, this.timeoutMs)),
       }
       this.#inFlight.add(entry)
@@ -115,11 +115,11 @@ export class Scripts {
     this.#arm()
   }
 
-  #report(name: string, started: bigint, ok: boolean): void {
+  #report(name: string, started: number, ok: boolean): void {
     const observer = this.observer
     if (!observer?.redisCommand) return
     try {
-      observer.redisCommand(name, Number(process.hrtime.bigint() - started) / 1e9, ok)
+      observer.redisCommand(name, (performance.now() - started) / 1000, ok)
     } catch {
       // a metrics hook must never break a permit
     }

@@ -1,19 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import type { Permit } from '../../../src/limiter/types.js'
-import type { TestRedis } from '../../support/redis.js'
+import { leftInRedis } from '../../support/redis.js'
 import { useRedis } from '../../support/use-redis.js'
 import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
 
 const redis = useRedis()
-
-/** Holders and waiters left in Redis under a prefix. */
-async function leftInRedis(client: ReturnType<TestRedis['client']>, prefix: string): Promise<{ holders: number; queued: number }> {
-  let holders = 0
-  let queued = 0
-  for (const k of await client.keys(`${prefix}:*:holders`)) holders += await client.zcard(k)
-  for (const k of await client.keys(`${prefix}:*:queue`)) queued += await client.zcard(k)
-  return { holders, queued }
-}
 
 describe('redis limiter: aborts', () => {
   it('1000 aborts while queued and while held leave no holder and no waiter in Redis', async () => {

@@ -1,15 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import type { LimiterMode, Permit } from '../../../src/limiter/types.js'
+import { leftInRedis } from '../../support/redis.js'
 import { useRedis } from '../../support/use-redis.js'
 import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
 
 const redis = useRedis({ each: true })
 
 async function holdersInRedis(settings: { keyPrefix: string }): Promise<number> {
-  const inspect = redis.client()
-  let n = 0
-  for (const k of await inspect.keys(`${settings.keyPrefix}:*:holders`)) n += await inspect.zcard(k)
-  return n
+  return (await leftInRedis(redis.client(), settings.keyPrefix)).holders
 }
 
 describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: fallback while Redis is unreachable', () => {

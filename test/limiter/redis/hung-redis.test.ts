@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { LimiterMode } from '../../../src/limiter/types.js'
 import { Scripts } from '../../../src/limiter/redis/script.js'
 import { ACTIVE_SCRIPT } from '../../../src/limiter/redis/status/index.js'
+import { leftInRedis } from '../../support/redis.js'
 import { useRedis } from '../../support/use-redis.js'
 import { eventually, key, opts, redisLimiter, testSettings } from './helpers.js'
 
@@ -26,16 +27,8 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: Redis hangs',
       },
     })
     const inspect = redis.client()
-    const holders = async (): Promise<number> => {
-      let held = 0
-      for (const k of await inspect.keys(`${settings.keyPrefix}:*:holders`)) held += await inspect.zcard(k)
-      return held
-    }
-    const queued = async (): Promise<number> => {
-      let n = 0
-      for (const k of await inspect.keys(`${settings.keyPrefix}:*:queue`)) n += await inspect.zcard(k)
-      return n
-    }
+    const holders = async (): Promise<number> => (await leftInRedis(inspect, settings.keyPrefix)).holders
+    const queued = async (): Promise<number> => (await leftInRedis(inspect, settings.keyPrefix)).queued
     const first = await limiter.acquire(key, opts(2))
     first.release()
     await eventually(async () => (await holders()) === 0, 5_000, 'the release to reach Redis')

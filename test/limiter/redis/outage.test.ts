@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { LimiterMode } from '../../../src/limiter/types.js'
+import { leftInRedis } from '../../support/redis.js'
 import { useRedis } from '../../support/use-redis.js'
 import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
 
@@ -48,11 +49,8 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: Redis stops u
     for (const m of modes) expect(m).toEqual(['redis', 'local', 'redis'])
     const inspect = redis.client()
     await eventually(async () => {
-      let held = 0
-      let queued = 0
-      for (const k of await inspect.keys(`${settings.keyPrefix}:*:holders`)) held += await inspect.zcard(k)
-      for (const k of await inspect.keys(`${settings.keyPrefix}:*:queue`)) queued += await inspect.zcard(k)
-      return held === 0 && queued === 0
+      const left = await leftInRedis(inspect, settings.keyPrefix)
+      return left.holders === 0 && left.queued === 0
     }, 5_000, 'Redis to be empty')
     await closeAll(limiters)
   })

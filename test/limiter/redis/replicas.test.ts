@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { adminJson, statusOf } from '../../support/proxy.js'
 import { send, until } from '../../support/http.js'
 import { spawnProxy } from '../../support/process.js'
+import { leftInRedis } from '../../support/redis.js'
 import { useRedisReplicas } from '../../support/replicas.js'
 import { basicAuth, keyStats } from '../../support/sim.js'
 
@@ -15,14 +16,7 @@ const LEASE_MS = 1_500
 const stack = useRedisReplicas({ simLatencyMs: 10, prefixName: 'replicas', env: { SLUICE_REDIS_LEASE_MS: String(LEASE_MS) } })
 
 
-async function leftInRedis(): Promise<{ holders: number; queued: number }> {
-  const client = stack.redis.client()
-  let holders = 0
-  let queued = 0
-  for (const k of await client.keys(`${stack.prefix}:*:holders`)) holders += await client.zcard(k)
-  for (const k of await client.keys(`${stack.prefix}:*:queue`)) queued += await client.zcard(k)
-  return { holders, queued }
-}
+const leftInStack = (): Promise<{ holders: number; queued: number }> => leftInRedis(stack.redis.client(), stack.prefix)
 
 const post = (base: string, path: string, org: string, headers: Record<string, string> = {}, signal?: AbortSignal) =>
   send(base, path, { method: 'POST', headers: { authorization: basicAuth(org), 'content-type': 'application/json', ...headers }, body: '{}', signal })
@@ -57,7 +51,7 @@ describe('three replicas on one Redis', () => {
       // ten clients per key kept it queued: the upstream was used up to its limit
       expect(k.maxInProgress).toBe(k.limit)
     }
-    await until(async () => (await leftInRedis()).holders === 0, 'every permit back in Redis')
+    await until(async () => (await leftInStack()).holders === 0, 'every permit back in Redis')
   })
 
   it('FIFO holds across replicas', async () => {
@@ -96,7 +90,7 @@ describe('three replicas on one Redis', () => {
     const answer = await waiting
     expect(answer.status).toBe(200)
     expect(keyStats(stack.sim, 'org6', 'POST /events/search')).toMatchObject({ maxInProgress: 1, rejected429: 0 })
-    await until(async () => (await leftInRedis()).holders === 0, 'no permit left')
+    await until(async () => (await leftInStack()).holders === 0, 'no permit left')
   })
 
   it('1000 clients hanging up while queued and while upstream leave no holder and no waiter in Redis', async () => {
@@ -116,7 +110,7 @@ describe('three replicas on one Redis', () => {
     })
     await Promise.all(requests)
     await until(async () => {
-      const left = await leftInRedis()
+      const left = await leftInStack()
       return left.holders === 0 && left.queued === 0
     }, 'Redis to be empty', 20_000)
     for (const replica of stack.replicas) {
