@@ -96,7 +96,8 @@ export class RedisLimiter implements Limiter {
     this.#settings = settings
     this.#log = deps.log
     this.#observer = deps.observer
-    this.replicaId = `${deps.replicaId ?? `${hostname()}-${process.pid}`}.${randomBytes(4).toString('hex')}`
+    // no white space: a grant message separates two ids with a space
+    this.replicaId = `${(deps.replicaId ?? `${hostname()}-${process.pid}`).replace(/\s/g, '-')}.${randomBytes(4).toString('hex')}`
     this.#mode = settings.fallback
     this.#syncMs = Math.max(50, Math.floor(settings.leaseMs / 3))
     this.#global = globalKeysOf(settings.keyPrefix)
@@ -132,7 +133,12 @@ export class RedisLimiter implements Limiter {
     subscriber.on('error', (err: Error) => this.#connectionError(err))
     command.on('close', () => this.#redisFailed(new Error('connection to Redis closed')))
     command.on('ready', () => void this.#recover())
-    subscriber.on('message', (_channel: string, id: string) => this.#shared.onGrantMessage(id))
+    subscriber.on('message', (_channel: string, message: string) => {
+      // "<granted id> <id now at the head of the queue>", or just the granted id (ids have no spaces)
+      const space = message.indexOf(' ')
+      if (space < 0) this.#shared.onGrantMessage(message)
+      else this.#shared.onGrantMessage(message.slice(0, space), message.slice(space + 1))
+    })
     const subscribed = subscriber.subscribe(this.#channel).catch((err: unknown) => {
       this.#log.warn({ err }, 'limiter: cannot subscribe to the grant channel yet; grants are found by the sync until then')
     })

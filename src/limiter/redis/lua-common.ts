@@ -42,12 +42,21 @@ end
 -- Fills free slots from the head of the queue: each live head waiter becomes a holder at once (a
 -- direct handoff, so nobody can overtake it) and its replica hears of it on its own channel. Waiters
 -- whose replica stopped renewing its liveness are dropped, so a dead replica never blocks the queue.
--- Returns the number of holders afterwards; given a table "granted", also lists the ids granted.
-local function grant(holders, queue, meta, now, lease, chan, limit, held, granted)
+-- Each grant's message is "<id> <head>", naming the waiter left at the head of the queue (just "<id>"
+-- when the queue is empty): a replica that learns its own waiter is next hands it the permit it
+-- releases without a round trip (see shared.ts). Returns the number of holders afterwards and, when
+-- something was granted or want_head is set, that head (false when the queue is empty or not asked).
+-- Given a table "granted", also lists the ids granted.
+local function grant(holders, queue, meta, now, lease, chan, limit, held, granted, want_head)
   local alive = {}
+  local given = {}
+  local empty = false
   while held < limit do
     local head = redis.call('ZPOPMIN', queue)
-    if #head == 0 then break end
+    if #head == 0 then
+      empty = true
+      break
+    end
     local id = head[1]
     local rid = replica_of(id)
     if rid then
@@ -59,12 +68,19 @@ local function grant(holders, queue, meta, now, lease, chan, limit, held, grante
       if until_ms > now then
         redis.call('ZADD', holders, now + lease, id)
         held = held + 1
-        redis.call('PUBLISH', chan .. rid, id)
+        given[#given + 1] = id
         if granted then granted[#granted + 1] = id end
       end
     end
   end
-  return held
+  local next_head = false
+  if not empty and (want_head or #given > 0) then
+    next_head = redis.call('ZRANGE', queue, 0, 0)[1] or false
+  end
+  for _, id in ipairs(given) do
+    redis.call('PUBLISH', chan .. replica_of(id), next_head and (id .. ' ' .. next_head) or id)
+  end
+  return held, next_head
 end
 
 -- Delay in ms until the nearest lease expires (a waiter's safety timer), -1 when nothing is held.

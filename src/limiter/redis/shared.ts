@@ -41,6 +41,18 @@ interface Waiter {
   phase: 'sending' | 'queued'
   /** a grant message came before the acquire script's own reply */
   grantedEarly: boolean
+  /**
+   * A moment (monotonic ms) at which Redis had certainly not granted it yet — when its acquire was
+   * sent, or a sync that found it still queued. Its lease, once granted, runs at least until this
+   * plus a lease.
+   */
+  notGrantedAt: number
+}
+
+interface HeldPermit {
+  readonly permit: SluicePermit
+  /** the lease lasts at least until then (monotonic ms): a lower bound from when the grant or the last renewal was sent */
+  leaseUntil: number
 }
 
 interface KeyState {
@@ -51,7 +63,12 @@ interface KeyState {
   announcedAt: number
   readonly waiters: Map<string, Waiter>
   queuedCount: number
-  readonly held: Map<string, SluicePermit>
+  readonly held: Map<string, HeldPermit>
+  /**
+   * The waiter Redis last named as the queue's head (in a reply or a grant message). When it is one
+   * of ours, a release here hands the permit to it directly (see `#handOver`).
+   */
+  headHint: string | undefined
   /** ids to release or withdraw once Redis answers again */
   readonly drops: Set<string>
   safety: NodeJS.Timeout | undefined
@@ -113,6 +130,7 @@ export class SharedPermits {
         waiters: new Map(),
         queuedCount: 0,
         held: new Map(),
+        headHint: undefined,
         drops: new Set(),
         safety: undefined,
         safetyAt: 0,
@@ -132,7 +150,7 @@ export class SharedPermits {
   /** Starts a ticket's wait in Redis: granted at once when a slot is free and nobody is ahead. */
   enqueue(ticket: Ticket): void {
     const state = this.#stateOf(ticket.key, ticket.options.limit)
-    const waiter: Waiter = { id: this.#nextId(), ticket, state, phase: 'sending', grantedEarly: false }
+    const waiter: Waiter = { id: this.#nextId(), ticket, state, phase: 'sending', grantedEarly: false, notGrantedAt: 0 }
     state.waiters.set(waiter.id, waiter)
     this.#waiters.set(waiter.id, waiter)
     ticket.withdraw = () => this.#withdraw(waiter)
@@ -143,6 +161,9 @@ export class SharedPermits {
   async #sendAcquire(waiter: Waiter, keepAge: boolean): Promise<void> {
     const { state, ticket } = waiter
     const sentAt = Date.now()
+    waiter.notGrantedAt = performance.now()
+    // placed by its age, it may go ahead of the waiter named as head: forget that name
+    if (keepAge) state.headHint = undefined
     const announce = sentAt - state.announcedAt >= this.config.syncMs
     let reply
     try {
@@ -205,23 +226,31 @@ export class SharedPermits {
     void this.#release(waiter.state, [waiter.id])
   }
 
-  #grant(waiter: Waiter): void {
+  /**
+   * Ends a waiter's wait with the Redis permit `id` — its own id once Redis granted it, or the id of
+   * a permit handed over by a release here — whose lease lasts at least until `leaseUntil`.
+   */
+  #grant(waiter: Waiter, id = waiter.id, leaseUntil = waiter.notGrantedAt + this.config.leaseMs): void {
     this.#forget(waiter)
-    const { state, ticket, id } = waiter
+    const { state, ticket } = waiter
     ticket.withdraw = undefined
     const tag = state.keys.tag
     const taken = ticket.succeed((waitedMs) => {
       const permit = this.hooks.makePermit(state.key, ticket.options.limit, { kind: 'redis', tag, id }, waitedMs)
-      state.held.set(id, permit)
+      state.held.set(id, { permit, leaseUntil })
       return permit
     })
     if (!taken) void this.#release(state, [id])
   }
 
-  /** A message on this replica's grant channel: Redis made one of our waiters a holder. */
-  onGrantMessage(id: string): void {
+  /**
+   * A message on this replica's grant channel: Redis made one of our waiters a holder, and `head`
+   * is the waiter it left at the head of the queue.
+   */
+  onGrantMessage(id: string, head?: string): void {
     const waiter = this.#waiters.get(id)
     if (!waiter) return // withdrawn: its release/withdraw script takes care of the permit
+    waiter.state.headHint = head
     if (waiter.phase === 'sending') waiter.grantedEarly = true
     else this.#grant(waiter)
   }
@@ -231,22 +260,55 @@ export class SharedPermits {
     const grant = permit.grant
     if (grant.kind !== 'redis') return
     const state = this.#states.get(grant.tag)
-    if (!state?.held.delete(grant.id)) return // already lost: Redis no longer knows it
-    void this.#release(state, [grant.id])
+    const held = state?.held.get(grant.id)
+    if (!state || held?.permit !== permit) return // already lost: Redis no longer knows it
+    state.held.delete(grant.id)
+    if (!this.#handOver(state, grant.id, held.leaseUntil)) void this.#release(state, [grant.id])
+  }
+
+  /**
+   * When Redis last named one of our own waiters as the head of the queue, the permit being released
+   * is its turn anyway: it takes the permit here and now, without the release script's round trip
+   * and without the slot ever being free in Redis. Then the waiter leaves the queue in the
+   * background (one script). Fair: the queue is first come, first served and newcomers join at its
+   * tail, so a waiter named as head stays the head until it is granted or leaves — except for a
+   * request re-queued with its age (after an upstream 429) on another replica, which this handover
+   * may pass once. Safe: the permit stays counted in Redis all along, and only while its lease is
+   * sure to last until the next renewal (a stalled replica hands over nothing); if another release
+   * granted the waiter meanwhile (a limit above 1), the background script gives that slot back.
+   */
+  #handOver(state: KeyState, id: string, leaseUntil: number): boolean {
+    const hint = state.headHint
+    state.headHint = undefined
+    const next = hint === undefined ? undefined : state.waiters.get(hint)
+    if (next?.phase !== 'queued') return false
+    if (leaseUntil - performance.now() < this.config.syncMs) return false
+    this.#grant(next, id, leaseUntil)
+    // after this turn of the event loop: the request now served starts first, its bookkeeping after
+    setImmediate(() => void this.#release(state, [next.id]))
+    return true
   }
 
   async #release(state: KeyState, ids: string[]): Promise<void> {
+    const sentAt = performance.now()
     try {
-      const { granted } = await release(this.scripts, state.keys, {
+      const { granted, head } = await release(this.scripts, state.keys, {
         ids,
         limit: state.limit,
         leaseMs: this.config.leaseMs,
         idleMs: this.config.idleMs,
         channelPrefix: this.config.channelPrefix,
       })
+      state.headHint = head
       // A slot handed to one of our own waiters needs no round through pub/sub: grant it now (the
       // message that follows finds no waiter and is ignored). Other replicas' ids are not ours.
-      for (const id of granted) this.onGrantMessage(id)
+      for (const id of granted) {
+        const waiter = this.#waiters.get(id)
+        if (!waiter) continue
+        // granted by this script, so after it was sent
+        if (waiter.phase === 'sending') waiter.grantedEarly = true
+        else this.#grant(waiter, id, sentAt + this.config.leaseMs)
+      }
       this.#collect(state)
     } catch (err) {
       for (const id of ids) state.drops.add(id)
@@ -280,6 +342,7 @@ export class SharedPermits {
     const drop = [...state.drops]
     state.drops.clear()
     const sentAt = Date.now()
+    const sentAtMono = performance.now()
     let reply
     try {
       reply = await sync(this.scripts, state.keys, {
@@ -301,15 +364,26 @@ export class SharedPermits {
       throw err
     }
     state.announcedAt = Math.max(state.announcedAt, sentAt)
-    for (const id of reply.lost) {
-      const permit = state.held.get(id)
-      if (!permit) continue
+    state.headHint = reply.head
+    const lost = new Set(reply.lost)
+    for (const id of lost) {
+      const held = state.held.get(id)
+      if (!held) continue
       state.held.delete(id)
-      this.hooks.lost(permit)
+      this.hooks.lost(held.permit)
+    }
+    // renewed by this script: each lease now lasts at least a lease from when it was sent
+    for (const [id, held] of state.held) {
+      if (!lost.has(id)) held.leaseUntil = Math.max(held.leaseUntil, sentAtMono + this.config.leaseMs)
     }
     for (const id of reply.granted) {
       const waiter = state.waiters.get(id)
       if (waiter?.phase === 'queued') this.#grant(waiter)
+    }
+    const missing = new Set(reply.missing)
+    for (const id of waiting) {
+      const waiter = state.waiters.get(id)
+      if (waiter?.phase === 'queued' && !missing.has(id)) waiter.notGrantedAt = Math.max(waiter.notGrantedAt, sentAtMono)
     }
     for (const id of reply.missing) {
       // Dropped from the queue while this replica looked dead (a long stall): queue again, same age.
@@ -373,6 +447,7 @@ export class SharedPermits {
       [...groups.values()].map(async ({ state, permits: list, ids }) => {
         // Held in `drops` until adopted, so a failure below never leaves them counted forever.
         for (const id of ids) state.drops.add(id)
+        const sentAt = performance.now()
         await adopt(this.scripts, state.keys, {
           replicaId: this.config.replicaId,
           limit: state.limit,
@@ -389,7 +464,7 @@ export class SharedPermits {
           state.drops.delete(id)
           const before = permit.grant
           permit.grant = { kind: 'redis', tag: state.keys.tag, id }
-          state.held.set(id, permit)
+          state.held.set(id, { permit, leaseUntil: sentAt + this.config.leaseMs })
           adopted(permit, before)
         })
       }),
@@ -398,7 +473,7 @@ export class SharedPermits {
 
   /** Every permit this replica holds from Redis. */
   heldPermits(): SluicePermit[] {
-    return [...this.#states.values()].flatMap((s) => [...s.held.values()])
+    return [...this.#states.values()].flatMap((s) => [...s.held.values()].map((h) => h.permit))
   }
 
   /** Tags of the semaphores this replica holds permits of or waits for. */

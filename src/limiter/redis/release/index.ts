@@ -18,10 +18,12 @@ export interface ReleaseResult {
   readonly found: number
   /** waiters (of any replica) that the freed slots were handed to */
   readonly granted: readonly string[]
+  /** the waiter left at the head of the queue, if any */
+  readonly head: string | undefined
 }
 
 /** Releases holders / withdraws waiters, and hands the freed slots to the head waiters. */
 export async function release(scripts: Scripts, keys: SemaphoreKeys, a: ReleaseArgs): Promise<ReleaseResult> {
-  const reply = (await scripts.run(RELEASE_SCRIPT, keyList(keys), [a.limit, a.leaseMs, a.idleMs, a.channelPrefix, ...a.ids])) as [number, string[] | undefined]
-  return { found: Number(reply[0]), granted: reply[1] ?? [] }
+  const reply = (await scripts.run(RELEASE_SCRIPT, keyList(keys), [a.limit, a.leaseMs, a.idleMs, a.channelPrefix, ...a.ids])) as [number, string[] | undefined, string | null | undefined]
+  return { found: Number(reply[0]), granted: reply[1] ?? [], head: reply[2] ?? undefined }
 }

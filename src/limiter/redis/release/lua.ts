@@ -4,7 +4,8 @@ import { LUA_COMMON } from '../lua-common.js'
  * release: give back permits, or withdraw waiters — whichever each id is now.
  * KEYS: holders queue meta
  * ARGV: limit leaseMs idleMs channelPrefix id...
- * Reply: { how many ids were found (0 for a second release: harmless), the ids granted }
+ * Reply: { how many ids were found (0 for a second release: harmless), the ids granted, the waiter now
+ *          at the head of the queue (nil when it is empty) }
  *
  * One script serves release and cancel because a waiter may have been granted between the replica's
  * decision to give up and this script: the id is then a holder and is released here, never leaked.
@@ -24,6 +25,6 @@ for i = 5, #ARGV do
 end
 local held = live_holders(holders, now, limit)
 local granted = {}
-grant(holders, queue, meta, now, lease, chan, limit, held, granted)
-return { found, granted }
+local _, head = grant(holders, queue, meta, now, lease, chan, limit, held, granted, true)
+return { found, granted, head }
 `

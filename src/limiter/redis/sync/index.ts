@@ -29,6 +29,8 @@ export interface SyncReply {
   readonly lost: readonly string[]
   readonly granted: readonly string[]
   readonly missing: readonly string[]
+  /** the waiter left at the head of the queue, if any */
+  readonly head: string | undefined
 }
 
 export async function sync(scripts: Scripts, keys: SemaphoreKeys, a: SyncArgs): Promise<SyncReply> {
@@ -48,11 +50,12 @@ export async function sync(scripts: Scripts, keys: SemaphoreKeys, a: SyncArgs): 
     ...a.waiting,
     a.drop.length,
     ...a.drop,
-  ])) as [number, unknown, unknown, unknown]
+  ])) as [number, unknown, unknown, unknown, string | null | undefined]
   return {
     nearestExpiryMs: Number(reply[0]),
     lost: stringsOf(reply[1]),
     granted: stringsOf(reply[2]),
     missing: stringsOf(reply[3]),
+    head: reply[4] ?? undefined,
   }
 }

@@ -5,7 +5,7 @@ import { LUA_COMMON } from '../lua-common.js'
  * KEYS: holders queue meta
  * ARGV: replica limit leaseMs liveMs idleMs channelPrefix instance endpoint sweep
  *       nHeld held-id... nWaiting waiting-id... nDrop drop-id...
- * Reply: {nearestExpiryMs, {lost-id...}, {granted-id...}, {missing-id...}}
+ * Reply: {nearestExpiryMs, {lost-id...}, {granted-id...}, {missing-id...}, head waiter or nil}
  *
  *  - renews the replica's liveness (so its waiters stay in the queue) and the keys' expiry, and with
  *    `sweep` removes the liveness fields of replicas long gone (the hash would grow with restarts);
@@ -56,7 +56,7 @@ for _, id in ipairs(held_ids) do
   end
 end
 redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
-grant(holders, queue, meta, now, lease, chan, limit, redis.call('ZCARD', holders))
+local _, head = grant(holders, queue, meta, now, lease, chan, limit, redis.call('ZCARD', holders), nil, true)
 
 local granted, missing = {}, {}
 for _, id in ipairs(wait_ids) do
@@ -68,5 +68,5 @@ for _, id in ipairs(wait_ids) do
 end
 redis.call('PEXPIRE', holders, idle)
 redis.call('PEXPIRE', queue, idle)
-return {nearest_expiry(holders, now), lost, granted, missing}
+return {nearest_expiry(holders, now), lost, granted, missing, head}
 `

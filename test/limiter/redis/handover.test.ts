@@ -1,0 +1,145 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import type { Permit } from '../../../src/limiter/types.js'
+import { leftInRedis } from '../../support/redis.js'
+import { useRedis } from '../../support/use-redis.js'
+import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
+
+const redis = useRedis()
+
+/** Whether `promise` settles within `ms` (it is left running either way). */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)))
+  const settled = promise.then(
+    () => true,
+    () => true,
+  )
+  try {
+    return await Promise.race([settled, late])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** Blocks the event loop, as a long garbage collection or a busy handler would. */
+function stall(ms: number): void {
+  const until = performance.now() + ms
+  while (performance.now() < until) {
+    // busy
+  }
+}
+
+// A release hands its permit to this replica's own waiter when Redis last named that waiter as the
+// queue's head: no round trip before the next request starts. A frozen Redis (SIGSTOP) shows that no
+// round trip was needed; it cannot be frozen on a shared server.
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: handing a permit to our own next waiter', () => {
+  afterEach(() => redis.thaw())
+
+  it("goes to this replica's waiter at the head of the queue without waiting for Redis, and Redis ends up counting it once", async () => {
+    const settings = testSettings(redis.url, { leaseMs: 3_000 })
+    const a = await redisLimiter(settings)
+    const b = await redisLimiter(settings)
+    const inspect = redis.client()
+    const inRedis = () => leftInRedis(inspect, settings.keyPrefix)
+
+    const first = await a.acquire(key, opts(1))
+    // queue, in this order: a's w1, a's w2, b's x
+    const w1 = a.acquire(key, opts(1))
+    await eventually(async () => (await inRedis()).queued === 1, 5_000, 'w1 queued')
+    const w2 = a.acquire(key, opts(1))
+    await eventually(async () => (await inRedis()).queued === 2, 5_000, 'w2 queued')
+    const x = b.acquire(key, opts(1))
+    await eventually(async () => (await inRedis()).queued === 3, 5_000, 'x queued')
+
+    // an ordinary release: its script grants w1 and names w2 as the new head
+    first.release()
+    const p1 = await w1
+
+    redis.freeze()
+    p1.release()
+    expect(await settlesWithin(w2, 1_000)).toBe(true)
+    const p2 = await w2
+    expect(await settlesWithin(x, 200)).toBe(false) // b's waiter still waits its turn
+    redis.thaw()
+
+    // w2 left the queue and holds the permit w1 held: one holder, b's waiter still queued
+    await eventually(async () => (await inRedis()).queued === 1, 5_000, 'w2 to leave the queue')
+    expect(await inRedis()).toEqual({ holders: 1, queued: 1 })
+
+    p2.release() // the head is b's now: an ordinary release, granted over pub/sub
+    ;(await x).release()
+    await eventually(async () => {
+      const left = await inRedis()
+      return left.holders === 0 && left.queued === 0
+    }, 5_000, 'Redis to be empty')
+    await closeAll([a, b])
+  })
+
+  it('hands nothing over when its lease may run out before the next renewal (an event-loop stall)', async () => {
+    // renewals every 300 ms; after a 650 ms stall, less than one renewal period of the lease is sure
+    const settings = testSettings(redis.url, { leaseMs: 900 })
+    const a = await redisLimiter(settings)
+    const inspect = redis.client()
+    const inRedis = () => leftInRedis(inspect, settings.keyPrefix)
+
+    const first = await a.acquire(key, opts(1))
+    const w1 = a.acquire(key, opts(1))
+    await eventually(async () => (await inRedis()).queued === 1, 5_000, 'w1 queued')
+    const w2 = a.acquire(key, opts(1))
+    await eventually(async () => (await inRedis()).queued === 2, 5_000, 'w2 queued')
+    first.release()
+    const p1 = await w1 // granted by the release script, which named w2 as the head
+
+    stall(650)
+    redis.freeze()
+    p1.release()
+    // not handed over: the release waits for Redis like any other
+    expect(await settlesWithin(w2, 300)).toBe(false)
+    redis.thaw()
+    const p2 = await w2
+    p2.release()
+    await eventually(async () => {
+      const left = await inRedis()
+      return left.holders === 0 && left.queued === 0
+    }, 5_000, 'Redis to be empty')
+    await a.close()
+  })
+})
+
+describe('redis limiter: a handover racing a grant from another replica', () => {
+  it('gives the extra slot back: never above the limit, nobody waits forever, nothing left in Redis', async () => {
+    const settings = testSettings(redis.url, { leaseMs: 3_000 })
+    const a = await redisLimiter(settings)
+    const b = await redisLimiter(settings)
+    const inspect = redis.client()
+    const inRedis = () => leftInRedis(inspect, settings.keyPrefix)
+    const limit = 2
+
+    for (let round = 0; round < 10; round++) {
+      const pa = await a.acquire(key, opts(limit))
+      const pb = await b.acquire(key, opts(limit))
+      const w1 = a.acquire(key, opts(limit))
+      await eventually(async () => (await inRedis()).queued === 1, 5_000, 'w1 queued')
+      const w2 = a.acquire(key, opts(limit))
+      await eventually(async () => (await inRedis()).queued === 2, 5_000, 'w2 queued')
+      const x = b.acquire(key, opts(limit))
+      await eventually(async () => (await inRedis()).queued === 3, 5_000, 'x queued')
+
+      pa.release() // its script grants w1 and names w2 as the head
+      const p1 = await w1
+      // b's release grants w2 in Redis while a, in the same instant, hands p1's permit to w2
+      pb.release()
+      p1.release()
+      const held: Permit[] = [await w2, await x]
+      const left = await inRedis()
+      expect(left.queued).toBe(0)
+      expect(left.holders).toBeLessThanOrEqual(limit)
+      // both waiters hold; the slot Redis granted w2 a second time went on to x
+      await eventually(async () => (await inRedis()).holders === limit, 5_000, 'two holders in Redis')
+      for (const permit of held) permit.release()
+      await eventually(async () => (await inRedis()).holders === 0, 5_000, 'every permit back')
+      await sleep(5)
+    }
+    await closeAll([a, b])
+  })
+})
