@@ -42,11 +42,12 @@ end
 -- Fills free slots from the head of the queue: each live head waiter becomes a holder at once (a
 -- direct handoff, so nobody can overtake it) and its replica hears of it on its own channel. Waiters
 -- whose replica stopped renewing its liveness are dropped, so a dead replica never blocks the queue.
--- Each grant's message is "<id> <head>", naming the waiter left at the head of the queue (just "<id>"
--- when the queue is empty): a replica that learns its own waiter is next hands it the permit it
--- releases without a round trip (see shared.ts). Returns the number of holders afterwards and, when
--- something was granted or want_head is set, that head (false when the queue is empty or not asked).
--- Given a table "granted", also lists the ids granted.
+-- At limit 1 each grant's message is "<id> <head>", naming the waiter left at the head of the queue
+-- (just "<id>" when the queue is empty): the replica granted holds the only permit, so when it learns
+-- that its own waiter is next it hands the permit over on release without a round trip (see
+-- handOver in shared.ts). Returns the number of holders afterwards and, at limit 1 or when
+-- want_head is set, that head (false when the queue is empty or not asked). Given a table
+-- "granted", also lists the ids granted.
 local function grant(holders, queue, meta, now, lease, chan, limit, held, granted, want_head)
   local alive = {}
   local given = {}
@@ -74,7 +75,7 @@ local function grant(holders, queue, meta, now, lease, chan, limit, held, grante
     end
   end
   local next_head = false
-  if not empty and (want_head or #given > 0) then
+  if not empty and (want_head or (limit == 1 and #given > 0)) then
     next_head = redis.call('ZRANGE', queue, 0, 0)[1] or false
   end
   for _, id in ipairs(given) do

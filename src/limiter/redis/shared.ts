@@ -262,20 +262,26 @@ export class SharedPermits {
     const state = this.#states.get(grant.tag)
     const held = state?.held.get(grant.id)
     if (!state || held?.permit !== permit) return // already lost: Redis no longer knows it
+    // every permit of the key is ours: no other replica can have released one since Redis named the head
+    const holdsAll = state.held.size >= state.limit
     state.held.delete(grant.id)
-    if (!this.#handOver(state, grant.id, held.leaseUntil)) void this.#release(state, [grant.id])
+    if (!(holdsAll && this.#handOver(state, grant.id, held.leaseUntil))) void this.#release(state, [grant.id], holdsAll)
   }
 
   /**
-   * When Redis last named one of our own waiters as the head of the queue, the permit being released
-   * is its turn anyway: it takes the permit here and now, without the release script's round trip
-   * and without the slot ever being free in Redis. Then the waiter leaves the queue in the
-   * background (one script). Fair: the queue is first come, first served and newcomers join at its
-   * tail, so a waiter named as head stays the head until it is granted or leaves — except for a
-   * request re-queued with its age (after an upstream 429) on another replica, which this handover
-   * may pass once. Safe: the permit stays counted in Redis all along, and only while its lease is
-   * sure to last until the next renewal (a stalled replica hands over nothing); if another release
-   * granted the waiter meanwhile (a limit above 1), the background script gives that slot back.
+   * When Redis last named one of our own waiters as the head of the queue, and this replica holds
+   * every permit of the key, the permit being released is that waiter's turn: it takes the permit
+   * here and now, without the release script's round trip and without the slot ever being free in
+   * Redis. Then the waiter leaves the queue in the background (one script).
+   *
+   * Fair: the queue is first come, first served and newcomers join at its tail, so the named waiter
+   * stays the head until a release grants it or it leaves — and with every permit here, no release
+   * elsewhere can have granted it. The one exception is a request re-queued with its age (after an
+   * upstream 429) on another replica, which a handover may pass once. Safe: the permit stays
+   * counted in Redis all along, and it is handed over only while its lease is sure to last beyond
+   * the next renewal (a stalled replica hands over nothing). Should the waiter have been granted
+   * anyway (one of our leases ran out and its slot went to it), the background script finds it a
+   * holder and gives that slot back to the next head.
    */
   #handOver(state: KeyState, id: string, leaseUntil: number): boolean {
     const hint = state.headHint
@@ -285,11 +291,12 @@ export class SharedPermits {
     if (leaseUntil - performance.now() < this.config.syncMs) return false
     this.#grant(next, id, leaseUntil)
     // after this turn of the event loop: the request now served starts first, its bookkeeping after
-    setImmediate(() => void this.#release(state, [next.id]))
+    setImmediate(() => void this.#release(state, [next.id], true))
     return true
   }
 
-  async #release(state: KeyState, ids: string[]): Promise<void> {
+  /** `wantHead`: this replica holds every permit of the key, so the head Redis names may be its to hand over */
+  async #release(state: KeyState, ids: string[], wantHead = false): Promise<void> {
     const sentAt = performance.now()
     try {
       const { granted, head } = await release(this.scripts, state.keys, {
@@ -298,6 +305,7 @@ export class SharedPermits {
         leaseMs: this.config.leaseMs,
         idleMs: this.config.idleMs,
         channelPrefix: this.config.channelPrefix,
+        wantHead,
       })
       state.headHint = head
       // A slot handed to one of our own waiters needs no round through pub/sub: grant it now (the
@@ -341,6 +349,7 @@ export class SharedPermits {
     const waiting = [...state.waiters.values()].filter((w) => w.phase === 'queued').map((w) => w.id)
     const drop = [...state.drops]
     state.drops.clear()
+    const renewing = [...state.held.keys()]
     const sentAt = Date.now()
     const sentAtMono = performance.now()
     let reply
@@ -354,7 +363,7 @@ export class SharedPermits {
         liveMs: this.config.liveMs,
         idleMs: this.config.idleMs,
         channelPrefix: this.config.channelPrefix,
-        held: [...state.held.keys()],
+        held: renewing,
         waiting,
         drop,
         sweep: state.syncs++ % SWEEP_EVERY === 0,
@@ -373,8 +382,9 @@ export class SharedPermits {
       this.hooks.lost(held.permit)
     }
     // renewed by this script: each lease now lasts at least a lease from when it was sent
-    for (const [id, held] of state.held) {
-      if (!lost.has(id)) held.leaseUntil = Math.max(held.leaseUntil, sentAtMono + this.config.leaseMs)
+    for (const id of renewing) {
+      const held = lost.has(id) ? undefined : state.held.get(id)
+      if (held) held.leaseUntil = Math.max(held.leaseUntil, sentAtMono + this.config.leaseMs)
     }
     for (const id of reply.granted) {
       const waiter = state.waiters.get(id)

@@ -11,6 +11,8 @@ export interface ReleaseArgs {
   readonly leaseMs: number
   readonly idleMs: number
   readonly channelPrefix: string
+  /** name the waiter left at the head in the reply (the releasing replica holds every permit of the key) */
+  readonly wantHead: boolean
 }
 
 export interface ReleaseResult {
@@ -18,12 +20,12 @@ export interface ReleaseResult {
   readonly found: number
   /** waiters (of any replica) that the freed slots were handed to */
   readonly granted: readonly string[]
-  /** the waiter left at the head of the queue, if any */
+  /** the waiter left at the head of the queue, if any (when asked, or at limit 1) */
   readonly head: string | undefined
 }
 
 /** Releases holders / withdraws waiters, and hands the freed slots to the head waiters. */
 export async function release(scripts: Scripts, keys: SemaphoreKeys, a: ReleaseArgs): Promise<ReleaseResult> {
-  const reply = (await scripts.run(RELEASE_SCRIPT, keyList(keys), [a.limit, a.leaseMs, a.idleMs, a.channelPrefix, ...a.ids])) as [number, string[] | undefined, string | null | undefined]
+  const reply = (await scripts.run(RELEASE_SCRIPT, keyList(keys), [a.limit, a.leaseMs, a.idleMs, a.channelPrefix, a.wantHead ? '1' : '0', ...a.ids])) as [number, string[] | undefined, string | null | undefined]
   return { found: Number(reply[0]), granted: reply[1] ?? [], head: reply[2] ?? undefined }
 }

@@ -3,9 +3,10 @@ import { LUA_COMMON } from '../lua-common.js'
 /**
  * release: give back permits, or withdraw waiters — whichever each id is now.
  * KEYS: holders queue meta
- * ARGV: limit leaseMs idleMs channelPrefix id...
- * Reply: { how many ids were found (0 for a second release: harmless), the ids granted, the waiter now
- *          at the head of the queue (nil when it is empty) }
+ * ARGV: limit leaseMs idleMs channelPrefix wantHead id...
+ * Reply: { how many ids were found (0 for a second release: harmless), the ids granted, and the
+ *          waiter now at the head of the queue when wantHead is 1 (the releasing replica holds every
+ *          permit of the key) or at limit 1 after a grant (nil otherwise, or when the queue is empty) }
  *
  * One script serves release and cancel because a waiter may have been granted between the replica's
  * decision to give up and this script: the id is then a holder and is released here, never leaked.
@@ -16,15 +17,16 @@ import { LUA_COMMON } from '../lua-common.js'
 export const RELEASE_LUA = `${LUA_COMMON}
 local holders, queue, meta = KEYS[1], KEYS[2], KEYS[3]
 local limit, lease, idle, chan = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local want_head = ARGV[5] == '1'
 local now = clock()
 local found = 0
-for i = 5, #ARGV do
+for i = 6, #ARGV do
   if redis.call('ZREM', holders, ARGV[i]) == 1 or redis.call('ZREM', queue, ARGV[i]) == 1 then
     found = found + 1
   end
 end
 local held = live_holders(holders, now, limit)
 local granted = {}
-local _, head = grant(holders, queue, meta, now, lease, chan, limit, held, granted, true)
+local _, head = grant(holders, queue, meta, now, lease, chan, limit, held, granted, want_head)
 return { found, granted, head }
 `
