@@ -180,6 +180,7 @@ export class SharedPermits {
         instance: ticket.key.instance,
         endpoint: ticket.key.endpoint,
         channelPrefix: this.config.channelPrefix,
+        wantHead: state.held.size >= ticket.options.limit,
       })
     } catch (err) {
       if (!this.#isCurrent(waiter)) return
@@ -203,6 +204,7 @@ export class SharedPermits {
     } else {
       waiter.phase = 'queued'
       state.queuedCount++
+      if (reply.head) state.headHint = waiter.id
       // the next sync (within a third of a lease) arms the safety timer at the nearest lease expiry
       if (waiter.grantedEarly) this.#grant(waiter)
     }

@@ -51,9 +51,12 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: handing a per
     const x = b.acquire(key, opts(1))
     await eventually(async () => (await inRedis()).queued === 3, 5_000, 'x queued')
 
-    // an ordinary release: its script grants w1 and names w2 as the new head
+    // w1 takes the permit here (its acquire's reply said it was the head); withdrawing it from the
+    // queue, Redis names w2 as the new head
     first.release()
     const p1 = await w1
+    await eventually(async () => (await inRedis()).queued === 2, 5_000, 'w1 to leave the queue')
+    await sleep(20) // that reply has been read
 
     redis.freeze()
     p1.release()
@@ -75,6 +78,29 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: handing a per
     await closeAll([a, b])
   })
 
+  it('goes to a waiter that queued behind its own holder with nobody ahead (the acquire reply says it is the head)', async () => {
+    const settings = testSettings(redis.url, { leaseMs: 3_000 })
+    const a = await redisLimiter(settings)
+    const inspect = redis.client()
+    const inRedis = () => leftInRedis(inspect, settings.keyPrefix)
+
+    const first = await a.acquire(key, opts(1))
+    const next = a.acquire(key, opts(1))
+    await eventually(async () => (await inRedis()).queued === 1, 5_000, 'queued')
+    await sleep(20) // the acquire's reply has been read
+
+    redis.freeze()
+    first.release()
+    expect(await settlesWithin(next, 1_000)).toBe(true)
+    redis.thaw()
+    ;(await next).release()
+    await eventually(async () => {
+      const left = await inRedis()
+      return left.holders === 0 && left.queued === 0
+    }, 5_000, 'Redis to be empty')
+    await a.close()
+  })
+
   it('hands nothing over when its lease may run out before the next renewal (an event-loop stall)', async () => {
     // renewals every 300 ms; after a 650 ms stall, less than one renewal period of the lease is sure
     const settings = testSettings(redis.url, { leaseMs: 900 })
@@ -87,8 +113,10 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: handing a per
     await eventually(async () => (await inRedis()).queued === 1, 5_000, 'w1 queued')
     const w2 = a.acquire(key, opts(1))
     await eventually(async () => (await inRedis()).queued === 2, 5_000, 'w2 queued')
-    first.release()
-    const p1 = await w1 // granted by the release script, which named w2 as the head
+    first.release() // handed to w1, whose withdrawal from the queue makes Redis name w2 the head
+    const p1 = await w1
+    await eventually(async () => (await inRedis()).queued === 1, 5_000, 'w1 to leave the queue')
+    await sleep(20) // that reply has been read
 
     stall(650)
     redis.freeze()

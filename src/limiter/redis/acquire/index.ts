@@ -20,11 +20,13 @@ export interface AcquireArgs {
   readonly instance: string
   readonly endpoint: string
   readonly channelPrefix: string
+  /** say whether the waiter is queued at the head (the replica holds every permit of the key) */
+  readonly wantHead: boolean
 }
 
 export type AcquireReply =
   | { readonly kind: 'granted' }
-  | { readonly kind: 'queued' }
+  | { readonly kind: 'queued'; readonly head: boolean }
   | { readonly kind: 'full' }
 
 export async function acquire(scripts: Scripts, keys: SemaphoreKeys, a: AcquireArgs): Promise<AcquireReply> {
@@ -41,8 +43,9 @@ export async function acquire(scripts: Scripts, keys: SemaphoreKeys, a: AcquireA
     a.instance,
     a.endpoint,
     a.channelPrefix,
+    a.wantHead ? '1' : '0',
   ])) as [number, number]
   if (reply[0] === 1) return { kind: 'granted' }
   if (reply[0] === 2) return { kind: 'full' }
-  return { kind: 'queued' }
+  return { kind: 'queued', head: reply[1] === 1 }
 }

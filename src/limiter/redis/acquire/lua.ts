@@ -3,8 +3,9 @@ import { LUA_COMMON } from '../lua-common.js'
 /**
  * acquire: take a permit now, or join the queue.
  * KEYS: holders queue meta
- * ARGV: id replica limit leaseMs liveMs idleMs ageMs full announce instance endpoint channelPrefix
- * Reply: {1, 0} granted · {0, 0} queued · {2, 0} refused, the replica's queue is full
+ * ARGV: id replica limit leaseMs liveMs idleMs ageMs full announce instance endpoint channelPrefix wantHead
+ * Reply: {1, 0} granted · {0, 0} queued · {0, 1} queued at the head (asked with wantHead, which the
+ *        replica sets when it holds every permit of the key) · {2, 0} refused, the replica's queue is full
  *
  * Safe because: free slots are handed to the queue's head BEFORE the caller is considered, so a
  * newcomer never overtakes a waiter; the caller takes a slot only when the queue is then empty.
@@ -37,5 +38,6 @@ end
 if full then return {2, 0} end
 redis.call('ZADD', queue, now_us - age * 1000, id)
 redis.call('PEXPIRE', queue, idle)
+if ARGV[13] == '1' and redis.call('ZRANK', queue, id) == 0 then return {0, 1} end
 return {0, 0}
 `
