@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { SluicePermit } from '../../../src/limiter/redis/ticket.js'
+import type { Permit } from '../../../src/limiter/types.js'
 import { leftInRedis } from '../../support/redis.js'
 import { useRedis } from '../../support/use-redis.js'
 import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
@@ -21,6 +22,32 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
   }
 }
 
+/** Two limiter instances (replicas) on the test's Redis, and what their semaphores leave there. */
+async function twoReplicas(leaseMs: number) {
+  const settings = testSettings(redis.url, { leaseMs })
+  const a = await redisLimiter(settings)
+  const b = await redisLimiter(settings)
+  const inspect = redis.client()
+  const inRedis = () => leftInRedis(inspect, settings.keyPrefix)
+  /** Starts each acquire only once Redis has queued the one before: the queue's order is this one. */
+  const queueInOrder = async <T extends (() => Promise<Permit>)[]>(...acquires: T): Promise<{ [K in keyof T]: Promise<Permit> }> => {
+    const before = (await inRedis()).queued
+    const waits: Promise<Permit>[] = []
+    for (const acquire of acquires) {
+      waits.push(acquire())
+      await eventually(async () => (await inRedis()).queued === before + waits.length, 5_000, `waiter ${waits.length} queued`)
+    }
+    return waits as { [K in keyof T]: Promise<Permit> }
+  }
+  const emptied = () =>
+    eventually(async () => {
+      const left = await inRedis()
+      return left.holders === 0 && left.queued === 0
+    }, 5_000, 'Redis to be empty')
+  const close = () => closeAll([a, b])
+  return { settings, a, b, inspect, inRedis, queueInOrder, emptied, close }
+}
+
 /** Blocks the event loop, as a long garbage collection or a busy handler would. */
 function stall(ms: number): void {
   const until = performance.now() + ms
@@ -36,20 +63,13 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: handing a per
   afterEach(() => redis.thaw())
 
   it("goes to this replica's waiter at the head of the queue without waiting for Redis, and Redis ends up counting it once", async () => {
-    const settings = testSettings(redis.url, { leaseMs: 3_000 })
-    const a = await redisLimiter(settings)
-    const b = await redisLimiter(settings)
-    const inspect = redis.client()
-    const inRedis = () => leftInRedis(inspect, settings.keyPrefix)
-
+    const { a, b, inRedis, queueInOrder, emptied, close } = await twoReplicas(3_000)
     const first = await a.acquire(key, opts(1))
-    // queue, in this order: a's w1, a's w2, b's x
-    const w1 = a.acquire(key, opts(1))
-    await eventually(async () => (await inRedis()).queued === 1, 5_000, 'w1 queued')
-    const w2 = a.acquire(key, opts(1))
-    await eventually(async () => (await inRedis()).queued === 2, 5_000, 'w2 queued')
-    const x = b.acquire(key, opts(1))
-    await eventually(async () => (await inRedis()).queued === 3, 5_000, 'x queued')
+    const [w1, w2, x] = await queueInOrder(
+      () => a.acquire(key, opts(1)),
+      () => a.acquire(key, opts(1)),
+      () => b.acquire(key, opts(1)),
+    )
 
     // w1 takes the permit here (its acquire's reply said it was the head); withdrawing it from the
     // queue, Redis names w2 as the new head
@@ -71,22 +91,14 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: handing a per
 
     p2.release() // the head is b's now: an ordinary release, granted over pub/sub
     ;(await x).release()
-    await eventually(async () => {
-      const left = await inRedis()
-      return left.holders === 0 && left.queued === 0
-    }, 5_000, 'Redis to be empty')
-    await closeAll([a, b])
+    await emptied()
+    await close()
   })
 
   it('goes to a waiter that queued behind its own holder with nobody ahead (the acquire reply says it is the head)', async () => {
-    const settings = testSettings(redis.url, { leaseMs: 3_000 })
-    const a = await redisLimiter(settings)
-    const inspect = redis.client()
-    const inRedis = () => leftInRedis(inspect, settings.keyPrefix)
-
+    const { a, queueInOrder, emptied, close } = await twoReplicas(3_000)
     const first = await a.acquire(key, opts(1))
-    const next = a.acquire(key, opts(1))
-    await eventually(async () => (await inRedis()).queued === 1, 5_000, 'queued')
+    const [next] = await queueInOrder(() => a.acquire(key, opts(1)))
     await sleep(20) // the acquire's reply has been read
 
     redis.freeze()
@@ -94,25 +106,18 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: handing a per
     expect(await settlesWithin(next, 1_000)).toBe(true)
     redis.thaw()
     ;(await next).release()
-    await eventually(async () => {
-      const left = await inRedis()
-      return left.holders === 0 && left.queued === 0
-    }, 5_000, 'Redis to be empty')
-    await a.close()
+    await emptied()
+    await close()
   })
 
   it('hands nothing over when its lease may run out before the next renewal (an event-loop stall)', async () => {
     // renewals every 300 ms; after a 650 ms stall, less than one renewal period of the lease is sure
-    const settings = testSettings(redis.url, { leaseMs: 900 })
-    const a = await redisLimiter(settings)
-    const inspect = redis.client()
-    const inRedis = () => leftInRedis(inspect, settings.keyPrefix)
-
+    const { a, inRedis, queueInOrder, emptied, close } = await twoReplicas(900)
     const first = await a.acquire(key, opts(1))
-    const w1 = a.acquire(key, opts(1))
-    await eventually(async () => (await inRedis()).queued === 1, 5_000, 'w1 queued')
-    const w2 = a.acquire(key, opts(1))
-    await eventually(async () => (await inRedis()).queued === 2, 5_000, 'w2 queued')
+    const [w1, w2] = await queueInOrder(
+      () => a.acquire(key, opts(1)),
+      () => a.acquire(key, opts(1)),
+    )
     first.release() // handed to w1, whose withdrawal from the queue makes Redis name w2 the head
     const p1 = await w1
     await eventually(async () => (await inRedis()).queued === 1, 5_000, 'w1 to leave the queue')
@@ -124,31 +129,23 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: handing a per
     // not handed over: the release waits for Redis like any other
     expect(await settlesWithin(w2, 300)).toBe(false)
     redis.thaw()
-    const p2 = await w2
-    p2.release()
-    await eventually(async () => {
-      const left = await inRedis()
-      return left.holders === 0 && left.queued === 0
-    }, 5_000, 'Redis to be empty')
-    await a.close()
+    ;(await w2).release()
+    await emptied()
+    await close()
   })
 })
 
 describe('redis limiter: handover at a limit above 1', () => {
   it.skipIf(process.env.SLUICE_TEST_REDIS_URL)('none while another replica holds a permit of the key (its release may have granted our waiter already)', async () => {
     // renewals (sync) every 500 ms: their replies name the head too
-    const settings = testSettings(redis.url, { leaseMs: 1_500 })
-    const a = await redisLimiter(settings)
-    const b = await redisLimiter(settings)
-    const inspect = redis.client()
-    const inRedis = () => leftInRedis(inspect, settings.keyPrefix)
+    const { a, b, queueInOrder, emptied, close } = await twoReplicas(1_500)
     try {
       const pa = await a.acquire(key, opts(2))
       const pb = await b.acquire(key, opts(2))
-      const w1 = a.acquire(key, opts(2))
-      await eventually(async () => (await inRedis()).queued === 1, 5_000, 'w1 queued')
-      const w2 = a.acquire(key, opts(2))
-      await eventually(async () => (await inRedis()).queued === 2, 5_000, 'w2 queued')
+      const [w1, w2] = await queueInOrder(
+        () => a.acquire(key, opts(2)),
+        () => a.acquire(key, opts(2)),
+      )
       pa.release() // its script grants w1
       const p1 = await w1
       await sleep(700) // a sync has named w2 as the head since
@@ -159,32 +156,23 @@ describe('redis limiter: handover at a limit above 1', () => {
       redis.thaw()
       ;(await w2).release()
       pb.release()
-      await eventually(async () => {
-        const left = await inRedis()
-        return left.holders === 0 && left.queued === 0
-      }, 5_000, 'Redis to be empty')
+      await emptied()
     } finally {
       redis.thaw()
-      await closeAll([a, b])
+      await close()
     }
   })
 
   it('a waiter granted in Redis meanwhile (one of our leases was lost) is handed the permit once, and its second slot goes to the next in line', async () => {
-    const settings = testSettings(redis.url, { leaseMs: 3_000 })
-    const a = await redisLimiter(settings)
-    const b = await redisLimiter(settings)
-    const inspect = redis.client()
-    const inRedis = () => leftInRedis(inspect, settings.keyPrefix)
+    const { settings, a, b, inspect, inRedis, queueInOrder, close } = await twoReplicas(3_000)
     const limit = 2
-
     const lost = (await a.acquire(key, opts(limit))) as SluicePermit
     const other = await a.acquire(key, opts(limit))
-    const w1 = a.acquire(key, opts(limit))
-    await eventually(async () => (await inRedis()).queued === 1, 5_000, 'w1 queued')
-    const w2 = a.acquire(key, opts(limit))
-    await eventually(async () => (await inRedis()).queued === 2, 5_000, 'w2 queued')
-    const x = b.acquire(key, opts(limit))
-    await eventually(async () => (await inRedis()).queued === 3, 5_000, 'x queued')
+    const [w1, w2, x] = await queueInOrder(
+      () => a.acquire(key, opts(limit)),
+      () => a.acquire(key, opts(limit)),
+      () => b.acquire(key, opts(limit)),
+    )
     other.release() // its script grants w1 and names w2 as the head; a holds both permits again
     const p1 = await w1
 
@@ -206,6 +194,6 @@ describe('redis limiter: handover at a limit above 1', () => {
     expect(left).toEqual({ holders: limit, queued: 0 })
     for (const permit of [p2, px, lost]) permit.release()
     await eventually(async () => (await inRedis()).holders === 0, 5_000, 'every permit back')
-    await closeAll([a, b])
+    await close()
   })
 })
