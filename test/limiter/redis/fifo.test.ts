@@ -45,7 +45,9 @@ describe('redis limiter: first come, first served across replicas', () => {
     const b = await redisLimiter(settings)
     const held = await a.acquire(key, opts(1))
     const order: string[] = []
+    // one after the other: sent together, the two could reach Redis in either order
     const later1 = b.acquire(key, opts(1)).then((p) => (order.push('later1'), p))
+    await eventually(async () => (await a.status()).keys[0]?.queued === 1, 5_000, 'later1 queued')
     const later2 = a.acquire(key, opts(1)).then((p) => (order.push('later2'), p))
     await eventually(async () => (await a.status()).keys[0]?.queued === 2, 5_000, 'two queued')
     // as after an upstream 429: it arrived 5 s ago, before both of the others
