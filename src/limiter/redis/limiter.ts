@@ -134,9 +134,11 @@ export class RedisLimiter implements Limiter {
     command.on('close', () => this.#redisFailed(new Error('connection to Redis closed')))
     command.on('ready', () => void this.#recover())
     subscriber.on('message', (_channel: string, message: string) => {
-      // "<granted id> <id now at the head of the queue>", or just the granted id (ids have no spaces)
+      // "<granted id> <id now at the head of the queue>", or just the granted id (ids have no spaces);
+      // " <tag>": the head this replica may know of for that semaphore is stale
       const space = message.indexOf(' ')
-      if (space < 0) this.#shared.onGrantMessage(message)
+      if (space === 0) this.#shared.onHeadStale(message.slice(1))
+      else if (space < 0) this.#shared.onGrantMessage(message)
       else this.#shared.onGrantMessage(message.slice(0, space), message.slice(space + 1))
     })
     const subscribed = subscriber.subscribe(this.#channel).catch((err: unknown) => {

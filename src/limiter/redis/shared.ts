@@ -257,6 +257,12 @@ export class SharedPermits {
     else this.#grant(waiter)
   }
 
+  /** A request re-queued by its age went ahead of the head this replica may have been told of. */
+  onHeadStale(tag: string): void {
+    const state = this.#states.get(tag)
+    if (state) state.headHint = undefined
+  }
+
   /** Gives back a permit Redis granted. Never throws; on failure the id is retried on the next sync. */
   releasePermit(permit: SluicePermit): void {
     const grant = permit.grant
@@ -278,8 +284,9 @@ export class SharedPermits {
    *
    * Fair: the queue is first come, first served and newcomers join at its tail, so the named waiter
    * stays the head until a release grants it or it leaves — and with every permit here, no release
-   * elsewhere can have granted it. The one exception is a request re-queued with its age (after an
-   * upstream 429) on another replica, which a handover may pass once. Safe: the permit stays
+   * elsewhere can have granted it. A request re-queued with its age (after an upstream 429) that
+   * lands ahead of it makes Redis tell this replica that the head is stale (`onHeadStale`); only if
+   * that re-queue and this release cross, within a message's flight, may a handover pass it. Safe: the permit stays
    * counted in Redis all along, and it is handed over only while its lease is sure to last beyond
    * the next renewal (a stalled replica hands over nothing). Should the waiter have been granted
    * anyway (one of our leases ran out and its slot went to it), the background script finds it a

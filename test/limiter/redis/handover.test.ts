@@ -110,6 +110,28 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: handing a per
     await close()
   })
 
+  it("does not pass over another replica's request re-queued with its age at the head: Redis tells the holder the head it knew is stale", async () => {
+    const { a, b, inRedis, queueInOrder, emptied, close } = await twoReplicas(3_000)
+    const first = await a.acquire(key, opts(1))
+    const [w] = await queueInOrder(() => a.acquire(key, opts(1))) // named the head in its acquire's reply
+    const order: string[] = []
+    void w.then(() => order.push('w'))
+    // as after an upstream 429: it arrived 5 s ago, before w
+    const retried = b.acquire(key, opts(1, { arrivedAt: Date.now() - 5_000 })).then((p) => (order.push('retried'), p))
+    await eventually(async () => (await inRedis()).queued === 2, 5_000, 'the re-queued request queued')
+    await sleep(20) // the message that the head is stale has been read
+
+    redis.freeze()
+    first.release()
+    expect(await settlesWithin(w, 300)).toBe(false) // not handed over
+    redis.thaw()
+    ;(await retried).release()
+    ;(await w).release()
+    expect(order).toEqual(['retried', 'w'])
+    await emptied()
+    await close()
+  })
+
   it('hands nothing over when its lease may run out before the next renewal (an event-loop stall)', async () => {
     // renewals every 300 ms; after a 650 ms stall, less than one renewal period of the lease is sure
     const { a, inRedis, queueInOrder, emptied, close } = await twoReplicas(900)

@@ -12,7 +12,8 @@ import { LUA_COMMON } from '../lua-common.js'
  * The queue ticket is Redis's clock when the script runs: arrivals are ordered as Redis sees them.
  * A request that waited before (re-queued after an upstream 429, or moved from the fallback) passes
  * its age, a duration measured by the replica (so clock skew between replicas cannot reorder the
- * queue), and lands ahead of everyone who arrived after it. `announce` (set by the replica at least
+ * queue), and lands ahead of everyone who arrived after it; landing at the head, it tells every
+ * holder's replica that the head it may know of is stale. `announce` (set by the replica at least
  * every third of a lease, and for a new key) refreshes its liveness and the key's description.
  */
 export const ACQUIRE_LUA = `${LUA_COMMON}
@@ -38,6 +39,22 @@ end
 if full then return {2, 0} end
 redis.call('ZADD', queue, now_us - age * 1000, id)
 redis.call('PEXPIRE', queue, idle)
-if ARGV[13] == '1' and redis.call('ZRANK', queue, id) == 0 then return {0, 1} end
+local rank = -1
+if age > 0 or ARGV[13] == '1' then rank = redis.call('ZRANK', queue, id) end
+if age > 0 and rank == 0 then
+  -- Placed by its age ahead of the waiter that was the head: a replica holding permits may have been
+  -- told that waiter is next (to hand it a permit on release), so every holder's replica hears that
+  -- the head it knows of is stale: " <tag>" on its channel.
+  local tag = string.match(holders, '{(.-)}')
+  local told = {}
+  for _, holder in ipairs(redis.call('ZRANGE', holders, 0, -1)) do
+    local r = replica_of(holder)
+    if r and not told[r] then
+      told[r] = true
+      redis.call('PUBLISH', chan .. r, ' ' .. tag)
+    end
+  end
+end
+if ARGV[13] == '1' and rank == 0 then return {0, 1} end
 return {0, 0}
 `
