@@ -282,15 +282,16 @@ export class SharedPermits {
    * here and now, without the release script's round trip and without the slot ever being free in
    * Redis. Then the waiter leaves the queue in the background (one script).
    *
-   * Fair: the queue is first come, first served and newcomers join at its tail, so the named waiter
-   * stays the head until a release grants it or it leaves — and with every permit here, no release
-   * elsewhere can have granted it. A request re-queued with its age (after an upstream 429) that
-   * lands ahead of it makes Redis tell this replica that the head is stale (`onHeadStale`); only if
-   * that re-queue and this release cross, within a message's flight, may a handover pass it. Safe: the permit stays
-   * counted in Redis all along, and it is handed over only while its lease is sure to last beyond
-   * the next renewal (a stalled replica hands over nothing). Should the waiter have been granted
-   * anyway (one of our leases ran out and its slot went to it), the background script finds it a
-   * holder and gives that slot back to the next head.
+   * Fair: the queue is first come, first served and newcomers join at its tail, so the named
+   * waiter stays the head until a release grants it or it leaves — and with every permit here,
+   * no release elsewhere can have granted it. A request re-queued with its age (after an
+   * upstream 429) that lands ahead of it makes Redis tell this replica that the head is stale
+   * (`onHeadStale`); only if that re-queue and this release cross, within a message's flight,
+   * may a handover pass it. Safe: the permit stays counted in Redis all along, and it is handed
+   * over only while its lease is sure to last beyond the next renewal (a stalled replica hands
+   * over nothing). Should the waiter have been granted anyway (one of our leases ran out and
+   * its slot went to it), the background script finds it a holder and gives that slot back to
+   * the next head.
    */
   #handOver(state: KeyState, id: string, leaseUntil: number): boolean {
     const hint = state.headHint
