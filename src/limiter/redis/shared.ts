@@ -253,8 +253,16 @@ export class SharedPermits {
     const waiter = this.#waiters.get(id)
     if (!waiter) return // withdrawn: its release/withdraw script takes care of the permit
     waiter.state.headHint = head
+    this.#granted(waiter)
+  }
+
+  /**
+   * Redis made this waiter a holder: it gets its permit now, or once its acquire's reply is in.
+   * `leaseUntil`: a better bound of the new lease than the waiter's own, when the caller has one.
+   */
+  #granted(waiter: Waiter, leaseUntil?: number): void {
     if (waiter.phase === 'sending') waiter.grantedEarly = true
-    else this.#grant(waiter)
+    else this.#grant(waiter, waiter.id, leaseUntil)
   }
 
   /** A request re-queued by its age went ahead of the head this replica may have been told of. */
@@ -322,10 +330,8 @@ export class SharedPermits {
       // message that follows finds no waiter and is ignored). Other replicas' ids are not ours.
       for (const id of granted) {
         const waiter = this.#waiters.get(id)
-        if (!waiter) continue
         // granted by this script, so after it was sent
-        if (waiter.phase === 'sending') waiter.grantedEarly = true
-        else this.#grant(waiter, id, sentAt + this.config.leaseMs)
+        if (waiter) this.#granted(waiter, sentAt + this.config.leaseMs)
       }
       this.#collect(state)
     } catch (err) {
