@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { SluicePermit } from '../../../src/limiter/redis/ticket.js'
 import type { Permit } from '../../../src/limiter/types.js'
@@ -46,6 +47,18 @@ async function twoReplicas(leaseMs: number) {
     }, 5_000, 'Redis to be empty')
   const close = () => closeAll([a, b])
   return { settings, a, b, inspect, inRedis, queueInOrder, emptied, close }
+}
+
+/** Counts the scripts (EVALSHA, EVAL) any ioredis client in this process sends, until `stop()`. */
+function recordScripts(): { readonly names: string[]; stop(): void } {
+  const proto = Redis.prototype as unknown as { sendCommand: (command: { name: string }, ...rest: unknown[]) => unknown }
+  const original = proto.sendCommand
+  const names: string[] = []
+  proto.sendCommand = function (this: Redis, command, ...rest) {
+    if (command.name.startsWith('eval')) names.push(command.name)
+    return original.call(this, command, ...rest)
+  }
+  return { names, stop: () => void (proto.sendCommand = original) }
 }
 
 /** Blocks the event loop, as a long garbage collection or a busy handler would. */
@@ -106,6 +119,45 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: handing a per
     expect(await settlesWithin(next, 1_000)).toBe(true)
     redis.thaw()
     ;(await next).release()
+    await emptied()
+    await close()
+  })
+
+  it('a request that can only queue, asked for in the same turn, goes to Redis after the handed-over request has started', async () => {
+    const { a, queueInOrder, emptied, close } = await twoReplicas(3_000)
+    const first = await a.acquire(key, opts(1))
+    const [w] = await queueInOrder(() => a.acquire(key, opts(1)))
+    await sleep(20) // the acquire's reply (naming w the head) has been read
+
+    const sent = recordScripts()
+    let sentBeforeW: string[] | undefined
+    const started = w.then((p) => ((sentBeforeW = [...sent.names]), p))
+    first.release() // handed to w here
+    const later = a.acquire(key, opts(1)) // as a new request arriving in the same turn: a holds the only permit
+    const pw = await started
+    sent.stop()
+    // neither the handover nor the later acquire's script (sent after this turn) came before w's start
+    expect(sentBeforeW).toEqual([])
+    expect(await settlesWithin(later, 200)).toBe(false) // it queued behind w
+    pw.release()
+    ;(await later).release()
+    await emptied()
+    await close()
+  })
+
+  it('a request that can only queue and is aborted before its acquire went out leaves nothing in Redis and sends nothing', async () => {
+    const { a, inRedis, emptied, close } = await twoReplicas(3_000)
+    const first = await a.acquire(key, opts(1))
+    const sent = recordScripts()
+    const abort = new AbortController()
+    const aborted = a.acquire(key, opts(1, { signal: abort.signal }))
+    abort.abort() // in the same turn, before its script is sent
+    await expect(aborted).rejects.toThrow()
+    await sleep(50)
+    sent.stop()
+    expect(sent.names).toEqual([])
+    expect(await inRedis()).toEqual({ holders: 1, queued: 0 })
+    first.release()
     await emptied()
     await close()
   })
