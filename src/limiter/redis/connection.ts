@@ -66,7 +66,7 @@ export function connect(settings: RedisSettings): Connections {
     const { enableOfflineQueue: _q, retryStrategy: _r, ...redisOptions } = common
     const clusterOptions = (offlineQueue: boolean, redis: RedisOptions): ClusterOptions => ({
       enableOfflineQueue: offlineQueue,
-        clusterRetryStrategy: retryStrategy,
+      clusterRetryStrategy: retryStrategy,
       redisOptions: redis,
     })
     const { enableOfflineQueue: _sq, ...subscriberRedis } = { ...redisOptions, ...subscriberOverrides }
