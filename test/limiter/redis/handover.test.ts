@@ -45,8 +45,15 @@ async function twoReplicas(leaseMs: number) {
       const left = await inRedis()
       return left.holders === 0 && left.queued === 0
     }, 5_000, 'Redis to be empty')
+  /** `a` holds the only permit, and `next`, its own waiter, is queued behind it: the acquire's reply named it the head */
+  const holderAndNext = async () => {
+    const first = await a.acquire(key, opts(1))
+    const [next] = await queueInOrder(() => a.acquire(key, opts(1)))
+    await sleep(20) // that reply has been read
+    return { first, next }
+  }
   const close = () => closeAll([a, b])
-  return { settings, a, b, inspect, inRedis, queueInOrder, emptied, close }
+  return { settings, a, b, inspect, inRedis, queueInOrder, holderAndNext, emptied, close }
 }
 
 /** Counts the scripts (EVALSHA, EVAL) any ioredis client in this process sends, until `stop()`. */
@@ -109,10 +116,8 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: handing a per
   })
 
   it('goes to a waiter that queued behind its own holder with nobody ahead (the acquire reply says it is the head)', async () => {
-    const { a, queueInOrder, emptied, close } = await twoReplicas(3_000)
-    const first = await a.acquire(key, opts(1))
-    const [next] = await queueInOrder(() => a.acquire(key, opts(1)))
-    await sleep(20) // the acquire's reply has been read
+    const { holderAndNext, emptied, close } = await twoReplicas(3_000)
+    const { first, next } = await holderAndNext()
 
     redis.freeze()
     first.release()
@@ -124,10 +129,8 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: handing a per
   })
 
   it('a request that can only queue, asked for in the same turn, goes to Redis after the handed-over request has started', async () => {
-    const { a, queueInOrder, emptied, close } = await twoReplicas(3_000)
-    const first = await a.acquire(key, opts(1))
-    const [w] = await queueInOrder(() => a.acquire(key, opts(1)))
-    await sleep(20) // the acquire's reply (naming w the head) has been read
+    const { a, holderAndNext, emptied, close } = await twoReplicas(3_000)
+    const { first, next: w } = await holderAndNext()
 
     const sent = recordScripts()
     let sentBeforeW: string[] | undefined
@@ -163,9 +166,8 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: handing a per
   })
 
   it("does not pass over another replica's request re-queued with its age at the head: Redis tells the holder the head it knew is stale", async () => {
-    const { a, b, inRedis, queueInOrder, emptied, close } = await twoReplicas(3_000)
-    const first = await a.acquire(key, opts(1))
-    const [w] = await queueInOrder(() => a.acquire(key, opts(1))) // named the head in its acquire's reply
+    const { b, inRedis, holderAndNext, emptied, close } = await twoReplicas(3_000)
+    const { first, next: w } = await holderAndNext()
     const order: string[] = []
     void w.then(() => order.push('w'))
     // as after an upstream 429: it arrived 5 s ago, before w
