@@ -158,7 +158,7 @@ export class SharedPermits {
     this.#waiters.set(waiter.id, waiter)
     ticket.withdraw = () => this.#withdraw(waiter)
     const keepAge = ticket.hasWaited
-    if (state.held.size < ticket.options.limit) {
+    if (!this.#holdsAll(state)) {
       void this.#sendAcquire(waiter, keepAge)
       return
     }
@@ -197,7 +197,7 @@ export class SharedPermits {
         instance: ticket.key.instance,
         endpoint: ticket.key.endpoint,
         channelPrefix: this.config.channelPrefix,
-        wantHead: state.held.size >= ticket.options.limit,
+        wantHead: this.#holdsAll(state),
       })
     } catch (err) {
       if (!this.#isCurrent(waiter)) return
@@ -225,6 +225,14 @@ export class SharedPermits {
       // the next sync (within a third of a lease) arms the safety timer at the nearest lease expiry
       if (waiter.grantedEarly) this.#grant(waiter)
     }
+  }
+
+  /**
+   * Every permit of the key is held by this replica: a new request can only queue, and the head
+   * Redis names may be ours to hand over.
+   */
+  #holdsAll(state: KeyState): boolean {
+    return state.held.size >= state.limit
   }
 
   #isCurrent(waiter: Waiter): boolean {
@@ -297,7 +305,7 @@ export class SharedPermits {
     const held = state?.held.get(grant.id)
     if (!state || held?.permit !== permit) return // already lost: Redis no longer knows it
     // every permit of the key is ours: no other replica can have released one since Redis named the head
-    const holdsAll = state.held.size >= state.limit
+    const holdsAll = this.#holdsAll(state)
     state.held.delete(grant.id)
     if (!(holdsAll && this.#handOver(state, grant.id, held.leaseUntil))) void this.#release(state, [grant.id], holdsAll)
   }
