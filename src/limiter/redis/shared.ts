@@ -416,16 +416,16 @@ export class SharedPermits {
     }
     state.announcedAt = Math.max(state.announcedAt, sentAt)
     state.headHint = reply.head
-    const lost = new Set(reply.lost)
-    for (const id of lost) {
+    for (const id of reply.lost) {
       const held = state.held.get(id)
       if (!held) continue
       state.held.delete(id)
       this.hooks.lost(held.permit)
     }
-    // renewed by this script: each lease now lasts at least a lease from when it was sent
+    // renewed by this script (the lost ones are gone from `held` above): each lease now lasts at
+    // least a lease from when it was sent
     for (const id of renewing) {
-      const held = lost.has(id) ? undefined : state.held.get(id)
+      const held = state.held.get(id)
       if (held) held.leaseUntil = Math.max(held.leaseUntil, sentAtMono + this.config.leaseMs)
     }
     for (const id of reply.granted) {
