@@ -21,7 +21,7 @@ local holders, queue, meta = KEYS[1], KEYS[2], KEYS[3]
 local id, rid = ARGV[1], ARGV[2]
 local limit, lease, live, idle = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local age, full, announce = tonumber(ARGV[7]), ARGV[8] == '1', ARGV[9] == '1'
-local chan = ARGV[12]
+local chan, want_head = ARGV[12], ARGV[13] == '1'
 local now, now_us = clock()
 
 if announce then
@@ -40,7 +40,7 @@ if full then return {2, 0} end
 redis.call('ZADD', queue, now_us - age * 1000, id)
 redis.call('PEXPIRE', queue, idle)
 local rank = -1
-if age > 0 or ARGV[13] == '1' then rank = redis.call('ZRANK', queue, id) end
+if age > 0 or want_head then rank = redis.call('ZRANK', queue, id) end
 if age > 0 and rank == 0 then
   -- Placed by its age ahead of the waiter that was the head: a replica holding permits may have been
   -- told that waiter is next (to hand it a permit on release), so every holder's replica hears that
@@ -55,6 +55,6 @@ if age > 0 and rank == 0 then
     end
   end
 end
-if ARGV[13] == '1' and rank == 0 then return {0, 1} end
+if want_head and rank == 0 then return {0, 1} end
 return {0, 0}
 `
