@@ -3,11 +3,11 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { DEFAULT_CATALOG_FILE, loadCatalog, readCatalogFile } from '../../src/catalog/index.js'
 
-// The seed lives beside the clone (CI checks out ../shared next to the repository).
-const SEED = fileURLToPath(new URL('../../../shared/seed/api-v2.md', import.meta.url))
-const seed = readFileSync(SEED, 'utf8')
+// The API's facts as the repository keeps them (docs/api/limits-and-versions.md, copied from the API description).
+const API_PAGE = fileURLToPath(new URL('../../docs/api/limits-and-versions.md', import.meta.url))
+const page = readFileSync(API_PAGE, 'utf8')
 
-interface SeedRow {
+interface PageRow {
   section: string
   method: string
   path: string
@@ -15,10 +15,10 @@ interface SeedRow {
 }
 
 /** Every row of the tables of §4.1–4.11, one per method, plus endpoints named in §4's notes. */
-function seedRows(): SeedRow[] {
-  const rows: SeedRow[] = []
+function pageRows(): PageRow[] {
+  const rows: PageRow[] = []
   let section: string | undefined
-  for (const line of seed.split('\n')) {
+  for (const line of page.split('\n')) {
     const heading = /^#{2,3} (\d+(?:\.\d+)?)\.? /.exec(line)
     if (heading) {
       section = /^4\.\d+$/.test(heading[1]!) ? heading[1] : undefined
@@ -43,11 +43,11 @@ function seedRows(): SeedRow[] {
 
 const key = (r: { method: string; path: string; limit: number | null }): string => `${r.method} ${r.path} limit=${r.limit}`
 
-describe('config/endpoints.yaml against the seed', () => {
-  const rows = seedRows()
+describe('config/endpoints.yaml against docs/api/limits-and-versions.md', () => {
+  const rows = pageRows()
   const entries = readCatalogFile(DEFAULT_CATALOG_FILE)
 
-  it('the seed parser sees every table of §4.1–4.11 and the /pledgepayments note', () => {
+  it('the page parser sees every table of §4.1–4.11 and the /pledgepayments note', () => {
     const sections = new Set(rows.map((r) => r.section))
     expect([...sections]).toEqual(['4.1', '4.2', '4.3', '4.4', '4.5', '4.6', '4.7', '4.8', '4.9', '4.10', '4.11'])
     expect(rows.find((r) => r.path === '/pledgepayments')).toEqual({ section: '4.3', method: 'POST', path: '/pledgepayments', limit: null })
@@ -55,7 +55,7 @@ describe('config/endpoints.yaml against the seed', () => {
     expect(rows.filter((r) => r.path === '/opportunities/{id}').map((r) => r.method)).toEqual(['GET', 'PUT', 'PATCH', 'DELETE'])
   })
 
-  it('holds exactly the seed rows, with the seed limits', () => {
+  it('holds exactly the page rows, with their limits', () => {
     expect(entries.map(key).sort()).toEqual(rows.map(key).sort())
   })
 
@@ -65,7 +65,7 @@ describe('config/endpoints.yaml against the seed', () => {
   })
 
   it('gives the limit-1 endpoints of §8.4 limit 1 and no other', () => {
-    const item = /4\. Limit values: 1 for (.*?); 5 for/.exec(seed)
+    const item = /4\. Limit values: 1 for (.*?); 5 for/.exec(page)
     expect(item).not.toBeNull()
     const named = [...item![1]!.matchAll(/([A-Z]+) (\/\S+?)(?=,| and |$)/g)].map((m) => `${m[1]} ${m[2]}`)
     expect(named).toHaveLength(4)
@@ -74,16 +74,16 @@ describe('config/endpoints.yaml against the seed', () => {
   })
 
   it('gives `since` exactly where §9 names the version that added an endpoint', () => {
-    // §9 "Changes by version", as rules over the seed's sections:
+    // §9 "Changes by version", as rules over the page's sections:
     //   2.5  activities PATCH/PUT/DELETE endpoints; payments POST, refund and notes endpoints
     //   2.9  volunteer, group and opportunity endpoints (§4.11)
     //   2.10 custom objects (§4.10); households (§4.2)
     //   2.12 GET /properties/activityCustomStatuses
-    expect(seed).toContain('- 2.5: activities PATCH/PUT/DELETE endpoints; payments POST, refund and notes endpoints.')
-    expect(seed).toContain('- 2.9: volunteer, group and opportunity endpoints.')
-    expect(seed).toMatch(/- 2\.10: .*custom objects; households\./)
-    expect(seed).toContain('- 2.12: additional activity fields (section 2); GET /properties/activityCustomStatuses.')
-    const expectedSince = (r: SeedRow): string | undefined => {
+    expect(page).toContain('- 2.5: activities PATCH/PUT/DELETE endpoints; payments POST, refund and notes endpoints.')
+    expect(page).toContain('- 2.9: volunteer, group and opportunity endpoints.')
+    expect(page).toMatch(/- 2\.10: .*custom objects; households\./)
+    expect(page).toContain('- 2.12: additional activity fields (section 2); GET /properties/activityCustomStatuses.')
+    const expectedSince = (r: PageRow): string | undefined => {
       if (r.section === '4.8' && ['PUT', 'PATCH', 'DELETE'].includes(r.method)) return '2.5'
       if (r.section === '4.5' && r.path.startsWith('/payments') && r.method !== 'GET') return '2.5'
       if (r.section === '4.11') return '2.9'

@@ -3,8 +3,8 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { calendarStatusOn, DEFAULT_CALENDAR_FILE, loadCalendar, parseCalendar, retiredByCalendar } from '../../src/versioning/index.js'
 
-// The seed lives beside the clone (CI checks out ../shared next to the repository).
-const SEED = fileURLToPath(new URL('../../../shared/seed/api-v2.md', import.meta.url))
+// The API's facts as the repository keeps them (docs/api/limits-and-versions.md, copied from the API description).
+const API_PAGE = fileURLToPath(new URL('../../docs/api/limits-and-versions.md', import.meta.url))
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December']
 /** "September 12, 2026" → "2026-09-12" */
@@ -17,8 +17,8 @@ function isoOf(text: string): string {
 }
 
 /** The rows of §9's "Version history known" table. */
-function seedHistory(): { version: string; event: string; date: string }[] {
-  const text = readFileSync(SEED, 'utf8')
+function pageHistory(): { version: string; event: string; date: string }[] {
+  const text = readFileSync(API_PAGE, 'utf8')
   const section = text.slice(text.indexOf('## 9. Versioning'))
   const rows = section
     .split('\n')
@@ -32,8 +32,8 @@ describe('config/versions.yaml', () => {
   const calendar = loadCalendar(DEFAULT_CALENDAR_FILE)
   const entry = (v: string) => calendar.versions.find((e) => e.version === v)
 
-  it('holds every dated event of §9 of the seed, and API v1', () => {
-    const history = seedHistory()
+  it('holds every dated event of §9 of the API page, and API v1', () => {
+    const history = pageHistory()
     expect(history.length).toBeGreaterThanOrEqual(16)
     for (const row of history) {
       if (row.version === 'API v1 and legacy webhooks') {
@@ -55,10 +55,10 @@ describe('config/versions.yaml', () => {
     expect(calendar.apiV1?.retired).toBe('2026-07-11')
   })
 
-  it('lists only versions the seed names, in ascending order, and says what each one added', () => {
-    const seedVersions = new Set(seedHistory().map((r) => r.version))
+  it('lists only versions the API page names, in ascending order, and says what each one added', () => {
+    const pageVersions = new Set(pageHistory().map((r) => r.version))
     const listed = calendar.versions.map((e) => e.version)
-    for (const v of listed) expect(seedVersions.has(v), v).toBe(true)
+    for (const v of listed) expect(pageVersions.has(v), v).toBe(true)
     expect(listed).toEqual(['2.1', '2.3', '2.4', '2.5', '2.6', '2.7', '2.8', '2.9', '2.10', '2.11', '2.12'])
     // The "Changes by version" list of §9.
     for (const v of ['2.4', '2.5', '2.6', '2.9', '2.10', '2.11', '2.12']) expect(entry(v)?.added.length, v).toBeGreaterThan(0)
@@ -130,7 +130,7 @@ describe('reading the calendar from elsewhere (the simulated upstream, tools)', 
     expect([isRetired('2.9', before), isRetired('2.9', on), isRetired('2.10', on), isRetired('2.1', before)]).toEqual([false, true, false, true])
   })
 
-  it('the seed-read table of the simulated upstream agrees with the calendar on every retirement', async () => {
+  it('the independently read table of the simulated upstream agrees with the calendar on every retirement', async () => {
     const { SEED_RETIREMENTS } = await import('../../src/sim/index.js')
     const fromCalendar = Object.fromEntries(calendar.versions.filter((e) => e.retired).map((e) => [e.version, e.retired]))
     expect(fromCalendar).toEqual(SEED_RETIREMENTS)
