@@ -33,7 +33,8 @@ export interface ProxyVersioning<D extends VersionDecision = VersionDecision> {
   readonly headerName: string
   /** throws an error with a status (400/410) when the request must be answered locally */
   decide(headerValue: string | string[] | undefined, endpoint: Endpoint): D
-  observeUpstream(decision: D, status: number): void
+  /** every upstream answer's status, with whom it was for (410s are evidence of a retired version) */
+  observeUpstream(decision: D, status: number, source: { readonly instance: string; readonly endpoint: string }): void
   /** throws the 410 for API v1 paths once the calendar says v1 is retired */
   rejectApiV1(): void
 }
@@ -148,7 +149,7 @@ export function createProxyHandler(ctx: ProxyContext) {
         try {
           await forward(upstream.pool, forwardOptions, res, {
             onHead: (status, upstreamHeaders) => {
-              versioning.observeUpstream(decision, status)
+              versioning.observeUpstream(decision, status, key)
               if (status === 429) {
                 busy = upstreamHeaders
                 return undefined

@@ -21,6 +21,11 @@ describe('version settings', () => {
       missing: 'pass',
       gate: 'warn',
       learnRetirements: true,
+      learnMinAnswers: 3,
+      learnMinInstances: 2,
+      learnMinEndpoints: 2,
+      learnWindowMs: 3_600_000,
+      learnExpiryMs: 86_400_000,
       deprecationHeaders: true,
     })
   })
@@ -50,6 +55,11 @@ describe('version settings', () => {
       pin: '2.11',
       gate: 'reject',
       learnRetirements: false,
+      learnMinAnswers: 3,
+      learnMinInstances: 2,
+      learnMinEndpoints: 2,
+      learnWindowMs: 3_600_000,
+      learnExpiryMs: 86_400_000,
       deprecationHeaders: false,
     })
   })
