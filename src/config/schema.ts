@@ -36,6 +36,11 @@ export const settingsSchema = z.strictObject({
   instanceHeader: headerName.default('x-sluice-instance'),
   /** header naming the calling app, for logs */
   appHeader: headerName.default('x-sluice-app'),
+  /**
+   * whether the client is a proxy sluice trusts: then its `Forwarded` and `X-Real-IP` pass on;
+   * otherwise they are dropped. `X-Forwarded-For` gets the client's address appended either way.
+   */
+  trustProxy: z.boolean().default(false),
   limits: z
     .strictObject({
       /** limit of endpoints the seed lists with "–" and of paths not in the catalog */

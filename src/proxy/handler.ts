@@ -13,7 +13,7 @@ import { NO_BODY, readBody } from './body.js'
 import { forward } from './forward.js'
 import { HangUp } from './hang-up.js'
 import { BadWaitHeaderError, NotFoundError, UpstreamBusyError } from './errors.js'
-import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js'
+import { appendForwardedFor, CLIENT_IDENTITY_HEADERS, clientResponseHeaders, upstreamRequestHeaders } from './headers.js'
 import { instanceOf } from './instance.js'
 import type { Outcome, RequestRecord } from './record.js'
 import { Trace } from './trace.js'
@@ -68,8 +68,9 @@ export function createProxyHandler(ctx: ProxyContext) {
   const prefix = settings.basePath
   const waitHeader = settings.queue.waitHeader
   const versionHeader = versioning.headerName
-  // Headers that steer sluice itself; the API never sees them.
-  const controlHeaders = new Set([waitHeader, settings.instanceHeader, settings.appHeader])
+  // Headers that steer sluice itself, and (unless the client is a trusted proxy) client-sent claims
+  // about the client's address: the API never sees them.
+  const controlHeaders = new Set([waitHeader, settings.instanceHeader, settings.appHeader, ...(settings.trustProxy ? [] : CLIENT_IDENTITY_HEADERS)])
 
   return async function proxyHandler(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const trace = new Trace(request.id, request.method, performance.now())
@@ -130,6 +131,7 @@ export function createProxyHandler(ctx: ProxyContext) {
       const body = request.body === undefined ? NO_BODY : await readBody(request.body as Readable, contentLengthOf(headers['content-length']), settings.retry.maxBufferBytes)
       const upstreamHeaders = upstreamRequestHeaders(headers, controlHeaders)
       upstreamHeaders['x-request-id'] = request.id
+      appendForwardedFor(upstreamHeaders, request.raw.socket.remoteAddress)
       if (decision.upstream === undefined) delete upstreamHeaders[versionHeader]
       else upstreamHeaders[versionHeader] = decision.upstream
       if (body.kind === 'stream' && body.length !== undefined) upstreamHeaders['content-length'] = String(body.length)
