@@ -10,6 +10,7 @@ import type { Limiter } from './limiter/types.js'
 import { accessLogLine, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from './metrics/access-log.js'
 import { createMetrics } from './metrics/index.js'
 import { stdoutLogLines, type LogLines } from './metrics/log-lines.js'
+import { maskSecretText, maskUrl } from './metrics/secret-text.js'
 import { lazyChildLoggerFactory } from './metrics/request-logger.js'
 import { ShuttingDownError } from './proxy/errors.js'
 import proxyPlugin from './proxy/plugin.js'
@@ -52,7 +53,9 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
       redact: { paths: REDACT_PATHS, censor: REDACT_CENSOR },
       serializers: LOG_SERIALIZERS,
     },
-    lines,
+    // The last line of defence: a credential inside free text (a URL's password in a library's
+    // message) is masked in every line pino writes. Access lines are sluice's own and go around.
+    { write: (line: string) => lines.write(maskSecretText(line)) },
   )
   let closing = false
   const proxy = Fastify({
