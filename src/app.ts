@@ -10,7 +10,8 @@ import type { Limiter } from './limiter/types.js'
 import { accessLogLine, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from './metrics/access-log.js'
 import { createMetrics } from './metrics/index.js'
 import { stdoutLogLines, type LogLines } from './metrics/log-lines.js'
-import { maskSecretText, maskUrl } from './metrics/secret-text.js'
+import { maskSecretText } from './metrics/secret-text.js'
+import { ListenError } from './start-failure.js'
 import { lazyChildLoggerFactory } from './metrics/request-logger.js'
 import { ShuttingDownError } from './proxy/errors.js'
 import proxyPlugin from './proxy/plugin.js'
@@ -132,8 +133,12 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     limiter,
     settings,
     async listen() {
-      const proxyUrl = await proxy.listen({ port: settings.port, host: settings.host })
-      const adminUrl = await admin.listen({ port: settings.adminPort, host: settings.adminHost })
+      const proxyUrl = await proxy.listen({ port: settings.port, host: settings.host }).catch((err: unknown) => {
+        throw new ListenError('proxy', settings.host, settings.port, err)
+      })
+      const adminUrl = await admin.listen({ port: settings.adminPort, host: settings.adminHost }).catch((err: unknown) => {
+        throw new ListenError('admin', settings.adminHost, settings.adminPort, err)
+      })
       return { proxyUrl, adminUrl }
     },
     close() {

@@ -1,19 +1,15 @@
 #!/usr/bin/env node
 import { buildApp } from './app.js'
-import { ConfigError, loadSettings, unknownEnvVars } from './config/load.js'
+import { loadSettings, unknownEnvVars } from './config/load.js'
+import type { Settings } from './config/schema.js'
+import { maskUrl } from './metrics/secret-text.js'
+import { describeStartFailure, START_FAILURE_EXIT_CODE } from './start-failure.js'
 
-/** Process entry: settings, app, listen, signals. A bad setting stops the start with the key named. */
+let settings: Settings | undefined
+
+/** Process entry: settings, app, listen, signals. Anything that stops the start is one line and exit 78. */
 async function main(): Promise<void> {
-  let settings
-  try {
-    settings = loadSettings()
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`sluice: ${err.message}\n`)
-      process.exit(78) // EX_CONFIG
-    }
-    throw err
-  }
+  settings = loadSettings()
   const app = await buildApp(settings)
   const { proxyUrl, adminUrl } = await app.listen()
   const strays = unknownEnvVars()
@@ -38,6 +34,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`sluice: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
-  process.exit(1)
+  process.stderr.write(`sluice: ${describeStartFailure(err, settings)}\n`)
+  process.exit(START_FAILURE_EXIT_CODE)
 })

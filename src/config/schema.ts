@@ -22,8 +22,16 @@ export const settingsSchema = z.strictObject({
   port: port.default(8080),
   adminHost: z.string().min(1).default('0.0.0.0'),
   adminPort: port.default(9090),
+  /** a bearer token `/status`, the status page and `/metrics` require (`Authorization: Bearer <token>`); unset → open */
+  adminToken: z.string().min(16, 'at least 16 characters').optional(),
+  /** also require `adminToken` on `/healthz` and `/readyz` (off: probes carry no token) */
+  adminTokenHealth: z.boolean().default(false),
   /** the API v2 root requests are forwarded to */
-  upstream: z.url({ protocol: /^https?$/ }).default('https://api.neoncrm.com/v2'),
+  upstream: z
+    .url({ protocol: /^https?$/ })
+    // Apps send their own Authorization; credentials in this URL would be dropped, and logged with it.
+    .refine((u) => !/^[a-z]+:\/\/[^/?#]*@/i.test(u), 'must not hold credentials (user:password@): apps send their own Authorization')
+    .default('https://api.neoncrm.com/v2'),
   /** the path prefix apps use in front of API paths (they replace https://api.neoncrm.com/v2 with http://sluice/v2) */
   basePath: z
     .string()
