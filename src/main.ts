@@ -2,7 +2,7 @@
 import { buildApp } from './app.js'
 import { loadSettings, unknownEnvVars } from './config/load.js'
 import type { Settings } from './config/schema.js'
-import { maskUrl } from './metrics/secret-text.js'
+import { maskUrl } from './log/secret-text.js'
 import { describeStartFailure, START_FAILURE_EXIT_CODE } from './start-failure.js'
 
 let settings: Settings | undefined

@@ -1,6 +1,6 @@
 import { originOf } from './config/load.js'
 import type { Settings } from './config/schema.js'
-import { maskSecretText } from './metrics/secret-text.js'
+import { maskSecretText } from './log/secret-text.js'
 
 /**
  * Start-up failures as one line each (README "Settings": exit code 78 and a message naming the

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { maskSecretText, maskUrl } from '../../src/metrics/secret-text.js'
-import { serializeError } from '../../src/metrics/access-log.js'
+import { maskSecretText, maskUrl } from '../../src/log/secret-text.js'
+import { serializeError } from '../../src/log/access-log.js'
 
 describe('credentials inside free text are masked', () => {
   it.each([
