@@ -1,6 +1,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import pino from 'pino'
 import { buildAdminServer } from './admin/server.js'
 import { loadCatalog } from './catalog/index.js'
@@ -42,6 +42,9 @@ export interface App {
 
 const VALID_REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
 
+
+/** The calendar as /status names it: `built-in` or the file's base name. */
+const calendarName = (source: string, configured: string | undefined): string => (configured === undefined ? 'built-in' : basename(source))
 
 export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<App> {
   // Tests hand in a stream and read every line at once; a real process writes stdout once per turn.
@@ -121,9 +124,12 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     startedAt: Date.now(),
     logger: log,
     statusExtras: () => {
-      const { versions, ...versioningState } = versioning.snapshot()
-      return { versions, versioning: versioningState }
+      const { versions, calendar, ...versioningState } = versioning.snapshot()
+      // /status names the calendar, never its path on disk (README "Admin port").
+      return { versions, versioning: { ...versioningState, calendar: calendarName(calendar, settings.versions.calendarFile) } }
     },
+    token: settings.adminToken,
+    protectHealth: settings.adminTokenHealth,
   })
 
   let closed: Promise<void> | undefined

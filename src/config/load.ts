@@ -129,7 +129,7 @@ const originsOf = new WeakMap<Settings, Origins>()
  * undefined for a default. For errors found after loading (an override naming no endpoint).
  */
 export function originOf(settings: Settings, key: string): string | undefined {
-  const origin = originAt(originsOf.get(settings) ?? new Map(), key.split('.'))
+  const origin = originAt(originsOf.get(settings) ?? new Map<string, string>(), key.split('.'))
   return origin === undefined ? undefined : origin.startsWith('file ') ? `${origin}, key ${key}` : origin
 }
 

@@ -81,8 +81,8 @@ describe('every start-up failure is one line naming the cause, and exit code 78'
     const line = oneLine(await sluice({ SLUICE_CONFIG: file }))
     expect(line).not.toContain('my-secret-admin-token')
     expect(line).toBe(
-      `sluice: invalid settings: adminTokenHealth (file ${file}, key adminTokenHealth): Invalid input: expected boolean, received string; got "maybe"; ` +
-        `queue.maxWaitMs (file ${file}, key queue.maxWaitMs): Too small: expected number to be >0; got 0`,
+      `sluice: invalid settings: queue.maxWaitMs (file ${file}, key queue.maxWaitMs): Too small: expected number to be >0; got 0; ` +
+        `adminTokenHealth (file ${file}, key adminTokenHealth): Invalid input: expected boolean, received string; got "maybe"`,
     )
   })
 
