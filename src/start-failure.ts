@@ -33,6 +33,7 @@ const LISTEN_CAUSES: Readonly<Record<string, string>> = {
 
 const oneLine = (text: string): string =>
   text
+    .replace(/:\s*\n\s*-\s*/g, ': ')
     .replace(/\n\s*-\s*/g, '; ')
     .replace(/\s*\n\s*/g, ' ')
     .trim()

@@ -105,6 +105,19 @@ describe('every start-up failure is one line naming the cause, and exit code 78'
     )
   })
 
+  it('a settings file that is missing or not YAML, and a broken version calendar', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-start-'))
+    expect(oneLine(await sluice({ SLUICE_CONFIG: join(dir, 'none.yaml') }))).toBe(
+      `sluice: SLUICE_CONFIG: cannot read ${join(dir, 'none.yaml')}: ENOENT: no such file or directory, open '${join(dir, 'none.yaml')}'`,
+    )
+    writeFileSync(join(dir, 'bad.yaml'), 'port: [1,\n')
+    expect(oneLine(await sluice({ SLUICE_CONFIG: join(dir, 'bad.yaml') }))).toMatch(new RegExp(`^sluice: SLUICE_CONFIG: ${join(dir, 'bad.yaml')} is not valid YAML: `))
+    writeFileSync(join(dir, 'calendar.yaml'), 'versions:\n  - version: 2.x\n')
+    expect(oneLine(await sluice({ SLUICE_VERSIONS_CALENDAR_FILE: join(dir, 'calendar.yaml') }))).toBe(
+      `sluice: ${join(dir, 'calendar.yaml')}: invalid version calendar: versions[0] (2.x).version: a version <major>.<minor> such as 2.10, got "2.x"`,
+    )
+  })
+
   it('npm run sim on a busy port', async () => {
     const result = await run(SIM_MAIN_JS, { SIM_HOST: '127.0.0.1', SIM_PORT: String(busyPort) })
     expect(oneLine(result)).toBe(`sim: cannot listen on 127.0.0.1:${busyPort} (SIM_HOST, SIM_PORT): the port is in use by another process`)

@@ -7,6 +7,7 @@ export const redisSettingsSchema = z.strictObject({
     .string()
     .regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL')
     .refine((u) => URL.canParse(u), 'not a valid URL (a password with @ : / [ or ] must be percent-encoded)')
+    .refine((u) => !URL.canParse(u) || /^\/?\d*$/.test(new URL(u).pathname), 'the database after the port must be a number, e.g. redis://host:6379/0')
     .optional(),
   /** how to reach Redis: one server, Sentinel, or Cluster */
   topology: z.enum(['standalone', 'sentinel', 'cluster']).default('standalone'),
