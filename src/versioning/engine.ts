@@ -92,7 +92,7 @@ export class VersionEngine implements Versioning {
     this.now = deps.now ?? (() => new Date())
     this.log = deps.log
     this.calendar = withRetirements(deps.calendar ?? loadCalendar(settings.calendarFile), settings.retirements)
-    this.metrics = createVersionMetrics(deps.registry, () => this.daysUntilRetirement())
+    this.metrics = createVersionMetrics(deps.registry, () => this.retirementDays())
     this.malformedCells = {
       requests: this.metrics.requests.cell({ version: 'invalid', state: 'invalid' }),
       rejections: this.metrics.rejections.cell({ version: 'invalid', reason: 'malformed' }),
@@ -434,9 +434,9 @@ export class VersionEngine implements Versioning {
     return rec
   }
 
-  private *daysUntilRetirement(): Iterable<readonly [string, number]> {
+  private *retirementDays(): Iterable<readonly [string, number]> {
     this.tick()
-    for (const rec of this.byText.values()) if (rec.seen && rec.retires !== undefined) yield [rec.label, rec.retires - this.today]
+    for (const rec of this.byText.values()) if (rec.seen && rec.retires !== undefined) yield [rec.label, rec.retires]
   }
 
   private stateOf(r: Rec): VersionState {

@@ -1,5 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client'
 
+const SECONDS_PER_DAY = 86_400
+
 /**
  * Version metrics. The hot path only bumps plain integers (`cell.n++`, cells bound once a day per
  * version); prom-client reads them when /metrics is scraped. prom-client's own `inc(labels)` hashes
@@ -64,22 +66,22 @@ function counter<L extends string>(
 
 /**
  * Creates the version metrics, registered on `registry` when given (else counted but not exported).
- * `daysUntilRetirement` yields, at scrape time, (version, days) for each version seen that has a
- * retirement date.
+ * `retirementDays` yields, at scrape time, (version, retirement day) for each version seen that has a
+ * retirement date; the day is days since 1970-01-01 (UTC), exported as Unix time in seconds.
  */
 export function createVersionMetrics(
   registry: Registry | undefined,
-  daysUntilRetirement: () => Iterable<readonly [string, number]>,
+  retirementDays: () => Iterable<readonly [string, number]>,
 ): VersionMetrics {
   const registers = registry ? [registry] : []
   new Gauge<'version'>({
-    name: 'sluice_version_days_until_retirement',
-    help: 'Days until each API version in use retires (negative: retired that many days ago); only versions with a retirement date',
+    name: 'sluice_version_retirement_timestamp_seconds',
+    help: 'When each API version in use retires (or retired), as Unix time in seconds (00:00 UTC of the day); only versions with a retirement date',
     labelNames: ['version'],
     registers,
     collect() {
       this.reset()
-      for (const [version, days] of daysUntilRetirement()) this.set({ version }, days)
+      for (const [version, day] of retirementDays()) this.set({ version }, day * SECONDS_PER_DAY)
     },
   })
   return {

@@ -12,11 +12,14 @@ const DASHBOARD = file('ops/grafana/sluice-dashboard.json')
 const ALERTS = file('ops/prometheus/sluice-alerts.yaml')
 const ALERT_TESTS = file('ops/prometheus/sluice-alerts.test.yaml')
 
-/** Every metric name the code registers: ours with the default metrics, and the versioning area's. */
+/** Series Prometheus makes itself for every scrape target. */
+const PROMETHEUS_OWN = ['up']
+
+/** Every metric name the code registers: ours with the default metrics, and the versioning area's; and Prometheus's own. */
 async function registeredNames(): Promise<Set<string>> {
   const metrics = createMetrics(settings({ defaultMetrics: true }), { limiter: () => undefined, catalog })
   createVersionMetrics(metrics.registry, () => [])
-  const names = new Set<string>()
+  const names = new Set<string>(PROMETHEUS_OWN)
   for (const m of await metrics.registry.getMetricsAsJSON()) {
     names.add(m.name)
     if (String(m.type) === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) names.add(m.name + suffix)
@@ -105,7 +108,7 @@ describe('ops/grafana/sluice-dashboard.json', () => {
       'sluice_upstream_429_total',
       'sluice_limiter_mode',
       'sluice_version_requests_total',
-      'sluice_version_days_until_retirement',
+      'sluice_version_retirement_timestamp_seconds',
     ]) {
       expect(used.has(family), family).toBe(true)
     }
