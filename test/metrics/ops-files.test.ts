@@ -76,15 +76,35 @@ describe('ops/grafana/sluice-dashboard.json', () => {
     const titles = queries.map((p) => p.title)
     for (const wanted of [
       /^Requests per second by outcome$/,
-      /^Queue wait p50 \/ p99$/,
+      /^Queue wait p50 \/ p99 \(all organisations\)$/,
       /^Queue depth per endpoint$/,
       /^In flight vs limit per endpoint$/,
       /^Upstream 429s/,
       /^Requests by API version$/,
       /^Retirements ahead$/,
       /^Limiter mode/,
+      /^Queue wait by organisation$/,
     ]) {
       expect(titles.some((t) => wanted.test(t)), String(wanted)).toBe(true)
+    }
+  })
+
+  it('filters every panel by $org, or says in its title that it is across organisations', () => {
+    for (const p of queries) {
+      const filtered = (p.targets ?? []).some((t) => t.expr.includes('$org'))
+      if (!filtered) expect(p.title, p.title).toMatch(/\(all organisations\)$/)
+    }
+  })
+
+  it('never compares a limit with rows that sum several keys (endpoint "unknown", org "_other")', () => {
+    for (const p of queries) {
+      for (const t of p.targets ?? []) {
+        if (!t.expr.includes('sluice_permit_limit')) continue
+        for (const selector of t.expr.match(/sluice_(?:permit_limit|permits_in_flight)\{[^}]*\}/g) ?? []) {
+          expect(selector, p.title).toContain('org!="_other"')
+          expect(selector, p.title).toContain('endpoint!="unknown"')
+        }
+      }
     }
   })
 
