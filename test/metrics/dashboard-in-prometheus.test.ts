@@ -66,7 +66,7 @@ describe.skipIf(!hasPrometheus)('the dashboard against a real Prometheus scrapin
   const workers: Promise<void>[] = []
 
   const query = async (path: string, params: Record<string, string>): Promise<{ status: string; data: { resultType: string; result: unknown } }> => {
-    const res = await fetch(`${promUrl}${path}?${new URLSearchParams(params)}`)
+    const res = await fetch(`${promUrl}${path}?${new URLSearchParams(params).toString()}`)
     return (await res.json()) as { status: string; data: { resultType: string; result: unknown } }
   }
   const range = async (expr: string): Promise<Series[]> => {
