@@ -94,7 +94,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     catalog,
     redisOperations: settings.redis.url !== undefined ? REDIS_OPERATIONS : [],
   })
-  const versioning = createVersioning(settings.versions, { now: deps.now, log, registry: metrics.registry })
+  const versioning = createVersioning(settings.versions, { now: deps.now, log, registry: metrics.registry, orgs: metrics.orgs })
   limiter = await createLimiter(settings, { log, observer: metrics.observer })
   const upstream = createUpstream(settings)
 

@@ -13,6 +13,12 @@ import type { MetricsSettings } from './settings.js'
 export type { MetricsSettings } from './settings.js'
 export { metricsSettingsSchema } from './settings.js'
 
+/** The org label of an instance name, and who to tell when an organisation loses its own series. */
+export interface OrgLabels {
+  label(instance: string): string
+  onDropped(listener: (org: string) => void): void
+}
+
 export interface SluiceMetrics {
   /** every metric of sluice; other areas (versioning) register their own metrics on it */
   readonly registry: Registry
@@ -24,6 +30,11 @@ export interface SluiceMetrics {
   upstream429(endpoint: string, instance: string): void
   /** one attempt upstream is done (answered to the end, 429s included, or failed); `endpoint` is the endpoint id */
   upstreamAttempt(endpoint: string, seconds: number): void
+  /**
+   * The org label of an instance, for other areas' per-org series (versions), and a hook called with
+   * each organisation that lost its own series; undefined when series carry no org.
+   */
+  readonly orgs: OrgLabels | undefined
   /** the scrape: Prometheus text and its content type */
   scrape(): Promise<{ contentType: string; body: string }>
 }
@@ -84,6 +95,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
       requestFinished: () => {},
       upstream429: () => {},
       upstreamAttempt: () => {},
+      orgs: undefined,
       scrape: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
     }
   }
@@ -123,6 +135,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   }
 
   let forgetCells = (): void => {}
+  const droppedListeners: ((org: string) => void)[] = []
   if (withOrg) {
     // Registered before every per-org metric on purpose: the registry reads each metric in
     // registration order within one tick, so this synchronous collect re-ranks the organisations
@@ -134,6 +147,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
       collect() {
         const dropped = orgs.rerankIfDue(now())
         for (const org of dropped) for (const metric of cellMetrics) metric.dropOrg(org)
+        for (const org of dropped) for (const listener of droppedListeners) listener(org)
         if (dropped.length > 0) forgetCells()
         this.set(orgs.ownCount)
       },
@@ -335,6 +349,12 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     upstream429(endpointId, instance) {
       keyCell(upstream429s, endpointOf(endpointId), withOrg ? orgs.label(instance) : '').n++
     },
+    orgs: withOrg
+      ? {
+          label: (instance) => orgs.label(instance),
+          onDropped: (listener) => void droppedListeners.push(listener),
+        }
+      : undefined,
     upstreamAttempt(endpointId, seconds) {
       const cells = endpointCells(endpointId)
       cells.upstream ??= upstreamDuration.find(cells.label) ?? upstreamDuration.create(cells.label, '', [cells.label])

@@ -32,7 +32,7 @@ export interface ProxyVersioning<D extends VersionDecision = VersionDecision> {
   /** the version header, lower-case */
   readonly headerName: string
   /** throws an error with a status (400/410) when the request must be answered locally */
-  decide(headerValue: string | string[] | undefined, endpoint: Endpoint): D
+  decide(headerValue: string | string[] | undefined, endpoint: Endpoint, instance: string): D
   observeUpstream(decision: D, status: number): void
   /** throws the 410 for API v1 paths once the calendar says v1 is retired */
   rejectApiV1(): void
@@ -116,7 +116,7 @@ export function createProxyHandler(ctx: ProxyContext) {
       const requestedVersion = headers[versionHeader]
       let decision: VersionDecision
       try {
-        decision = versioning.decide(requestedVersion, endpoint)
+        decision = versioning.decide(requestedVersion, endpoint, trace.instance)
       } catch (err) {
         // Logged as sent (cut short: it is the client's text), since it was refused.
         trace.version = firstValue(requestedVersion)?.slice(0, 32)

@@ -11,15 +11,33 @@ export interface Cell {
   n: number
 }
 
-/** One counter's cells, one per label set; label values come only from validated versions and enums. */
-export class CellFamily<L extends string> {
-  private readonly cells = new Map<string, { readonly labels: Record<L, string>; readonly cell: Cell }>()
-  constructor(private readonly labelNames: readonly L[]) {}
+/**
+ * A request count that is also split by organisation (the metrics' `org` label, bounded by
+ * metrics.maxInstances): `n` is the total, `byOrg` the same requests per org label.
+ */
+export class RequestCell implements Cell {
+  n = 0
+  readonly byOrg = new Map<string, number>()
 
-  cell(labels: Record<L, string>): Cell {
+  /** one request; `org` is '' when requests are not labelled by organisation */
+  add(org: string): void {
+    this.n++
+    if (org !== '') this.byOrg.set(org, (this.byOrg.get(org) ?? 0) + 1)
+  }
+}
+
+/** One counter's cells, one per label set; label values come only from validated versions and enums. */
+export class CellFamily<L extends string, C extends Cell = Cell> {
+  private readonly cells = new Map<string, { readonly labels: Record<L, string>; readonly cell: C }>()
+  constructor(
+    private readonly labelNames: readonly L[],
+    private readonly newCell: () => C = () => ({ n: 0 }) as C,
+  ) {}
+
+  cell(labels: Record<L, string>): C {
     const key = this.labelNames.map((l) => labels[l]).join('\u0000')
     let found = this.cells.get(key)
-    if (!found) this.cells.set(key, (found = { labels: { ...labels }, cell: { n: 0 } }))
+    if (!found) this.cells.set(key, (found = { labels: { ...labels }, cell: this.newCell() }))
     return found.cell
   }
 
@@ -28,14 +46,14 @@ export class CellFamily<L extends string> {
     return this.cells.get(this.labelNames.map((l) => labels[l]).join('\u0000'))?.cell.n ?? 0
   }
 
-  entries(): IterableIterator<{ readonly labels: Record<L, string>; readonly cell: Cell }> {
+  entries(): IterableIterator<{ readonly labels: Record<L, string>; readonly cell: C }> {
     return this.cells.values()
   }
 }
 
 export interface VersionMetrics {
-  /** every decided request by the version it asked for and that version's state today */
-  readonly requests: CellFamily<'version' | 'state'>
+  /** every decided request by the version it asked for and that version's state today (and org) */
+  readonly requests: CellFamily<'version' | 'state', RequestCell>
   /** requests sent upstream with another version than asked (from `none` when pinned) */
   readonly rewrites: CellFamily<'from' | 'to'>
   /** requests answered locally: `malformed` header (400), `retired` (410), `gate` (400) */
@@ -64,6 +82,39 @@ function counter<L extends string>(
   return family
 }
 
+/** The organisation labels of the metrics (src/metrics), when series carry one. */
+export interface OrgLabels {
+  /** the org label of an instance name (bounded: metrics.maxInstances, `_other`, `_invalid`) */
+  label(instance: string): string
+  /** called with each organisation that lost its own series (they are dropped at that scrape) */
+  onDropped(listener: (org: string) => void): void
+}
+
+/** sluice_version_requests_total: by version and state, and by org when `orgs` is given. */
+function requestCounter(registers: Registry[], orgs: OrgLabels | undefined): CellFamily<'version' | 'state', RequestCell> {
+  const family = new CellFamily<'version' | 'state', RequestCell>(['version', 'state'], () => new RequestCell())
+  orgs?.onDropped((org) => {
+    for (const { cell } of family.entries()) cell.byOrg.delete(org)
+  })
+  new Counter({
+    name: 'sluice_version_requests_total',
+    help: 'Requests by the API version they asked for (none: no header, invalid: malformed header, other: untracked unknown versions), its state that day, and the organisation',
+    labelNames: orgs ? ['version', 'state', 'org'] : ['version', 'state'],
+    registers,
+    collect() {
+      this.reset()
+      for (const { labels, cell } of family.entries()) {
+        if (!orgs) {
+          if (cell.n > 0) this.inc(labels, cell.n)
+          continue
+        }
+        for (const [org, n] of cell.byOrg) this.inc({ ...labels, org }, n)
+      }
+    },
+  })
+  return family
+}
+
 /**
  * Creates the version metrics, registered on `registry` when given (else counted but not exported).
  * `retirementDays` yields, at scrape time, (version, retirement day) for each version seen that has a
@@ -72,6 +123,7 @@ function counter<L extends string>(
 export function createVersionMetrics(
   registry: Registry | undefined,
   retirementDays: () => Iterable<readonly [string, number]>,
+  orgs?: OrgLabels,
 ): VersionMetrics {
   const registers = registry ? [registry] : []
   new Gauge<'version'>({
@@ -85,12 +137,7 @@ export function createVersionMetrics(
     },
   })
   return {
-    requests: counter(
-      registers,
-      'sluice_version_requests_total',
-      'Requests by the API version they asked for (none: no header, invalid: malformed header, other: untracked unknown versions) and its state that day',
-      ['version', 'state'],
-    ),
+    requests: requestCounter(registers, orgs),
     rewrites: counter(
       registers,
       'sluice_version_rewrites_total',
