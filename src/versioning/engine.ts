@@ -110,7 +110,6 @@ export class VersionEngine implements Versioning {
 
   decide(headerValue: string | readonly string[] | undefined, endpoint: VersionedEndpoint, instance = '-'): VersionDecision {
     this.tick()
-    const org = this.orgs ? this.orgs.label(instance) : ''
     let rec: Rec | undefined
     let route: Route
     if (headerValue === undefined) {
@@ -119,14 +118,14 @@ export class VersionEngine implements Versioning {
     } else {
       rec = typeof headerValue === 'string' ? this.byText.get(headerValue) : undefined
       if (rec === undefined) {
-        rec = this.lookUp(headerValue, org)
-        if (rec === undefined) return this.decideOther(headerValue, endpoint, org)
+        rec = this.lookUp(headerValue, instance)
+        if (rec === undefined) return this.decideOther(headerValue, endpoint, instance)
       }
       route = rec.route
       rec.requests++
       if (!rec.seen) rec.seen = true
     }
-    route.requests.add(org)
+    route.requests.count(instance, this.orgs)
     if (route.kind === 'reject') {
       route.rejections.n++
       throw new VersionRetiredError(route.message)
@@ -191,11 +190,11 @@ export class VersionEngine implements Versioning {
   // --- per request, off the common path ---------------------------------------------------------
 
   /** A header value not found as is: validate it; unknown well-formed versions get a record while there is room. */
-  private lookUp(value: string | readonly string[], org: string): Rec | undefined {
+  private lookUp(value: string | readonly string[], instance: string): Rec | undefined {
     const read = readVersionHeader(value)
     if (!read.ok) {
       this.malformed++
-      this.malformedCells.requests.add(org)
+      this.malformedCells.requests.count(instance, this.orgs)
       this.malformedCells.rejections.n++
       throw new BadVersionHeaderError(this.settings.header, this.exampleVersion, problemText(read.problem, read.text))
     }
@@ -210,10 +209,10 @@ export class VersionEngine implements Versioning {
   }
 
   /** A well-formed unknown version past MAX_UNKNOWN_VERSIONS: passed through, counted as `other`. */
-  private decideOther(value: string | readonly string[], endpoint: VersionedEndpoint, org: string): VersionDecision {
+  private decideOther(value: string | readonly string[], endpoint: VersionedEndpoint, instance: string): VersionDecision {
     const read = readVersionHeader(value)
     if (!read.ok) throw new Error('unreachable: lookUp validated the header')
-    this.otherCell.add(org)
+    this.otherCell.count(instance, this.orgs)
     const text = read.version.text
     const decision: VersionDecision = { requested: text, upstream: text, action: 'pass', responseHeaders: NO_HEADERS, warnings: NO_WARNINGS }
     const since = endpoint.since === undefined || this.settings.gate === 'off' ? null : this.sinceOf(endpoint.since)

@@ -11,18 +11,37 @@ export interface Cell {
   n: number
 }
 
+/** Most instance names a RequestCell remembers the org cell of (clients can invent names). */
+const MAX_REMEMBERED_INSTANCES = 1000
+
 /**
  * A request count that is also split by organisation (the metrics' `org` label, bounded by
  * metrics.maxInstances): `n` is the total, `byOrg` the same requests per org label.
  */
 export class RequestCell implements Cell {
   n = 0
-  readonly byOrg = new Map<string, number>()
+  readonly byOrg = new Map<string, Cell>()
+  /** the org cell of each instance seen, so a request costs one lookup; cleared when orgs are re-ranked */
+  readonly byInstance = new Map<string, Cell>()
 
-  /** one request; `org` is '' when requests are not labelled by organisation */
-  add(org: string): void {
+  /** one request of `instance`; counted by org only when `orgs` is given */
+  count(instance: string, orgs: OrgLabels | undefined): void {
     this.n++
-    if (org !== '') this.byOrg.set(org, (this.byOrg.get(org) ?? 0) + 1)
+    if (orgs === undefined) return
+    let cell = this.byInstance.get(instance)
+    if (cell === undefined) {
+      const org = orgs.label(instance)
+      cell = this.byOrg.get(org)
+      if (cell === undefined) this.byOrg.set(org, (cell = { n: 0 }))
+      if (this.byInstance.size < MAX_REMEMBERED_INSTANCES) this.byInstance.set(instance, cell)
+    }
+    cell.n++
+  }
+
+  /** an organisation lost its own series: its count goes, and which instance maps to which org is asked anew */
+  dropOrg(org: string): void {
+    this.byOrg.delete(org)
+    this.byInstance.clear()
   }
 }
 
@@ -94,7 +113,7 @@ export interface OrgLabels {
 function requestCounter(registers: Registry[], orgs: OrgLabels | undefined): CellFamily<'version' | 'state', RequestCell> {
   const family = new CellFamily<'version' | 'state', RequestCell>(['version', 'state'], () => new RequestCell())
   orgs?.onDropped((org) => {
-    for (const { cell } of family.entries()) cell.byOrg.delete(org)
+    for (const { cell } of family.entries()) cell.dropOrg(org)
   })
   new Counter({
     name: 'sluice_version_requests_total',
@@ -108,7 +127,7 @@ function requestCounter(registers: Registry[], orgs: OrgLabels | undefined): Cel
           if (cell.n > 0) this.inc(labels, cell.n)
           continue
         }
-        for (const [org, n] of cell.byOrg) this.inc({ ...labels, org }, n)
+        for (const [org, { n }] of cell.byOrg) this.inc({ ...labels, org }, n)
       }
     },
   })
