@@ -14,6 +14,8 @@ import { accessLogFields, accessLogLine, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_
 import { createMetrics } from '../../src/metrics/index.js'
 import { metricsSettingsSchema, type MetricsSettingsInput } from '../../src/metrics/settings.js'
 import type { Outcome, RequestRecord } from '../../src/proxy/record.js'
+import { createVersioning } from '../../src/versioning/index.js'
+import { versionSettingsSchema } from '../../src/versioning/settings.js'
 
 const ENDPOINTS = Array.from({ length: 20 }, (_, i) => `GET /resource${i}/{id}`)
 const catalog: Pick<Catalog, 'endpoints'> = {
@@ -56,6 +58,12 @@ const records = Array.from({ length: 64 }, (_, i) => rec(`org${i % 8}`, ENDPOINT
 const metrics = createMetrics(settings({}), { limiter: () => undefined, catalog })
 const metricsNoOrg = createMetrics(settings({ instanceLabel: false }), { limiter: () => undefined, catalog })
 for (let i = 0; i < 100_000; i++) metrics.requestFinished(records[i & 63]!) // warm up
+// the versioning counts every request by version and org on the same registry, as in src/app.ts
+const versioning = createVersioning(versionSettingsSchema.parse({}), {
+  log: { info: () => {}, warn: () => {}, error: () => {} },
+  registry: metrics.registry,
+  orgs: metrics.orgs,
+})
 const nullStream = new Writable({ write: (_c, _e, done) => done() })
 const plain = pino({ level: 'info' }, nullStream)
 const redacted = pino({ level: 'info', redact: { paths: REDACT_PATHS, censor: REDACT_CENSOR }, serializers: LOG_SERIALIZERS }, nullStream)
@@ -78,6 +86,7 @@ const hot: [string, number][] = [
       metrics.requestFinished(r)
     }),
   ],
+  ['versioning decide (a supported version, counted by org)', nsPerOp(1_000_000, (i) => void versioning.decide('2.11', { id: records[i & 63]!.endpoint }, records[i & 63]!.instance))],
   ['requestFinished (instanceLabel off)', nsPerOp(1_000_000, (i) => metricsNoOrg.requestFinished(records[i & 63]!))],
   ['upstream429', nsPerOp(1_000_000, (i) => metrics.upstream429(ENDPOINTS[i % 20]!, 'org1'))],
   ['access-log line as sluice writes it (accessLogLine, to a null stream)', nsPerOp(1_000_000, (i) => nullStream.write(accessLogLine(records[i & 63]!)))],
