@@ -121,34 +121,29 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   const keyLabels = withOrg ? ['endpoint', 'org'] : ['endpoint']
   const waitByOrg = withOrg && settings.queueWaitByOrg
 
-  // Per-request metrics: cells (plain numbers) bumped on the hot path, read by the registry at scrape time.
+  // Per-request metrics: cells (plain numbers) bumped on the hot path, read by the registry at scrape time (cells.ts).
   const cellMetrics: { dropOrg(org: string): void }[] = []
   const counter = (name: string, help: string, labelNames: readonly string[]): CellCounter => {
     const metric = new CellCounter(name, help, labelNames, registry)
     cellMetrics.push(metric)
     return metric
   }
-  const histogram = (name: string, help: string, labelNames: readonly string[], buckets: readonly number[]): CellHistogram => {
-    const metric = new CellHistogram(name, help, labelNames, buckets, registry)
+  const histogram = (name: string, help: string, buckets: readonly number[]): CellHistogram => {
+    const metric = new CellHistogram(name, help, buckets, registry)
     cellMetrics.push(metric)
     return metric
   }
 
-  let forgetCells = (): void => {}
+  /** Re-ranks the organisations when due and drops the series of those that lost their slot; run before every scrape. */
+  let rerank = (): void => {}
+  /** other areas' per-org series (versions), told of each organisation that lost its slot */
   const droppedListeners: ((org: string) => void)[] = []
   if (withOrg) {
-    // Registered before every per-org metric on purpose: the registry reads each metric in
-    // registration order within one tick, so this synchronous collect re-ranks the organisations
-    // (and drops the series of those that lost their slot) before any per-org metric is read.
     new Gauge({
       name: 'sluice_metrics_orgs',
       help: 'Organisations that have series of their own (metrics.maxInstances caps it; the rest are org="_other")',
       registers: [registry],
       collect() {
-        const dropped = orgs.rerankIfDue(now())
-        for (const org of dropped) for (const metric of cellMetrics) metric.dropOrg(org)
-        for (const org of dropped) for (const listener of droppedListeners) listener(org)
-        if (dropped.length > 0) forgetCells()
         this.set(orgs.ownCount)
       },
     })
@@ -162,19 +157,16 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   const requestDuration = histogram(
     'sluice_request_duration_seconds',
     'Time from arrival to the end of the answer, as the client saw it',
-    ['endpoint'],
     REQUEST_BUCKETS,
   )
   const upstreamDuration = histogram(
     'sluice_upstream_duration_seconds',
     "The upstream's time per attempt sent (429s that are retried, failures and the final answer each count once)",
-    ['endpoint'],
     UPSTREAM_BUCKETS,
   )
   const queueWait = histogram(
     'sluice_queue_wait_seconds',
     'Time spent waiting for permits, over every attempt, of requests that joined a queue',
-    waitByOrg ? keyLabels : ['endpoint'],
     QUEUE_WAIT_BUCKETS,
   )
   const retries = counter('sluice_upstream_retries_total', 'Attempts sent again after an upstream 429', keyLabels)
@@ -187,7 +179,6 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   const redisDuration = histogram(
     'sluice_redis_command_duration_seconds',
     'Redis commands and scripts of the limiter, by operation',
-    ['operation'],
     REDIS_BUCKETS,
   )
   const redisErrors = counter('sluice_redis_errors_total', 'Redis commands and scripts of the limiter that failed, by operation', ['operation'])
@@ -200,8 +191,8 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   // At 0 from the start, so the first event of each shows as an increase (docs/observability.md#alerts).
   for (const mode of LIMITER_MODES) modeChanges.inc({ mode }, 0)
   for (const op of redisOperations) {
-    if (redisErrors.find(op) === undefined) redisErrors.create(op, '', [op])
-    if (redisDuration.find(op) === undefined) redisDuration.create(op, '', [op])
+    redisErrors.cellAtZero(op, { operation: op })
+    redisDuration.cellByKey(op, { operation: op })
   }
 
   let observedMode: LimiterMode | undefined
@@ -236,16 +227,20 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     keySeen(labels) {
       const endpoint = labels.endpoint!
       const org = labels.org ?? ''
-      keyCell(upstream429s, endpoint, org)
-      keyCell(retries, endpoint, org)
-      if (redisOperations.length > 0) keyCell(leasesLost, endpoint, org)
+      keyCellAtZero(upstream429s, endpoint, org)
+      keyCellAtZero(retries, endpoint, org)
+      if (redisOperations.length > 0) keyCellAtZero(leasesLost, endpoint, org)
     },
   })
 
   /** The cell of a per-key counter (retries, 429s, lost leases) for (endpoint, org). */
   const keyCell = (metric: CellCounter, endpoint: string, org: string): CounterCell => {
     const key = endpoint + '\n' + org
-    return metric.find(key) ?? metric.create(key, org, withOrg ? [endpoint, org] : [endpoint])
+    return metric.find(key) ?? metric.cellByKey(key, withOrg ? { endpoint, org } : { endpoint }, org)
+  }
+  /** The same, exported even while it is 0 (docs/observability.md#metrics, "Counters start at 0"). */
+  const keyCellAtZero = (metric: CellCounter, endpoint: string, org: string): void => {
+    metric.cellAtZero(endpoint + '\n' + org, withOrg ? { endpoint, org } : { endpoint }, org)
   }
 
   const observer: LimiterObserver = {
@@ -255,18 +250,18 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     },
     redisCommand(operation, seconds, ok) {
       const op = operationLabel(operation)
-      const duration = redisDuration.find(op) ?? redisDuration.create(op, '', [op])
+      const duration = redisDuration.find(op) ?? redisDuration.cellByKey(op, { operation: op })
       duration.observe(seconds)
-      if (!ok) (redisErrors.find(op) ?? redisErrors.create(op, '', [op])).n++
+      if (!ok) (redisErrors.find(op) ?? redisErrors.cellByKey(op, { operation: op })).n++
     },
     leaseLost(key: PermitKey) {
       keyCell(leasesLost, endpointOf(key.endpoint), withOrg ? orgs.label(key.instance) : '').n++
     },
   }
 
-  // The cells a request touches, found without building a key string per request: first by the
-  // endpoint id (the catalog's own string, whose hash V8 keeps), then by the org and a number made of
-  // status, outcome and method. Dropped when organisations are re-ranked, since that drops series.
+  // The counter cells a request touches, found without building a key string per request: first by
+  // the endpoint id (the catalog's own string, whose hash V8 keeps), then by the org and a number made
+  // of status, outcome and method. Dropped when organisations are re-ranked, since that drops series.
   interface EndpointCells {
     readonly label: string
     readonly total: HistogramCell
@@ -276,14 +271,22 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   /** the 503 outcomes the alerts watch: their series exist at 0 once an (endpoint, org) is seen */
   const SHED_OUTCOMES = ['queue_full', 'queue_timeout'] as const
   const cellsByEndpoint = new Map<string, EndpointCells>()
-  forgetCells = () => cellsByEndpoint.clear()
+
+  if (withOrg) {
+    rerank = () => {
+      const dropped = orgs.rerankIfDue(now())
+      if (dropped.length === 0) return
+      for (const org of dropped) for (const metric of cellMetrics) metric.dropOrg(org)
+      for (const org of dropped) for (const listener of droppedListeners) listener(org)
+      cellsByEndpoint.clear()
+    }
+  }
 
   function endpointCells(endpointId: string): EndpointCells {
     let cells = cellsByEndpoint.get(endpointId)
     if (cells === undefined) {
       const label = endpointOf(endpointId)
-      const total = requestDuration.find(label) ?? requestDuration.create(label, '', [label])
-      cells = { label, total, upstream: undefined, counts: new Map() }
+      cells = { label, total: requestDuration.cellByKey(label, { endpoint: label }), upstream: undefined, counts: new Map() }
       cellsByEndpoint.set(endpointId, cells)
     }
     return cells
@@ -303,11 +306,9 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
       const code = codeLabel(record.status)
       const endpoint = cells.label
       const requestKey = endpoint + '\n' + method + '\n' + code + '\n' + record.outcome + '\n' + org
-      count = requests.find(requestKey)
-      if (count === undefined) {
-        const base = [endpoint, method, code, record.outcome]
-        count = requests.create(requestKey, org, withOrg ? [...base, org] : base)
-      }
+      const labels: Record<string, string> = { endpoint, method, code, outcome: record.outcome }
+      if (withOrg) labels.org = org
+      count = requests.cellByKey(requestKey, labels, org)
       byShape.set(shape, count)
     }
     return count
@@ -320,10 +321,9 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     const method = methodLabel(endpoint.slice(0, space))
     for (const outcome of SHED_OUTCOMES) {
       const key = endpoint + '\n' + method + '\n503\n' + outcome + '\n' + org
-      if (requests.find(key) === undefined) {
-        const base = [endpoint, method, '503', outcome]
-        requests.create(key, org, withOrg ? [...base, org] : base)
-      }
+      const labels: Record<string, string> = { endpoint, method, code: '503', outcome }
+      if (withOrg) labels.org = org
+      requests.cellAtZero(key, labels, org)
     }
   }
 
@@ -336,7 +336,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     cells.total.observe(record.totalSeconds)
     if (QUEUED_OUTCOMES.has(record.outcome)) {
       const key = waitByOrg ? endpoint + '\n' + org : endpoint
-      const wait = queueWait.find(key) ?? queueWait.create(key, waitByOrg ? org : '', waitByOrg ? [endpoint, org] : [endpoint])
+      const wait = queueWait.find(key) ?? queueWait.cellByKey(key, waitByOrg ? { endpoint, org } : { endpoint }, waitByOrg ? org : '')
       wait.observe(record.queueSeconds)
     }
     if (record.retries > 0) keyCell(retries, endpoint, org).n += record.retries
@@ -357,10 +357,11 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
       : undefined,
     upstreamAttempt(endpointId, seconds) {
       const cells = endpointCells(endpointId)
-      cells.upstream ??= upstreamDuration.find(cells.label) ?? upstreamDuration.create(cells.label, '', [cells.label])
+      cells.upstream ??= upstreamDuration.cellByKey(cells.label, { endpoint: cells.label })
       cells.upstream.observe(seconds)
     },
     async scrape() {
+      rerank()
       return { contentType: registry.contentType, body: await registry.metrics() }
     },
   }

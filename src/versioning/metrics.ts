@@ -1,15 +1,13 @@
 import { Counter, Gauge, type Registry } from 'prom-client'
+import { CellCounter, type CounterCell } from '../metrics/cells.js'
 
 const SECONDS_PER_DAY = 86_400
 
 /**
  * Version metrics. The hot path only bumps plain integers (`cell.n++`, cells bound once a day per
- * version); prom-client reads them when /metrics is scraped. prom-client's own `inc(labels)` hashes
- * and validates the label set on every call, which decide() should not pay per request.
+ * version), through the metrics area's fast counters (src/metrics/cells.ts).
  */
-export interface Cell {
-  n: number
-}
+export type Cell = CounterCell
 
 /** Most instance names a RequestCell remembers the org cell of (clients can invent names). */
 const MAX_REMEMBERED_INSTANCES = 1000
@@ -45,40 +43,31 @@ export class RequestCell implements Cell {
   }
 }
 
-/** One counter's cells, one per label set; label values come only from validated versions and enums. */
-export class CellFamily<L extends string, C extends Cell = Cell> {
-  private readonly cells = new Map<string, { readonly labels: Record<L, string>; readonly cell: C }>()
-  constructor(
-    private readonly labelNames: readonly L[],
-    private readonly newCell: () => C = () => ({ n: 0 }) as C,
-  ) {}
+/** sluice_version_requests_total's cells, one per (version, state); each splits its count by org. */
+export class RequestCounter {
+  private readonly cells = new Map<string, { readonly labels: Readonly<Record<'version' | 'state', string>>; readonly cell: RequestCell }>()
 
-  cell(labels: Record<L, string>): C {
-    const key = this.labelNames.map((l) => labels[l]).join('\u0000')
+  cell(labels: Readonly<Record<'version' | 'state', string>>): RequestCell {
+    const key = `${labels.version}\u0000${labels.state}`
     let found = this.cells.get(key)
-    if (!found) this.cells.set(key, (found = { labels: { ...labels }, cell: this.newCell() }))
+    if (!found) this.cells.set(key, (found = { labels: { ...labels }, cell: new RequestCell() }))
     return found.cell
   }
 
-  /** The count for one label set (0 when never seen). */
-  value(labels: Record<L, string>): number {
-    return this.cells.get(this.labelNames.map((l) => labels[l]).join('\u0000'))?.cell.n ?? 0
-  }
-
-  entries(): IterableIterator<{ readonly labels: Record<L, string>; readonly cell: C }> {
+  entries(): IterableIterator<{ readonly labels: Readonly<Record<'version' | 'state', string>>; readonly cell: RequestCell }> {
     return this.cells.values()
   }
 }
 
 export interface VersionMetrics {
   /** every decided request by the version it asked for and that version's state today (and org) */
-  readonly requests: CellFamily<'version' | 'state', RequestCell>
+  readonly requests: RequestCounter
   /** requests sent upstream with another version than asked (from `none` when pinned) */
-  readonly rewrites: CellFamily<'from' | 'to'>
+  readonly rewrites: CellCounter<'from' | 'to'>
   /** requests answered locally: `malformed` header (400), `retired` (410), `gate` (400) */
-  readonly rejections: CellFamily<'version' | 'reason'>
-  readonly gateWarnings: CellFamily<'version' | 'endpoint'>
-  readonly learned: CellFamily<'version'>
+  readonly rejections: CellCounter<'version' | 'reason'>
+  readonly gateWarnings: CellCounter<'version' | 'endpoint'>
+  readonly learned: CellCounter<'version'>
 }
 
 function counter<L extends string>(
@@ -86,19 +75,8 @@ function counter<L extends string>(
   name: string,
   help: string,
   labelNames: readonly L[],
-): CellFamily<L> {
-  const family = new CellFamily(labelNames)
-  new Counter<L>({
-    name,
-    help,
-    labelNames,
-    registers,
-    collect() {
-      this.reset()
-      for (const { labels, cell } of family.entries()) if (cell.n > 0) this.inc(labels, cell.n)
-    },
-  })
-  return family
+): CellCounter<L> {
+  return new CellCounter(name, help, labelNames, registers[0])
 }
 
 /** The organisation labels of the metrics (src/metrics), when series carry one. */
@@ -110,8 +88,8 @@ export interface OrgLabels {
 }
 
 /** sluice_version_requests_total: by version and state, and by org when `orgs` is given. */
-function requestCounter(registers: Registry[], orgs: OrgLabels | undefined): CellFamily<'version' | 'state', RequestCell> {
-  const family = new CellFamily<'version' | 'state', RequestCell>(['version', 'state'], () => new RequestCell())
+function requestCounter(registers: Registry[], orgs: OrgLabels | undefined): RequestCounter {
+  const family = new RequestCounter()
   orgs?.onDropped((org) => {
     for (const { cell } of family.entries()) cell.dropOrg(org)
   })
