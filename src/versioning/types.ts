@@ -1,5 +1,6 @@
 import type { Registry } from 'prom-client'
 import type { Calendar } from './calendar.js'
+import type { OrgLabels } from './metrics.js'
 
 /** What a version is on a given day. */
 export type VersionStateName =
@@ -105,6 +106,8 @@ export interface VersioningDeps {
   readonly registry?: Registry
   /** an already loaded calendar; default: `loadCalendar(settings.calendarFile)` */
   readonly calendar?: Calendar
+  /** the metrics' organisation labels, when series carry `org` (metrics.instanceLabel) */
+  readonly orgs?: OrgLabels
 }
 
 /** Who a request sent upstream was for: what a 410 is evidence from. */
@@ -130,7 +133,8 @@ export interface Versioning {
    * BadVersionHeaderError 400, VersionRetiredError 410 (policy `reject`, or a rewrite with no
    * target) or VersionTooOldError 400 (`gate: reject`). Allocates nothing on the common path.
    */
-  decide(headerValue: string | readonly string[] | undefined, endpoint: VersionedEndpoint): VersionDecision
+  /** `instance`: the request's organisation, for the `org` label of sluice_version_requests_total */
+  decide(headerValue: string | readonly string[] | undefined, endpoint: VersionedEndpoint, instance?: string): VersionDecision
   /**
    * The upstream answered `status` to a request sent with `decision` for `source`. 410s for a version
    * the calendar thinks alive are learned as its retirement once they are evidence enough (settings
