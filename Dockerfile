@@ -13,7 +13,8 @@ COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` would run the build before the sources are here; it runs below.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY . .
-RUN npm run build
+# The simulated API and the demo are for trying sluice out and for tests, not for the image.
+RUN npm run build && rm -rf dist/sim dist/demo
 
 # --- deps: production dependencies only ---------------------------------------------------------
 FROM ${NODE_IMAGE} AS deps
