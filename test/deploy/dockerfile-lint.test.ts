@@ -29,7 +29,7 @@ const strict: ValidatorSettings = {
   instructionJSONInSingleQuotes: ValidationSeverity.ERROR,
   instructionWorkdirRelative: ValidationSeverity.ERROR,
 }
-const problems = (dockerfile: string): string[] => validate(dockerfile, strict).map((d) => `line ${d.range.start.line + 1}: ${d.message}`)
+const problems = (dockerfile: string): string[] => validate(dockerfile, strict).map((d) => `line ${d.range.start.line + 1}: ${typeof d.message === 'string' ? d.message : d.message.value}`)
 
 describe('Dockerfile against dockerfile-utils', () => {
   it('has no problem, with every optional check an error', () => {

@@ -27,7 +27,7 @@ export function resolve(root: SchemaNode, node: SchemaNode): SchemaNode {
     .reduce<unknown>((n, key) => (isTree(n) ? n[key] : undefined), root)
   if (!isTree(target)) throw new Error(`unresolved $ref ${node.$ref}`)
   const { $ref: _ref, ...beside } = node
-  return { ...(resolve(root, target as SchemaNode) as Tree), ...beside } as SchemaNode
+  return { ...(resolve(root, target) as Tree), ...beside }
 }
 
 /** The schema node of a value path (['image', 'tag']), or undefined when the schema has none. */
@@ -37,7 +37,7 @@ export function nodeAt(root: SchemaNode, path: readonly string[]): SchemaNode | 
     if (!node) return undefined
     const resolved: SchemaNode = resolve(root, node)
     const next: SchemaNode | boolean | undefined = resolved.properties?.[key] ?? (isTree(resolved.additionalProperties) ? resolved.additionalProperties : undefined)
-    node = isTree(next) ? (next as SchemaNode) : undefined
+    node = isTree(next) ? next : undefined
   }
   return node ? resolve(root, node) : undefined
 }
