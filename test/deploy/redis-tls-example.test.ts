@@ -82,7 +82,7 @@ describe.skipIf(!canRender || !hasOpenssl || !hasRedis)('examples/redis-tls.yaml
 
     // The rendered env, on loopback and free ports; the Secret's URL and the mounted CA as local stand-ins.
     const rendered = envOf(sluice, manifests, spec) as Record<string, string>
-    const env = { ...rendered, SLUICE_HOST: '127.0.0.1', SLUICE_ADMIN_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_ADMIN_PORT: '0', SLUICE_REDIS_URL: `rediss://127.0.0.1:${tlsPort}/0` }
+    const env: Record<string, string> = { ...rendered, SLUICE_HOST: '127.0.0.1', SLUICE_ADMIN_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_ADMIN_PORT: '0', SLUICE_REDIS_URL: `rediss://127.0.0.1:${tlsPort}/0` }
     const withCa = await spawnProxy({ ...env, NODE_EXTRA_CA_CERTS: join(dir, 'ca.crt') })
     stops.push(() => withCa.stop('SIGKILL'))
     expect(await reachesMode(withCa, 'redis'), withCa.output()).toBe(true)
