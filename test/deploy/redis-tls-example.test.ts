@@ -4,10 +4,11 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { spawnProxy, type ProxyProcess } from '../support/process.js'
+import { spawnProxy } from '../support/process.js'
 import { EXAMPLES_DIR, readYamlFile, type Tree } from './chart.js'
 import { envOf, podOf, sluiceIn } from './pod.js'
 import { canRender, renderOk } from './render.js'
+import { onLoopback, reachesMode } from './running.js'
 
 /**
  * examples/redis-tls.yaml, for real: the CA it mounts from a Secret and names in
@@ -38,16 +39,6 @@ function makeCertificates(dir: string): void {
   openssl(dir, 'req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'redis.key', '-out', 'redis.csr', '-subj', '/CN=127.0.0.1')
   writeFileSync(join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1\n')
   openssl(dir, 'x509', '-req', '-in', 'redis.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'redis.crt', '-days', '1', '-extfile', 'san.ext')
-}
-
-/** Polls /metrics (bounded) until the limiter mode is `mode`; returns whether it got there. */
-async function reachesMode(proxy: ProxyProcess, mode: string, attempts = 50): Promise<boolean> {
-  for (let i = 0; i < attempts; i++) {
-    const text = await (await fetch(`${proxy.adminUrl}/metrics`)).text()
-    if (text.includes(`sluice_limiter_mode{mode="${mode}"} 1`)) return true
-    await new Promise((r) => setTimeout(r, 200))
-  }
-  return false
 }
 
 describe.skipIf(!canRender || !hasOpenssl || !hasRedis)('examples/redis-tls.yaml against a Redis that speaks TLS', () => {
@@ -81,8 +72,7 @@ describe.skipIf(!canRender || !hasOpenssl || !hasRedis)('examples/redis-tls.yaml
     stops.push(() => void redis.kill('SIGKILL'))
 
     // The rendered env, on loopback and free ports; the Secret's URL and the mounted CA as local stand-ins.
-    const rendered = envOf(sluice, manifests, spec) as Record<string, string>
-    const env: Record<string, string> = { ...rendered, SLUICE_HOST: '127.0.0.1', SLUICE_ADMIN_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_ADMIN_PORT: '0', SLUICE_REDIS_URL: `rediss://127.0.0.1:${tlsPort}/0` }
+    const env = onLoopback(envOf(sluice, manifests, spec), { SLUICE_REDIS_URL: `rediss://127.0.0.1:${tlsPort}/0` })
     const withCa = await spawnProxy({ ...env, NODE_EXTRA_CA_CERTS: join(dir, 'ca.crt') })
     stops.push(() => withCa.stop('SIGKILL'))
     expect(await reachesMode(withCa, 'redis'), withCa.output()).toBe(true)
