@@ -131,6 +131,9 @@ describe.skipIf(!canRender)('helm/sluice rendered (Go text/template + sprig)', (
     expect(monitor.metadata.labels).toMatchObject({ release: 'prometheus' })
     expect(service.metadata.labels).toMatchObject(monitor.spec.selector.matchLabels)
     expect(monitor.spec.endpoints).toMatchObject([{ port: 'admin', path: '/metrics' }])
+    // The alerts select job="sluice"; the Operator would name the job after the Service (<release>-sluice).
+    expect(monitor.spec.endpoints).toMatchObject([{ relabelings: [{ action: 'replace', targetLabel: 'job', replacement: 'sluice' }] }])
+    expect(readText(join(CHART_DIR, 'files/sluice-alerts.yaml'))).toContain('up{job="sluice"}')
     expect(service.spec.ports.map((p) => p.name)).toContain('admin')
   })
 
