@@ -14,6 +14,7 @@ const everything: Tree = {
   redis: { url: 'redis://:pw@redis.crm.svc:6379/0' },
   image: { digest: `sha256:${'a'.repeat(64)}` },
   settings: { logLevel: 'warn' },
+  adminToken: { existingSecret: 'sluice-admin', existingSecretKey: 'token' },
   autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 5 },
   serviceMonitor: { enabled: true, labels: { release: 'prometheus' } },
   prometheusRule: { enabled: true },
@@ -30,7 +31,7 @@ const everything: Tree = {
 const cases: [string, Tree, RenderOptions][] = [
   ['defaults', {}, {}],
   ['deployment with every optional object', everything, {}],
-  ['sidecar (native) in an app pod, scraped', { mode: 'sidecar', redis: { url: 'redis://r:6379' }, podMonitor: { enabled: true, selector: { app: 'app' } } }, { parent: APP_DEPLOYMENT }],
+  ['sidecar (native) in an app pod, scraped', { mode: 'sidecar', redis: { url: 'redis://r:6379' }, adminToken: { existingSecret: 'sluice-admin', existingSecretKey: 'token' }, podMonitor: { enabled: true, selector: { app: 'app' } } }, { parent: APP_DEPLOYMENT }],
   ['sidecar (regular container) in an app pod, loopback admin', { mode: 'sidecar', sidecar: { native: false }, settings: { logLevel: 'info' } }, { parent: APP_DEPLOYMENT }],
   ...exampleValueFiles().map((file): [string, Tree, RenderOptions] => {
     const values = readYamlFile(file) as Tree

@@ -175,3 +175,22 @@ describe.skipIf(!canRender)('helm test', () => {
     expect(kinds(renderOk({ tests: { enabled: false } }).manifests)).not.toContain('Pod')
   })
 })
+
+describe.skipIf(!canRender)('the admin token', () => {
+  it('comes from an existing Secret into SLUICE_ADMIN_TOKEN, and the monitors send it; never from settings', () => {
+    const token = { adminToken: { existingSecret: 'sluice-admin', existingSecretKey: 'token' } }
+    const { manifests } = renderOk({ ...token, serviceMonitor: { enabled: true } })
+    const env = sluiceIn(podOf(deploymentOf(manifests)).spec).env
+    expect(env.find((e) => e.name === 'SLUICE_ADMIN_TOKEN')).toEqual({ name: 'SLUICE_ADMIN_TOKEN', valueFrom: { secretKeyRef: { name: 'sluice-admin', key: 'token' } } })
+    const monitor = only(manifests, 'ServiceMonitor') as Spec<{ endpoints: { authorization?: Tree }[] }>
+    expect(monitor.spec.endpoints[0]!.authorization).toEqual({ type: 'Bearer', credentials: { name: 'sluice-admin', key: 'token' } })
+    const pod = only(renderOk({ ...token, mode: 'sidecar', podMonitor: { enabled: true, selector: { app: 'a' } } }).manifests, 'PodMonitor') as Spec<{ podMetricsEndpoints: { authorization?: Tree }[] }>
+    expect(pod.spec.podMetricsEndpoints[0]!.authorization).toEqual({ type: 'Bearer', credentials: { name: 'sluice-admin', key: 'token' } })
+
+    const open = renderOk({ serviceMonitor: { enabled: true } }).manifests
+    expect(sluiceIn(podOf(deploymentOf(open)).spec).env.map((e) => e.name)).not.toContain('SLUICE_ADMIN_TOKEN')
+    expect((only(open, 'ServiceMonitor') as Spec<{ endpoints: { authorization?: Tree }[] }>).spec.endpoints[0]!.authorization).toBeUndefined()
+    const inSettings = render({ settings: { adminToken: 'a-token-of-sixteen-chars' } })
+    expect(!inSettings.ok && inSettings.error).toContain('settings.adminToken would put the admin token in a ConfigMap')
+  })
+})

@@ -55,6 +55,13 @@ Every SLUICE_* name used here is a real setting: test/deploy checks them against
           name: {{ $redisSecret }}
           key: {{ include "sluice.redisSecretKey" $ctx }}
     {{- end }}
+    {{- with $v.adminToken.existingSecret }}
+    - name: SLUICE_ADMIN_TOKEN
+      valueFrom:
+        secretKeyRef:
+          name: {{ . }}
+          key: {{ $v.adminToken.existingSecretKey }}
+    {{- end }}
     {{- if $v.settings }}
     - name: SLUICE_CONFIG
       value: {{ include "sluice.settingsPath" $ctx }}

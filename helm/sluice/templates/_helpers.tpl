@@ -147,6 +147,9 @@ Included by templates/validate.yaml, so it runs in both modes.
 {{- fail (printf "sluice: settings.%s is set by the chart: use the chart value %s instead" $key $instead) -}}
 {{- end -}}
 {{- end -}}
+{{- if hasKey $settings "adminToken" -}}
+{{- fail "sluice: settings.adminToken would put the admin token in a ConfigMap: put it in a Secret and name it in adminToken.existingSecret instead" -}}
+{{- end -}}
 {{- if dig "redis" "url" "" $settings -}}
 {{- fail "sluice: settings.redis.url would put the Redis URL (and its password) in a ConfigMap: use redis.url (rendered into a Secret) or redis.existingSecret instead" -}}
 {{- end -}}
