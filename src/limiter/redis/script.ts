@@ -12,6 +12,38 @@ export interface ScriptDef {
   readonly lua: string
 }
 
+/** What a script call may ask of the runner. */
+export interface RunOptions {
+  /**
+   * Asked before a script is sent a second time after NOSCRIPT: false drops it (it rejects with
+   * ScriptDroppedError). An acquire whose waiter was withdrawn meanwhile must not run: its
+   * withdrawal may already have run in Redis, and the acquire would queue an id nobody waits for.
+   */
+  readonly resendIf?: () => boolean
+}
+
+/** Runs one of the limiter's scripts. `Scripts` on a real connection; tests may pass a fake. */
+export interface ScriptRunner {
+  run(def: ScriptDef, keys: readonly string[], args: readonly (string | number)[], options?: RunOptions): Promise<unknown>
+}
+
+/** A script not re-sent after NOSCRIPT because its caller no longer wanted it (see RunOptions.resendIf). */
+export class ScriptDroppedError extends Error {
+  constructor(name: string) {
+    super(`the ${name} script was not re-sent: no longer wanted`)
+  }
+}
+
+/**
+ * An error Redis answered about one semaphore's keys (a key of the wrong type, a corrupt entry that
+ * makes a script fail): Redis is reachable, only that key is broken. Anything else (a timeout, a
+ * closed connection, LOADING, READONLY, CLUSTERDOWN, OOM…) means Redis cannot serve permits now.
+ */
+export function isKeyError(err: unknown): boolean {
+  if (!(err instanceof Error) || err.name !== 'ReplyError') return false
+  return /^(WRONGTYPE|ERR)\b/.test(err.message)
+}
+
 /** A script waiting for its answer, and when it stops waiting (`performance.now()`, monotonic). */
 interface InFlight {
   readonly deadline: number
@@ -32,12 +64,12 @@ const isNoScript = (err: unknown): boolean => err instanceof Error && err.messag
  * are the limiter's hot path, and work before a command reaches the socket delays the handoff. For
  * the same reason EVALSHA is sent with `call` rather than through ioredis's `defineCommand` wrapper.
  */
-export class Scripts {
+export class Scripts implements ScriptRunner {
   /** each script's SHA1, computed once */
   readonly #shas = new Map<ScriptDef, string>()
   /** in the order they were sent, so the first is always the next to time out */
   readonly #inFlight = new Set<InFlight>()
-  #timer: NodeJS.Timeout | undefined
+  #timer: NodeJS.Timeout | NodeJS.Immediate | undefined
 
   constructor(
     readonly client: RedisClient,
@@ -54,10 +86,10 @@ export class Scripts {
     return sha
   }
 
-  async run(def: ScriptDef, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  async run(def: ScriptDef, keys: readonly string[], args: readonly (string | number)[], options?: RunOptions): Promise<unknown> {
     const started = performance.now()
     try {
-      const reply = await this.#withDeadline(def, started, this.#send(def, keys, args))
+      const reply = await this.#withDeadline(def, started, this.#send(def, keys, args, options))
       this.#report(def.name, started, true)
       return reply
     } catch (err) {
@@ -66,11 +98,12 @@ export class Scripts {
     }
   }
 
-  async #send(def: ScriptDef, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  async #send(def: ScriptDef, keys: readonly string[], args: readonly (string | number)[], options?: RunOptions): Promise<unknown> {
     try {
       return await this.client.call('evalsha', this.#shaOf(def), def.numberOfKeys, ...keys, ...args)
     } catch (err) {
       if (!isNoScript(err)) throw err
+      if (options?.resendIf && !options.resendIf()) throw new ScriptDroppedError(def.name)
       return await this.client.call('eval', def.lua, def.numberOfKeys, ...keys, ...args)
     }
   }
@@ -104,7 +137,18 @@ export class Scripts {
     this.#timer.unref()
   }
 
+  /**
+   * The timer fired: the scripts past their deadline fail — but only after the event loop has read
+   * the sockets once more. A timer that fires late (the loop was blocked: a long GC, a CPU-starved
+   * pod, a stall longer than the timeout) runs before the replies that came in meanwhile are read,
+   * and a late timer is no proof that Redis is down: a healthy replica would flap into its fallback.
+   * setImmediate runs after the loop's poll phase, which reads every reply already received.
+   */
   #expire(): void {
+    this.#timer = setImmediate(() => this.#failOverdue())
+  }
+
+  #failOverdue(): void {
     this.#timer = undefined
     const now = performance.now()
     for (const entry of this.#inFlight) {
