@@ -46,7 +46,7 @@ export function isKeyError(err: unknown): boolean {
 
 /** A script waiting for its answer, and when it stops waiting (`performance.now()`, monotonic). */
 interface InFlight {
-  readonly deadline: number
+  deadline: number
   readonly fail: () => void
 }
 
@@ -58,8 +58,8 @@ const isNoScript = (err: unknown): boolean => err instanceof Error && err.messag
  * (which also puts the script back in Redis's cache for the next EVALSHA). The error is matched by
  * its code, the first word of the reply. Every call is timed and reported to the observer.
  *
- * A script that gets no answer within `timeoutMs` fails with RedisTimeoutError (its late answer is
- * ignored). One timer serves every script in flight, armed at the oldest one's deadline, instead of
+ * A script that gets no answer within `timeoutMs` of awake time fails with RedisTimeoutError (its
+ * late answer is ignored). One timer serves every script in flight, armed at the nearest deadline, instead of
  * ioredis's `commandTimeout`, which starts and clears a timer per command: the release and the grant
  * are the limiter's hot path, and work before a command reaches the socket delays the handoff. For
  * the same reason EVALSHA is sent with `call` rather than through ioredis's `defineCommand` wrapper.
@@ -67,9 +67,11 @@ const isNoScript = (err: unknown): boolean => err instanceof Error && err.messag
 export class Scripts implements ScriptRunner {
   /** each script's SHA1, computed once */
   readonly #shas = new Map<ScriptDef, string>()
-  /** in the order they were sent, so the first is always the next to time out */
+  /** in the order they were sent (a late timer may move deadlines: each is looked at) */
   readonly #inFlight = new Set<InFlight>()
   #timer: NodeJS.Timeout | NodeJS.Immediate | undefined
+  /** when the armed timer should fire (monotonic ms) */
+  #dueAt = 0
 
   constructor(
     readonly client: RedisClient,
@@ -131,20 +133,31 @@ export class Scripts implements ScriptRunner {
 
   #arm(): void {
     if (this.#timer !== undefined) return
-    const oldest = this.#inFlight.values().next()
-    if (oldest.done) return
-    this.#timer = setTimeout(() => this.#expire(), Math.max(0, oldest.value.deadline - performance.now()))
-    this.#timer.unref()
+    let next = Infinity
+    for (const entry of this.#inFlight) next = Math.min(next, entry.deadline)
+    if (next === Infinity) return
+    this.#dueAt = next
+    const timer = setTimeout(() => this.#expire(), Math.max(0, next - performance.now()))
+    timer.unref()
+    this.#timer = timer
   }
 
   /**
-   * The timer fired: the scripts past their deadline fail — but only after the event loop has read
-   * the sockets once more. A timer that fires late (the loop was blocked: a long GC, a CPU-starved
-   * pod, a stall longer than the timeout) runs before the replies that came in meanwhile are read,
-   * and a late timer is no proof that Redis is down: a healthy replica would flap into its fallback.
-   * setImmediate runs after the loop's poll phase, which reads every reply already received.
+   * The timer fired. A late timer is no proof that Redis is down: when the event loop was blocked
+   * (a long GC, a CPU-starved pod, a stall longer than the timeout) the timer runs before the
+   * replies that came in meanwhile are read, and a healthy replica would flap into its fallback.
+   * So a timer late by more than a quarter of the timeout gives the scripts past their deadline a
+   * whole timeout of awake time again; an on-time one fails them, but only after the loop's poll
+   * phase has read the sockets once more (setImmediate runs after it).
    */
   #expire(): void {
+    this.#timer = undefined
+    const now = performance.now()
+    if (now - this.#dueAt > Math.max(20, this.timeoutMs / 4)) {
+      for (const entry of this.#inFlight) if (entry.deadline <= now) entry.deadline = now + this.timeoutMs
+      this.#arm()
+      return
+    }
     this.#timer = setImmediate(() => this.#failOverdue())
   }
 
@@ -152,7 +165,7 @@ export class Scripts implements ScriptRunner {
     this.#timer = undefined
     const now = performance.now()
     for (const entry of this.#inFlight) {
-      if (entry.deadline > now) break
+      if (entry.deadline > now) continue
       this.#inFlight.delete(entry)
       entry.fail()
     }
