@@ -43,6 +43,8 @@ export interface RouteVerdict {
   readonly rejected429: number
   /** 429s for the limit outside the windows where a fallback mode allows them by design */
   readonly rejected429Judged: number
+  /** when the first of those came, on the sim's clock (ms), to hold against the faults' times */
+  readonly judgedAtMs: readonly number[]
   readonly requests: number
 }
 
@@ -65,14 +67,15 @@ export function verdict(sim: Sim, routes: readonly Route[], allowed: readonly Wi
     const s = stats.keys[key]
     const judged = stats.arrivals.filter(
       (a) => a.outcome === 'limited' && `${a.instance} ${a.endpoint}` === key && !allowed.some((w) => a.atMs >= w.fromMs && a.atMs <= w.toMs && (w.keys === undefined || w.keys.includes(key))),
-    ).length
+    )
     return {
       key,
       limit: r.limit,
       maxInProgress: s?.maxInProgress ?? 0,
       maxAttempted: s?.maxAttempted ?? 0,
       rejected429: s?.rejected429 ?? 0,
-      rejected429Judged: allowed.length > 0 ? judged : (s?.rejected429 ?? 0),
+      rejected429Judged: allowed.length > 0 || stats.arrivalsDropped === 0 ? judged.length : (s?.rejected429 ?? 0),
+      judgedAtMs: judged.slice(0, 8).map((a) => Math.round(a.atMs)),
       requests: s?.requests ?? 0,
     }
   })

@@ -5,6 +5,9 @@ import { startSim, type Sim, type SimOptions } from '../../src/sim/index.js'
 
 // No vitest in here: `npm run soak` starts the same stack outside the test runner.
 
+/** How long a replica may take to start: a bound for a broken start on a busy machine, not a figure. */
+const START_BOUND_MS = 60_000
+
 export interface StackOptions {
   /** how many proxy processes; default 3 */
   readonly replicas?: number
@@ -58,7 +61,7 @@ export async function startReplicaStack(o: StackOptions = {}): Promise<ReplicaSt
       SLUICE_REQUEST_LOG: 'false',
       ...o.env,
     }
-    replicas.push(...(await Promise.all(Array.from({ length: o.replicas ?? 3 }, () => spawnProxy(env)))))
+    replicas.push(...(await Promise.all(Array.from({ length: o.replicas ?? 3 }, () => spawnProxy(env, START_BOUND_MS)))))
     return {
       redis,
       sim,
@@ -68,7 +71,7 @@ export async function startReplicaStack(o: StackOptions = {}): Promise<ReplicaSt
       env,
       async restartReplica(i) {
         await replicas[i]!.stop('SIGKILL')
-        const next = await spawnProxy(env)
+        const next = await spawnProxy(env, START_BOUND_MS)
         replicas[i] = next
         return next
       },
