@@ -80,6 +80,10 @@ export class ClientLoops {
   async #run(loop: Loop): Promise<void> {
     while (this.#running) {
       const replica = this.#replicas[loop.replica]!
+      if (this.#killed.has(replica.pid)) {
+        await new Promise((resolve) => setTimeout(resolve, 20)) // until its successor is in its place
+        continue
+      }
       const { route: r } = loop
       this.#sent++
       const request = send(replica.url, r.path, {

@@ -10,12 +10,12 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('the pub/sub connections kill
   it('never over the limit, every request answered, nothing left behind', async () => {
     const s = await startScenario()
     let killed = 0
-    for (let i = 0; i < 6; i++) {
+    for (let i = 0; i < 4; i++) {
       killed += await killPubSub(s.stack.redis)
       await trafficFlows(s, 'traffic after the kill', 20)
       await sleep(s.leaseMs / 2)
     }
     await expectNeverOverTheLimit(s)
-    expect(killed).toBeGreaterThanOrEqual(6) // the fault was injected: at least one subscriber cut each time
+    expect(killed).toBeGreaterThanOrEqual(4) // the fault was injected: at least one subscriber cut each time
   }, 90_000)
 })

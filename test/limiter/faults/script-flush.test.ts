@@ -10,7 +10,7 @@ import { expectNeverOverTheLimit, sleep, startScenario, trafficFlows } from './s
 describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('SCRIPT FLUSH under load, again and again', () => {
   it('never over the limit, every request answered, nothing left behind', async () => {
     const s = await startScenario()
-    for (let i = 0; i < 8; i++) {
+    for (let i = 0; i < 6; i++) {
       await scriptFlush(s.stack.redis)
       await trafficFlows(s, 'traffic after SCRIPT FLUSH', 20)
       await sleep(s.leaseMs / 4)
