@@ -3,7 +3,7 @@
  * on one redis-server of their own, in front of the sim, all on loopback; client loops on mixed keys;
  * faults drawn from the seed (a replica frozen or killed and started again, Redis restarted with or
  * without its data, SCRIPT FLUSH, the pub/sub connections killed). Stops by itself, prints a table,
- * exits 1 when the goal is missed: 0 requests over a limit, nothing leaked, RSS flat (docs/soak.md).
+ * exits 1 when the goal is missed: 0 requests over a limit, nothing leaked, RSS flat (docs/faults.md).
  */
 import { parseArgs } from 'node:util'
 import { killPubSub, leftovers, scriptFlush, simNow, verdict, type Window } from '../../test/support/faults.js'

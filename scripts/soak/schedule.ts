@@ -1,6 +1,6 @@
 /**
  * The soak's fault schedule, drawn from a seed: the same seed and duration give the same faults at
- * the same times, so a failing run can be run again (docs/soak.md).
+ * the same times, so a failing run can be run again (docs/faults.md).
  */
 
 export type FaultKind = 'freeze' | 'kill-restart' | 'redis-restart' | 'redis-restart-empty' | 'script-flush' | 'pubsub-kill'

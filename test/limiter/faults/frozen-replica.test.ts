@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { send, until } from '../../support/http.js'
 import type { ProxyProcess } from '../../support/process.js'
 import { basicAuth } from '../../support/sim.js'
-import { expectNeverOverTheLimit, sleep, startScenario, trafficFlows, type Scenario } from './scenario.js'
+import { expectNeverOverTheLimit, mark, sleep, startScenario, trafficFlows, type Scenario } from './scenario.js'
 import type { Route } from '../../support/load.js'
 
 /*
@@ -39,8 +39,10 @@ async function freezeHolding(s: Scenario, victim: number, frozenMs: number): Pro
   // the loops keep every replica's queue busy: the victim has waiters of both keys all along
   const held = await holdPermits(s, replica, 300)
   replica.freeze()
+  mark(s, `replica ${victim} frozen`)
   await sleep(frozenMs)
   replica.thaw()
+  mark(s, `replica ${victim} thawed`)
   await trafficFlows(s, 'traffic after the thaw')
   return held
 }
@@ -54,7 +56,7 @@ describe('a replica frozen longer than its lease, holding permits, with waiters'
     await expectAllOk(held)
   }, 90_000)
 
-  it('frozen for 1, 2 and 3 leases, several times, each replica in turn', async () => {
+  it('frozen for 1, 2, 3 and 1.5 leases, each replica in turn', async () => {
     const s = await startScenario()
     const held: Promise<number>[] = []
     for (const [victim, leases] of [
@@ -62,7 +64,6 @@ describe('a replica frozen longer than its lease, holding permits, with waiters'
       [1, 2],
       [2, 3],
       [0, 1.5],
-      [1, 2.5],
     ] as const) {
       held.push(...(await freezeHolding(s, victim, leases * s.leaseMs)))
     }

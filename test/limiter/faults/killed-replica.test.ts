@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest'
-import { expectNeverOverTheLimit, sleep, startScenario, trafficFlows } from './scenario.js'
+import { expectNeverOverTheLimit, mark, sleep, startScenario, trafficFlows } from './scenario.js'
 
 /*
  * A replica killed (SIGKILL: OOM killer, node lost) while it holds permits and has waiters: its
@@ -14,7 +14,9 @@ describe('a replica killed while it holds permits and has waiters, then started 
       await trafficFlows(s, 'the victim busy')
       const old = s.stack.replicas[victim]!
       s.loops.replicaKilled(old.pid)
+      mark(s, `replica ${victim} killed`)
       await s.stack.restartReplica(victim)
+      mark(s, `replica ${victim} started again`)
       await trafficFlows(s, 'traffic with the new replica', 60)
       await sleep(s.leaseMs)
     }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { killPubSub } from '../../support/faults.js'
-import { expectNeverOverTheLimit, sleep, startScenario, trafficFlows } from './scenario.js'
+import { expectNeverOverTheLimit, mark, sleep, startScenario, trafficFlows } from './scenario.js'
 
 /*
  * CLIENT KILL TYPE pubsub under load: every replica's grant channel is cut; messages sent until it
@@ -12,6 +12,7 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('the pub/sub connections kill
     let killed = 0
     for (let i = 0; i < 4; i++) {
       killed += await killPubSub(s.stack.redis)
+      mark(s, 'pub/sub killed')
       await trafficFlows(s, 'traffic after the kill', 20)
       await sleep(s.leaseMs / 2)
     }

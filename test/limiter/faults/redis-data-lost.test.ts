@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest'
-import { judgeFromOneLeaseAfter, everyReplicaIn, expectNeverOverTheLimit, mark, sleep, startScenario, trafficFlows } from './scenario.js'
+import { OUTAGE_LEASE_MS, judgeFromOneLeaseAfter, everyReplicaIn, expectNeverOverTheLimit, mark, sleep, startScenario, trafficFlows } from './scenario.js'
 
 /*
  * Redis restarted without its data (no persistence, or a failover to an empty server) while permits
@@ -10,7 +10,7 @@ import { judgeFromOneLeaseAfter, everyReplicaIn, expectNeverOverTheLimit, mark, 
  */
 describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('Redis restarted with its data lost, under load', () => {
   it('never over the limit one lease after it is back, every request answered, nothing left behind', async () => {
-    const s = await startScenario({ simLatencyMs: 100 })
+    const s = await startScenario({ leaseMs: OUTAGE_LEASE_MS, simLatencyMs: 100 })
     for (let round = 0; round < 3; round++) {
       const downAt = mark(s, 'Redis killed')
       await s.stack.redis.stop()

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { judgeFromOneLeaseAfter, everyReplicaIn, expectNeverOverTheLimit, modes, mark, sleep, startScenario, trafficFlows } from './scenario.js'
+import { OUTAGE_LEASE_MS, judgeFromOneLeaseAfter, everyReplicaIn, expectNeverOverTheLimit, modes, mark, sleep, startScenario, trafficFlows } from './scenario.js'
 
 /*
  * The network to Redis misbehaves (a TCP proxy of the test's own between the replicas and Redis).
@@ -8,7 +8,8 @@ import { judgeFromOneLeaseAfter, everyReplicaIn, expectNeverOverTheLimit, modes,
  * fallback and back; connections reset send them there at once. Those two are judged, like a
  * Redis outage, from one lease after the network is whole again.
  */
-const COMMAND_TIMEOUT_MS = 600
+// (well above what a busy test machine takes to answer, so only the partition sends the replicas away)
+const COMMAND_TIMEOUT_MS = 1_000
 
 describe('a slow, partitioned or reset network between the replicas and Redis', () => {
   it('a delay below the command timeout: the replicas stay on Redis, never over the limit', async () => {
@@ -27,7 +28,7 @@ describe('a slow, partitioned or reset network between the replicas and Redis', 
   }, 90_000)
 
   it('a partition longer than the command timeout, then connections reset: fallback and back, never over one lease after', async () => {
-    const s = await startScenario({ viaTcpProxy: true, env: { SLUICE_REDIS_COMMAND_TIMEOUT_MS: String(COMMAND_TIMEOUT_MS) } })
+    const s = await startScenario({ leaseMs: OUTAGE_LEASE_MS, viaTcpProxy: true, env: { SLUICE_REDIS_COMMAND_TIMEOUT_MS: String(COMMAND_TIMEOUT_MS) } })
     const tcp = s.stack.tcp!
     for (let round = 0; round < 2; round++) {
       let downAt = mark(s, 'network held')

@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest'
-import { judgeFromOneLeaseAfter, everyReplicaIn, expectNeverOverTheLimit, mark, sleep, startScenario, trafficFlows } from './scenario.js'
+import { OUTAGE_LEASE_MS, judgeFromOneLeaseAfter, everyReplicaIn, expectNeverOverTheLimit, mark, sleep, startScenario, trafficFlows } from './scenario.js'
 
 /*
  * Redis stopped under load and started again (with its data, as a restart with persistence does),
@@ -11,7 +11,7 @@ import { judgeFromOneLeaseAfter, everyReplicaIn, expectNeverOverTheLimit, mark, 
 describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('Redis stopped under load and started again', () => {
   for (const fallback of ['local', 'open', 'closed'] as const) {
     it(`fallback ${fallback}: never over the limit one lease after Redis is back, every request answered`, async () => {
-      const s = await startScenario({ env: { SLUICE_REDIS_FALLBACK: fallback } })
+      const s = await startScenario({ leaseMs: OUTAGE_LEASE_MS, env: { SLUICE_REDIS_FALLBACK: fallback } })
       for (let round = 0; round < 2; round++) {
         const downAt = mark(s, 'Redis stopping')
         await s.stack.redis.stop({ keepData: true })

@@ -17,6 +17,12 @@ import { startReplicaStack, type ReplicaStack } from '../../support/stack.js'
 
 /** A short lease keeps the suite fast: every fault is scaled to it. */
 export const LEASE_MS = 1_000
+/**
+ * The lease of the tests that take Redis away and judge from one lease after it is back: above the
+ * 1 s cap of the reconnection back-off (src/limiter/redis/connection.ts), so that a replica can be
+ * back on Redis within the lease at all.
+ */
+export const OUTAGE_LEASE_MS = 2_000
 
 export const SEARCH = route('1001', 'POST', '/v2/accounts/search', 'POST /accounts/search', 1)
 export const DONATIONS = route('1001', 'GET', '/v2/donations/7', 'GET /donations/{id}', 5)

@@ -1,6 +1,6 @@
 import { describe, it } from 'vitest'
 import { scriptFlush } from '../../support/faults.js'
-import { expectNeverOverTheLimit, sleep, startScenario, trafficFlows } from './scenario.js'
+import { expectNeverOverTheLimit, mark, sleep, startScenario, trafficFlows } from './scenario.js'
 
 /*
  * SCRIPT FLUSH under load (as after a failover to a server that never saw the scripts): every
@@ -12,6 +12,7 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('SCRIPT FLUSH under load, aga
     const s = await startScenario()
     for (let i = 0; i < 6; i++) {
       await scriptFlush(s.stack.redis)
+      mark(s, 'SCRIPT FLUSH')
       await trafficFlows(s, 'traffic after SCRIPT FLUSH', 20)
       await sleep(s.leaseMs / 4)
     }
