@@ -107,6 +107,7 @@ export class MemoryLimiter implements Limiter {
     return {
       waitedMs,
       lost: NEVER_LOST,
+      isLost: false,
       release: () => {
         if (released) return
         released = true

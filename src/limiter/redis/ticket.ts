@@ -37,6 +37,10 @@ export class SluicePermit implements Permit {
     return this.#lost.signal
   }
 
+  get isLost(): boolean {
+    return this.#lostReason !== undefined
+  }
+
   release(): void {
     if (this.released) return
     this.released = true
