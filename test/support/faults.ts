@@ -45,6 +45,8 @@ export interface RouteVerdict {
   readonly rejected429Judged: number
   /** when the first of those came, on the sim's clock (ms), to hold against the faults' times */
   readonly judgedAtMs: readonly number[]
+  /** who sent the first of those (`x-test-seq`), and who was let in within 100 ms before it */
+  readonly judgedFrom: readonly string[]
   readonly requests: number
 }
 
@@ -76,6 +78,10 @@ export function verdict(sim: Sim, routes: readonly Route[], allowed: readonly Wi
       rejected429: s?.rejected429 ?? 0,
       rejected429Judged: allowed.length > 0 || stats.arrivalsDropped === 0 ? judged.length : (s?.rejected429 ?? 0),
       judgedAtMs: judged.slice(0, 8).map((a) => Math.round(a.atMs)),
+      judgedFrom: judged.slice(0, 2).map((j) => {
+        const before = stats.arrivals.filter((a) => a.outcome === 'admitted' && `${a.instance} ${a.endpoint}` === key && a.atMs <= j.atMs && a.atMs > j.atMs - 100)
+        return `${j.seq ?? '?'} at ${Math.round(j.atMs)} after ${before.map((a) => `${a.seq ?? '?'} at ${Math.round(a.atMs)}`).join(', ')}`
+      }),
       requests: s?.requests ?? 0,
     }
   })

@@ -88,7 +88,8 @@ export class ClientLoops {
       this.#sent++
       const request = send(replica.url, r.path, {
         method: r.method,
-        headers: { authorization: basic(r.instance), ...loop.headers },
+        // the sim logs it with each arrival: which replica sent what, when a run is looked into
+        headers: { authorization: basic(r.instance), 'x-test-seq': `replica ${loop.replica} pid ${replica.pid}`, ...loop.headers },
         body: r.method === 'POST' ? '{}' : undefined,
       }).then(
         (answer) => {
