@@ -11,7 +11,7 @@ export interface Fault {
   /** ms after the start of the faults */
   readonly atMs: number
   readonly kind: FaultKind
-  /** which replica (freeze, kill-restart) */
+  /** which replica (freeze, kill-restart); replica 0 is never killed, so its RSS spans the whole run */
   readonly replica: number
   /** how long: a freeze in leases (1-3), how long Redis stays down in leases (0.5-2) */
   readonly leases: number
@@ -50,7 +50,8 @@ export function drawSchedule(o: ScheduleOptions): Fault[] {
     if (round.length === 0) round = shuffle([...FAULT_KINDS], random)
     const kind = round.pop()!
     const leases = kind === 'freeze' ? 1 + 2 * random() : 0.5 + 1.5 * random()
-    faults.push({ atMs: Math.round(at), kind, replica: Math.floor(random() * o.replicas), leases: Math.round(leases * 100) / 100 })
+    const replica = kind === 'kill-restart' ? 1 + Math.floor(random() * (o.replicas - 1)) : Math.floor(random() * o.replicas)
+    faults.push({ atMs: Math.round(at), kind, replica, leases: Math.round(leases * 100) / 100 })
     const takes = kind === 'freeze' || kind.startsWith('redis') ? leases * o.leaseMs : 0
     at += takes + (1 + 3 * random()) * o.leaseMs
   }

@@ -67,6 +67,7 @@ export function verdict(sim: Sim, routes: readonly Route[], allowed: readonly Wi
   return routes.map((r) => {
     const key = `${r.instance} ${r.endpoint}`
     const s = stats.keys[key]
+    if (s !== undefined && s.limit !== r.limit) throw new Error(`the sim's limit for ${key} is ${s.limit}, not ${r.limit}: a route with a published limit, please`)
     const judged = stats.arrivals.filter(
       (a) => a.outcome === 'limited' && `${a.instance} ${a.endpoint}` === key && !allowed.some((w) => a.atMs >= w.fromMs && a.atMs <= w.toMs && (w.keys === undefined || w.keys.includes(key))),
     )
