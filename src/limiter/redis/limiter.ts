@@ -106,7 +106,7 @@ export class RedisLimiter implements Limiter {
       {
         makePermit: (key, limit, grant, waitedMs) => this.#permit(key, limit, grant, waitedMs),
         failed: (err) => this.#redisFailed(err),
-        keyBroken: (key, err) => this.#log.error({ err, instance: key.instance, endpoint: key.endpoint }, 'limiter: Redis refused this semaphore (a key of the wrong type or a corrupt entry?); its requests fail with SLUICE_UNAVAILABLE, every other key goes on'),
+        keyBroken: (key, err) => this.#keyBroken(key, err),
         reroute: (ticket) => this.#route(ticket),
         lost: (permit) => this.#permitLost(permit),
         recounted: (key, count) => this.#log.warn({ instance: key.instance, endpoint: key.endpoint, count }, 'limiter: Redis had lost its data; the permits in flight were counted again'),
@@ -207,6 +207,20 @@ export class RedisLimiter implements Limiter {
   /** How many semaphores this replica keeps state for, and what its fallback keeps (tests: nothing after the last request). */
   tracked(): { keys: number; waiting: number; pins: number; unshared: number } {
     return { keys: this.#shared.trackedKeys(), ...this.#fallback.size() }
+  }
+
+  /** semaphores Redis refused, logged once each (a broken key fails every sync of it until repaired) */
+  readonly #brokenLogged = new Set<string>()
+
+  #keyBroken(key: PermitKey, err: unknown): void {
+    const name = describeKey(key)
+    if (this.#brokenLogged.has(name)) return
+    if (this.#brokenLogged.size >= 1_000) this.#brokenLogged.clear()
+    this.#brokenLogged.add(name)
+    this.#log.error(
+      { err, instance: key.instance, endpoint: key.endpoint },
+      'limiter: Redis refused this semaphore (a key of the wrong type or a corrupt entry?); its requests fail with SLUICE_UNAVAILABLE, every other key goes on',
+    )
   }
 
   #permitLost(permit: SluicePermit): void {

@@ -10,11 +10,19 @@ export interface Cuttable {
   cut(): void
   /** accepts connections again */
   restore(): void
+  /**
+   * Holds back what Redis sends on the replica's command connection (the one that never sent
+   * SUBSCRIBE) until `flow()`: its script replies wait, its pub/sub messages do not.
+   */
+  holdReplies(): void
+  flow(): void
   close(): Promise<void>
 }
 
 export async function cuttable(target: { host: string; port: number }): Promise<Cuttable> {
   const sockets = new Set<Socket>()
+  const relays: { upstream: Socket; client: Socket; subscriber: boolean; held: Buffer[] }[] = []
+  let holding = false
   let open = true
   const server: Server = createServer((client) => {
     if (!open) return void client.destroy()
@@ -28,8 +36,16 @@ export async function cuttable(target: { host: string; port: number }): Promise<
         upstream.destroy()
       })
     }
-    client.pipe(upstream)
-    upstream.pipe(client)
+    const relay = { upstream, client, subscriber: false, held: [] as Buffer[] }
+    relays.push(relay)
+    client.on('data', (chunk: Buffer) => {
+      if (/subscribe/i.test(chunk.toString('latin1'))) relay.subscriber = true
+      upstream.write(chunk)
+    })
+    upstream.on('data', (chunk: Buffer) => {
+      if (holding && !relay.subscriber) relay.held.push(chunk)
+      else client.write(chunk)
+    })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as { port: number }
@@ -41,6 +57,13 @@ export async function cuttable(target: { host: string; port: number }): Promise<
     },
     restore() {
       open = true
+    },
+    holdReplies() {
+      holding = true
+    },
+    flow() {
+      holding = false
+      for (const relay of relays) for (const chunk of relay.held.splice(0)) relay.client.write(chunk)
     },
     close() {
       for (const s of sockets) s.destroy()

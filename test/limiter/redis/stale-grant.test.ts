@@ -3,6 +3,7 @@ import { semaphoreKeysOf, tagOf } from '../../../src/limiter/redis/keys.js'
 import type { Permit } from '../../../src/limiter/types.js'
 import { leftInRedis } from '../../support/redis.js'
 import { useRedis } from '../../support/use-redis.js'
+import { cuttable } from './cuttable.js'
 import { eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
 
 const redis = useRedis()
@@ -80,5 +81,35 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: a grant read 
     permit.release()
     await eventually(async () => (await leftInRedis(inspect, settings.keyPrefix)).holders === 0, 5_000, 'no holders left')
     await a.close()
+  })
+})
+
+describe('redis limiter: a grant message read before the acquire reply (the race rule, on a real Redis)', () => {
+  it('the waiter gets its permit once the reply is in, and only one', async () => {
+    const line = await cuttable(redis)
+    try {
+      const settings = testSettings(line.url)
+      const a = await redisLimiter(settings)
+      const inspect = redis.client()
+      const keys = semaphoreKeysOf(settings.keyPrefix, tagOf(key))
+      await inspect.zadd(keys.holders, Date.now() + 60_000, 'other/1')
+      line.holdReplies() // a's script replies wait in the line; its grant messages do not
+      let permit: Permit | undefined
+      const waiting = a.acquire(key, opts(1)).then((p) => (permit = p))
+      await eventually(async () => (await leftInRedis(inspect, settings.keyPrefix)).queued === 1, 5_000, 'queued')
+      const [id] = await inspect.zrange(keys.queue, 0, 0)
+      // another replica's release grants a's waiter: the message comes before the acquire's reply
+      await inspect.multi().zrem(keys.holders, 'other/1').zrem(keys.queue, id!).zadd(keys.holders, Date.now() + 60_000, id!).publish(`${settings.keyPrefix}:grant:${a.replicaId}`, id!).exec()
+      await sleep(50) // (the message has been read)
+      expect(permit).toBeUndefined()
+      line.flow()
+      await waiting
+      expect(await inspect.zrange(keys.holders, 0, -1)).toEqual([id])
+      permit!.release()
+      await eventually(async () => (await leftInRedis(inspect, settings.keyPrefix)).holders === 0, 5_000, 'released once')
+      await a.close()
+    } finally {
+      await line.close()
+    }
   })
 })
