@@ -13,18 +13,21 @@ const COMMAND_TIMEOUT_MS = 1_000
 
 describe('a slow, partitioned or reset network between the replicas and Redis', () => {
   it('a delay below the command timeout: the replicas stay on Redis, never over the limit', async () => {
-    // (the default command timeout, 2 s: ten times the longest delay, so a CPU-starved test machine is not taken for a down Redis)
-    const s = await startScenario({ viaTcpProxy: true })
+    // (5 s: 25 times the longest delay, so that a CPU-starved test machine — the TCP proxy runs in
+    // the test's own process — is not taken for a down Redis)
+    const s = await startScenario({ viaTcpProxy: true, env: { SLUICE_REDIS_COMMAND_TIMEOUT_MS: '5000' } })
     const tcp = s.stack.tcp!
+    const seen = new Set<string>()
     for (const ms of [50, 200, 150]) {
       tcp.delay(ms)
       mark(s, `network delay ${ms} ms each way`)
       await trafficFlows(s, `traffic with ${ms} ms each way`, 20)
       await sleep(s.leaseMs)
-      expect(await modes(s)).toEqual(['redis', 'redis', 'redis'])
+      for (const m of await modes(s)) seen.add(m)
     }
     tcp.delay(0)
     await expectNeverOverTheLimit(s)
+    expect([...seen]).toEqual(['redis'])
   }, 90_000)
 
   it('a partition longer than the command timeout, then connections reset: fallback and back, never over one lease after', async () => {
