@@ -1,6 +1,7 @@
 import { LimiterClosedError } from '../errors.js'
 import { createMemoryLimiter, type MemoryLimiter } from '../memory/index.js'
 import type { KeyStatus, Permit, PermitKey } from '../types.js'
+import type { SharedPermits } from './shared.js'
 import type { Grant, SluicePermit, Ticket } from './ticket.js'
 
 /** What a replica does while Redis is unreachable (README: "Redis limiter", `redis.fallback`). */
@@ -36,7 +37,7 @@ export interface FallbackHooks {
  * The Redis backend's fallback while Redis is unreachable: `local` (each replica limits alone at
  * its share of the limit, in process), `open` (no limit) or `closed` (refuse). It owns everything
  * a fallback grants or takes: the local waits, the permits granted without Redis (`unshared`, to be
- * counted in Redis when it is back: adopt) and, in `local`, the local slots pinned for the Redis
+ * counted in Redis when it is back: `countIn`) and, in `local`, the local slots pinned for the Redis
  * permits still in flight so the fallback does not grant their slots a second time.
  */
 export class Fallback {
@@ -120,9 +121,31 @@ export class Fallback {
     return [...this.#unshared]
   }
 
-  /** A permit is counted in Redis now (adopt): it is no longer the fallback's. */
-  adopted(permit: SluicePermit): void {
-    this.#unshared.delete(permit)
+  /**
+   * Redis answers again: has it count every permit granted without it that is still in flight
+   * (adopt). Resolves with `done`, to call once the local waiters have moved to Redis (so none of
+   * them takes a freed slot on the way): it frees the adopted permits' local slots.
+   * If Redis fails again, a permit already adopted for one key while another key failed keeps its
+   * local slot as its pin (released with it, or when Redis is back for good), and it rejects.
+   */
+  async countIn(shared: SharedPermits): Promise<() => void> {
+    const adopted: { permit: SluicePermit; before: Grant }[] = []
+    try {
+      await shared.adopt(this.unshared(), (permit, before) => {
+        this.#unshared.delete(permit)
+        adopted.push({ permit, before })
+      })
+    } catch (err) {
+      for (const { permit, before } of adopted) {
+        if (before.kind !== 'local') continue
+        if (this.mode === 'local' && !permit.released) this.pinWith(permit, before.permit)
+        else before.permit.release()
+      }
+      throw err
+    }
+    return () => {
+      for (const { before } of adopted) if (before.kind === 'local') before.permit.release()
+    }
   }
 
   /**

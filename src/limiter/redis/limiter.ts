@@ -275,48 +275,29 @@ export class RedisLimiter implements Limiter {
   }
 
   async #doRecover(): Promise<void> {
-    // local slots of the permits counted in Redis by this attempt: freed once the local waiters
-    // have moved to Redis (so none of them takes a slot on the way), or kept as pins if it fails
-    const adopted: { permit: SluicePermit; before: Grant }[] = []
+    let done: () => void
     try {
       this.#replicas = await this.#heartbeat(false)
       await this.#shared.syncAll()
-      await this.#shared.adopt(this.#fallback.unshared(), (permit, before) => {
-        this.#fallback.adopted(permit)
-        adopted.push({ permit, before })
-      })
+      done = await this.#fallback.countIn(this.#shared)
     } catch (err) {
       this.#lastError = err instanceof Error ? err.message : String(err)
-      // Still in the fallback: a permit adopted for one key while another key failed keeps its
-      // local slot as its pin, released with it (or when Redis is back for good).
-      for (const { permit, before } of adopted) {
-        if (before.kind === 'local') {
-          if (this.#fallback.mode === 'local' && !permit.released) this.#fallback.pinWith(permit, before.permit)
-          else before.permit.release()
-        }
-      }
       return
     }
-    if (this.#closing !== undefined) {
-      for (const { before } of adopted) if (before.kind === 'local') before.permit.release()
-      return
-    }
+    if (this.#closing !== undefined) return done()
     this.#setMode('redis')
     this.#lastError = undefined
     this.#log.info({ replicas: this.#replicas, replicaId: this.replicaId }, 'limiter: sharing permits through Redis')
     // Move the local waiters into the Redis queues, oldest first, before any local slot frees up.
     for (const ticket of this.#fallback.takeWaiting()) this.#route(ticket)
-    for (const { before } of adopted) if (before.kind === 'local') before.permit.release()
+    done()
     this.#fallback.unpinAll()
     if (this.#fallback.unshared().length > 0) void this.#adoptUnshared()
   }
 
   async #adoptUnshared(): Promise<void> {
     try {
-      await this.#shared.adopt(this.#fallback.unshared(), (permit, grant) => {
-        this.#fallback.adopted(permit)
-        if (grant.kind === 'local') grant.permit.release()
-      })
+      ;(await this.#fallback.countIn(this.#shared))()
     } catch (err) {
       this.#redisFailed(err)
     }

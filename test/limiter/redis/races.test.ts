@@ -194,6 +194,7 @@ describe('shared permits: races, deterministically (fake script runner and clock
     const { scripts, shared, request, advance } = fresh()
     const w = request()
     const acquire = scripts.take('acquire')
+    expect(acquire.args[6]).toBe(0) // a first attempt: placed as Redis sees it
     acquire.answer(QUEUED)
     await settle()
     advance(LEASE_MS + 500) // frozen: the grant message waited in the socket
@@ -203,6 +204,11 @@ describe('shared permits: races, deterministically (fake script runner and clock
     const renew = scripts.take('renew')
     expect(renew.args).toEqual([LEASE_MS, 3 * LEASE_MS, idOf(acquire)])
     advance(1_200)
+    // (the request's age is read from the wall clock: let it show at least 2 ms)
+    const since = Date.now()
+    while (Date.now() < since + 2) {
+      // busy
+    }
     renew.answer(0) // Redis no longer counts it: its lease ran out and was purged
     await settle()
     expect(w.permit).toBeUndefined()
