@@ -45,7 +45,10 @@ export async function spawnProxy(env: Record<string, string>, timeoutMs = 15_000
   child.stdout.on('data', (d: Buffer) => (out += d.toString()))
   child.stderr.on('data', (d: Buffer) => (out += d.toString()))
   const listening = await new Promise<{ proxyUrl: string; adminUrl: string }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`proxy did not start in ${timeoutMs} ms:\n${out}`)), timeoutMs)
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL') // never left running behind a failed start
+      reject(new Error(`proxy did not start in ${timeoutMs} ms:\n${out}`))
+    }, timeoutMs)
     const onData = (): void => {
       const line = out.split('\n').find((l) => l.includes('"sluice listening"'))
       if (line === undefined) return
