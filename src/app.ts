@@ -17,6 +17,9 @@ import { replyWithError } from './proxy/reply.js'
 import type { RequestRecord } from './proxy/record.js'
 import { createUpstream } from './proxy/upstream.js'
 import { createVersioning } from './versioning/index.js'
+import { forecastingLimiter } from './forecast/index.js'
+import { endpointLabeler } from './metrics/labels.js'
+import { Reuse } from './reuse/index.js'
 
 export const CONFIG_DIR = join(import.meta.dirname, '..', 'config')
 
@@ -92,6 +95,11 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   const versioning = createVersioning(settings.versions, { now: deps.now, log, registry: metrics.registry })
   limiter = await createLimiter(settings, { log, observer: metrics.observer })
   const upstream = createUpstream(settings)
+  // Permits not spent: identical reads share a call, lookup lists may be cached, hopeless waits are refused at once.
+  const reuse = new Reuse(settings.coalesce, settings.cache, {
+    registry: metrics.registry,
+    endpointLabel: endpointLabeler(catalog.endpoints.map((e) => e.id)),
+  })
 
   proxy.addHook('onRequest', (_request, _reply, done) => {
     done(closing ? new ShuttingDownError() : undefined)
@@ -99,9 +107,10 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   await proxy.register(proxyPlugin, {
     settings,
     catalog,
-    limiter,
+    limiter: forecastingLimiter(limiter, settings.failFast, metrics.registry),
     upstream,
     versioning,
+    reuse,
     onFinished: (record: RequestRecord) => {
       metrics.requestFinished(record)
       // Built only when written: the hot path makes no log line that the level would drop.
@@ -118,7 +127,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     logger: log,
     statusExtras: () => {
       const { versions, ...versioningState } = versioning.snapshot()
-      return { versions, versioning: versioningState }
+      return { versions, versioning: versioningState, reuse: reuse.status() }
     },
   })
 

@@ -2,6 +2,8 @@ import { z } from 'zod'
 import { metricsSettingsSchema } from '../metrics/settings.js'
 import { redisSettingsSchema } from '../limiter/redis/settings.js'
 import { versionSettingsSchema } from '../versioning/settings.js'
+import { failFastSettingsSchema } from '../forecast/settings.js'
+import { cacheSettingsSchema, coalesceSettingsSchema } from '../reuse/settings.js'
 
 /**
  * Every setting, its type, range and default. Defaults < YAML file (`SLUICE_CONFIG`) < env vars.
@@ -82,6 +84,9 @@ export const settingsSchema = z.strictObject({
       graceMs: positiveMs.default(25_000),
     })
     .prefault({}),
+  coalesce: coalesceSettingsSchema.prefault({}),
+  cache: cacheSettingsSchema.prefault({}),
+  failFast: failFastSettingsSchema.prefault({}),
   redis: redisSettingsSchema.prefault({}),
   versions: versionSettingsSchema.prefault({}),
   metrics: metricsSettingsSchema.prefault({}),
