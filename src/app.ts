@@ -93,13 +93,11 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   let limiter: Limiter | undefined = undefined
   const metrics = createMetrics(settings.metrics, { limiter: () => limiter, catalog })
   const versioning = createVersioning(settings.versions, { now: deps.now, log, registry: metrics.registry })
+  // Permits not spent: identical reads share a call, lookup lists may be cached, hopeless waits are refused at once (checked before the limiter connects).
+  const endpointIds = catalog.endpoints.map((e) => e.id)
+  const reuse = new Reuse(settings.coalesce, settings.cache, { registry: metrics.registry, endpointIds, endpointLabel: endpointLabeler(endpointIds) })
   limiter = await createLimiter(settings, { log, observer: metrics.observer })
   const upstream = createUpstream(settings)
-  // Permits not spent: identical reads share a call, lookup lists may be cached, hopeless waits are refused at once.
-  const reuse = new Reuse(settings.coalesce, settings.cache, {
-    registry: metrics.registry,
-    endpointLabel: endpointLabeler(catalog.endpoints.map((e) => e.id)),
-  })
 
   proxy.addHook('onRequest', (_request, _reply, done) => {
     done(closing ? new ShuttingDownError() : undefined)

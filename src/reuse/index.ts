@@ -1,5 +1,6 @@
 import type { OutgoingHttpHeaders } from 'node:http'
 import type { Registry } from 'prom-client'
+import { ConfigError } from '../config/load.js'
 import type { ReusedAnswer } from './answer.js'
 import { AnswerCache } from './cache.js'
 import { Coalescer, type SharedCall } from './coalescer.js'
@@ -22,6 +23,8 @@ export interface ReuseRequest extends ReuseShape {
 
 export interface ReuseDeps {
   readonly registry: Registry
+  /** every endpoint id of the catalog: `cache.endpoints` must name some of them */
+  readonly endpointIds: readonly string[]
   /** the metrics label of an endpoint id */
   readonly endpointLabel: (endpointId: string) => string
 }
@@ -51,6 +54,12 @@ export class Reuse {
     cache: CacheSettings,
     deps: ReuseDeps,
   ) {
+    const known = new Set(deps.endpointIds)
+    const unknown = cache.endpoints.filter((id) => !known.has(id))
+    if (unknown.length > 0) {
+      const problems = unknown.map((id) => `cache.endpoints (SLUICE_CACHE_ENDPOINTS): "${id}" is not an endpoint of the catalog (config/endpoints.yaml)`)
+      throw new ConfigError(`invalid settings:\n  - ${problems.join('\n  - ')}`, problems)
+    }
     this.#cache = cache.endpoints.length > 0 ? new AnswerCache(cache) : undefined
     this.#metrics = new ReuseMetrics(deps.registry, deps.endpointLabel, {
       evictions: () => this.#cache?.evictions ?? 0,
