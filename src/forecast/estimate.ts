@@ -13,6 +13,8 @@ export class KeyLoad {
   readonly grants: number[] = []
   /** moving estimate of how long a permit is held, ms */
   serviceMs = 0
+  /** moving estimate of how far one hold time lies from `serviceMs`, ms (as TCP estimates its round-trip variation) */
+  deviationMs = 0
   /** permits given back so far */
   samples = 0
 
@@ -24,8 +26,19 @@ export class KeyLoad {
     const i = this.grants.indexOf(grantedAt)
     if (i >= 0) this.grants.splice(i, 1)
     const held = at - grantedAt
-    this.serviceMs = this.samples === 0 ? held : this.serviceMs + SERVICE_TIME_WEIGHT * (held - this.serviceMs)
+    if (this.samples === 0) {
+      this.serviceMs = held
+      this.deviationMs = held / 2
+    } else {
+      this.deviationMs += SERVICE_TIME_WEIGHT * (Math.abs(held - this.serviceMs) - this.deviationMs)
+      this.serviceMs += SERVICE_TIME_WEIGHT * (held - this.serviceMs)
+    }
     this.samples++
+  }
+
+  /** a short hold time: the moving estimate less twice its variation (about the shortest holds seen) */
+  get shortServiceMs(): number {
+    return Math.max(0, this.serviceMs - 2 * this.deviationMs)
   }
 }
 
@@ -35,8 +48,10 @@ export interface Prediction {
   /** the best estimate of the wait, ms; undefined while too few permits have been given back */
   readonly expectedMs: number | undefined
   /**
-   * a floor of the wait, ms: only the full rounds of the queue ahead, as if every permit in flight
-   * came back now. Refusals are decided on it, so they err towards serving.
+   * a floor of the wait, ms: the newcomer needs `q + 1` releases, so some permit must be held
+   * `floor(q / limit)` times after its next release; each hold counted as a short one (see
+   * KeyLoad.shortServiceMs), as if every permit in flight came back now. Refusals are decided on it,
+   * so they err towards serving.
    */
   readonly lowerMs: number | undefined
 }
@@ -69,12 +84,13 @@ export class WaitForecasts {
     if (load.samples < this.minSamples) return UNKNOWN
     const service = load.serviceMs
     const ahead = load.waiting
-    const rounds = Math.floor(ahead / limit) * service
+    const fullRounds = Math.floor(ahead / limit)
+    const rounds = fullRounds * service
     let rest = 0
     if (inFlight > 0) {
       const remaining = load.grants.map((g) => Math.max(0, service - (now - g))).sort((a, b) => a - b)
       rest = remaining[ahead % limit] ?? 0
     }
-    return { waits: true, expectedMs: rounds + rest, lowerMs: rounds }
+    return { waits: true, expectedMs: rounds + rest, lowerMs: fullRounds * load.shortServiceMs }
   }
 }
