@@ -1,7 +1,7 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import type { Limiter } from '../limiter/types.js'
 import type { SluiceMetrics } from '../metrics/index.js'
-import { replyWithError } from '../proxy/reply.js'
+import { replyWithError } from '../errors/reply.js'
 import { renderStatusPage, statusPageHeaders } from './status-page.js'
 
 export interface AdminDeps {

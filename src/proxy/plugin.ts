@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { createProxyHandler, type ProxyContext } from './handler.js'
-import { replyWithError } from './reply.js'
+import { replyWithError } from '../errors/reply.js'
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 

@@ -1,6 +1,6 @@
 import type { OutgoingHttpHeaders } from 'node:http'
 import type { Registry } from 'prom-client'
-import { ConfigError } from '../config/load.js'
+import { ConfigError } from '../errors/config-error.js'
 import type { ReusedAnswer } from './answer.js'
 import { AnswerCache } from './cache.js'
 import { Coalescer, type SharedCall } from './coalescer.js'
