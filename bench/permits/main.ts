@@ -72,7 +72,7 @@ async function runConfig(sim: ServerChild, env: Record<string, string>): Promise
     const send = async (authorization: string, req: { method: string; path: string; body?: string }): Promise<void> => {
       const started = performance.now()
       const res = await pool.request({
-        method: req.method as 'GET' | 'POST',
+        method: req.method,
         path: req.path,
         headers: { authorization, ...(req.body ? { 'content-type': 'application/json' } : {}) },
         body: req.body,
