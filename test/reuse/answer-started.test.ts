@@ -11,22 +11,21 @@ import { COUNTRIES, followersWaiting } from './support.js'
  * when the test calls `finish()`, so "the answer has started" is a state the test holds, not a race.
  */
 class GatedUpstream {
-  readonly calls: ServerResponse[] = []
   private constructor(
     private readonly server: Server,
     readonly url: string,
+    readonly calls: ServerResponse[],
   ) {}
 
   static async start(): Promise<GatedUpstream> {
-    let upstream: GatedUpstream | undefined
+    const calls: ServerResponse[] = []
     const server = createServer((_req: IncomingMessage, res: ServerResponse) => {
       res.writeHead(200, { 'content-type': 'application/json' })
       res.write('[{"code":"US","name":"United')
-      upstream!.calls.push(res)
+      calls.push(res)
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-    upstream = new GatedUpstream(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}/v2`)
-    return upstream
+    return new GatedUpstream(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}/v2`, calls)
   }
 
   /** Ends the answer of call `i`. */
