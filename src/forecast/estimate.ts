@@ -36,10 +36,6 @@ export class KeyLoad {
     this.samples++
   }
 
-  /** a short hold time: the moving estimate less twice its variation (about the shortest holds seen) */
-  get shortServiceMs(): number {
-    return Math.max(0, this.serviceMs - 2 * this.deviationMs)
-  }
 }
 
 export interface Prediction {
@@ -49,9 +45,10 @@ export interface Prediction {
   readonly expectedMs: number | undefined
   /**
    * a floor of the wait, ms: the newcomer needs `q + 1` releases, so some permit must be held
-   * `floor(q / limit)` times after its next release; each hold counted as a short one (see
-   * KeyLoad.shortServiceMs), as if every permit in flight came back now. Refusals are decided on it,
-   * so they err towards serving.
+   * `r = floor(q / limit)` more times after its next release, as if every permit in flight came back
+   * now. `r` holds take about `r` times the mean, give or take `sqrt(r)` times their variation; the
+   * floor takes two such variations off: `r × mean − 2 × sqrt(r) × deviation`. Refusals are decided on
+   * it, so they err towards serving.
    */
   readonly lowerMs: number | undefined
 }
@@ -91,6 +88,7 @@ export class WaitForecasts {
       const remaining = load.grants.map((g) => Math.max(0, service - (now - g))).sort((a, b) => a - b)
       rest = remaining[ahead % limit] ?? 0
     }
-    return { waits: true, expectedMs: rounds + rest, lowerMs: fullRounds * load.shortServiceMs }
+    const lower = Math.max(0, rounds - 2 * Math.sqrt(fullRounds) * load.deviationMs)
+    return { waits: true, expectedMs: rounds + rest, lowerMs: lower }
   }
 }

@@ -31,6 +31,8 @@ export class ForecastingLimiter implements Limiter {
     inner: Limiter,
     private readonly settings: FailFastSettings,
     registry: Registry,
+    /** the clock (ms); tests of the prediction drive a virtual one */
+    private readonly now: () => number = Date.now,
   ) {
     this.#inner = inner
     this.#forecasts = new WaitForecasts(settings.minSamples)
@@ -47,7 +49,7 @@ export class ForecastingLimiter implements Limiter {
 
   acquire(key: PermitKey, options: AcquireOptions): Promise<Permit> {
     const load = this.#forecasts.of(key.instance, key.endpoint)
-    const arrived = Date.now()
+    const arrived = this.now()
     const prediction = this.#forecasts.predict(load, options.limit, arrived)
     const { expectedMs, lowerMs } = prediction
     if (this.settings.enabled && lowerMs !== undefined && arrived + lowerMs > options.deadline) {
@@ -61,7 +63,7 @@ export class ForecastingLimiter implements Limiter {
     return this.#inner.acquire(key, options).then(
       (permit) => {
         load.waiting--
-        const grantedAt = Date.now()
+        const grantedAt = this.now()
         if (prediction.waits && expectedMs !== undefined && lowerMs !== undefined) this.#metrics.observed(expectedMs, lowerMs, grantedAt - arrived)
         load.granted(grantedAt)
         let released = false
@@ -71,7 +73,7 @@ export class ForecastingLimiter implements Limiter {
           release: () => {
             if (released) return
             released = true
-            load.released(grantedAt, Date.now())
+            load.released(grantedAt, this.now())
             permit.release()
           },
         }
@@ -103,5 +105,5 @@ export class ForecastingLimiter implements Limiter {
 }
 
 export function forecastingLimiter(inner: Limiter, settings: FailFastSettings, registry: Registry): ForecastingLimiter {
-  return new ForecastingLimiter(inner, settings, registry)
+  return new ForecastingLimiter(inner, settings, registry, Date.now)
 }

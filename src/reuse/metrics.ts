@@ -1,5 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client'
 import { LRUCache } from 'lru-cache'
+import { CellCounter } from '../metrics/cells.js'
 
 /** Permits one (instance, endpoint) did not spend, for /status. */
 export interface KeySavings {
@@ -15,13 +16,13 @@ export interface KeySavings {
 const STATUS_KEYS = 1_000
 
 /**
- * Metrics of reused answers. Counts are plain numbers bumped on the hot path; prom-client reads them
- * at scrape time. The endpoint label is the catalog's id (unknown paths: `unknown`); the organisation
+ * Metrics of reused answers, through the metrics area's fast counters (src/metrics/cells.ts): the
+ * hot path bumps plain numbers, prom-client reads them at scrape time. The endpoint label is the catalog's id (unknown paths: `unknown`); the organisation
  * is in /status, not in labels.
  */
 export class ReuseMetrics {
-  readonly #saved = new Map<string, { endpoint: string; by: string; n: number }>()
-  readonly #cache = new Map<string, { endpoint: string; result: string; n: number }>()
+  readonly #saved: CellCounter<'endpoint' | 'by'>
+  readonly #cache: CellCounter<'endpoint' | 'result'>
   readonly #byKey = new LRUCache<string, KeySavings>({ max: STATUS_KEYS })
 
   constructor(
@@ -29,28 +30,18 @@ export class ReuseMetrics {
     private readonly endpointLabel: (endpointId: string) => string,
     read: { evictions(): number; entries(): number; bytes(): number; waiting(): number },
   ) {
-    const saved = this.#saved
-    const cache = this.#cache
-    new Counter({
-      name: 'sluice_permits_saved_total',
-      help: 'Requests answered without a permit or an upstream call of their own: by coalescing (shared an identical request\'s call) or from the cache',
-      labelNames: ['endpoint', 'by'],
-      registers: [registry],
-      collect() {
-        this.reset()
-        for (const c of saved.values()) this.inc({ endpoint: c.endpoint, by: c.by }, c.n)
-      },
-    })
-    new Counter({
-      name: 'sluice_cache_requests_total',
-      help: 'Requests for cached endpoints by result: hit (answered from the cache) or miss (sent upstream)',
-      labelNames: ['endpoint', 'result'],
-      registers: [registry],
-      collect() {
-        this.reset()
-        for (const c of cache.values()) this.inc({ endpoint: c.endpoint, result: c.result }, c.n)
-      },
-    })
+    this.#saved = new CellCounter(
+      'sluice_permits_saved_total',
+      "Requests answered without a permit or an upstream call of their own: by coalescing (shared an identical request's call) or from the cache",
+      ['endpoint', 'by'],
+      registry,
+    )
+    this.#cache = new CellCounter(
+      'sluice_cache_requests_total',
+      'Requests for cached endpoints by result: hit (answered from the cache) or miss (sent upstream)',
+      ['endpoint', 'result'],
+      registry,
+    )
     new Counter({
       name: 'sluice_cache_evictions_total',
       help: 'Cached answers pushed out before their time to keep cache.maxEntries and cache.maxBytes',
@@ -64,7 +55,7 @@ export class ReuseMetrics {
     new Gauge({ name: 'sluice_cache_entries', help: 'Answers in the cache', registers: [registry], collect() { this.set(read.entries()) } })
     new Gauge({
       name: 'sluice_coalesce_waiting',
-      help: 'Requests waiting now for the answer of an identical request\'s upstream call',
+      help: "Requests waiting now for the answer of an identical request's upstream call",
       registers: [registry],
       collect() {
         this.set(read.waiting())
@@ -73,11 +64,7 @@ export class ReuseMetrics {
   }
 
   saved(instance: string, endpointId: string, by: 'coalescing' | 'cache'): void {
-    const endpoint = this.endpointLabel(endpointId)
-    const id = endpoint + '\n' + by
-    let cell = this.#saved.get(id)
-    if (cell === undefined) this.#saved.set(id, (cell = { endpoint, by, n: 0 }))
-    cell.n++
+    this.#saved.cell({ endpoint: this.endpointLabel(endpointId), by }).n++
     const keyId = instance + '\n' + endpointId
     let key = this.#byKey.get(keyId)
     if (key === undefined) this.#byKey.set(keyId, (key = { instance, endpoint: endpointId, coalesced: 0, cacheHits: 0 }))
@@ -86,12 +73,7 @@ export class ReuseMetrics {
   }
 
   cacheLookup(endpointId: string, hit: boolean): void {
-    const endpoint = this.endpointLabel(endpointId)
-    const result = hit ? 'hit' : 'miss'
-    const id = endpoint + '\n' + result
-    let cell = this.#cache.get(id)
-    if (cell === undefined) this.#cache.set(id, (cell = { endpoint, result, n: 0 }))
-    cell.n++
+    this.#cache.cell({ endpoint: this.endpointLabel(endpointId), result: hit ? 'hit' : 'miss' }).n++
   }
 
   /** permits saved per (instance, endpoint), most saved first */
