@@ -6,6 +6,7 @@ import { buildAdminServer } from './admin/server.js'
 import { loadCatalog } from './catalog/index.js'
 import type { Settings } from './config/schema.js'
 import { createLimiter } from './limiter/index.js'
+import { REDIS_OPERATIONS } from './limiter/redis/index.js'
 import type { Limiter } from './limiter/types.js'
 import { accessLogLine, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from './log/access-log.js'
 import { createMetrics } from './metrics/index.js'
@@ -91,8 +92,12 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   const writeAccessLog = settings.requestLog && ['trace', 'debug', 'info'].includes(settings.logLevel)
   // Metrics read the limiter at scrape time; it is built after them, with their observer.
   let limiter: Limiter | undefined = undefined
-  const metrics = createMetrics(settings.metrics, { limiter: () => limiter, catalog })
-  const versioning = createVersioning(settings.versions, { now: deps.now, log, registry: metrics.registry })
+  const metrics = createMetrics(settings.metrics, {
+    limiter: () => limiter,
+    catalog,
+    redisOperations: settings.redis.url !== undefined ? REDIS_OPERATIONS : [],
+  })
+  const versioning = createVersioning(settings.versions, { now: deps.now, log, registry: metrics.registry, orgs: metrics.orgs })
   // Permits not spent: identical reads share a call, lookup lists may be cached, hopeless waits are refused at once (checked before the limiter connects).
   const endpointIds = catalog.endpoints.map((e) => e.id)
   const reuse = new Reuse(settings.coalesce, settings.cache, { registry: metrics.registry, endpointIds, endpointLabel: endpointLabeler(endpointIds) })
@@ -115,6 +120,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
       if (writeAccessLog) lines.write(accessLogLine(record))
     },
     onUpstream429: (endpoint, instance) => metrics.upstream429(endpoint.id, instance),
+    onUpstreamAttempt: (endpoint, seconds) => metrics.upstreamAttempt(endpoint.id, seconds),
   })
 
   const admin = buildAdminServer({
