@@ -20,6 +20,9 @@ import { replyWithError } from './errors/reply.js'
 import type { RequestRecord } from './proxy/record.js'
 import { createUpstream } from './proxy/upstream.js'
 import { createVersioning } from './versioning/index.js'
+import { forecastingLimiter } from './forecast/index.js'
+import { endpointLabeler } from './metrics/labels.js'
+import { Reuse } from './reuse/index.js'
 
 export const CONFIG_DIR = join(import.meta.dirname, '..', 'config')
 
@@ -102,6 +105,9 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     redisOperations: settings.redis.url !== undefined ? REDIS_OPERATIONS : [],
   })
   const versioning = createVersioning(settings.versions, { now: deps.now, log, registry: metrics.registry, orgs: metrics.orgs })
+  // Permits not spent: identical reads share a call, lookup lists may be cached, hopeless waits are refused at once (checked before the limiter connects).
+  const endpointIds = catalog.endpoints.map((e) => e.id)
+  const reuse = new Reuse(settings.coalesce, settings.cache, { registry: metrics.registry, endpointIds, endpointLabel: endpointLabeler(endpointIds) })
   limiter = await createLimiter(settings, { log, observer: metrics.observer })
   const upstream = createUpstream(settings)
 
@@ -111,9 +117,10 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   await proxy.register(proxyPlugin, {
     settings,
     catalog,
-    limiter,
+    limiter: forecastingLimiter(limiter, settings.failFast, metrics.registry),
     upstream,
     versioning,
+    reuse,
     onFinished: (record: RequestRecord) => {
       metrics.requestFinished(record)
       // Built only when written: the hot path makes no log line that the level would drop.
@@ -132,7 +139,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     statusExtras: () => {
       const { versions, calendar, ...versioningState } = versioning.snapshot()
       // /status names the calendar, never its path on disk (README "Admin port").
-      return { versions, versioning: { ...versioningState, calendar: calendarName(calendar, settings.versions.calendarFile) } }
+      return { versions, versioning: { ...versioningState, calendar: calendarName(calendar, settings.versions.calendarFile) }, reuse: reuse.status() }
     },
     token: settings.adminToken,
     protectHealth: settings.adminTokenHealth,

@@ -8,6 +8,8 @@ import type { Catalog, Endpoint } from '../catalog/types.js'
 import type { ProxySettings } from './settings.js'
 import { QueueTimeoutError } from '../limiter/errors.js'
 import type { Limiter, Permit } from '../limiter/types.js'
+import { PREDICTED_WAIT_HEADER, predictedWaitOf } from '../forecast/index.js'
+import { writeReused, type Reuse, type ReuseTicket } from '../reuse/index.js'
 import { retryDelayMs, sleep } from './backoff.js'
 import { NO_BODY, readBody } from './body.js'
 import { forward } from './forward.js'
@@ -51,6 +53,8 @@ export interface ProxyContext {
   readonly onUpstream429?: (endpoint: Endpoint, instance: string) => void
   /** one attempt upstream is done (read to the end, a 429 included, or failed), with the upstream's time */
   readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number) => void
+  /** coalescing of identical reads and the lookup-list cache; none when undefined */
+  readonly reuse?: Reuse
 }
 
 /** An error that already knows which outcome it stands for in logs and metrics. */
@@ -62,6 +66,7 @@ const OUTCOME_BY_CODE: Readonly<Record<string, Outcome>> = {
   SLUICE_QUEUE_TIMEOUT: 'queue_timeout',
   SLUICE_UNAVAILABLE: 'unavailable',
   SLUICE_UPSTREAM_BUSY: 'upstream_busy',
+  SLUICE_WAIT_TOO_LONG: 'wait_too_long',
 }
 
 /** Builds the route handler for every request under the API prefix. */
@@ -79,9 +84,11 @@ export function createProxyHandler(ctx: ProxyContext) {
     const arrivedAt = Date.now()
     const res = reply.raw
     const client = new HangUp()
+    let shared: ReuseTicket | undefined
     res.once('close', () => {
       const gone = !res.writableFinished
       if (gone) client.hangUp()
+      shared?.close()
       const record = trace.finish(res.statusCode, gone, performance.now())
       if (record !== undefined) ctx.onFinished(record, request)
     })
@@ -145,6 +152,16 @@ export function createProxyHandler(ctx: ProxyContext) {
       }
       const key = { instance: trace.instance, endpoint: endpoint.id }
 
+      // ── an identical read in progress, or the lookup-list cache, may answer without a permit
+      shared = ctx.reuse?.open({ ...key, endpointId: endpoint.id, method: request.method, path: match.path, query, headers, version: decision.upstream, deadline, hasBody: body.kind !== 'none' })
+      const reused = await shared?.reused(() => client.signal)
+      if (client.gone) return void reply.hijack()
+      if (reused !== undefined) {
+        trace.outcome = reused.kind
+        writeReused(res, request.method, reply.getHeaders() as OutgoingHttpHeaders, reused, { ...shared!.answerHeaders(reused), 'x-request-id': request.id })
+        return void reply.hijack()
+      }
+
       // ── queue, forward, and on an upstream 429 back into the queue (at its old place) after a back-off
       // `requeued`: the request waited before (an upstream 429, a permit lost before it started): it
       // goes back to its old place in the queue; a first attempt takes its place as it arrives.
@@ -170,19 +187,31 @@ export function createProxyHandler(ctx: ProxyContext) {
                 busy = upstreamHeaders
                 return undefined
               }
+              const passed = clientResponseHeaders(upstreamHeaders)
+              // Identical requests that followed this call, and the cache, get a copy (whether or not this client is still here).
+              const reuseHeaders = shared?.head(status, passed)
               // Nobody is left to answer when the client has gone: the answer is read out and dropped.
               if (client.gone) return undefined
               // Headers sluice set (version notes), the upstream's over them, and the request id over all.
-              const head: OutgoingHttpHeaders = Object.assign(reply.getHeaders(), clientResponseHeaders(upstreamHeaders))
+              const head: OutgoingHttpHeaders = Object.assign(reply.getHeaders(), passed, reuseHeaders)
               head['x-request-id'] = request.id
+              const predicted = predictedWaitOf(permit)
+              if (predicted !== undefined) head[PREDICTED_WAIT_HEADER] = String(predicted)
               return head
             },
+            onChunk:
+              shared === undefined
+                ? undefined
+                : (chunk) => {
+                    if (busy === undefined) shared?.chunk(chunk)
+                  },
             // The upstream is done with the request when its answer has been read to the end (or torn).
-            onDone: (cutOff) => {
+            onDone: (cutOff, failed) => {
               trace.upstreamEndedAt = performance.now()
               ctx.onUpstreamAttempt?.(endpoint, (trace.upstreamEndedAt - sentAt) / 1000)
               if (cutOff) trace.outcome = 'upstream_error'
               permit.release()
+              if (busy === undefined) shared?.end(!failed)
             },
           })
         } catch (err) {
