@@ -70,6 +70,10 @@ export class ForecastingLimiter implements Limiter {
         const timed: Permit = {
           waitedMs: permit.waitedMs,
           lost: permit.lost,
+          // read through: whether the lease is lost is known only when it is asked
+          get isLost() {
+            return permit.isLost
+          },
           release: () => {
             if (released) return
             released = true
