@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import pino from 'pino'
 import { buildAdminServer } from './admin/server.js'
+import { createAppGate, type AppGate } from './apps/gate.js'
 import { loadCatalog } from './catalog/index.js'
 import type { Settings } from './config/schema.js'
 import { createLimiter } from './limiter/index.js'
@@ -33,6 +34,8 @@ export interface App {
   readonly admin: FastifyInstance
   readonly limiter: Limiter
   readonly settings: Settings
+  /** app identity and keys; `reload()` re-reads the token file and the keys (SIGHUP) */
+  readonly apps: AppGate
   /** starts both servers; resolves with their addresses */
   listen(): Promise<{ proxyUrl: string; adminUrl: string }>
   /** graceful: stop accepting, answer the queued with 503, let in-flight finish (bounded), release all */
@@ -97,6 +100,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   const versioning = createVersioning(settings.versions, { now: deps.now, log, registry: metrics.registry, orgs: metrics.orgs })
   limiter = await createLimiter(settings, { log, observer: metrics.observer })
   const upstream = createUpstream(settings)
+  const apps = createAppGate(settings.apps, settings.credentials, settings.appHeader, { log })
 
   proxy.addHook('onRequest', (_request, _reply, done) => {
     done(closing ? new ShuttingDownError() : undefined)
@@ -107,6 +111,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     limiter,
     upstream,
     versioning,
+    apps,
     onFinished: (record: RequestRecord) => {
       metrics.requestFinished(record)
       // Built only when written: the hot path makes no log line that the level would drop.
@@ -134,6 +139,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     admin,
     limiter,
     settings,
+    apps,
     async listen() {
       const proxyUrl = await proxy.listen({ port: settings.port, host: settings.host })
       const adminUrl = await admin.listen({ port: settings.adminPort, host: settings.adminHost })
@@ -157,6 +163,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
         clearTimeout(remaining)
         await admin.close()
         await limiter.close()
+        apps.close()
         lines.flush()
       })()
       return closed

@@ -15,7 +15,17 @@ async function main(): Promise<void> {
     }
     throw err
   }
-  const app = await buildApp(settings)
+  let app
+  try {
+    app = await buildApp(settings)
+  } catch (err) {
+    // a token file or keys directory that cannot be used: the same one-line stop as a bad setting
+    if (err instanceof ConfigError) {
+      process.stderr.write(`sluice: ${err.message}\n`)
+      process.exit(78)
+    }
+    throw err
+  }
   const { proxyUrl, adminUrl } = await app.listen()
   const strays = unknownEnvVars()
   if (strays.length > 0) app.proxy.log.warn({ variables: strays }, 'ignoring SLUICE_* variables that are no setting (a typo?)')
@@ -34,6 +44,11 @@ async function main(): Promise<void> {
       },
     )
   }
+  // SIGHUP re-reads the app token file and the API keys now rather than at the next poll.
+  process.on('SIGHUP', () => {
+    app.apps.reload()
+    app.proxy.log.info('app tokens and API keys re-read (SIGHUP)')
+  })
   process.once('SIGTERM', () => stop('SIGTERM'))
   process.once('SIGINT', () => stop('SIGINT'))
 }
