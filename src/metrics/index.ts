@@ -5,7 +5,7 @@ import type { Outcome, RequestRecord } from '../proxy/record.js'
 import { QUEUE_WAIT_BUCKETS, REDIS_BUCKETS, REQUEST_BUCKETS, UPSTREAM_BUCKETS } from './buckets.js'
 import { registerKeyGauges } from './key-gauges.js'
 import { CellCounter, CellHistogram, type CounterCell, type HistogramCell } from './cells.js'
-import { codeLabel, endpointLabeler, methodLabel, operationLabel } from './labels.js'
+import { codeLabel, endpointLabeler, methodLabel, operationLabel, UNKNOWN_APP } from './labels.js'
 import { AllOrgs, type OrgPolicy, TopOrgs } from './orgs.js'
 import { readBuildInfo, type BuildInfo } from './build-info.js'
 import type { MetricsSettings } from './settings.js'
@@ -151,6 +151,24 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     })
   }
 
+  // Per app (README "Apps: identity, access and keys"): the app label is bounded like org, by
+  // metrics.maxApps, so apps that name themselves in a header cannot grow the series without end.
+  const apps: OrgPolicy = settings.maxApps > 0 ? new TopOrgs(settings.maxApps, settings.rankIntervalMs, now()) : new AllOrgs()
+  const appMetrics: { dropOrg(app: string): void }[] = []
+  const appRequests = new CellCounter(
+    'sluice_app_requests_total',
+    'Requests finished, by calling app (app="_unknown": refused before the app was known), status code and outcome; 401/403 are app identity refusals',
+    ['app', 'code', 'outcome'],
+    registry,
+  )
+  const appQueueWait = new CellHistogram(
+    'sluice_app_queue_wait_seconds',
+    'Time spent waiting for permits, over every attempt, of requests that joined a queue, by calling app',
+    QUEUE_WAIT_BUCKETS,
+    registry,
+  )
+  appMetrics.push(appRequests, appQueueWait)
+
   const requests = counter(
     'sluice_requests_total',
     'Requests finished, by endpoint, method, status code the client got (0: it left first) and outcome',
@@ -274,8 +292,13 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   const SHED_OUTCOMES = ['queue_full', 'queue_timeout'] as const
   const cellsByEndpoint = new Map<string, EndpointCells>()
 
+  const rerankApps = (): void => {
+    for (const app of apps.rerankIfDue(now())) for (const metric of appMetrics) metric.dropOrg(app)
+  }
+  if (!withOrg) rerank = rerankApps
   if (withOrg) {
     rerank = () => {
+      rerankApps()
       const dropped = orgs.rerankIfDue(now())
       if (dropped.length === 0) return
       for (const org of dropped) for (const metric of cellMetrics) metric.dropOrg(org)
@@ -342,6 +365,12 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
       wait.observe(record.queueSeconds)
     }
     if (record.retries > 0) keyCell(retries, endpoint, org).n += record.retries
+
+    const app = record.app === undefined ? UNKNOWN_APP : apps.forRequest(record.app)
+    const code = codeLabel(record.status)
+    const appKey = app + '\n' + code + '\n' + record.outcome
+    ;(appRequests.find(appKey) ?? appRequests.cellByKey(appKey, { app, code, outcome: record.outcome }, app)).n++
+    if (QUEUED_OUTCOMES.has(record.outcome)) (appQueueWait.find(app) ?? appQueueWait.cellByKey(app, { app }, app)).observe(record.queueSeconds)
   }
 
   return {
