@@ -3,6 +3,8 @@ import type { Limiter } from '../limiter/types.js'
 import type { SluiceMetrics } from '../metrics/index.js'
 import { replyWithError } from '../errors/reply.js'
 import { renderStatusPage, statusPageHeaders } from './status-page.js'
+import { maskSecretText } from '../log/secret-text.js'
+import { ADMIN_CHALLENGES, AdminUnauthorizedError, tokenChecker } from './token.js'
 
 export interface AdminDeps {
   readonly limiter: Limiter
@@ -13,12 +15,28 @@ export interface AdminDeps {
   /** extra sections of /status (versions, …) */
   readonly statusExtras?: () => Record<string, unknown>
   readonly logger: FastifyInstance['log']
+  /** `adminToken`: required on every path but the probes (unless `protectHealth`); unset → open */
+  readonly token?: string | undefined
+  /** `adminTokenHealth`: the probes need the token too */
+  readonly protectHealth?: boolean
 }
+
+const PROBES = new Set(['/healthz', '/readyz'])
 
 /** The admin server: health, readiness, Prometheus metrics and the live state of every permit (`/status` and its page). */
 export function buildAdminServer(deps: AdminDeps): FastifyInstance {
   const admin = Fastify({ loggerInstance: deps.logger.child({ server: 'admin' }), logController: new LogController({ disableRequestLogging: true }) })
   admin.setErrorHandler(replyWithError)
+  if (deps.token !== undefined) {
+    const carriesToken = tokenChecker(deps.token)
+    const protectHealth = deps.protectHealth === true
+    admin.addHook('onRequest', (request, reply, done) => {
+      const path = request.url.split('?', 1)[0]!
+      if ((!protectHealth && PROBES.has(path)) || carriesToken(request.headers.authorization)) return done()
+      void reply.header('www-authenticate', ADMIN_CHALLENGES)
+      done(new AdminUnauthorizedError())
+    })
+  }
   admin.get('/healthz', () => ({ status: 'ok' }))
   admin.get('/readyz', async (_request, reply) => {
     const mode = deps.limiter.mode()
@@ -40,7 +58,8 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
       closing: deps.isClosing(),
       keys: status.keys,
       ...deps.statusExtras?.(),
-      details: status.details ?? {},
+      // a Redis error's text may hold a connection string: masked like the logs
+      details: JSON.parse(maskSecretText(JSON.stringify(status.details ?? {}))) as Record<string, unknown>,
     }
   })
   return admin

@@ -21,7 +21,7 @@ describe('start-up refusals of app identity and injection', () => {
   it('injection on with app identity off', () => {
     const run = start({ SLUICE_CREDENTIALS_INJECT: 'true', SLUICE_ORG_KEY_1001: 'never-printed-key-77' })
     expect(run.status).toBe(78)
-    expect(run.stderr).toContain('credentials.inject (SLUICE_CREDENTIALS_INJECT): needs apps.enabled (SLUICE_APPS_ENABLED) on')
+    expect(run.stderr.trim()).toBe('sluice: invalid setting: credentials.inject (env SLUICE_CREDENTIALS_INJECT): needs apps.enabled (SLUICE_APPS_ENABLED) on: without app identity anyone could use the keys; got true')
     expect(run.stderr).not.toContain('never-printed-key-77')
   })
 
