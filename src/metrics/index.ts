@@ -293,7 +293,9 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   const cellsByEndpoint = new Map<string, EndpointCells>()
 
   const rerankApps = (): void => {
-    for (const app of apps.rerankIfDue(now())) for (const metric of appMetrics) metric.dropOrg(app)
+    const dropped = apps.rerankIfDue(now())
+    for (const app of dropped) for (const metric of appMetrics) metric.dropOrg(app)
+    for (const app of dropped) appCells.delete(app)
   }
   if (!withOrg) rerank = rerankApps
   if (withOrg) {
@@ -352,6 +354,21 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     }
   }
 
+  // Per app, the cells by a number made of status and outcome, so a request builds no key string.
+  const appCells = new Map<string, Map<number, CounterCell>>()
+  function appRequestCell(app: string, record: RequestRecord): CounterCell {
+    let byShape = appCells.get(app)
+    if (byShape === undefined) appCells.set(app, (byShape = new Map<number, CounterCell>()))
+    const shape = record.status * 16 + OUTCOME_NUMBER[record.outcome]
+    let cell = byShape.get(shape)
+    if (cell === undefined) {
+      const code = codeLabel(record.status)
+      cell = appRequests.cellByKey(app + '\n' + code + '\n' + record.outcome, { app, code, outcome: record.outcome }, app)
+      byShape.set(shape, cell)
+    }
+    return cell
+  }
+
   function requestFinished(record: RequestRecord): void {
     const cells = endpointCells(record.endpoint)
     const endpoint = cells.label
@@ -367,9 +384,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     if (record.retries > 0) keyCell(retries, endpoint, org).n += record.retries
 
     const app = record.app === undefined ? UNKNOWN_APP : apps.forRequest(record.app)
-    const code = codeLabel(record.status)
-    const appKey = app + '\n' + code + '\n' + record.outcome
-    ;(appRequests.find(appKey) ?? appRequests.cellByKey(appKey, { app, code, outcome: record.outcome }, app)).n++
+    appRequestCell(app, record).n++
     if (QUEUED_OUTCOMES.has(record.outcome)) (appQueueWait.find(app) ?? appQueueWait.cellByKey(app, { app }, app)).observe(record.queueSeconds)
   }
 
