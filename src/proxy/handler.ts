@@ -157,8 +157,19 @@ export function createProxyHandler(ctx: ProxyContext) {
       const app = caller.app
 
       // ── queue, forward, and on an upstream 429 back into the queue (at its old place) after a back-off
+      // `requeued`: the request waited before (an upstream 429, a permit lost before it started): it
+      // goes back to its old place in the queue; a first attempt takes its place as it arrives.
+      let requeued = false
       for (let attempt = 0; ; attempt++) {
-        const permit = await acquire(limiter, key, app, endpoint.limit, deadline, arrivedAt, settings.queue.maxLength, client, trace)
+        const permit = await acquire(limiter, key, app, endpoint.limit, deadline, requeued ? arrivedAt : undefined, settings.queue.maxLength, client, trace)
+        requeued = true
+        if (permit.isLost) {
+          // Its lease was lost before the request started (docs/redis-limiter.md, "Leases"): never
+          // used — given back, and the request waits again at its place.
+          permit.release()
+          attempt--
+          continue
+        }
         let busy: IncomingHttpHeaders | undefined
         const sentAt = performance.now()
         trace.upstreamStartedAt = sentAt
@@ -221,7 +232,7 @@ async function acquire(
   app: string,
   limit: number,
   deadline: number,
-  arrivedAt: number,
+  arrivedAt: number | undefined,
   maxQueue: number,
   client: HangUp,
   trace: Trace,
