@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { basename, join } from 'node:path'
 import pino from 'pino'
 import { buildAdminServer } from './admin/server.js'
+import { createAppGate, type AppGate } from './apps/gate.js'
 import { loadCatalog } from './catalog/index.js'
 import type { Settings } from './config/schema.js'
 import { createLimiter } from './limiter/index.js'
@@ -38,6 +39,8 @@ export interface App {
   readonly admin: FastifyInstance
   readonly limiter: Limiter
   readonly settings: Settings
+  /** app identity and keys; `reload()` re-reads the token file and the keys (SIGHUP) */
+  readonly apps: AppGate
   /** starts both servers; resolves with their addresses */
   listen(): Promise<{ proxyUrl: string; adminUrl: string }>
   /** graceful: stop accepting, answer the queued with 503, let in-flight finish (bounded), release all */
@@ -110,6 +113,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   const reuse = new Reuse(settings.coalesce, settings.cache, { registry: metrics.registry, endpointIds, endpointLabel: endpointLabeler(endpointIds) })
   limiter = await createLimiter(settings, { log, observer: metrics.observer })
   const upstream = createUpstream(settings)
+  const apps = createAppGate(settings.apps, settings.credentials, settings.appHeader, { log })
 
   proxy.addHook('onRequest', (_request, _reply, done) => {
     done(closing ? new ShuttingDownError() : undefined)
@@ -121,6 +125,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     upstream,
     versioning,
     reuse,
+    apps,
     onFinished: (record: RequestRecord) => {
       metrics.requestFinished(record)
       // Built only when written: the hot path makes no log line that the level would drop.
@@ -151,6 +156,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     admin,
     limiter,
     settings,
+    apps,
     async listen() {
       const proxyUrl = await proxy.listen({ port: settings.port, host: settings.host }).catch((err: unknown) => {
         throw new ListenError('proxy', settings.host, settings.port, err)
@@ -178,6 +184,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
         clearTimeout(remaining)
         await admin.close()
         await limiter.close()
+        apps.close()
         lines.flush()
       })()
       return closed

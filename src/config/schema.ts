@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { adminSettingsShape } from '../admin/settings.js'
+import { appSettingsSchema, credentialSettingsSchema } from '../apps/settings.js'
 import { limitSettingsSchema } from '../catalog/settings.js'
 import { redisSettingsSchema } from '../limiter/redis/settings.js'
 import { logSettingsShape } from '../log/settings.js'
@@ -25,6 +26,13 @@ export const settingsSchema = z.strictObject({
   redis: redisSettingsSchema.prefault({}),
   versions: versionSettingsSchema.prefault({}),
   metrics: metricsSettingsSchema.prefault({}),
+  apps: appSettingsSchema.prefault({}),
+  credentials: credentialSettingsSchema.prefault({}),
+}).superRefine((settings, ctx) => {
+  // Injected keys with no app identity would let anyone who reaches sluice use every organisation's key.
+  if (settings.credentials.inject && !settings.apps.enabled) {
+    ctx.addIssue({ code: 'custom', path: ['credentials', 'inject'], message: 'needs apps.enabled (SLUICE_APPS_ENABLED) on: without app identity anyone could use the keys' })
+  }
 })
 
 export type Settings = z.output<typeof settingsSchema>

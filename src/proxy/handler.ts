@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
 import type { Dispatcher } from 'undici'
 import { badPathError } from '../catalog/index.js'
+import type { AppGate } from '../apps/gate.js'
 import type { Catalog, Endpoint } from '../catalog/types.js'
 import type { ProxySettings } from './settings.js'
 import { QueueTimeoutError } from '../limiter/errors.js'
@@ -47,6 +48,8 @@ export interface ProxyContext {
   readonly limiter: Limiter
   readonly upstream: Upstream
   readonly versioning: ProxyVersioning
+  /** which app is calling; with app identity on, may it, and which Authorization goes upstream */
+  readonly apps: AppGate
   /** once per request, when the client side is done */
   readonly onFinished: (record: RequestRecord, request: FastifyRequest) => void
   /** an upstream 429 arrived; the request goes back into its queue */
@@ -67,17 +70,21 @@ const OUTCOME_BY_CODE: Readonly<Record<string, Outcome>> = {
   SLUICE_UNAVAILABLE: 'unavailable',
   SLUICE_UPSTREAM_BUSY: 'upstream_busy',
   SLUICE_WAIT_TOO_LONG: 'wait_too_long',
+  SLUICE_APP_UNAUTHENTICATED: 'unauthenticated',
+  SLUICE_APP_ORG_FORBIDDEN: 'forbidden',
+  SLUICE_APP_ENDPOINT_FORBIDDEN: 'forbidden',
+  SLUICE_NO_API_KEY: 'forbidden',
 }
 
 /** Builds the route handler for every request under the API prefix. */
 export function createProxyHandler(ctx: ProxyContext) {
-  const { settings, catalog, limiter, upstream, versioning } = ctx
+  const { settings, catalog, limiter, upstream, versioning, apps } = ctx
   const prefix = settings.basePath
   const waitHeader = settings.queue.waitHeader
   const versionHeader = versioning.headerName
   // Headers that steer sluice itself, and (unless the client is a trusted proxy) client-sent claims
   // about the client's address: the API never sees them.
-  const controlHeaders = new Set([waitHeader, settings.instanceHeader, settings.appHeader, ...(settings.trustProxy ? [] : CLIENT_IDENTITY_HEADERS)])
+  const controlHeaders = new Set([waitHeader, settings.instanceHeader, ...apps.controlHeaders, ...(settings.trustProxy ? [] : CLIENT_IDENTITY_HEADERS)])
 
   return async function proxyHandler(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const trace = new Trace(request.id, request.method, performance.now())
@@ -118,8 +125,9 @@ export function createProxyHandler(ctx: ProxyContext) {
       trace.template = endpoint.template
       const headers = request.headers
       trace.instance = instanceOf(headers, settings.instanceHeader)
-      const app = headers[settings.appHeader]
-      trace.app = typeof app === 'string' ? app.slice(0, 64) : undefined
+      const caller = apps.resolve(headers, trace.instance, endpoint.id, request.method)
+      trace.app = caller.app
+      request.sluiceApp = caller.app
       const deadline = arrivedAt + maxWaitMs(headers[waitHeader], waitHeader, settings.queue.maxWaitMs)
 
       const requestedVersion = headers[versionHeader]
@@ -140,6 +148,8 @@ export function createProxyHandler(ctx: ProxyContext) {
       const body = request.body === undefined ? NO_BODY : await readBody(request.body as Readable, contentLengthOf(headers['content-length']), settings.retry.maxBufferBytes)
       const upstreamHeaders = upstreamRequestHeaders(headers, controlHeaders)
       upstreamHeaders['x-request-id'] = request.id
+      if (caller.authorization === null) delete upstreamHeaders.authorization
+      else if (caller.authorization !== undefined) upstreamHeaders.authorization = caller.authorization
       appendForwardedFor(upstreamHeaders, request.raw.socket.remoteAddress)
       if (decision.upstream === undefined) delete upstreamHeaders[versionHeader]
       else upstreamHeaders[versionHeader] = decision.upstream
@@ -151,6 +161,7 @@ export function createProxyHandler(ctx: ProxyContext) {
         body: body.kind === 'buffered' ? body.data : body.kind === 'stream' ? body.stream : null,
       }
       const key = { instance: trace.instance, endpoint: endpoint.id }
+      const app = caller.app
 
       // ── an identical read in progress, or the lookup-list cache, may answer without a permit
       shared = ctx.reuse?.open({ ...key, endpointId: endpoint.id, method: request.method, path: match.path, query, headers, version: decision.upstream, deadline, hasBody: body.kind !== 'none' })
@@ -167,7 +178,7 @@ export function createProxyHandler(ctx: ProxyContext) {
       // goes back to its old place in the queue; a first attempt takes its place as it arrives.
       let requeued = false
       for (let attempt = 0; ; attempt++) {
-        const permit = await acquire(limiter, key, endpoint.limit, deadline, requeued ? arrivedAt : undefined, settings.queue.maxLength, client, trace)
+        const permit = await acquire(limiter, key, app, endpoint.limit, deadline, requeued ? arrivedAt : undefined, settings.queue.maxLength, client, trace)
         requeued = true
         if (permit.isLost) {
           // Its lease was lost before the request started (docs/redis-limiter.md, "Leases"): never
@@ -247,6 +258,7 @@ export function createProxyHandler(ctx: ProxyContext) {
 async function acquire(
   limiter: Limiter,
   key: { instance: string; endpoint: string },
+  app: string,
   limit: number,
   deadline: number,
   arrivedAt: number | undefined,
@@ -262,6 +274,7 @@ async function acquire(
       deadline,
       arrivedAt,
       maxQueue,
+      app,
       get signal() {
         return client.signal
       },
