@@ -1,6 +1,9 @@
+import type { ServerOptions } from 'node:http'
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import type { Limiter } from '../limiter/types.js'
 import type { SluiceMetrics } from '../metrics/index.js'
+import { clientErrorHandler } from '../proxy/client-errors.js'
+import { MethodNotAllowedError, NoSuchPathError } from '../proxy/errors.js'
 import { replyWithError } from '../proxy/reply.js'
 import { renderStatusPage, statusPageHeaders } from './status-page.js'
 
@@ -13,12 +16,31 @@ export interface AdminDeps {
   /** extra sections of /status (versions, …) */
   readonly statusExtras?: () => Record<string, unknown>
   readonly logger: FastifyInstance['log']
+  /** Node's HTTP server options (header size, timeouts), as on the proxy port */
+  readonly http?: ServerOptions & { maxHeaderSize: number }
 }
+
+const ADMIN_PATHS = ['/healthz', '/readyz', '/status', '/status.html', '/', '/metrics']
 
 /** The admin server: health, readiness, Prometheus metrics and the live state of every permit (`/status` and its page). */
 export function buildAdminServer(deps: AdminDeps): FastifyInstance {
-  const admin = Fastify({ loggerInstance: deps.logger.child({ server: 'admin' }), logController: new LogController({ disableRequestLogging: true }) })
+  const admin = Fastify({
+    loggerInstance: deps.logger.child({ server: 'admin' }),
+    logController: new LogController({ disableRequestLogging: true }),
+    http: deps.http ?? null,
+    // Every answer of the admin port, Fastify's and Node's refusals included, has the API's error shape.
+    frameworkErrors: replyWithError,
+    clientErrorHandler: clientErrorHandler({ maxHeaderBytes: deps.http?.maxHeaderSize ?? 16_384 }),
+  })
   admin.setErrorHandler(replyWithError)
+  admin.setNotFoundHandler((request, reply) => {
+    const path = (request.raw.url ?? '/').split('?')[0]!
+    if (ADMIN_PATHS.includes(path)) {
+      reply.header('allow', 'GET, HEAD')
+      return replyWithError(new MethodNotAllowedError(request.method, 'GET, HEAD'), request, reply)
+    }
+    replyWithError(new NoSuchPathError(path.slice(0, 64), ADMIN_PATHS.join(', ')), request, reply)
+  })
   admin.get('/healthz', () => ({ status: 'ok' }))
   admin.get('/readyz', async (_request, reply) => {
     const mode = deps.limiter.mode()

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { metricsSettingsSchema } from '../metrics/settings.js'
+import { clientSettingsSchema } from '../proxy/client-settings.js'
 import { redisSettingsSchema } from '../limiter/redis/settings.js'
 import { versionSettingsSchema } from '../versioning/settings.js'
 
@@ -74,6 +75,7 @@ export const settingsSchema = z.strictObject({
       bodyMs: positiveMs.default(60_000),
     })
     .prefault({}),
+  client: clientSettingsSchema.prefault({}),
   /** most sockets kept open to the upstream */
   upstreamConnections: z.number().int().positive().default(128),
   shutdown: z

@@ -13,6 +13,16 @@ export interface ForwardCallbacks {
    * is true when it failed after its head had been passed to the client.
    */
   onDone(cutOff: boolean): void
+  /** The client did not take its answer within `writeTimeoutMs`: it has been cut off. */
+  onClientCut(): void
+}
+
+/** How much of an answer is held for a client that reads slower than the API sends, and for how long. */
+export interface AnswerLimits {
+  /** bytes held in the client's response before the API's answer is paused */
+  readonly bufferBytes: number
+  /** how long the API's answer may stay paused (and, once it has ended, how long the client may take the rest) before the client is cut off */
+  readonly writeTimeoutMs: number
 }
 
 /**
@@ -21,10 +31,21 @@ export interface ForwardCallbacks {
  * upstream read. Resolves with the upstream status once the head has been handled (the body may
  * still be flowing); rejects when the upstream failed before answering (nothing was written then).
  * A failure after the head tears the client's response down, since its status is already sent.
+ *
+ * A client that reads slower than the API sends gets up to `limits.bufferBytes` held for it; past
+ * that the API's answer pauses, for at most `limits.writeTimeoutMs`: a client that has not taken the
+ * held bytes by then is cut off and the rest of the answer is read out and dropped, so the API's
+ * answer is always read to its end and the permit comes back (README "Slow and hostile clients").
  */
-export function forward(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, res: ServerResponse, callbacks: ForwardCallbacks): Promise<number> {
+export function forward(
+  dispatcher: Dispatcher,
+  options: Dispatcher.DispatchOptions,
+  res: ServerResponse,
+  callbacks: ForwardCallbacks,
+  limits: AnswerLimits,
+): Promise<number> {
   return new Promise<number>((resolve, reject) => {
-    dispatcher.dispatch(options, new PipeToClient(res, callbacks, resolve, reject))
+    dispatcher.dispatch(options, new PipeToClient(res, callbacks, limits, resolve, reject))
   })
 }
 
@@ -34,9 +55,12 @@ class PipeToClient implements Dispatcher.DispatchHandler {
   private answered = false
   private done = false
 
+  private stalled: NodeJS.Timeout | undefined
+
   constructor(
     private readonly res: ServerResponse,
     private readonly callbacks: ForwardCallbacks,
+    private readonly limits: AnswerLimits,
     private readonly resolve: (status: number) => void,
     private readonly reject: (err: Error) => void,
   ) {}
@@ -70,21 +94,38 @@ class PipeToClient implements Dispatcher.DispatchHandler {
       this.passing = false
       return
     }
-    if (!this.res.write(chunk)) {
+    if (!this.res.write(chunk) && this.res.writableLength > this.limits.bufferBytes) {
       controller.pause()
       const resume = (): void => {
+        clearTimeout(this.stalled)
         this.res.off('drain', resume)
         this.res.off('close', resume)
         controller.resume()
       }
       this.res.on('drain', resume)
       this.res.on('close', resume)
+      // close → resume, and the next chunk finds the response destroyed and drops the rest
+      this.stalled = setTimeout(() => this.cutClient(), this.limits.writeTimeoutMs).unref()
     }
   }
 
   onResponseEnd(): void {
-    if (this.passing) this.res.end()
+    if (this.passing) {
+      this.res.end()
+      // The permit goes back now; the held rest of the answer waits for the client only so long.
+      if (!this.res.writableFinished) {
+        const stalled = setTimeout(() => this.cutClient(), this.limits.writeTimeoutMs)
+        stalled.unref()
+        this.res.once('close', () => clearTimeout(stalled))
+      }
+    }
     this.finish(false)
+  }
+
+  private cutClient(): void {
+    if (this.res.writableFinished || this.res.destroyed) return
+    this.callbacks.onClientCut()
+    this.res.destroy()
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {

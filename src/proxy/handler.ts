@@ -11,12 +11,11 @@ import type { Limiter, Permit } from '../limiter/types.js'
 import { retryDelayMs, sleep } from './backoff.js'
 import { NO_BODY, readBody } from './body.js'
 import { forward } from './forward.js'
-import { HangUp } from './hang-up.js'
-import { BadWaitHeaderError, NotFoundError, UpstreamBusyError } from './errors.js'
+import type { HangUp } from './hang-up.js'
+import { BadWaitHeaderError, BodyTooSlowError, NotFoundError, UpstreamBusyError, UrlTooLongError } from './errors.js'
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js'
-import { instanceOf } from './instance.js'
-import type { Outcome, RequestRecord } from './record.js'
-import { Trace } from './trace.js'
+import type { Trace } from './trace.js'
+import { withOutcome, type RequestTracker } from './tracking.js'
 import { upstreamFailure, type Upstream } from './upstream.js'
 
 /** What the proxy needs of version handling (src/versioning implements it). */
@@ -44,21 +43,10 @@ export interface ProxyContext {
   readonly limiter: Limiter
   readonly upstream: Upstream
   readonly versioning: ProxyVersioning
-  /** once per request, when the client side is done */
-  readonly onFinished: (record: RequestRecord, request: FastifyRequest) => void
+  /** makes every request's record (one access-log line, one count) */
+  readonly tracker: RequestTracker
   /** an upstream 429 arrived; the request goes back into its queue */
   readonly onUpstream429?: (endpoint: Endpoint, instance: string) => void
-}
-
-/** An error that already knows which outcome it stands for in logs and metrics. */
-type Rejection = Error & { statusCode?: number; outcome?: Outcome }
-const withOutcome = (err: unknown, outcome: Outcome): Rejection => Object.assign(err as Rejection, { outcome })
-
-const OUTCOME_BY_CODE: Readonly<Record<string, Outcome>> = {
-  SLUICE_QUEUE_FULL: 'queue_full',
-  SLUICE_QUEUE_TIMEOUT: 'queue_timeout',
-  SLUICE_UNAVAILABLE: 'unavailable',
-  SLUICE_UPSTREAM_BUSY: 'upstream_busy',
 }
 
 /** Builds the route handler for every request under the API prefix. */
@@ -69,23 +57,23 @@ export function createProxyHandler(ctx: ProxyContext) {
   const versionHeader = versioning.headerName
   // Headers that steer sluice itself; the API never sees them.
   const controlHeaders = new Set([waitHeader, settings.instanceHeader, settings.appHeader])
+  const pace = { minBytesPerSecond: settings.client.minBodyBytesPerSecond, windowMs: settings.client.bodyGraceMs }
+  const answerLimits = {
+    bufferBytes: settings.client.answerBufferBytes,
+    // The API's answer is never held back longer than its own body timeout for a client that does not read.
+    writeTimeoutMs: Math.min(settings.client.writeTimeoutMs, settings.upstreamTimeouts.bodyMs),
+  }
 
   return async function proxyHandler(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const trace = new Trace(request.id, request.method, performance.now())
+    const { trace, client } = ctx.tracker.track(request, reply)
     const arrivedAt = Date.now()
     const res = reply.raw
-    const client = new HangUp()
-    res.once('close', () => {
-      const gone = !res.writableFinished
-      if (gone) client.hangUp()
-      const record = trace.finish(res.statusCode, gone, performance.now())
-      if (record !== undefined) ctx.onFinished(record, request)
-    })
     reply.header('x-request-id', request.id)
 
     try {
       // ── admission: path, endpoint, instance, wait, version — all before any permit is taken
       const url = request.raw.url ?? '/'
+      if (url.length > settings.client.maxUrlBytes) throw withOutcome(new UrlTooLongError(settings.client.maxUrlBytes), 'bad_request')
       const q = url.indexOf('?')
       const rawPath = q < 0 ? url : url.slice(0, q)
       const query = q < 0 ? '' : url.slice(q)
@@ -106,7 +94,8 @@ export function createProxyHandler(ctx: ProxyContext) {
       trace.endpoint = endpoint.id
       trace.template = endpoint.template
       const headers = request.headers
-      trace.instance = instanceOf(headers, settings.instanceHeader)
+      // Read before the path check (the record names the organisation); refused only now, after it.
+      if (trace.instanceError !== undefined) throw withOutcome(trace.instanceError, 'bad_request')
       const app = headers[settings.appHeader]
       trace.app = typeof app === 'string' ? app.slice(0, 64) : undefined
       const deadline = arrivedAt + maxWaitMs(headers[waitHeader], waitHeader, settings.queue.maxWaitMs)
@@ -126,7 +115,12 @@ export function createProxyHandler(ctx: ProxyContext) {
       trace.versionWarnings = decision.warnings
       for (const name in decision.responseHeaders) reply.header(name, decision.responseHeaders[name])
 
-      const body = request.body === undefined ? NO_BODY : await readBody(request.body as Readable, contentLengthOf(headers['content-length']), settings.retry.maxBufferBytes)
+      const body =
+        request.body === undefined
+          ? NO_BODY
+          : await readBody(request.body as Readable, contentLengthOf(headers['content-length']), settings.retry.maxBufferBytes, pace).catch((err: unknown) => {
+              throw withOutcome(err, err instanceof BodyTooSlowError ? 'client_timeout' : 'bad_request')
+            })
       const upstreamHeaders = upstreamRequestHeaders(headers, controlHeaders)
       upstreamHeaders['x-request-id'] = request.id
       if (decision.upstream === undefined) delete upstreamHeaders[versionHeader]
@@ -166,8 +160,16 @@ export function createProxyHandler(ctx: ProxyContext) {
               if (cutOff) trace.outcome = 'upstream_error'
               permit.release()
             },
-          })
+            // The client did not take its answer in time: cut off, and the API's answer read out and dropped.
+            onClientCut: () => {
+              trace.outcome = 'client_timeout'
+            },
+          }, answerLimits)
         } catch (err) {
+          // A streamed body the client sent too slowly: the upstream request was torn down for it.
+          if (err instanceof BodyTooSlowError) throw withOutcome(err, 'client_timeout')
+          const cause = (err as { cause?: unknown }).cause
+          if (cause instanceof BodyTooSlowError) throw withOutcome(cause, 'client_timeout')
           throw withOutcome(upstreamFailure(err), 'upstream_error')
         }
         // The answer is the upstream's (passed on, or dropped for a client that has gone): Fastify sends nothing.
@@ -190,9 +192,8 @@ export function createProxyHandler(ctx: ProxyContext) {
       }
     } catch (err) {
       if (client.gone) return void reply.hijack()
-      const rejection = err as Rejection
-      trace.outcome = rejection.outcome ?? OUTCOME_BY_CODE[(rejection as { code?: string }).code ?? ''] ?? 'bad_request'
-      throw rejection
+      // The proxy's error handler sets the outcome from the error and answers in the API's shape.
+      throw err
     }
   }
 }
