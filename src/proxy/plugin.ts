@@ -19,7 +19,7 @@ async function proxyPlugin(fastify: FastifyInstance, ctx: ProxyContext): Promise
   fastify.addContentTypeParser('*', (_request, payload, done) => done(null, payload))
   fastify.setErrorHandler((err: FastifyError, request, reply) => {
     const { trace } = ctx.tracker.track(request, reply)
-    trace.outcome ??= outcomeOf(err as Rejection, typeof err.statusCode === 'number' ? err.statusCode : 500)
+    trace.outcome ??= outcomeOf(err, typeof err.statusCode === 'number' ? err.statusCode : 500)
     replyWithError(err, request, reply)
   })
   // Only methods without a route get here: the route takes every path.
