@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import { MethodNotAllowedError } from './errors.js'
 import { createProxyHandler, type ProxyContext } from './handler.js'
 import { replyWithError } from './reply.js'
-import { outcomeOf, type Rejection } from './tracking.js'
+import { outcomeOf } from './tracking.js'
 
 /** The methods the proxy forwards; any other is answered 405. */
 export const PROXY_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
