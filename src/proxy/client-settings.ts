@@ -28,7 +28,7 @@ export const clientSettingsSchema = z
     maxHeaderBytes: z.number().int().min(1_024).default(16_384),
   })
   .refine((s) => s.headersTimeoutMs <= s.requestTimeoutMs, {
-    message: 'headersTimeoutMs must not be longer than requestTimeoutMs',
+    message: 'must not be longer than client.requestTimeoutMs (SLUICE_CLIENT_REQUEST_TIMEOUT_MS)',
     path: ['headersTimeoutMs'],
   })
 export type ClientSettings = z.output<typeof clientSettingsSchema>
