@@ -11,7 +11,7 @@ import { accessLogLine, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from './m
 import { createMetrics } from './metrics/index.js'
 import { stdoutLogLines, type LogLines } from './metrics/log-lines.js'
 import { lazyChildLoggerFactory } from './metrics/request-logger.js'
-import { clientErrorHandler, connectHandler } from './proxy/client-errors.js'
+import { clientErrorHandler, connectHandler, expectationHandler } from './proxy/client-errors.js'
 import { ShuttingDownError } from './proxy/errors.js'
 import proxyPlugin, { PROXY_METHODS } from './proxy/plugin.js'
 import { replyWithError } from './proxy/reply.js'
@@ -99,6 +99,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     clientErrorHandler: clientErrorHandler(front),
   })
   proxy.server.on('connect', connectHandler(front))
+  proxy.server.on('checkExpectation', expectationHandler(front))
   const log = proxy.log
 
   const versioning = createVersioning(settings.versions, { now: deps.now, log, registry: metrics.registry })
@@ -168,8 +169,16 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
 }
 
 /** Node's HTTP server options from the client settings: header size and timeouts, checked every second. */
-function httpServerOptions(settings: Settings): { maxHeaderSize: number; headersTimeout: number; requestTimeout: number; connectionsCheckingInterval: number } {
+function httpServerOptions(settings: Settings): {
+  maxHeaderSize: number
+  headersTimeout: number
+  requestTimeout: number
+  connectionsCheckingInterval: number
+  requireHostHeader: boolean
+} {
   return {
+    // Node would answer a missing Host with a bare 400 of its own; the proxy answers it in the error shape.
+    requireHostHeader: false,
     maxHeaderSize: settings.client.maxHeaderBytes,
     headersTimeout: settings.client.headersTimeoutMs,
     requestTimeout: settings.client.requestTimeoutMs,

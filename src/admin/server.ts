@@ -2,7 +2,7 @@ import type { ServerOptions } from 'node:http'
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import type { Limiter } from '../limiter/types.js'
 import type { SluiceMetrics } from '../metrics/index.js'
-import { clientErrorHandler } from '../proxy/client-errors.js'
+import { clientErrorHandler, connectHandler, expectationHandler } from '../proxy/client-errors.js'
 import { MethodNotAllowedError, NoSuchPathError } from '../proxy/errors.js'
 import { replyWithError } from '../proxy/reply.js'
 import { renderStatusPage, statusPageHeaders } from './status-page.js'
@@ -33,6 +33,9 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
     clientErrorHandler: clientErrorHandler({ maxHeaderBytes: deps.http?.maxHeaderSize ?? 16_384 }),
   })
   admin.setErrorHandler(replyWithError)
+  const front = { maxHeaderBytes: deps.http?.maxHeaderSize ?? 16_384, methods: ['GET', 'HEAD'] }
+  admin.server.on('checkExpectation', expectationHandler(front))
+  admin.server.on('connect', connectHandler(front))
   admin.setNotFoundHandler((request, reply) => {
     const path = (request.raw.url ?? '/').split('?')[0]!
     if (ADMIN_PATHS.includes(path)) {

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import type { FastifyError } from 'fastify'
 import { errorBody } from './reply.js'
-import { BadHttpError, HeadersTooLargeError, MethodNotAllowedError, RequestTimeoutError, UrlTooLongError } from './errors.js'
+import { BadHttpError, ExpectationFailedError, HeadersTooLargeError, MethodNotAllowedError, RequestTimeoutError, UrlTooLongError } from './errors.js'
 import type { Outcome } from './record.js'
 import type { RequestTracker } from './tracking.js'
 
@@ -38,6 +38,12 @@ export function clientErrorHandler(options: ClientErrorOptions): (err: ParseErro
     const status = error.statusCode ?? 400
     // A request already handed to the proxy (an error found mid-body, a body too slow): its own record says what it got.
     const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined
+    if (inFlight?.req.complete === true) {
+      // The bytes after a whole request (pipelined, or sent after `Connection: close`) are bad: that
+      // request still gets its answer, and then the connection closes.
+      if (!inFlight.headersSent) inFlight.shouldKeepAlive = false
+      return
+    }
     if (inFlight !== undefined && inFlight.headersSent) return void socket.destroy()
     const tracked = inFlight !== undefined ? options.tracker?.ofResponse(inFlight) : undefined
     if (tracked !== undefined) {
@@ -63,6 +69,16 @@ export function connectHandler(options: ClientErrorOptions): (req: IncomingMessa
 
 /** The bytes the parser refused (Node puts them on its parse errors). */
 const packetOf = (err: ParseError): Buffer | undefined => (Buffer.isBuffer(err.rawPacket) ? err.rawPacket : undefined)
+
+/** An `Expect` other than 100-continue: Node would answer 417 itself, in its own shape. */
+export function expectationHandler(options: ClientErrorOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const body = JSON.stringify(errorBody(new ExpectationFailedError(), 417))
+    options.tracker?.recordRaw(req.method ?? '-', req.headers, 417, 'bad_request')
+    res.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' })
+    res.end(body)
+  }
+}
 
 function answerFor(err: ParseError, maxHeaderBytes: number): Answer {
   switch (err.code) {
@@ -103,6 +119,8 @@ function headOf(packet: Buffer | undefined): { method: string; headers: Incoming
 }
 
 function writeRaw(socket: Duplex, status: number, body: string, extraHeaders = ''): void {
+  // A socket handed over by Node (CONNECT) has no error listener left: a reset must not crash the process.
+  if (socket.listenerCount('error') === 0) socket.on('error', () => socket.destroy())
   const reason = REASONS[status] ?? 'Bad Request'
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
@@ -115,6 +133,7 @@ function writeRaw(socket: Duplex, status: number, body: string, extraHeaders = '
 const REASONS: Readonly<Record<number, string>> = {
   400: 'Bad Request',
   405: 'Method Not Allowed',
+  417: 'Expectation Failed',
   408: 'Request Timeout',
   414: 'URI Too Long',
   431: 'Request Header Fields Too Large',

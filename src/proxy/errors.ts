@@ -73,3 +73,8 @@ export const MethodNotAllowedError = createError<[string, string]>('SLUICE_METHO
 
 /** An admin path that does not exist. */
 export const NoSuchPathError = createError<[string, string]>('SLUICE_NOT_FOUND', 'There is no %s; there are %s', 404)
+
+export const ExpectationFailedError = createError('SLUICE_EXPECTATION_FAILED', 'The only Expect sluice meets is 100-continue', 417)
+
+/** An HTTP/1.1 request without a Host header (RFC 9112 §3.2). */
+export const NoHostError = createError('SLUICE_BAD_REQUEST', 'An HTTP/1.1 request needs a Host header', 400)

@@ -12,7 +12,7 @@ import { retryDelayMs, sleep } from './backoff.js'
 import { NO_BODY, readBody } from './body.js'
 import { forward } from './forward.js'
 import type { HangUp } from './hang-up.js'
-import { BadWaitHeaderError, BodyTooSlowError, NotFoundError, UpstreamBusyError, UrlTooLongError } from './errors.js'
+import { BadWaitHeaderError, BodyTooSlowError, NoHostError, NotFoundError, UpstreamBusyError, UrlTooLongError } from './errors.js'
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js'
 import type { Trace } from './trace.js'
 import { withOutcome, type RequestTracker } from './tracking.js'
@@ -74,6 +74,7 @@ export function createProxyHandler(ctx: ProxyContext) {
       // ── admission: path, endpoint, instance, wait, version — all before any permit is taken
       const url = request.raw.url ?? '/'
       if (url.length > settings.client.maxUrlBytes) throw withOutcome(new UrlTooLongError(settings.client.maxUrlBytes), 'bad_request')
+      if (request.headers.host === undefined && request.raw.httpVersionMinor === 1) throw withOutcome(new NoHostError(), 'bad_request')
       const q = url.indexOf('?')
       const rawPath = q < 0 ? url : url.slice(0, q)
       const query = q < 0 ? '' : url.slice(q)
