@@ -2,7 +2,7 @@ import { freePort, startNode, startSimChild, startSluiceChild, waitForHttp, type
 import { measureInTurns, type TurnFigures, type TurnTarget } from './turns.js'
 
 /**
- * The core benchmark of issue 2: on the sim with zero latency, direct vs a bare @fastify/http-proxy
+ * The core benchmark: on the sim with zero latency, direct vs a bare @fastify/http-proxy
  * vs sluice (defaults: in-process limiter, request log on, metrics on), at 1 and 64 connections.
  * Each connection is its own instance, so no limit binds: this measures the proxy's own cost.
  * The targets take turns in ROUNDS short rounds; each figure is the median over the rounds, and

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { buildApp } from './app.js'
-import { ConfigError, loadSettings, unknownEnvVars } from './config/load.js'
+import { loadSettings, unknownEnvVars } from './config/load.js'
+import { ConfigError } from './errors/config-error.js'
 
 /** Process entry: settings, app, listen, signals. A bad setting stops the start with the key named. */
 async function main(): Promise<void> {

@@ -9,7 +9,7 @@
 import pino from 'pino'
 import { Writable } from 'node:stream'
 import type { Catalog, Endpoint } from '../../src/catalog/types.js'
-import { accessLogFields, accessLogLine, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from '../../src/metrics/access-log.js'
+import { accessLogFields, accessLogLine, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from '../../src/log/access-log.js'
 import { createMetrics } from '../../src/metrics/index.js'
 import { metricsSettingsSchema, type MetricsSettingsInput } from '../../src/metrics/settings.js'
 import type { Outcome, RequestRecord } from '../../src/proxy/record.js'

@@ -2,9 +2,9 @@ import type { ServerOptions } from 'node:http'
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import type { Limiter } from '../limiter/types.js'
 import type { SluiceMetrics } from '../metrics/index.js'
+import { replyWithError } from '../errors/reply.js'
 import { clientErrorHandler, connectHandler, expectationHandler } from '../proxy/client-errors.js'
 import { MethodNotAllowedError, NoSuchPathError } from '../proxy/errors.js'
-import { replyWithError } from '../proxy/reply.js'
 import { renderStatusPage, statusPageHeaders } from './status-page.js'
 
 export interface AdminDeps {

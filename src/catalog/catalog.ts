@@ -9,7 +9,7 @@ import { unknownTemplate } from './unknown.js'
  * name and at most one parameter child; matching tries the static child first and backtracks to the
  * parameter when the static branch dead-ends (`GET /groups/list/volunteers` is `/groups/{id}/volunteers`).
  * The cost is O(path segments) for this catalog: backtracking can only revisit a level where both a
- * static and a parameter child exist, and the seed's templates are at most five segments deep.
+ * static and a parameter child exist, and the API's templates (docs/api/limits-and-versions.md §4) are at most five segments deep.
  *
  * HEAD requests count as GET (a HEAD is a GET without the body for most servers, so it takes from the
  * same upstream pool) unless the catalog lists HEAD endpoints itself.

@@ -4,13 +4,13 @@ import { z } from 'zod'
 import { CatalogInvalidError } from './errors.js'
 import type { CatalogEntry } from './types.js'
 
-/** A static segment is a name; a parameter is `{name}` (the seed's spelling, kept for the template). */
+/** A static segment is a name; a parameter is `{name}` (the API's spelling, kept for the template). */
 const TEMPLATE = /^\/$|^(?:\/(?:[A-Za-z0-9_-]+|\{[A-Za-z][A-Za-z0-9_]*\}))+$/
 
 export const catalogEntrySchema = z.strictObject({
   method: z.string().regex(/^[A-Z]+$/, 'an upper-case HTTP method such as GET'),
   path: z.string().regex(TEMPLATE, 'a path template such as /accounts/{id}/contacts'),
-  // null: the seed publishes no limit ("–"); the proxy applies `limits.default`
+  // null: the API publishes no limit ("–" in docs/api/limits-and-versions.md §4); the proxy applies `limits.default`
   limit: z.number().int().positive().nullable(),
   since: z
     .string()

@@ -1,6 +1,6 @@
 /** Where an endpoint's limit comes from. */
 export type LimitSource =
-  /** the seed's §4 table gives 1 or 5 */
+  /** docs/api/limits-and-versions.md §4 gives 1 or 5 */
   | 'published'
   /** in the catalog, but §4 shows "–": the configured default applies */
   | 'unlisted'
@@ -13,7 +13,7 @@ export interface Endpoint {
   /** `METHOD /template`, e.g. `GET /accounts/{id}/contacts`; the limiter key and the metrics label */
   readonly id: string
   readonly method: string
-  /** the path template as the seed writes it, relative to the API v2 root */
+  /** the path template as docs/api/limits-and-versions.md §4 writes it, relative to the API v2 root */
   readonly template: string
   readonly limit: number
   readonly limitSource: LimitSource
@@ -66,7 +66,7 @@ export interface Catalog {
 /** One entry of `config/endpoints.yaml`. */
 export interface CatalogEntry {
   readonly method: string
-  /** the template as the seed writes it, e.g. `/customObjects/{idOrApiAlias}/fields/{fieldAlias}` */
+  /** the template as docs/api/limits-and-versions.md §4 writes it, e.g. `/customObjects/{idOrApiAlias}/fields/{fieldAlias}` */
   readonly path: string
   /** 1 or 5 as §4 lists it; null where §4 shows "–" or gives no limit */
   readonly limit: number | null

@@ -1,4 +1,4 @@
-import type { z } from 'zod'
+import { z } from 'zod'
 
 /**
  * Env vars for every leaf of the settings schema: `queue.maxWaitMs` ↔ `SLUICE_QUEUE_MAX_WAIT_MS`.
@@ -16,38 +16,30 @@ export const ENV_PREFIX = 'SLUICE_'
 
 const toSnake = (s: string): string => s.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()
 
-// zod 4 keeps a schema's definition in `_zod.def`; only the few fields we walk are typed here.
-interface Def {
-  type: string
-  shape?: Record<string, z.ZodType>
-  innerType?: z.ZodType
-  in?: z.ZodType
-}
-const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def
-
 /** Strips default/optional/prefault/pipe wrappers down to the schema that says what the value is. */
 function unwrap(schema: z.ZodType): z.ZodType {
   let s = schema
   for (;;) {
-    const def = defOf(s)
-    if (def.innerType && ['default', 'optional', 'prefault', 'nullable', 'readonly'].includes(def.type)) s = def.innerType
-    else if (def.type === 'pipe' && def.in) s = def.in
+    if (s instanceof z.ZodDefault || s instanceof z.ZodPrefault || s instanceof z.ZodOptional || s instanceof z.ZodNullable || s instanceof z.ZodReadonly) {
+      s = s.unwrap() as z.ZodType
+    } else if (s instanceof z.ZodPipe) s = s.in as z.ZodType
     else return s
   }
 }
 
+/** Every leaf of the schema with its env var name, walked through zod's public classes (test/config/env-bindings.test.ts pins the result). */
 export function envBindings(schema: z.ZodType, path: string[] = []): EnvBinding[] {
   const s = unwrap(schema)
-  const def = defOf(s)
-  if (def.type === 'object' && def.shape) {
-    return Object.entries(def.shape).flatMap(([key, child]) => envBindings(child, [...path, key]))
+  if (s instanceof z.ZodObject) {
+    return Object.entries(s.shape as Record<string, z.ZodType>).flatMap(([key, child]) => envBindings(child, [...path, key]))
   }
+  // `type` is the public name of a schema's kind; string formats such as z.url() report 'string'.
   const kind: Kind =
-    def.type === 'number' || def.type === 'int'
+    s.type === 'number' || s.type === 'int'
       ? 'number'
-      : def.type === 'boolean'
+      : s.type === 'boolean'
         ? 'boolean'
-        : def.type === 'string' || def.type === 'enum' || def.type === 'literal'
+        : s.type === 'string' || s.type === 'enum' || s.type === 'literal'
           ? 'string'
           : 'json'
   return [{ name: ENV_PREFIX + path.map(toSnake).join('_'), path, kind }]

@@ -1,20 +1,10 @@
 import { readFileSync } from 'node:fs'
 import { parse as parseYaml } from 'yaml'
 import type { z } from 'zod'
+import { ConfigError } from '../errors/config-error.js'
 import { ENV_PREFIX, envBindings, parseEnvValue } from './env.js'
 import { settingsSchema, type Settings } from './schema.js'
 
-/** A setting that cannot be used; the message names the key (and its env var) and what is allowed. */
-export class ConfigError extends Error {
-  readonly code = 'SLUICE_CONFIG_INVALID'
-  constructor(
-    message: string,
-    readonly problems: readonly string[],
-  ) {
-    super(message)
-    this.name = 'ConfigError'
-  }
-}
 
 const bindings = envBindings(settingsSchema)
 const envNameOf = new Map(bindings.map((b) => [b.path.join('.'), b.name]))

@@ -1,89 +1,22 @@
 import { z } from 'zod'
-import { metricsSettingsSchema } from '../metrics/settings.js'
-import { clientSettingsSchema } from '../proxy/client-settings.js'
+import { adminSettingsShape } from '../admin/settings.js'
+import { limitSettingsSchema } from '../catalog/settings.js'
 import { redisSettingsSchema } from '../limiter/redis/settings.js'
+import { logSettingsShape } from '../log/settings.js'
+import { metricsSettingsSchema } from '../metrics/settings.js'
+import { proxySettingsShape } from '../proxy/settings.js'
 import { versionSettingsSchema } from '../versioning/settings.js'
 
 /**
- * Every setting, its type, range and default. Defaults < YAML file (`SLUICE_CONFIG`) < env vars.
- * Each leaf `a.bC` is also the env var `SLUICE_A_B_C` (see env.ts). Objects are strict, so a typo
- * in the file is an error naming the key rather than a silently ignored setting.
+ * Every setting, composed from the modules that own them. Defaults < YAML file (`SLUICE_CONFIG`) <
+ * env vars. Each leaf `a.bC` is also the env var `SLUICE_A_B_C` (see env.ts). Objects are strict, so
+ * a typo in the file is an error naming the key rather than a silently ignored setting.
  */
-
-const port = z.number().int().min(0).max(65535)
-const positiveMs = z.number().int().positive()
-const headerName = z
-  .string()
-  .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'a valid HTTP header name')
-  .transform((s) => s.toLowerCase())
-
 export const settingsSchema = z.strictObject({
-  /** interface the proxy listens on */
-  host: z.string().min(1).default('0.0.0.0'),
-  port: port.default(8080),
-  adminHost: z.string().min(1).default('0.0.0.0'),
-  adminPort: port.default(9090),
-  /** the API v2 root requests are forwarded to */
-  upstream: z.url({ protocol: /^https?$/ }).default('https://api.neoncrm.com/v2'),
-  /** the path prefix apps use in front of API paths (they replace https://api.neoncrm.com/v2 with http://sluice/v2) */
-  basePath: z
-    .string()
-    .regex(/^\/[A-Za-z0-9._~-]+$/, 'one path segment such as /v2')
-    .default('/v2'),
-  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  /** one JSON log line per request (the access log) */
-  requestLog: z.boolean().default(true),
-  /** header naming the instance when a request has no Basic auth; then `default` */
-  instanceHeader: headerName.default('x-sluice-instance'),
-  /** header naming the calling app, for logs */
-  appHeader: headerName.default('x-sluice-app'),
-  limits: z
-    .strictObject({
-      /** limit of endpoints the seed lists with "–" and of paths not in the catalog */
-      default: z.number().int().positive().default(5),
-      /** per-endpoint limits, keyed by endpoint id: `{"POST /accounts/search": 1}` */
-      overrides: z
-        .record(z.string().regex(/^[A-Z]+ \/\S*$/, 'an endpoint id such as "GET /accounts/{id}"'), z.number().int().positive())
-        .default({}),
-    })
-    .prefault({}),
-  queue: z
-    .strictObject({
-      /** the most requests that may wait for one (instance, endpoint) on this replica */
-      maxLength: z.number().int().nonnegative().default(1000),
-      /** the longest a request waits in the queue, in total across upstream-429 retries */
-      maxWaitMs: positiveMs.default(60_000),
-      /** request header with which a client asks for a shorter wait, in seconds (e.g. `x-sluice-max-wait: 5`) */
-      waitHeader: headerName.default('x-sluice-max-wait'),
-    })
-    .prefault({}),
-  retry: z
-    .strictObject({
-      /** request bodies up to this size are buffered so an upstream 429 can be retried; larger ones stream */
-      maxBufferBytes: z.number().int().nonnegative().default(1_048_576),
-      /** first back-off after an upstream 429 without Retry-After; doubles each time, with full jitter */
-      baseDelayMs: positiveMs.default(100),
-      maxDelayMs: positiveMs.default(5_000),
-    })
-    .prefault({}),
-  upstreamTimeouts: z
-    .strictObject({
-      connectMs: positiveMs.default(10_000),
-      /** time to the response headers */
-      headersMs: positiveMs.default(60_000),
-      /** time between body chunks */
-      bodyMs: positiveMs.default(60_000),
-    })
-    .prefault({}),
-  client: clientSettingsSchema.prefault({}),
-  /** most sockets kept open to the upstream */
-  upstreamConnections: z.number().int().positive().default(128),
-  shutdown: z
-    .strictObject({
-      /** how long SIGTERM waits for in-flight requests before closing anyway */
-      graceMs: positiveMs.default(25_000),
-    })
-    .prefault({}),
+  ...proxySettingsShape,
+  ...adminSettingsShape,
+  ...logSettingsShape,
+  limits: limitSettingsSchema.prefault({}),
   redis: redisSettingsSchema.prefault({}),
   versions: versionSettingsSchema.prefault({}),
   metrics: metricsSettingsSchema.prefault({}),

@@ -1,6 +1,6 @@
-import type { Settings } from '../config/schema.js'
 import { createMemoryLimiter } from './memory/index.js'
 import { createRedisLimiter } from './redis/index.js'
+import type { RedisSettings } from './redis/settings.js'
 import type { Limiter, LimiterObserver } from './types.js'
 
 export interface LimiterDeps {
@@ -9,7 +9,7 @@ export interface LimiterDeps {
 }
 
 /** The backend the settings ask for: Redis when `redis.url` is set, else in-process. */
-export function createLimiter(settings: Settings, deps: LimiterDeps): Promise<Limiter> {
+export function createLimiter(settings: { readonly redis: RedisSettings }, deps: LimiterDeps): Promise<Limiter> {
   if (settings.redis.url !== undefined) return createRedisLimiter(settings.redis, deps)
   return Promise.resolve(createMemoryLimiter({ observer: deps.observer }))
 }

@@ -1,85 +1,77 @@
-import type { Metric, Registry } from 'prom-client'
-
-/** What the registry reads from a metric at scrape time (prom-client's own shape, which it does not export). */
-export interface MetricSnapshot {
-  readonly name: string
-  readonly help: string
-  readonly type: 'counter' | 'histogram'
-  readonly aggregator: 'sum'
-  readonly values: { readonly labels: Readonly<Record<string, string | number>>; readonly value: number; readonly metricName?: string }[]
-}
+import { Counter, type Metric, type Registry } from 'prom-client'
 
 /**
- * Counters and histograms whose hot path is plain arithmetic on a cached cell. prom-client's own
- * `inc()`/`observe()` hash and validate the label set on every call, even through a `labels()` child
- * (about 0.7-0.9 µs each here, see bench/metrics); these cost a Map lookup and an addition. The
- * registry reads them through the same `get()` shape as prom-client's metrics, at scrape time.
+ * Fast metrics: the hot path bumps plain numbers in cells; the registry reads them at scrape time.
+ *
+ * Fast counters: the hot path bumps a plain number in a cell (`cell.n++`), and a real prom-client
+ * Counter reads every cell in its `collect()`, at scrape time. prom-client's own `inc(labels)` hashes
+ * and validates the label set on every call (about 0.7-0.9 µs here, see bench/metrics), which the
+ * per-request path should not pay. Only public prom-client API is used (Counter, collect, reset, inc).
+ * A series appears once its cell has counted something.
  */
-
-interface Series<C> {
-  readonly labels: Readonly<Record<string, string>>
-  /** the organisation the series belongs to, so its series can be dropped together ('' when none) */
-  readonly org: string
-  readonly cell: C
+export interface CounterCell {
+  n: number
 }
 
-abstract class CellMetric<C> {
-  protected readonly series = new Map<string, Series<C>>()
-  readonly aggregator = 'sum' as const
+interface Series<L extends string> {
+  readonly labels: Readonly<Record<L, string>>
+  /** the organisation the series belongs to, so its series can be dropped together ('' when none) */
+  readonly org: string
+  readonly cell: CounterCell
+}
+
+export class CellCounter<L extends string = string> {
+  private readonly series = new Map<string, Series<L>>()
 
   constructor(
-    readonly name: string,
-    readonly help: string,
-    readonly labelNames: readonly string[],
-    registry: Registry,
+    name: string,
+    help: string,
+    private readonly labelNames: readonly L[],
+    registry: Registry | undefined,
   ) {
-    // prom-client types registerMetric for its own classes; the registry only calls get(), reset() and
-    // reads name/help/type/aggregator, which this class provides.
-    registry.registerMetric(this as unknown as Metric)
+    const series = this.series
+    new Counter<L>({
+      name,
+      help,
+      labelNames,
+      registers: registry ? [registry] : [],
+      collect() {
+        this.reset()
+        for (const { labels, cell } of series.values()) if (cell.n > 0) this.inc(labels, cell.n)
+      },
+    })
   }
 
-  /** The cell of a label tuple already seen, by the caller's key for it. */
-  find(key: string): C | undefined {
+  /** The cell of a label set already seen, by the caller's key for it. */
+  find(key: string): CounterCell | undefined {
     return this.series.get(key)?.cell
   }
 
-  /** Creates the cell of a new label tuple; `values` in `labelNames` order. */
-  create(key: string, org: string, values: readonly string[]): C {
-    const labels: Record<string, string> = {}
-    this.labelNames.forEach((name, i) => (labels[name] = values[i]!))
-    const cell = this.newCell()
-    this.series.set(key, { labels, org, cell })
-    return cell
+  /** The cell of a label set, by the caller's key for it (any string that tells label sets apart). */
+  cellByKey(key: string, labels: Readonly<Record<L, string>>, org = ''): CounterCell {
+    let found = this.series.get(key)
+    if (found === undefined) this.series.set(key, (found = { labels: { ...labels }, org, cell: { n: 0 } }))
+    return found.cell
+  }
+
+  /** The cell of a label set, keyed by its values. */
+  cell(labels: Readonly<Record<L, string>>): CounterCell {
+    return this.cellByKey(this.labelNames.map((l) => labels[l]).join('\u0000'), labels)
   }
 
   /** Drops every series of one organisation. */
   dropOrg(org: string): void {
     for (const [key, s] of this.series) if (s.org === org) this.series.delete(key)
   }
-
-  reset(): void {
-    this.series.clear()
-  }
-
-  protected abstract newCell(): C
 }
 
-export interface CounterCell {
-  n: number
-}
-
-export class CellCounter extends CellMetric<CounterCell> {
-  readonly type = 'counter' as const
-
-  protected newCell(): CounterCell {
-    return { n: 0 }
-  }
-
-  // eslint-disable-next-line @typescript-eslint/require-await -- the registry awaits get()
-  async get(): Promise<MetricSnapshot> {
-    const values = [...this.series.values()].map((s) => ({ labels: s.labels, value: s.cell.n }))
-    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator }
-  }
+/** What the registry reads from a metric at scrape time (prom-client's own shape, which it does not export). */
+interface HistogramSnapshot {
+  readonly name: string
+  readonly help: string
+  readonly type: 'histogram'
+  readonly aggregator: 'sum'
+  readonly values: { readonly labels: Readonly<Record<string, string | number>>; readonly value: number; readonly metricName: string }[]
 }
 
 export class HistogramCell {
@@ -102,28 +94,62 @@ export class HistogramCell {
   }
 }
 
-export class CellHistogram extends CellMetric<HistogramCell> {
+/**
+ * Fast histograms. prom-client has no public way to load a histogram's counts, and its `observe()`
+ * costs about 1 µs a call here (three per request; docs/observability.md, "Cost on the request path"),
+ * so these keep their buckets in cells and give the registry the same `get()` result a prom-client
+ * Histogram gives. That is the one place sluice relies on prom-client's registry reading `get()`,
+ * `name`, `help`, `type` and `aggregator`: test/metrics/histogram-cells.test.ts compares the
+ * exposition with a real prom-client Histogram's for the same observations.
+ */
+export class CellHistogram {
   readonly type = 'histogram' as const
+  readonly aggregator = 'sum' as const
+  private readonly series = new Map<string, { readonly labels: Readonly<Record<string, string>>; readonly org: string; readonly cell: HistogramCell }>()
   private readonly bounds: readonly number[]
 
-  constructor(name: string, help: string, labelNames: readonly string[], buckets: readonly number[], registry: Registry) {
-    super(name, help, labelNames, registry)
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    buckets: readonly number[],
+    registry: Registry,
+  ) {
     this.bounds = [...buckets].sort((a, b) => a - b)
+    // prom-client types registerMetric for its own classes; the registry calls get() and reset() and
+    // reads name/help/type/aggregator, which this class provides (pinned by the test named above).
+    registry.registerMetric(this as unknown as Metric)
   }
 
-  protected newCell(): HistogramCell {
-    return new HistogramCell(this.bounds)
+  /** The cell of a label set already seen, by the caller's key for it. */
+  find(key: string): HistogramCell | undefined {
+    return this.series.get(key)?.cell
+  }
+
+  /** The cell of a label set, by the caller's key for it. */
+  cellByKey(key: string, labels: Readonly<Record<string, string>>, org = ''): HistogramCell {
+    let found = this.series.get(key)
+    if (found === undefined) this.series.set(key, (found = { labels: { ...labels }, org, cell: new HistogramCell(this.bounds) }))
+    return found.cell
+  }
+
+  /** Drops every series of one organisation. */
+  dropOrg(org: string): void {
+    for (const [key, s] of this.series) if (s.org === org) this.series.delete(key)
+  }
+
+  reset(): void {
+    this.series.clear()
   }
 
   // eslint-disable-next-line @typescript-eslint/require-await -- the registry awaits get()
-  async get(): Promise<MetricSnapshot> {
-    const values: MetricSnapshot['values'] = []
+  async get(): Promise<HistogramSnapshot> {
+    const values: HistogramSnapshot['values'][number][] = []
     for (const { labels, cell } of this.series.values()) {
       let cumulative = 0
       for (let i = 0; i <= this.bounds.length; i++) {
         cumulative += cell.counts[i]!
         const le = i < this.bounds.length ? this.bounds[i]! : '+Inf'
-        values.push({ metricName: `${this.name}_bucket`, labels: { ...labels, le }, value: cumulative })
+        values.push({ metricName: `${this.name}_bucket`, labels: { le, ...labels }, value: cumulative })
       }
       values.push({ metricName: `${this.name}_sum`, labels, value: cell.sum })
       values.push({ metricName: `${this.name}_count`, labels, value: cell.count })

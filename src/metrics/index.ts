@@ -91,32 +91,27 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   const keyLabels = withOrg ? ['endpoint', 'org'] : ['endpoint']
   const waitByOrg = withOrg && settings.queueWaitByOrg
 
-  // Per-request metrics: cells (plain numbers) bumped on the hot path, read by the registry at scrape time.
+  // Per-request metrics: cells (plain numbers) bumped on the hot path, read by the registry at scrape time (cells.ts).
   const cellMetrics: { dropOrg(org: string): void }[] = []
   const counter = (name: string, help: string, labelNames: readonly string[]): CellCounter => {
     const metric = new CellCounter(name, help, labelNames, registry)
     cellMetrics.push(metric)
     return metric
   }
-  const histogram = (name: string, help: string, labelNames: readonly string[], buckets: readonly number[]): CellHistogram => {
-    const metric = new CellHistogram(name, help, labelNames, buckets, registry)
+  const histogram = (name: string, help: string, buckets: readonly number[]): CellHistogram => {
+    const metric = new CellHistogram(name, help, buckets, registry)
     cellMetrics.push(metric)
     return metric
   }
 
-  let forgetCells = (): void => {}
+  /** Re-ranks the organisations when due and drops the series of those that lost their slot; run before every scrape. */
+  let rerank = (): void => {}
   if (withOrg) {
-    // Registered before every per-org metric on purpose: the registry reads each metric in
-    // registration order within one tick, so this synchronous collect re-ranks the organisations
-    // (and drops the series of those that lost their slot) before any per-org metric is read.
     new Gauge({
       name: 'sluice_metrics_orgs',
       help: 'Organisations that have series of their own (metrics.maxInstances caps it; the rest are org="_other")',
       registers: [registry],
       collect() {
-        const dropped = orgs.rerankIfDue(now())
-        for (const org of dropped) for (const metric of cellMetrics) metric.dropOrg(org)
-        if (dropped.length > 0) forgetCells()
         this.set(orgs.ownCount)
       },
     })
@@ -130,19 +125,16 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   const requestDuration = histogram(
     'sluice_request_duration_seconds',
     'Time from arrival to the end of the answer, as the client saw it',
-    ['endpoint'],
     REQUEST_BUCKETS,
   )
   const upstreamDuration = histogram(
     'sluice_upstream_duration_seconds',
     "The upstream's time on the final attempt of forwarded requests",
-    ['endpoint'],
     UPSTREAM_BUCKETS,
   )
   const queueWait = histogram(
     'sluice_queue_wait_seconds',
     'Time spent waiting for permits, over every attempt, of requests that joined a queue',
-    waitByOrg ? keyLabels : ['endpoint'],
     QUEUE_WAIT_BUCKETS,
   )
   const retries = counter('sluice_upstream_retries_total', 'Attempts sent again after an upstream 429', keyLabels)
@@ -155,7 +147,6 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   const redisDuration = histogram(
     'sluice_redis_command_duration_seconds',
     'Redis commands and scripts of the limiter, by operation',
-    ['operation'],
     REDIS_BUCKETS,
   )
   const redisErrors = counter('sluice_redis_errors_total', 'Redis commands and scripts of the limiter that failed, by operation', ['operation'])
@@ -198,7 +189,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   /** The cell of a per-key counter (retries, 429s, lost leases) for (endpoint, org). */
   const keyCell = (metric: CellCounter, endpoint: string, org: string): CounterCell => {
     const key = endpoint + '\n' + org
-    return metric.find(key) ?? metric.create(key, org, withOrg ? [endpoint, org] : [endpoint])
+    return metric.find(key) ?? metric.cellByKey(key, withOrg ? { endpoint, org } : { endpoint }, org)
   }
 
   const observer: LimiterObserver = {
@@ -208,18 +199,18 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     },
     redisCommand(operation, seconds, ok) {
       const op = operationLabel(operation)
-      const duration = redisDuration.find(op) ?? redisDuration.create(op, '', [op])
+      const duration = redisDuration.find(op) ?? redisDuration.cellByKey(op, { operation: op })
       duration.observe(seconds)
-      if (!ok) (redisErrors.find(op) ?? redisErrors.create(op, '', [op])).n++
+      if (!ok) (redisErrors.find(op) ?? redisErrors.cellByKey(op, { operation: op })).n++
     },
     leaseLost(key: PermitKey) {
       keyCell(leasesLost, endpointOf(key.endpoint), withOrg ? orgs.label(key.instance) : '').n++
     },
   }
 
-  // The cells a request touches, found without building a key string per request: first by the
-  // endpoint id (the catalog's own string, whose hash V8 keeps), then by the org and a number made of
-  // status, outcome and method. Dropped when organisations are re-ranked, since that drops series.
+  // The counter cells a request touches, found without building a key string per request: first by
+  // the endpoint id (the catalog's own string, whose hash V8 keeps), then by the org and a number made
+  // of status, outcome and method. Dropped when organisations are re-ranked, since that drops series.
   interface EndpointCells {
     readonly label: string
     readonly total: HistogramCell
@@ -227,14 +218,21 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     readonly counts: Map<string, Map<number, CounterCell>>
   }
   const cellsByEndpoint = new Map<string, EndpointCells>()
-  forgetCells = () => cellsByEndpoint.clear()
+
+  if (withOrg) {
+    rerank = () => {
+      const dropped = orgs.rerankIfDue(now())
+      if (dropped.length === 0) return
+      for (const org of dropped) for (const metric of cellMetrics) metric.dropOrg(org)
+      cellsByEndpoint.clear()
+    }
+  }
 
   function endpointCells(endpointId: string): EndpointCells {
     let cells = cellsByEndpoint.get(endpointId)
     if (cells === undefined) {
       const label = endpointOf(endpointId)
-      const total = requestDuration.find(label) ?? requestDuration.create(label, '', [label])
-      cells = { label, total, upstream: undefined, counts: new Map() }
+      cells = { label, total: requestDuration.cellByKey(label, { endpoint: label }), upstream: undefined, counts: new Map() }
       cellsByEndpoint.set(endpointId, cells)
     }
     return cells
@@ -251,11 +249,9 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
       const code = codeLabel(record.status)
       const endpoint = cells.label
       const requestKey = endpoint + '\n' + method + '\n' + code + '\n' + record.outcome + '\n' + org
-      count = requests.find(requestKey)
-      if (count === undefined) {
-        const base = [endpoint, method, code, record.outcome]
-        count = requests.create(requestKey, org, withOrg ? [...base, org] : base)
-      }
+      const labels: Record<string, string> = { endpoint, method, code, outcome: record.outcome }
+      if (withOrg) labels.org = org
+      count = requests.cellByKey(requestKey, labels, org)
       byShape.set(shape, count)
     }
     return count
@@ -269,12 +265,12 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
 
     cells.total.observe(record.totalSeconds)
     if (record.outcome === 'forwarded' || record.upstreamSeconds > 0) {
-      cells.upstream ??= upstreamDuration.find(endpoint) ?? upstreamDuration.create(endpoint, '', [endpoint])
+      cells.upstream ??= upstreamDuration.cellByKey(endpoint, { endpoint })
       cells.upstream.observe(record.upstreamSeconds)
     }
     if (QUEUED_OUTCOMES.has(record.outcome)) {
       const key = waitByOrg ? endpoint + '\n' + org : endpoint
-      const wait = queueWait.find(key) ?? queueWait.create(key, waitByOrg ? org : '', waitByOrg ? [endpoint, org] : [endpoint])
+      const wait = queueWait.find(key) ?? queueWait.cellByKey(key, waitByOrg ? { endpoint, org } : { endpoint }, waitByOrg ? org : '')
       wait.observe(record.queueSeconds)
     }
     if (record.retries > 0) keyCell(retries, endpoint, org).n += record.retries
@@ -288,6 +284,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
       keyCell(upstream429s, endpointOf(endpointId), withOrg ? orgs.label(instance) : '').n++
     },
     async scrape() {
+      rerank()
       return { contentType: registry.contentType, body: await registry.metrics() }
     },
   }

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 
-/** Settings of metrics (issue: observability). docs/observability.md says what each one costs in series. */
+/** Settings of metrics. docs/observability.md says what each one costs in series. */
 export const metricsSettingsSchema = z.strictObject({
   /** count requests, waits and limiter events; off leaves /metrics with only what other areas register */
   enabled: z.boolean().default(true),

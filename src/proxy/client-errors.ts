@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import type { FastifyError } from 'fastify'
-import { errorBody } from './reply.js'
+import { errorBody } from '../errors/reply.js'
 import { BadHttpError, ExpectationFailedError, HeadersTooLargeError, MethodNotAllowedError, RequestTimeoutError, UrlTooLongError } from './errors.js'
 import type { Outcome } from './record.js'
 import type { RequestTracker } from './tracking.js'

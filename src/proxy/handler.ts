@@ -5,7 +5,7 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
 import type { Dispatcher } from 'undici'
 import { badPathError } from '../catalog/index.js'
 import type { Catalog, Endpoint } from '../catalog/types.js'
-import type { Settings } from '../config/schema.js'
+import type { ProxySettings } from './settings.js'
 import { QueueTimeoutError } from '../limiter/errors.js'
 import type { Limiter, Permit } from '../limiter/types.js'
 import { retryDelayMs, sleep } from './backoff.js'
@@ -38,7 +38,7 @@ export interface ProxyVersioning<D extends VersionDecision = VersionDecision> {
 }
 
 export interface ProxyContext {
-  readonly settings: Settings
+  readonly settings: ProxySettings
   readonly catalog: Catalog
   readonly limiter: Limiter
   readonly upstream: Upstream

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { MethodNotAllowedError } from './errors.js'
 import { createProxyHandler, type ProxyContext } from './handler.js'
-import { replyWithError } from './reply.js'
+import { replyWithError } from '../errors/reply.js'
 import { outcomeOf } from './tracking.js'
 
 /** The methods the proxy forwards; any other is answered 405. */

@@ -1,5 +1,5 @@
 import { Pool } from 'undici'
-import type { Settings } from '../config/schema.js'
+import type { ProxySettings } from './settings.js'
 import { UpstreamTimeoutError, UpstreamUnreachableError } from './errors.js'
 
 export interface Upstream {
@@ -10,7 +10,7 @@ export interface Upstream {
 }
 
 /** One keep-alive pool to the API root; its timeouts are the upstream timeouts of the settings. */
-export function createUpstream(settings: Settings): Upstream {
+export function createUpstream(settings: ProxySettings): Upstream {
   const url = new URL(settings.upstream)
   const pool = new Pool(url.origin, {
     connections: settings.upstreamConnections,

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { DEFAULT_CATALOG_FILE } from '../catalog/index.js'
-import { isRetiredBySeed } from './retired.js'
+import { isRetiredAsPublished } from './retired.js'
 
 export interface SimOptions {
   /** interface to listen on; default 127.0.0.1 */
@@ -13,7 +13,7 @@ export interface SimOptions {
   jitterMs: number
   /** the endpoint catalog that tells which endpoint a request is for; default config/endpoints.yaml */
   catalogFile: string
-  /** limit for endpoints the seed lists with "–" and for paths not in the catalog; undefined = unlimited (default) */
+  /** limit for endpoints listed with "–" (docs/api/limits-and-versions.md §4) and for paths not in the catalog; undefined = unlimited (default) */
   unlistedLimit: number | undefined
   /** per-endpoint limits by endpoint id (`{ "GET /groups/list": 2 }`), same rules as the proxy's `limits.overrides` */
   overrides: Record<string, number>
@@ -21,7 +21,7 @@ export interface SimOptions {
   rejectRatio: number
   /** the date clock for retirement checks; default `() => new Date()` */
   now: () => Date
-  /** whether a version header value names a retired version; default: the seed's §9 table (retired.ts) */
+  /** whether a version header value names a retired version; default: the table of docs/api/limits-and-versions.md §9 (retired.ts) */
   isRetired: (version: string, now: Date) => boolean
   /** random source in [0, 1) for `rejectRatio` and jitter; default Math.random */
   random: () => number
@@ -41,7 +41,7 @@ export const DEFAULT_SIM_OPTIONS: Readonly<SimOptions> = Object.freeze({
   overrides: {},
   rejectRatio: 0,
   now: () => new Date(),
-  isRetired: isRetiredBySeed,
+  isRetired: isRetiredAsPublished,
   random: Math.random,
   arrivalLogSize: 10_000,
   echoBodyBytes: 65_536,

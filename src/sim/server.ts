@@ -6,7 +6,7 @@ import { resolveSimOptions, type SimOptions } from './options.js'
 import { ArrivalLog, KeyState, statsKey, type ArrivalOutcome, type SimStats } from './stats.js'
 
 /*
- * The simulated upstream: API v2 under `/v2`, enforcing §8 of the seed as written — per (instance,
+ * The simulated upstream: API v2 under `/v2`, enforcing §8 of docs/api/limits-and-versions.md as written — per (instance,
  * endpoint) at most `limit` requests in progress, 429 over it — and §9's 410 for retired versions.
  * Plain node:http, no framework: tests and benchmarks put it under load.
  *

@@ -1,5 +1,5 @@
 /**
- * API versions (issue 4): the calendar, the policy for retired and missing versions, deprecation
+ * API versions (docs/versioning.md): the calendar, the policy for retired and missing versions, deprecation
  * headers, the endpoint gate, learned retirements and metrics. A plain module with no Fastify in
  * it: the proxy calls `decide()` per request before taking a permit, sends `decision.upstream` in
  * the version header, adds `decision.responseHeaders` to the answer and reports the upstream's

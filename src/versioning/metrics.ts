@@ -1,45 +1,21 @@
-import { Counter, Gauge, type Registry } from 'prom-client'
+import { Gauge, type Registry } from 'prom-client'
+import { CellCounter, type CounterCell } from '../metrics/cells.js'
 
 /**
  * Version metrics. The hot path only bumps plain integers (`cell.n++`, cells bound once a day per
- * version); prom-client reads them when /metrics is scraped. prom-client's own `inc(labels)` hashes
- * and validates the label set on every call, which decide() should not pay per request.
+ * version), through the metrics area's fast counters (src/metrics/cells.ts).
  */
-export interface Cell {
-  n: number
-}
-
-/** One counter's cells, one per label set; label values come only from validated versions and enums. */
-export class CellFamily<L extends string> {
-  private readonly cells = new Map<string, { readonly labels: Record<L, string>; readonly cell: Cell }>()
-  constructor(private readonly labelNames: readonly L[]) {}
-
-  cell(labels: Record<L, string>): Cell {
-    const key = this.labelNames.map((l) => labels[l]).join('\u0000')
-    let found = this.cells.get(key)
-    if (!found) this.cells.set(key, (found = { labels: { ...labels }, cell: { n: 0 } }))
-    return found.cell
-  }
-
-  /** The count for one label set (0 when never seen). */
-  value(labels: Record<L, string>): number {
-    return this.cells.get(this.labelNames.map((l) => labels[l]).join('\u0000'))?.cell.n ?? 0
-  }
-
-  entries(): IterableIterator<{ readonly labels: Record<L, string>; readonly cell: Cell }> {
-    return this.cells.values()
-  }
-}
+export type Cell = CounterCell
 
 export interface VersionMetrics {
   /** every decided request by the version it asked for and that version's state today */
-  readonly requests: CellFamily<'version' | 'state'>
+  readonly requests: CellCounter<'version' | 'state'>
   /** requests sent upstream with another version than asked (from `none` when pinned) */
-  readonly rewrites: CellFamily<'from' | 'to'>
+  readonly rewrites: CellCounter<'from' | 'to'>
   /** requests answered locally: `malformed` header (400), `retired` (410), `gate` (400) */
-  readonly rejections: CellFamily<'version' | 'reason'>
-  readonly gateWarnings: CellFamily<'version' | 'endpoint'>
-  readonly learned: CellFamily<'version'>
+  readonly rejections: CellCounter<'version' | 'reason'>
+  readonly gateWarnings: CellCounter<'version' | 'endpoint'>
+  readonly learned: CellCounter<'version'>
 }
 
 function counter<L extends string>(
@@ -47,19 +23,8 @@ function counter<L extends string>(
   name: string,
   help: string,
   labelNames: readonly L[],
-): CellFamily<L> {
-  const family = new CellFamily(labelNames)
-  new Counter<L>({
-    name,
-    help,
-    labelNames,
-    registers,
-    collect() {
-      this.reset()
-      for (const { labels, cell } of family.entries()) if (cell.n > 0) this.inc(labels, cell.n)
-    },
-  })
-  return family
+): CellCounter<L> {
+  return new CellCounter(name, help, labelNames, registers[0])
 }
 
 /**

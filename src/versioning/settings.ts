@@ -7,7 +7,7 @@ const isoDay = z.iso.date('a date YYYY-MM-DD')
 /** zod's own message for a bad record key says only "Invalid key in record". */
 const versionKeys = { error: (issue: { code?: string }) => (issue.code === 'invalid_key' ? 'the key is not a version <major>.<minor> such as 2.10' : undefined) }
 
-/** Settings of API version handling (issue: API versions). */
+/** Settings of API version handling (docs/versioning.md). */
 export const versionSettingsSchema = z
   .strictObject({
     /** the request header carrying `<major>.<minor>` */

@@ -3,7 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { ConfigError, loadSettings, unknownEnvVars } from '../../src/config/load.js'
+import { loadSettings, unknownEnvVars } from '../../src/config/load.js'
+import { ConfigError } from '../../src/errors/config-error.js'
 import { MAIN_JS } from '../support/process.js'
 
 const problemsOf = (env: NodeJS.ProcessEnv): readonly string[] => {

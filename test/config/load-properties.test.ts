@@ -5,7 +5,8 @@ import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
 import { stringify } from 'yaml'
 import { envBindings } from '../../src/config/env.js'
-import { ConfigError, loadSettings } from '../../src/config/load.js'
+import { loadSettings } from '../../src/config/load.js'
+import { ConfigError } from '../../src/errors/config-error.js'
 import { settingsSchema } from '../../src/config/schema.js'
 
 // Property tests of the config loader (README "Settings"): whatever the env vars and the file hold,

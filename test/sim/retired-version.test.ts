@@ -1,6 +1,6 @@
 import { request } from 'undici'
 import { describe, expect, it } from 'vitest'
-import { isRetiredBySeed } from '../../src/sim/index.js'
+import { isRetiredAsPublished } from '../../src/sim/index.js'
 import { keyStats, withSim } from '../support/sim.js'
 
 const day = (iso: string): Date => new Date(`${iso}T00:00:00Z`)
@@ -67,7 +67,7 @@ describe('the sim answers 410 for retired versions (§9)', () => {
     ['2.12', '2099-01-01', false],
     ['abc', '2099-01-01', false],
     ['2.9.1', '2099-01-01', false],
-  ])('the seed table: %s on %s → retired %s', (version, iso, retired) => {
-    expect(isRetiredBySeed(version, day(iso))).toBe(retired)
+  ])('the published table: %s on %s → retired %s', (version, iso, retired) => {
+    expect(isRetiredAsPublished(version, day(iso))).toBe(retired)
   })
 })

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
 /** `npm run versions` runs the build (`npm test` builds before vitest). */
-const CLI_JS = fileURLToPath(new URL('../../dist/versioning/cli.js', import.meta.url))
+const CLI_JS = fileURLToPath(new URL('../../dist/versions-cli.js', import.meta.url))
 
 function versions(args: string[], env: Record<string, string> = {}) {
   const r = spawnSync(process.execPath, [CLI_JS, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' })

@@ -50,7 +50,7 @@ describe('an endpoint newer than the request version', () => {
 })
 
 describe('the gate over the real catalog (config/endpoints.yaml dates its endpoints)', () => {
-  it('the issue examples: activities PUT 2.5, volunteers 2.9, custom objects and households 2.10, activity custom statuses 2.12', async () => {
+  it('the examples of docs/versioning.md: activities PUT 2.5, volunteers 2.9, custom objects and households 2.10, activity custom statuses 2.12', async () => {
     const { DEFAULT_CATALOG_FILE, loadCatalog } = await import('../../src/catalog/index.js')
     const catalog = loadCatalog(DEFAULT_CATALOG_FILE, { defaultLimit: 5, overrides: {} })
     const endpoint = (method: string, path: string) => {

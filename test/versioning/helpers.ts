@@ -35,7 +35,7 @@ export function versioningAt(iso: string, settings: z.input<typeof versionSettin
   return { versioning, registry, logs, setNow: (next) => void (now = new Date(next)) }
 }
 
-/** An endpoint the seed gives no version: never gated. */
+/** An endpoint the API description gives no version: never gated. */
 export const PLAIN = { id: 'GET /accounts/{id}/contacts' } as const
 /** Endpoints §9 dates (as config/endpoints.yaml records them). */
 export const CUSTOM_OBJECTS = { id: 'GET /customObjects', since: '2.10' } as const

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 
-/** Settings of the Redis backend (issue: distributed limiter). `url` unset → the in-process backend. */
+/** Settings of the Redis backend (docs/redis-limiter.md). `url` unset → the in-process backend. */
 export const redisSettingsSchema = z.strictObject({
   /** `redis://[:password@]host:port[/db]` or `rediss://…`; unset → in-process limiter */
   url: z.string().regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL').optional(),

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { Writable } from 'node:stream'
 import { afterEach, describe, expect, it } from 'vitest'
-import { lazyChildLoggerFactory } from '../../src/metrics/request-logger.js'
+import { lazyChildLoggerFactory } from '../../src/log/request-logger.js'
 import { startSim, type Sim } from '../../src/sim/index.js'
 import { buildApp } from '../../src/app.js'
 import { loadSettings } from '../../src/config/load.js'

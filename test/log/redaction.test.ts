@@ -3,8 +3,8 @@ import { hostname } from 'node:os'
 import { Writable } from 'node:stream'
 import { request as undiciRequest } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
-import { accessLogFields, accessLogLine, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from '../../src/metrics/access-log.js'
-import { record } from './records.js'
+import { accessLogFields, accessLogLine, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from '../../src/log/access-log.js'
+import { record } from '../metrics/records.js'
 
 const API_KEY = 'k3y-0123456789abcdef'
 const CREDENTIALS = Buffer.from(`org1:${API_KEY}`).toString('base64')

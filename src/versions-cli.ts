@@ -4,9 +4,10 @@
  * today (or on --date) with each version under the configured settings (SLUICE_CONFIG, SLUICE_*).
  */
 import { parseArgs } from 'node:util'
-import { ConfigError, loadSettings } from '../config/load.js'
-import { createVersioning } from './index.js'
-import { renderSnapshot } from './render.js'
+import { loadSettings } from './config/load.js'
+import { ConfigError } from './errors/config-error.js'
+import { createVersioning } from './versioning/index.js'
+import { renderSnapshot } from './versioning/render.js'
 
 const USAGE = 'usage: npm run versions [-- --date YYYY-MM-DD] [--json]\n'
 

@@ -1,0 +1,68 @@
+import { z } from 'zod'
+import { clientSettingsSchema } from './client-settings.js'
+
+/** Settings of the proxy server: where it listens, where it forwards, how long requests wait and retry. */
+
+const port = z.number().int().min(0).max(65535)
+const positiveMs = z.number().int().positive()
+/** an HTTP header name, lower-cased as Node gives headers */
+const headerName = z
+  .string()
+  .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'a valid HTTP header name')
+  .transform((s) => s.toLowerCase())
+
+export const proxySettingsShape = {
+  /** interface the proxy listens on */
+  host: z.string().min(1).default('0.0.0.0'),
+  port: port.default(8080),
+  /** the API v2 root requests are forwarded to */
+  upstream: z.url({ protocol: /^https?$/ }).default('https://api.neoncrm.com/v2'),
+  /** the path prefix apps use in front of API paths (they replace https://api.neoncrm.com/v2 with http://sluice/v2) */
+  basePath: z
+    .string()
+    .regex(/^\/[A-Za-z0-9._~-]+$/, 'one path segment such as /v2')
+    .default('/v2'),
+  /** header naming the instance when a request has no Basic auth; then `default` */
+  instanceHeader: headerName.default('x-sluice-instance'),
+  /** header naming the calling app, for logs */
+  appHeader: headerName.default('x-sluice-app'),
+  queue: z
+    .strictObject({
+      /** the most requests that may wait for one (instance, endpoint) on this replica */
+      maxLength: z.number().int().nonnegative().default(1000),
+      /** the longest a request waits in the queue, in total across upstream-429 retries */
+      maxWaitMs: positiveMs.default(60_000),
+      /** request header with which a client asks for a shorter wait, in seconds (e.g. `x-sluice-max-wait: 5`) */
+      waitHeader: headerName.default('x-sluice-max-wait'),
+    })
+    .prefault({}),
+  retry: z
+    .strictObject({
+      /** request bodies up to this size are buffered so an upstream 429 can be retried; larger ones stream */
+      maxBufferBytes: z.number().int().nonnegative().default(1_048_576),
+      /** first back-off after an upstream 429 without Retry-After; doubles each time, with full jitter */
+      baseDelayMs: positiveMs.default(100),
+      maxDelayMs: positiveMs.default(5_000),
+    })
+    .prefault({}),
+  upstreamTimeouts: z
+    .strictObject({
+      connectMs: positiveMs.default(10_000),
+      /** time to the response headers */
+      headersMs: positiveMs.default(60_000),
+      /** time between body chunks */
+      bodyMs: positiveMs.default(60_000),
+    })
+    .prefault({}),
+  /** most sockets kept open to the upstream */
+  upstreamConnections: z.number().int().positive().default(128),
+  /** bounds on the clients' side: a timeout per phase, the body's pace, the answer held (client-settings.ts) */
+  client: clientSettingsSchema.prefault({}),
+  shutdown: z
+    .strictObject({
+      /** how long SIGTERM waits for in-flight requests before closing anyway */
+      graceMs: positiveMs.default(25_000),
+    })
+    .prefault({}),
+}
+export type ProxySettings = z.output<ReturnType<typeof z.strictObject<typeof proxySettingsShape>>>
