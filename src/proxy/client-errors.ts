@@ -32,11 +32,7 @@ const LINGER_MS = 5_000
 
 export function clientErrorHandler(options: ClientErrorOptions): (err: ParseError, socket: Socket) => void {
   return (err, socket) => {
-    if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || !socket.writable || answered.has(socket)) return void socket.destroy()
-    answered.add(socket)
-    const { error, outcome } = answerFor(err, options.maxHeaderBytes)
-    const status = error.statusCode ?? 400
-    // A request already handed to the proxy (an error found mid-body, a body too slow): its own record says what it got.
+    if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || !socket.writable) return void socket.destroy()
     const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined
     if (inFlight?.req.complete === true) {
       // The bytes after a whole request (pipelined, or sent after `Connection: close`) are bad: that
@@ -44,6 +40,11 @@ export function clientErrorHandler(options: ClientErrorOptions): (err: ParseErro
       if (!inFlight.headersSent) inFlight.shouldKeepAlive = false
       return
     }
+    if (answered.has(socket)) return void socket.destroy()
+    answered.add(socket)
+    const { error, outcome } = answerFor(err, options.maxHeaderBytes)
+    const status = error.statusCode ?? 400
+    // A request already handed to the proxy (an error found mid-body, a body too slow): its own record says what it got.
     if (inFlight !== undefined && inFlight.headersSent) return void socket.destroy()
     const tracked = inFlight !== undefined ? options.tracker?.ofResponse(inFlight) : undefined
     if (tracked !== undefined) {

@@ -113,7 +113,8 @@ class PipeToClient implements Dispatcher.DispatchHandler {
     if (this.passing) {
       this.res.end()
       // The permit goes back now; the held rest of the answer waits for the client only so long.
-      if (!this.res.writableFinished) {
+      // (Bytes already with the kernel are bounded by the keep-alive timeout, as for any answer.)
+      if (this.res.writableLength > 0) {
         const stalled = setTimeout(() => this.cutClient(), this.limits.writeTimeoutMs)
         stalled.unref()
         this.res.once('close', () => clearTimeout(stalled))

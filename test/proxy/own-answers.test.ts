@@ -75,6 +75,17 @@ describe('every answer sluice gives itself has the error shape, a fitting status
     expect(await requestsCounted({ org: 'org-chunk', code: '400', outcome: 'bad_request' })).toBe(1)
   })
 
+  it('bad bytes after a whole request (sent after Connection: close) do not spoil its answer', async () => {
+    const answer = await rawExchange(
+      stack.proxy.url,
+      `GET /v2/campaigns HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic('org-after')}\r\nConnection: close\r\n\r\nG\x00ARBAGE / HTTP/1.1\r\n\r\n`,
+    )
+    expect(answer.status).toBe(200)
+    expect(answer.closed).toBe(true)
+    await until(() => logLine((l) => l.instance === 'org-after') !== undefined, 'the log line')
+    expect(logLine((l) => l.instance === 'org-after')).toMatchObject({ status: 200, outcome: 'forwarded' })
+  })
+
   it('the admin port: unknown paths 404, a wrong method 405, an undecodable URL 400, all in the error shape', async () => {
     const unknown = await send(stack.proxy.adminUrl, '/nope')
     expect(unknown.status).toBe(404)
