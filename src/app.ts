@@ -6,6 +6,7 @@ import { buildAdminServer } from './admin/server.js'
 import { loadCatalog } from './catalog/index.js'
 import type { Settings } from './config/schema.js'
 import { createLimiter } from './limiter/index.js'
+import { REDIS_OPERATIONS } from './limiter/redis/index.js'
 import type { Limiter } from './limiter/types.js'
 import { accessLogLine, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from './log/access-log.js'
 import { createMetrics } from './metrics/index.js'
@@ -64,7 +65,11 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     defaultLimit: settings.limits.default,
     overrides: settings.limits.overrides,
   })
-  const metrics = createMetrics(settings.metrics, { limiter: () => limiter, catalog })
+  const metrics = createMetrics(settings.metrics, {
+    limiter: () => limiter,
+    catalog,
+    redisOperations: settings.redis.url !== undefined ? REDIS_OPERATIONS : [],
+  })
   // Every answer of the proxy port, whichever part of it answered, is one record: one count, one log line.
   const tracker = new RequestTracker((record: RequestRecord) => {
     metrics.requestFinished(record)
@@ -102,7 +107,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   proxy.server.on('checkExpectation', expectationHandler(front))
   const log = proxy.log
 
-  const versioning = createVersioning(settings.versions, { now: deps.now, log, registry: metrics.registry })
+  const versioning = createVersioning(settings.versions, { now: deps.now, log, registry: metrics.registry, orgs: metrics.orgs })
   limiter = await createLimiter(settings, { log, observer: metrics.observer })
   const upstream = createUpstream(settings)
 
@@ -117,6 +122,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     versioning,
     tracker,
     onUpstream429: (endpoint, instance) => metrics.upstream429(endpoint.id, instance),
+    onUpstreamAttempt: (endpoint, seconds) => metrics.upstreamAttempt(endpoint.id, seconds),
   })
 
   const admin = buildAdminServer({

@@ -1,7 +1,8 @@
 /**
  * `node --import tsx bench/metrics/main.ts`: what metrics and the access log cost.
  *
- * 1. Hot path: ns per requestFinished() (label children cached) and per access-log line (sluice's
+ * 1. Hot path: ns per requestFinished() (label children cached), with upstreamAttempt() as sluice calls
+ *    them for a request sent once, and per access-log line (sluice's
  *    own, and through pino with and without REDACT_PATHS, to a null stream), median of 5 runs.
  * 2. Cardinality: sluice_* series exported after traffic from N organisations on 20 endpoints each,
  *    for each instance-label setting.
@@ -13,6 +14,8 @@ import { accessLogFields, accessLogLine, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_
 import { createMetrics } from '../../src/metrics/index.js'
 import { metricsSettingsSchema, type MetricsSettingsInput } from '../../src/metrics/settings.js'
 import type { Outcome, RequestRecord } from '../../src/proxy/record.js'
+import { createVersioning } from '../../src/versioning/index.js'
+import { versionSettingsSchema } from '../../src/versioning/settings.js'
 
 const ENDPOINTS = Array.from({ length: 20 }, (_, i) => `GET /resource${i}/{id}`)
 const catalog: Pick<Catalog, 'endpoints'> = {
@@ -55,6 +58,12 @@ const records = Array.from({ length: 64 }, (_, i) => rec(`org${i % 8}`, ENDPOINT
 const metrics = createMetrics(settings({}), { limiter: () => undefined, catalog })
 const metricsNoOrg = createMetrics(settings({ instanceLabel: false }), { limiter: () => undefined, catalog })
 for (let i = 0; i < 100_000; i++) metrics.requestFinished(records[i & 63]!) // warm up
+// the versioning counts every request by version and org on the same registry, as in src/app.ts
+const versioning = createVersioning(versionSettingsSchema.parse({}), {
+  log: { info: () => {}, warn: () => {}, error: () => {} },
+  registry: metrics.registry,
+  orgs: metrics.orgs,
+})
 const nullStream = new Writable({ write: (_c, _e, done) => done() })
 const plain = pino({ level: 'info' }, nullStream)
 const redacted = pino({ level: 'info', redact: { paths: REDACT_PATHS, censor: REDACT_CENSOR }, serializers: LOG_SERIALIZERS }, nullStream)
@@ -68,6 +77,16 @@ const logLine = (log: pino.Logger) => (i: number) => {
 
 const hot: [string, number][] = [
   ['requestFinished (org label, 8 orgs x 20 endpoints)', nsPerOp(1_000_000, (i) => metrics.requestFinished(records[i & 63]!))],
+  // what sluice calls per request forwarded once: the attempt's upstream time, then the finished request
+  [
+    'upstreamAttempt + requestFinished (org label, one attempt)',
+    nsPerOp(1_000_000, (i) => {
+      const r = records[i & 63]!
+      metrics.upstreamAttempt(r.endpoint, r.upstreamSeconds)
+      metrics.requestFinished(r)
+    }),
+  ],
+  ['versioning decide (a supported version, counted by org)', nsPerOp(1_000_000, (i) => void versioning.decide('2.11', { id: records[i & 63]!.endpoint }, records[i & 63]!.instance))],
   ['requestFinished (instanceLabel off)', nsPerOp(1_000_000, (i) => metricsNoOrg.requestFinished(records[i & 63]!))],
   ['upstream429', nsPerOp(1_000_000, (i) => metrics.upstream429(ENDPOINTS[i % 20]!, 'org1'))],
   ['access-log line as sluice writes it (accessLogLine, to a null stream)', nsPerOp(1_000_000, (i) => nullStream.write(accessLogLine(records[i & 63]!)))],
@@ -90,6 +109,7 @@ async function seriesAfter(input: MetricsSettingsInput, orgs: number): Promise<n
   for (let o = 0; o < orgs; o++) {
     for (const endpoint of ENDPOINTS) {
       const org = `org${o}`
+      m.upstreamAttempt(endpoint, 0.1)
       m.requestFinished(rec(org, endpoint))
       m.requestFinished(rec(org, endpoint, 'queue_timeout', 503))
       m.requestFinished({ ...rec(org, endpoint), retries: 1, upstream429s: 1 })

@@ -7,7 +7,8 @@ import { Counter, type Metric, type Registry } from 'prom-client'
  * Counter reads every cell in its `collect()`, at scrape time. prom-client's own `inc(labels)` hashes
  * and validates the label set on every call (about 0.7-0.9 µs here, see bench/metrics), which the
  * per-request path should not pay. Only public prom-client API is used (Counter, collect, reset, inc).
- * A series appears once its cell has counted something.
+ * A series appears once its cell has counted something, or at once when made by `cellAtZero` (for
+ * counters that alerts read: docs/observability.md#metrics, "Counters start at 0").
  */
 export interface CounterCell {
   n: number
@@ -18,6 +19,8 @@ interface Series<L extends string> {
   /** the organisation the series belongs to, so its series can be dropped together ('' when none) */
   readonly org: string
   readonly cell: CounterCell
+  /** exported while still 0 */
+  atZero: boolean
 }
 
 export class CellCounter<L extends string = string> {
@@ -37,7 +40,7 @@ export class CellCounter<L extends string = string> {
       registers: registry ? [registry] : [],
       collect() {
         this.reset()
-        for (const { labels, cell } of series.values()) if (cell.n > 0) this.inc(labels, cell.n)
+        for (const { labels, cell, atZero } of series.values()) if (cell.n > 0 || atZero) this.inc(labels, cell.n)
       },
     })
   }
@@ -50,8 +53,15 @@ export class CellCounter<L extends string = string> {
   /** The cell of a label set, by the caller's key for it (any string that tells label sets apart). */
   cellByKey(key: string, labels: Readonly<Record<L, string>>, org = ''): CounterCell {
     let found = this.series.get(key)
-    if (found === undefined) this.series.set(key, (found = { labels: { ...labels }, org, cell: { n: 0 } }))
+    if (found === undefined) this.series.set(key, (found = { labels: { ...labels }, org, cell: { n: 0 }, atZero: false }))
     return found.cell
+  }
+
+  /** As `cellByKey`, and the series is exported from now on, at 0 until it counts. */
+  cellAtZero(key: string, labels: Readonly<Record<L, string>>, org = ''): CounterCell {
+    const cell = this.cellByKey(key, labels, org)
+    this.series.get(key)!.atZero = true
+    return cell
   }
 
   /** The cell of a label set, keyed by its values. */

@@ -7,10 +7,17 @@ import { registerKeyGauges } from './key-gauges.js'
 import { CellCounter, CellHistogram, type CounterCell, type HistogramCell } from './cells.js'
 import { codeLabel, endpointLabeler, methodLabel, operationLabel } from './labels.js'
 import { AllOrgs, type OrgPolicy, TopOrgs } from './orgs.js'
+import { readBuildInfo, type BuildInfo } from './build-info.js'
 import type { MetricsSettings } from './settings.js'
 
 export type { MetricsSettings } from './settings.js'
 export { metricsSettingsSchema } from './settings.js'
+
+/** The org label of an instance name, and who to tell when an organisation loses its own series. */
+export interface OrgLabels {
+  label(instance: string): string
+  onDropped(listener: (org: string) => void): void
+}
 
 export interface SluiceMetrics {
   /** every metric of sluice; other areas (versioning) register their own metrics on it */
@@ -21,6 +28,13 @@ export interface SluiceMetrics {
   requestFinished(record: RequestRecord): void
   /** an upstream 429 was received (the request goes back into the queue); `endpoint` is the endpoint id */
   upstream429(endpoint: string, instance: string): void
+  /** one attempt upstream is done (answered to the end, 429s included, or failed); `endpoint` is the endpoint id */
+  upstreamAttempt(endpoint: string, seconds: number): void
+  /**
+   * The org label of an instance, for other areas' per-org series (versions), and a hook called with
+   * each organisation that lost its own series; undefined when series carry no org.
+   */
+  readonly orgs: OrgLabels | undefined
   /** the scrape: Prometheus text and its content type */
   scrape(): Promise<{ contentType: string; body: string }>
 }
@@ -32,6 +46,13 @@ export interface MetricsDeps {
   readonly catalog: Pick<Catalog, 'endpoints'>
   /** clock (ms) for re-ranking organisations; `Date.now` unless a test sets it */
   readonly now?: () => number
+  /**
+   * The Redis limiter's operations when the Redis backend is configured (else none): their error
+   * counters and lease losses are exported at 0 before the first one happens.
+   */
+  readonly redisOperations?: readonly string[]
+  /** what sluice_build_info reports; read from package.json and git when not given */
+  readonly build?: BuildInfo
 }
 
 /** Every limiter mode, so the mode gauge has one series per mode (1 for the one in force). */
@@ -75,6 +96,8 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
       observer: {},
       requestFinished: () => {},
       upstream429: () => {},
+      upstreamAttempt: () => {},
+      orgs: undefined,
       scrape: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
     }
   }
@@ -83,7 +106,16 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   // 30 rounds each), at 100 ms nothing that showed. A stall still shows: it delays the next sample.
   if (settings.defaultMetrics) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS })
 
+  const build = deps.build ?? readBuildInfo()
+  new Gauge({
+    name: 'sluice_build_info',
+    help: 'Always 1; the labels say which sluice this is: version (package.json), revision (git), node (Node.js version)',
+    labelNames: ['version', 'revision', 'node'],
+    registers: [registry],
+  }).set({ version: build.version, revision: build.revision, node: build.node }, 1)
+
   const now = deps.now ?? Date.now
+  const redisOperations = (deps.redisOperations ?? []).map(operationLabel)
   const withOrg = settings.instanceLabel
   const orgs: OrgPolicy =
     settings.maxInstances > 0 ? new TopOrgs(settings.maxInstances, settings.rankIntervalMs, now()) : new AllOrgs()
@@ -106,6 +138,8 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
 
   /** Re-ranks the organisations when due and drops the series of those that lost their slot; run before every scrape. */
   let rerank = (): void => {}
+  /** other areas' per-org series (versions), told of each organisation that lost its slot */
+  const droppedListeners: ((org: string) => void)[] = []
   if (withOrg) {
     new Gauge({
       name: 'sluice_metrics_orgs',
@@ -129,7 +163,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   )
   const upstreamDuration = histogram(
     'sluice_upstream_duration_seconds',
-    "The upstream's time on the final attempt of forwarded requests",
+    "The upstream's time per attempt sent (429s that are retried, failures and the final answer each count once)",
     UPSTREAM_BUCKETS,
   )
   const queueWait = histogram(
@@ -156,6 +190,12 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     labelNames: ['mode'],
     registers: [registry],
   })
+  // At 0 from the start, so the first event of each shows as an increase (docs/observability.md#alerts).
+  for (const mode of LIMITER_MODES) modeChanges.inc({ mode }, 0)
+  for (const op of redisOperations) {
+    redisErrors.cellAtZero(op, { operation: op })
+    redisDuration.cellByKey(op, { operation: op })
+  }
 
   let observedMode: LimiterMode | undefined
   new Gauge({
@@ -184,12 +224,25 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     labelsOf: withOrg
       ? (key: KeyStatus) => ({ endpoint: endpointOf(key.endpoint), org: orgs.label(key.instance) })
       : (key: KeyStatus) => ({ endpoint: endpointOf(key.endpoint) }),
+    // A key the limiter holds gets its 429, retry and lost-lease series at 0 (at scrape time, off the
+    // request path), so the first of each is an increase that rate() and increase() see.
+    keySeen(labels) {
+      const endpoint = labels.endpoint!
+      const org = labels.org ?? ''
+      keyCellAtZero(upstream429s, endpoint, org)
+      keyCellAtZero(retries, endpoint, org)
+      if (redisOperations.length > 0) keyCellAtZero(leasesLost, endpoint, org)
+    },
   })
 
   /** The cell of a per-key counter (retries, 429s, lost leases) for (endpoint, org). */
   const keyCell = (metric: CellCounter, endpoint: string, org: string): CounterCell => {
     const key = endpoint + '\n' + org
     return metric.find(key) ?? metric.cellByKey(key, withOrg ? { endpoint, org } : { endpoint }, org)
+  }
+  /** The same, exported even while it is 0 (docs/observability.md#metrics, "Counters start at 0"). */
+  const keyCellAtZero = (metric: CellCounter, endpoint: string, org: string): void => {
+    metric.cellAtZero(endpoint + '\n' + org, withOrg ? { endpoint, org } : { endpoint }, org)
   }
 
   const observer: LimiterObserver = {
@@ -217,6 +270,8 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     upstream: HistogramCell | undefined
     readonly counts: Map<string, Map<number, CounterCell>>
   }
+  /** the 503 outcomes the alerts watch: their series exist at 0 once an (endpoint, org) is seen */
+  const SHED_OUTCOMES = ['queue_full', 'queue_timeout'] as const
   const cellsByEndpoint = new Map<string, EndpointCells>()
 
   if (withOrg) {
@@ -224,6 +279,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
       const dropped = orgs.rerankIfDue(now())
       if (dropped.length === 0) return
       for (const org of dropped) for (const metric of cellMetrics) metric.dropOrg(org)
+      for (const org of dropped) for (const listener of droppedListeners) listener(org)
       cellsByEndpoint.clear()
     }
   }
@@ -240,7 +296,10 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
 
   function requestCounter(cells: EndpointCells, record: RequestRecord, org: string): CounterCell {
     let byShape = cells.counts.get(org)
-    if (byShape === undefined) cells.counts.set(org, (byShape = new Map<number, CounterCell>()))
+    if (byShape === undefined) {
+      cells.counts.set(org, (byShape = new Map<number, CounterCell>()))
+      shedSeriesAtZero(cells.label, org)
+    }
     const shape = (record.status * 16 + OUTCOME_NUMBER[record.outcome]) * 8 + METHOD_INDEX(record.method)
     let count = byShape.get(shape)
     if (count === undefined) {
@@ -257,6 +316,19 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     return count
   }
 
+  /** The queue_full / queue_timeout series of a catalog endpoint at 0, the first time an org uses it. */
+  function shedSeriesAtZero(endpoint: string, org: string): void {
+    const space = endpoint.indexOf(' ')
+    if (space < 0) return // `unknown`, `unmatched`: no one method, and they are not queued per endpoint
+    const method = methodLabel(endpoint.slice(0, space))
+    for (const outcome of SHED_OUTCOMES) {
+      const key = endpoint + '\n' + method + '\n503\n' + outcome + '\n' + org
+      const labels: Record<string, string> = { endpoint, method, code: '503', outcome }
+      if (withOrg) labels.org = org
+      requests.cellAtZero(key, labels, org)
+    }
+  }
+
   function requestFinished(record: RequestRecord): void {
     const cells = endpointCells(record.endpoint)
     const endpoint = cells.label
@@ -264,10 +336,6 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     requestCounter(cells, record, org).n++
 
     cells.total.observe(record.totalSeconds)
-    if (record.outcome === 'forwarded' || record.upstreamSeconds > 0) {
-      cells.upstream ??= upstreamDuration.cellByKey(endpoint, { endpoint })
-      cells.upstream.observe(record.upstreamSeconds)
-    }
     if (QUEUED_OUTCOMES.has(record.outcome)) {
       const key = waitByOrg ? endpoint + '\n' + org : endpoint
       const wait = queueWait.find(key) ?? queueWait.cellByKey(key, waitByOrg ? { endpoint, org } : { endpoint }, waitByOrg ? org : '')
@@ -282,6 +350,17 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     requestFinished,
     upstream429(endpointId, instance) {
       keyCell(upstream429s, endpointOf(endpointId), withOrg ? orgs.label(instance) : '').n++
+    },
+    orgs: withOrg
+      ? {
+          label: (instance) => orgs.label(instance),
+          onDropped: (listener) => void droppedListeners.push(listener),
+        }
+      : undefined,
+    upstreamAttempt(endpointId, seconds) {
+      const cells = endpointCells(endpointId)
+      cells.upstream ??= upstreamDuration.cellByKey(cells.label, { endpoint: cells.label })
+      cells.upstream.observe(seconds)
     },
     async scrape() {
       rerank()

@@ -19,6 +19,8 @@ export interface KeyGaugeOptions {
   readonly labelNames: readonly string[]
   /** the labels of one key */
   readonly labelsOf: (key: KeyStatus) => Record<string, string>
+  /** told the labels of every key read, once per scrape */
+  readonly keySeen?: (labels: Readonly<Record<string, string>>) => void
 }
 
 /**
@@ -91,6 +93,7 @@ async function readRows(options: KeyGaugeOptions): Promise<KeyRow[]> {
     const id = options.labelNames.map((n) => labels[n]).join('\n')
     const row = rows.get(id)
     if (row === undefined) {
+      options.keySeen?.(labels)
       rows.set(id, {
         labels,
         inFlight: key.inFlight,

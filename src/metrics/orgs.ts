@@ -40,6 +40,8 @@ export class TopOrgs {
 
   /** The org label of an instance, given a series of its own if there is room; no request is counted. */
   label(instance: string): string {
+    // counted this window: already known to be a valid organisation id (the per-request versions count calls this)
+    if (this.counts.has(instance)) return this.admit(instance)
     const org = orgLabel(instance)
     return org === INVALID_ORG ? org : this.admit(org)
   }

@@ -31,7 +31,7 @@ export interface ProxyVersioning<D extends VersionDecision = VersionDecision> {
   /** the version header, lower-case */
   readonly headerName: string
   /** throws an error with a status (400/410) when the request must be answered locally */
-  decide(headerValue: string | string[] | undefined, endpoint: Endpoint): D
+  decide(headerValue: string | string[] | undefined, endpoint: Endpoint, instance: string): D
   observeUpstream(decision: D, status: number): void
   /** throws the 410 for API v1 paths once the calendar says v1 is retired */
   rejectApiV1(): void
@@ -47,6 +47,8 @@ export interface ProxyContext {
   readonly tracker: RequestTracker
   /** an upstream 429 arrived; the request goes back into its queue */
   readonly onUpstream429?: (endpoint: Endpoint, instance: string) => void
+  /** one attempt upstream is done (read to the end, a 429 included, or failed), with the upstream's time */
+  readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number) => void
 }
 
 /** Builds the route handler for every request under the API prefix. */
@@ -104,7 +106,7 @@ export function createProxyHandler(ctx: ProxyContext) {
       const requestedVersion = headers[versionHeader]
       let decision: VersionDecision
       try {
-        decision = versioning.decide(requestedVersion, endpoint)
+        decision = versioning.decide(requestedVersion, endpoint, trace.instance)
       } catch (err) {
         // Logged as sent (cut short: it is the client's text), since it was refused.
         trace.version = firstValue(requestedVersion)?.slice(0, 32)
@@ -139,7 +141,8 @@ export function createProxyHandler(ctx: ProxyContext) {
       for (let attempt = 0; ; attempt++) {
         const permit = await acquire(limiter, key, endpoint.limit, deadline, arrivedAt, settings.queue.maxLength, client, trace)
         let busy: IncomingHttpHeaders | undefined
-        trace.upstreamStartedAt = performance.now()
+        const sentAt = performance.now()
+        trace.upstreamStartedAt = sentAt
         try {
           await forward(upstream.pool, forwardOptions, res, {
             onHead: (status, upstreamHeaders) => {
@@ -158,6 +161,7 @@ export function createProxyHandler(ctx: ProxyContext) {
             // The upstream is done with the request when its answer has been read to the end (or torn).
             onDone: (cutOff) => {
               trace.upstreamEndedAt = performance.now()
+              ctx.onUpstreamAttempt?.(endpoint, (trace.upstreamEndedAt - sentAt) / 1000)
               if (cutOff) trace.outcome = 'upstream_error'
               permit.release()
             },

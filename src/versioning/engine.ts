@@ -2,7 +2,7 @@ import { loadCalendar, withRetirements, type Calendar, type CalendarEntry } from
 import { DAY_MS, dayOfIso, dayOfMs, httpDate, isoOfDay, structuredDate, type Day } from './days.js'
 import { ApiV1RetiredError, BadVersionHeaderError, VersionRetiredError, VersionTooOldError } from './errors.js'
 import { VERSION_RESPONSE_HEADERS as H } from './headers.js'
-import { createVersionMetrics, type Cell, type VersionMetrics } from './metrics.js'
+import { createVersionMetrics, type Cell, type OrgLabels, type RequestCell, type VersionMetrics } from './metrics.js'
 import type { VersionSettings } from './settings.js'
 import type {
   VersionDecision,
@@ -31,12 +31,12 @@ type Route =
       readonly decision: VersionDecision
       /** the version sent upstream (undefined: no header, `pass`) */
       readonly upstream: Rec | undefined
-      readonly requests: Cell
+      readonly requests: RequestCell
       readonly rewrites: Cell | undefined
       /** gate outcomes per endpoint id, filled lazily, dropped with the route at the next day */
       readonly gated: Map<string, GateOutcome>
     }
-  | { readonly kind: 'reject'; readonly message: string; readonly requests: Cell; readonly rejections: Cell }
+  | { readonly kind: 'reject'; readonly message: string; readonly requests: RequestCell; readonly rejections: Cell }
 
 type GateOutcome =
   | { readonly kind: 'warn'; readonly decision: VersionDecision; readonly warnings: Cell }
@@ -83,8 +83,9 @@ export class VersionEngine implements Versioning {
   private malformed = 0
   private exampleVersion = '2.11'
   private apiV1Retired = false
-  private readonly malformedCells: { readonly requests: Cell; readonly rejections: Cell }
-  private readonly otherCell: Cell
+  private readonly malformedCells: { readonly requests: RequestCell; readonly rejections: Cell }
+  private readonly otherCell: RequestCell
+  private readonly orgs: OrgLabels | undefined
 
   constructor(settings: VersionSettings, deps: VersioningDeps) {
     this.settings = settings
@@ -92,7 +93,8 @@ export class VersionEngine implements Versioning {
     this.now = deps.now ?? (() => new Date())
     this.log = deps.log
     this.calendar = withRetirements(deps.calendar ?? loadCalendar(settings.calendarFile), settings.retirements)
-    this.metrics = createVersionMetrics(deps.registry, () => this.daysUntilRetirement())
+    this.orgs = deps.orgs
+    this.metrics = createVersionMetrics(deps.registry, () => this.retirementDays(), deps.orgs)
     this.malformedCells = {
       requests: this.metrics.requests.cell({ version: 'invalid', state: 'invalid' }),
       rejections: this.metrics.rejections.cell({ version: 'invalid', reason: 'malformed' }),
@@ -106,7 +108,7 @@ export class VersionEngine implements Versioning {
     this.tick()
   }
 
-  decide(headerValue: string | readonly string[] | undefined, endpoint: VersionedEndpoint): VersionDecision {
+  decide(headerValue: string | readonly string[] | undefined, endpoint: VersionedEndpoint, instance = '-'): VersionDecision {
     this.tick()
     let rec: Rec | undefined
     let route: Route
@@ -116,14 +118,14 @@ export class VersionEngine implements Versioning {
     } else {
       rec = typeof headerValue === 'string' ? this.byText.get(headerValue) : undefined
       if (rec === undefined) {
-        rec = this.lookUp(headerValue)
-        if (rec === undefined) return this.decideOther(headerValue, endpoint)
+        rec = this.lookUp(headerValue, instance)
+        if (rec === undefined) return this.decideOther(headerValue, endpoint, instance)
       }
       route = rec.route
       rec.requests++
       if (!rec.seen) rec.seen = true
     }
-    route.requests.n++
+    route.requests.count(instance, this.orgs)
     if (route.kind === 'reject') {
       route.rejections.n++
       throw new VersionRetiredError(route.message)
@@ -188,11 +190,11 @@ export class VersionEngine implements Versioning {
   // --- per request, off the common path ---------------------------------------------------------
 
   /** A header value not found as is: validate it; unknown well-formed versions get a record while there is room. */
-  private lookUp(value: string | readonly string[]): Rec | undefined {
+  private lookUp(value: string | readonly string[], instance: string): Rec | undefined {
     const read = readVersionHeader(value)
     if (!read.ok) {
       this.malformed++
-      this.malformedCells.requests.n++
+      this.malformedCells.requests.count(instance, this.orgs)
       this.malformedCells.rejections.n++
       throw new BadVersionHeaderError(this.settings.header, this.exampleVersion, problemText(read.problem, read.text))
     }
@@ -207,10 +209,10 @@ export class VersionEngine implements Versioning {
   }
 
   /** A well-formed unknown version past MAX_UNKNOWN_VERSIONS: passed through, counted as `other`. */
-  private decideOther(value: string | readonly string[], endpoint: VersionedEndpoint): VersionDecision {
+  private decideOther(value: string | readonly string[], endpoint: VersionedEndpoint, instance: string): VersionDecision {
     const read = readVersionHeader(value)
     if (!read.ok) throw new Error('unreachable: lookUp validated the header')
-    this.otherCell.n++
+    this.otherCell.count(instance, this.orgs)
     const text = read.version.text
     const decision: VersionDecision = { requested: text, upstream: text, action: 'pass', responseHeaders: NO_HEADERS, warnings: NO_WARNINGS }
     const since = endpoint.since === undefined || this.settings.gate === 'off' ? null : this.sinceOf(endpoint.since)
@@ -353,7 +355,7 @@ export class VersionEngine implements Versioning {
   }
 
   private forward(
-    requests: Cell,
+    requests: RequestCell,
     requested: string | undefined,
     upstream: Rec,
     action: VersionDecision['action'],
@@ -434,9 +436,9 @@ export class VersionEngine implements Versioning {
     return rec
   }
 
-  private *daysUntilRetirement(): Iterable<readonly [string, number]> {
+  private *retirementDays(): Iterable<readonly [string, number]> {
     this.tick()
-    for (const rec of this.byText.values()) if (rec.seen && rec.retires !== undefined) yield [rec.label, rec.retires - this.today]
+    for (const rec of this.byText.values()) if (rec.seen && rec.retires !== undefined) yield [rec.label, rec.retires]
   }
 
   private stateOf(r: Rec): VersionState {

@@ -1,5 +1,6 @@
 import type { Registry } from 'prom-client'
 import type { Calendar } from './calendar.js'
+import type { OrgLabels } from './metrics.js'
 
 /** What a version is on a given day. */
 export type VersionStateName =
@@ -93,6 +94,8 @@ export interface VersioningDeps {
   readonly registry?: Registry
   /** an already loaded calendar; default: `loadCalendar(settings.calendarFile)` */
   readonly calendar?: Calendar
+  /** the metrics' organisation labels, when series carry `org` (metrics.instanceLabel) */
+  readonly orgs?: OrgLabels
 }
 
 /** The endpoint a request matched, as the catalog describes it. */
@@ -111,7 +114,8 @@ export interface Versioning {
    * BadVersionHeaderError 400, VersionRetiredError 410 (policy `reject`, or a rewrite with no
    * target) or VersionTooOldError 400 (`gate: reject`). Allocates nothing on the common path.
    */
-  decide(headerValue: string | readonly string[] | undefined, endpoint: VersionedEndpoint): VersionDecision
+  /** `instance`: the request's organisation, for the `org` label of sluice_version_requests_total */
+  decide(headerValue: string | readonly string[] | undefined, endpoint: VersionedEndpoint, instance?: string): VersionDecision
   /**
    * The upstream answered `status` to a request sent with `decision`. A 410 for a version the
    * calendar thinks alive is learned: that version is retired from now on (logged, counted).

@@ -14,7 +14,7 @@ describe('the org label', () => {
     }
     const s = parsePromText((await metrics.scrape()).body)
     expect(s.some((x) => 'org' in x.labels)).toBe(false)
-    expect(valueOf(s, 'sluice_requests_total', { endpoint: EP })).toBe(3)
+    expect(valueOf(s, 'sluice_requests_total', { endpoint: EP, outcome: 'forwarded' })).toBe(3)
     expect(valueOf(s, 'sluice_upstream_429_total', { endpoint: EP })).toBe(3)
     expect(valueOf(s, 'sluice_queue_wait_seconds_count', { endpoint: EP })).toBe(3)
   })
@@ -32,7 +32,7 @@ describe('the org label', () => {
         expect(counts.map((c) => [c.labels, c.value])).toEqual([[{ endpoint: EP }, 2]])
       }
       // the counters keep the org either way
-      expect(valueOf(s, 'sluice_requests_total', { org: 'b' })).toBe(1)
+      expect(valueOf(s, 'sluice_requests_total', { org: 'b', outcome: 'forwarded' })).toBe(1)
     }
   })
 
@@ -51,7 +51,7 @@ describe('the org label', () => {
     hit('c', 5)
     hit('d', 3)
     let s = parsePromText((await metrics.scrape()).body)
-    const count = (org: string) => valueOf(s, 'sluice_requests_total', { endpoint: EP, org })
+    const count = (org: string) => valueOf(s, 'sluice_requests_total', { endpoint: EP, org, outcome: 'forwarded' })
     expect([count('a'), count('b'), count('_other')]).toEqual([1, 1, 8])
     expect(valueOf(s, 'sluice_metrics_orgs')).toBe(2)
     expect(select(s, 'sluice_requests_total', { org: 'c' })).toHaveLength(0)

@@ -12,11 +12,14 @@ const DASHBOARD = file('ops/grafana/sluice-dashboard.json')
 const ALERTS = file('ops/prometheus/sluice-alerts.yaml')
 const ALERT_TESTS = file('ops/prometheus/sluice-alerts.test.yaml')
 
-/** Every metric name the code registers: ours with the default metrics, and the versioning area's. */
+/** Series Prometheus makes itself for every scrape target. */
+const PROMETHEUS_OWN = ['up']
+
+/** Every metric name the code registers: ours with the default metrics, and the versioning area's; and Prometheus's own. */
 async function registeredNames(): Promise<Set<string>> {
   const metrics = createMetrics(settings({ defaultMetrics: true }), { limiter: () => undefined, catalog })
   createVersionMetrics(metrics.registry, () => [])
-  const names = new Set<string>()
+  const names = new Set<string>(PROMETHEUS_OWN)
   for (const m of await metrics.registry.getMetricsAsJSON()) {
     names.add(m.name)
     if (String(m.type) === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) names.add(m.name + suffix)
@@ -73,15 +76,35 @@ describe('ops/grafana/sluice-dashboard.json', () => {
     const titles = queries.map((p) => p.title)
     for (const wanted of [
       /^Requests per second by outcome$/,
-      /^Queue wait p50 \/ p99$/,
+      /^Queue wait p50 \/ p99 \(all organisations\)$/,
       /^Queue depth per endpoint$/,
       /^In flight vs limit per endpoint$/,
       /^Upstream 429s/,
       /^Requests by API version$/,
       /^Retirements ahead$/,
       /^Limiter mode/,
+      /^Queue wait by organisation$/,
     ]) {
       expect(titles.some((t) => wanted.test(t)), String(wanted)).toBe(true)
+    }
+  })
+
+  it('filters every panel by $org, or says in its title that it is across organisations', () => {
+    for (const p of queries) {
+      const filtered = (p.targets ?? []).some((t) => t.expr.includes('$org'))
+      if (!filtered) expect(p.title, p.title).toMatch(/\(all organisations\)$/)
+    }
+  })
+
+  it('never compares a limit with rows that sum several keys (endpoint "unknown", org "_other")', () => {
+    for (const p of queries) {
+      for (const t of p.targets ?? []) {
+        if (!t.expr.includes('sluice_permit_limit')) continue
+        for (const selector of t.expr.match(/sluice_(?:permit_limit|permits_in_flight)\{[^}]*\}/g) ?? []) {
+          expect(selector, p.title).toContain('org!="_other"')
+          expect(selector, p.title).toContain('endpoint!="unknown"')
+        }
+      }
     }
   })
 
@@ -105,7 +128,7 @@ describe('ops/grafana/sluice-dashboard.json', () => {
       'sluice_upstream_429_total',
       'sluice_limiter_mode',
       'sluice_version_requests_total',
-      'sluice_version_days_until_retirement',
+      'sluice_version_retirement_timestamp_seconds',
     ]) {
       expect(used.has(family), family).toBe(true)
     }
@@ -131,6 +154,11 @@ describe('ops/prometheus/sluice-alerts.yaml', () => {
         'SluiceUpstream429Rising',
         'SluiceLimiterNotShared',
         'SluiceVersionRetiringSoon',
+        'SluiceReplicaDown',
+        'SluiceDown',
+        'SluiceRedisErrors',
+        'SluiceLeasesLost',
+        'SluiceRetiredVersionInUse',
       ]),
     )
     for (const r of rules) {
@@ -163,7 +191,7 @@ describe('ops/prometheus/sluice-alerts.yaml', () => {
   const promtool = spawnSync('promtool', ['--version']).status === 0
   // CI machines without Debian's `prometheus` package skip this one; the checks above still run.
   it.skipIf(!promtool)('passes `promtool check rules` and its unit tests (`promtool test rules`)', () => {
-    expect(execFileSync('promtool', ['check', 'rules', ALERTS], { encoding: 'utf8' })).toContain('SUCCESS: 8 rules found')
+    expect(execFileSync('promtool', ['check', 'rules', ALERTS], { encoding: 'utf8' })).toContain(`SUCCESS: ${rules.length} rules found`)
     expect(execFileSync('promtool', ['test', 'rules', ALERT_TESTS], { encoding: 'utf8' })).toContain('SUCCESS')
   })
 })

@@ -41,13 +41,19 @@ describe('the scrape after known calls', () => {
     expect(req({ endpoint: SEARCH, code: '222', outcome: 'forwarded' })).toBe(1)
     expect(req({ endpoint: SEARCH, code: '503', outcome: 'queue_timeout' })).toBe(1)
     expect(req({ endpoint: CONTACTS, method: 'GET', code: '0', outcome: 'client_aborted', org: 'org2' })).toBe(1)
-    expect(select(s, 'sluice_requests_total')).toHaveLength(4)
+    // and the 503 outcomes the alerts watch, at 0, for each (endpoint, org) seen: search's queue_full, contacts' two
+    expect(req({ endpoint: SEARCH, code: '503', outcome: 'queue_full', org: 'org1' })).toBe(0)
+    expect(req({ endpoint: CONTACTS, method: 'GET', code: '503', outcome: 'queue_full', org: 'org2' })).toBe(0)
+    expect(req({ endpoint: CONTACTS, method: 'GET', code: '503', outcome: 'queue_timeout', org: 'org2' })).toBe(0)
+    expect(select(s, 'sluice_requests_total')).toHaveLength(7)
   })
 
   it('puts durations into the right histogram buckets', async () => {
     const metrics = setup()
-    // Two requests waited 2.5 s and 40 s for a permit; the upstream took 0.3 s and 0.08 s.
+    // Two requests waited 2.5 s and 40 s for a permit; the upstream took 0.3 s and 0.08 s (one attempt each).
+    metrics.upstreamAttempt(SEARCH, 0.3)
     metrics.requestFinished(record({ endpoint: SEARCH, method: 'POST', queueSeconds: 2.5, upstreamSeconds: 0.3, totalSeconds: 2.8 }))
+    metrics.upstreamAttempt(SEARCH, 0.08)
     metrics.requestFinished(record({ endpoint: SEARCH, method: 'POST', queueSeconds: 40, upstreamSeconds: 0.08, totalSeconds: 40.08 }))
     // Rejected before queueing: counted, but no queue wait nor upstream time.
     metrics.requestFinished(record({ endpoint: 'unmatched', status: 400, outcome: 'bad_request', upstreamSeconds: 0, totalSeconds: 0.001 }))

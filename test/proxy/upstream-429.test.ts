@@ -2,6 +2,7 @@ import { describe, expect, it, onTestFinished } from 'vitest'
 import { basicAuth, keyStats, withSim } from '../support/sim.js'
 import { startProxy, useSimAndProxy } from '../support/proxy.js'
 import { send } from '../support/http.js'
+import { parsePromText, valueOf } from '../metrics/prom-text.js'
 
 describe('an upstream 429 goes back into the queue, never to the client', () => {
   const stack = useSimAndProxy({ rejectRatio: 0.3, latencyMs: 1 }, { retry: { baseDelayMs: 5, maxDelayMs: 50, maxBufferBytes: 1024 } })
@@ -19,6 +20,9 @@ describe('an upstream 429 goes back into the queue, never to the client', () => 
     expect(stats.maxInProgress).toBe(1)
     const lines = stack.proxy.logs.filter((l) => l.msg === 'request' && l.endpoint === 'POST /donations/search')
     expect(lines.reduce((n, l) => n + (l.retries as number), 0)).toBe(stats.pushback429)
+    // the upstream's time is measured per attempt: every request the API saw, its 429s included
+    const metrics = parsePromText(await (await fetch(`${stack.proxy.adminUrl}/metrics`)).text())
+    expect(valueOf(metrics, 'sluice_upstream_duration_seconds_count', { endpoint: 'POST /donations/search' })).toBe(stats.requests)
   })
 
   it('a body too large to keep is streamed; a 429 for it is answered 503 with Retry-After', async () => {

@@ -6,7 +6,7 @@ import { CUSTOM_OBJECTS, PLAIN, versioningAt } from './helpers.js'
 type Values = { labels: Record<string, string | number>; value: number }[]
 
 describe('version metrics after known calls', () => {
-  it('counts requests by version and state, rewrites, rejections, gate warnings, and days until retirement', async () => {
+  it('counts requests by version and state, rewrites, rejections, gate warnings, and retirement dates', async () => {
     const h = versioningAt('2026-09-11T10:00:00Z', { retired: 'rewrite', missing: 'pin', pin: '2.11', gate: 'warn' })
     const call = (v: string | undefined, endpoint: { id: string; since?: string } = PLAIN) => {
       try {
@@ -48,23 +48,23 @@ describe('version metrics after known calls', () => {
     expect(await values('sluice_version_rejections_total')).toEqual([{ labels: { version: 'invalid', reason: 'malformed' }, value: 1 }])
     expect(await values('sluice_version_gate_warnings_total')).toEqual([{ labels: { version: '2.9', endpoint: 'GET /customObjects' }, value: 1 }])
     // Versions seen (asked for or sent) with a retirement date: 2.8 retired 2025-10-18, 2.9 today.
-    expect(sorted(await values('sluice_version_days_until_retirement'))).toEqual(
+    expect(sorted(await values('sluice_version_retirement_timestamp_seconds'))).toEqual(
       sorted([
-        { labels: { version: '2.8' }, value: -329 },
-        { labels: { version: '2.9' }, value: 0 },
+        { labels: { version: '2.8' }, value: Date.parse('2025-10-18T00:00:00Z') / 1000 },
+        { labels: { version: '2.9' }, value: Date.parse('2026-09-12T00:00:00Z') / 1000 },
       ]),
     )
     expect(h.versioning.snapshot()).toMatchObject({ noHeader: { action: 'pin', upstream: '2.11', requests: 1 }, malformed: 1 })
     expect(h.versioning.snapshot().versions.find((v) => v.version === '2.9')?.requests).toBe(4)
   })
 
-  it('the days-until gauge follows the clock without traffic, for the "retires within 30 days" alert', async () => {
+  it('the retirement date is a timestamp (base unit: seconds), the same whatever the clock says, for the "retires within 30 days" alert', async () => {
     const h = versioningAt('2026-08-13T10:00:00Z')
     h.versioning.decide('2.9', PLAIN)
-    const days = async () => (await h.registry.getSingleMetric('sluice_version_days_until_retirement')!.get()).values[0]?.value
-    expect(await days()).toBe(30)
+    const at = async () => (await h.registry.getSingleMetric('sluice_version_retirement_timestamp_seconds')!.get()).values[0]?.value
+    expect(await at()).toBe(Date.parse('2026-09-12T00:00:00Z') / 1000)
     h.setNow('2026-09-10T10:00:00Z')
-    expect(await days()).toBe(2)
+    expect(await at()).toBe(Date.parse('2026-09-12T00:00:00Z') / 1000)
   })
 
   it('retirement rejections and gate rejections are counted by reason', async () => {

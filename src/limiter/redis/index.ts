@@ -4,6 +4,7 @@ import type { RedisSettings } from './settings.js'
 
 export { RedisLimiter, type RedisLimiterDeps, type RedisLimiterLog } from './limiter.js'
 export { LeaseLostError } from './errors.js'
+export { REDIS_OPERATIONS } from './operations.js'
 export { redisSettingsSchema, type RedisSettings } from './settings.js'
 
 /**

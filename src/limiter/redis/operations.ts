@@ -1,0 +1,21 @@
+import { ACQUIRE_SCRIPT } from './acquire/index.js'
+import { ADOPT_SCRIPT } from './adopt/index.js'
+import { HEARTBEAT_SCRIPT } from './heartbeat/index.js'
+import { RELEASE_SCRIPT } from './release/index.js'
+import { ACTIVE_SCRIPT, STATUS_SCRIPT } from './status/index.js'
+import { SYNC_SCRIPT } from './sync/index.js'
+
+/**
+ * The `operation` label values the Redis backend reports (one per script), so the metrics can export
+ * their error counters at 0 before the first failure (docs/observability.md#alerts).
+ * test/limiter/redis/operations.test.ts checks that every script is listed.
+ */
+export const REDIS_OPERATIONS: readonly string[] = [
+  ACQUIRE_SCRIPT,
+  ADOPT_SCRIPT,
+  HEARTBEAT_SCRIPT,
+  RELEASE_SCRIPT,
+  STATUS_SCRIPT,
+  ACTIVE_SCRIPT,
+  SYNC_SCRIPT,
+].map((script) => script.name)
