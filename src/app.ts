@@ -1,6 +1,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import pino from 'pino'
 import { buildAdminServer } from './admin/server.js'
 import { loadCatalog } from './catalog/index.js'
@@ -13,6 +13,8 @@ import { createMetrics } from './metrics/index.js'
 import { stdoutLogLines, type LogLines } from './log/log-lines.js'
 import { lazyChildLoggerFactory } from './log/request-logger.js'
 import { clientErrorHandler, connectHandler, expectationHandler } from './proxy/client-errors.js'
+import { maskSecretText } from './log/secret-text.js'
+import { ListenError } from './start-failure.js'
 import { ShuttingDownError } from './proxy/errors.js'
 import proxyPlugin, { PROXY_METHODS } from './proxy/plugin.js'
 import { replyWithError } from './errors/reply.js'
@@ -44,6 +46,9 @@ export interface App {
 const VALID_REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
 
 
+/** The calendar as /status names it: `built-in` or the file's base name. */
+const calendarName = (source: string, configured: string | undefined): string => (configured === undefined ? 'built-in' : basename(source))
+
 export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<App> {
   // Tests hand in a stream and read every line at once; a real process writes stdout once per turn.
   const stream = deps.logStream
@@ -55,7 +60,9 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
       redact: { paths: REDACT_PATHS, censor: REDACT_CENSOR },
       serializers: LOG_SERIALIZERS,
     },
-    lines,
+    // The last line of defence: a credential inside free text (a URL's password in a library's
+    // message) is masked in every line pino writes. Access lines are sluice's own and go around.
+    { write: (line: string) => lines.write(maskSecretText(line)) },
   )
   let closing = false
   const writeAccessLog = settings.requestLog && ['trace', 'debug', 'info'].includes(settings.logLevel)
@@ -133,9 +140,12 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     logger: log,
     http: httpServerOptions(settings),
     statusExtras: () => {
-      const { versions, ...versioningState } = versioning.snapshot()
-      return { versions, versioning: versioningState }
+      const { versions, calendar, ...versioningState } = versioning.snapshot()
+      // /status names the calendar, never its path on disk (README "Admin port").
+      return { versions, versioning: { ...versioningState, calendar: calendarName(calendar, settings.versions.calendarFile) } }
     },
+    token: settings.adminToken,
+    protectHealth: settings.adminTokenHealth,
   })
 
   let closed: Promise<void> | undefined
@@ -145,8 +155,12 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     limiter,
     settings,
     async listen() {
-      const proxyUrl = await proxy.listen({ port: settings.port, host: settings.host })
-      const adminUrl = await admin.listen({ port: settings.adminPort, host: settings.adminHost })
+      const proxyUrl = await proxy.listen({ port: settings.port, host: settings.host }).catch((err: unknown) => {
+        throw new ListenError('proxy', settings.host, settings.port, err)
+      })
+      const adminUrl = await admin.listen({ port: settings.adminPort, host: settings.adminHost }).catch((err: unknown) => {
+        throw new ListenError('admin', settings.adminHost, settings.adminPort, err)
+      })
       return { proxyUrl, adminUrl }
     },
     close() {

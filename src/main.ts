@@ -1,25 +1,20 @@
 #!/usr/bin/env node
 import { buildApp } from './app.js'
 import { loadSettings, unknownEnvVars } from './config/load.js'
-import { ConfigError } from './errors/config-error.js'
+import type { Settings } from './config/schema.js'
+import { maskUrl } from './log/secret-text.js'
+import { describeStartFailure, START_FAILURE_EXIT_CODE } from './start-failure.js'
 
-/** Process entry: settings, app, listen, signals. A bad setting stops the start with the key named. */
+let settings: Settings | undefined
+
+/** Process entry: settings, app, listen, signals. Anything that stops the start is one line and exit 78. */
 async function main(): Promise<void> {
-  let settings
-  try {
-    settings = loadSettings()
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`sluice: ${err.message}\n`)
-      process.exit(78) // EX_CONFIG
-    }
-    throw err
-  }
+  settings = loadSettings()
   const app = await buildApp(settings)
   const { proxyUrl, adminUrl } = await app.listen()
   const strays = unknownEnvVars()
   if (strays.length > 0) app.proxy.log.warn({ variables: strays }, 'ignoring SLUICE_* variables that are no setting (a typo?)')
-  app.proxy.log.info({ proxyUrl, adminUrl, upstream: settings.upstream, limiter: app.limiter.backend }, 'sluice listening')
+  app.proxy.log.info({ proxyUrl, adminUrl, upstream: maskUrl(settings.upstream), limiter: app.limiter.backend }, 'sluice listening')
 
   let stopping = false
   const stop = (signal: string): void => {
@@ -39,6 +34,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`sluice: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
-  process.exit(1)
+  process.stderr.write(`sluice: ${describeStartFailure(err, settings)}\n`)
+  process.exit(START_FAILURE_EXIT_CODE)
 })

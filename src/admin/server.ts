@@ -6,6 +6,8 @@ import { replyWithError } from '../errors/reply.js'
 import { clientErrorHandler, connectHandler, expectationHandler } from '../proxy/client-errors.js'
 import { MethodNotAllowedError, NoSuchPathError } from '../proxy/errors.js'
 import { renderStatusPage, statusPageHeaders } from './status-page.js'
+import { maskSecretText } from '../log/secret-text.js'
+import { ADMIN_CHALLENGES, AdminUnauthorizedError, tokenChecker } from './token.js'
 
 export interface AdminDeps {
   readonly limiter: Limiter
@@ -18,9 +20,14 @@ export interface AdminDeps {
   readonly logger: FastifyInstance['log']
   /** Node's HTTP server options (header size, timeouts), as on the proxy port */
   readonly http?: ServerOptions & { maxHeaderSize: number }
+  /** `adminToken`: required on every path but the probes (unless `protectHealth`); unset → open */
+  readonly token?: string | undefined
+  /** `adminTokenHealth`: the probes need the token too */
+  readonly protectHealth?: boolean
 }
 
 const ADMIN_PATHS = ['/healthz', '/readyz', '/status', '/status.html', '/', '/metrics']
+const PROBES = new Set(['/healthz', '/readyz'])
 
 /** The admin server: health, readiness, Prometheus metrics and the live state of every permit (`/status` and its page). */
 export function buildAdminServer(deps: AdminDeps): FastifyInstance {
@@ -44,6 +51,16 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
     }
     replyWithError(new NoSuchPathError(path.slice(0, 64), ADMIN_PATHS.join(', ')), request, reply)
   })
+  if (deps.token !== undefined) {
+    const carriesToken = tokenChecker(deps.token)
+    const protectHealth = deps.protectHealth === true
+    admin.addHook('onRequest', (request, reply, done) => {
+      const path = request.url.split('?', 1)[0]!
+      if ((!protectHealth && PROBES.has(path)) || carriesToken(request.headers.authorization)) return done()
+      void reply.header('www-authenticate', ADMIN_CHALLENGES)
+      done(new AdminUnauthorizedError())
+    })
+  }
   admin.get('/healthz', () => ({ status: 'ok' }))
   admin.get('/readyz', async (_request, reply) => {
     const mode = deps.limiter.mode()
@@ -65,7 +82,8 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
       closing: deps.isClosing(),
       keys: status.keys,
       ...deps.statusExtras?.(),
-      details: status.details ?? {},
+      // a Redis error's text may hold a connection string: masked like the logs
+      details: JSON.parse(maskSecretText(JSON.stringify(status.details ?? {}))) as Record<string, unknown>,
     }
   })
   return admin

@@ -4,4 +4,8 @@ import { z } from 'zod'
 export const adminSettingsShape = {
   adminHost: z.string().min(1).default('0.0.0.0'),
   adminPort: z.number().int().min(0).max(65535).default(9090),
+  /** a bearer token `/status`, the status page and `/metrics` require (`Authorization: Bearer <token>`); unset → open */
+  adminToken: z.string().min(16, 'at least 16 characters').optional(),
+  /** also require `adminToken` on `/healthz` and `/readyz` (off: probes carry no token) */
+  adminTokenHealth: z.boolean().default(false),
 }

@@ -2,6 +2,7 @@ import { CatalogInvalidError, CatalogOptionsError, UnknownOverrideError } from '
 import { readCatalogFile } from './file.js'
 import { normalisePath, type NormalisedPath } from './path.js'
 import type { Catalog, CatalogEntry, CatalogOptions, Endpoint, LimitSource, MatchResult } from './types.js'
+import { nearestEndpointId } from './nearest.js'
 import { unknownTemplate } from './unknown.js'
 
 /*
@@ -158,6 +159,9 @@ export function compileCatalog(entries: readonly CatalogEntry[], options: Catalo
     if (hit !== undefined) throw new UnknownOverrideError(key, `; did you mean "${hit.endpoint.id}"?`)
     const expected = `${counted} ${unknownTemplate(norm.keys)}`
     if (expected !== key) throw new UnknownOverrideError(key, `; requests for that path are counted as "${expected}"`)
+    // A path the catalog lacks that is one typo away from one it has is that one, misspelt.
+    const near = nearestEndpointId(key, byId.keys())
+    if (near !== undefined) throw new UnknownOverrideError(key, `; did you mean "${near}"?`)
     unknownOverrides.set(key, value)
   }
 

@@ -50,8 +50,11 @@ export function parseEnvValue(kind: Kind, raw: string): unknown {
   switch (kind) {
     case 'string':
       return raw
-    case 'number':
-      return raw.trim() === '' ? raw : Number(raw)
+    case 'number': {
+      // Text that is no number stays text, so the error shows what was given (not "NaN").
+      const n = Number(raw)
+      return raw.trim() === '' || Number.isNaN(n) ? raw : n
+    }
     case 'boolean':
       return raw === 'true' || raw === '1' ? true : raw === 'false' || raw === '0' ? false : raw
     case 'json':

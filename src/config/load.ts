@@ -3,6 +3,7 @@ import { parse as parseYaml } from 'yaml'
 import type { z } from 'zod'
 import { ConfigError } from '../errors/config-error.js'
 import { ENV_PREFIX, envBindings, parseEnvValue } from './env.js'
+import { MASK, maskSecretText } from '../log/secret-text.js'
 import { settingsSchema, type Settings } from './schema.js'
 
 
@@ -21,52 +22,115 @@ function setPath(target: Tree, path: readonly string[], value: unknown): void {
   node[path[path.length - 1]!] = value
 }
 
+/** Library messages (yaml's code frame) can run over lines; a start-up failure is one line. */
+export const firstLine = (text: string): string => text.split('\n', 1)[0]!.trim()
+
 function readFile(file: string): Tree {
   let text: string
   try {
     text = readFileSync(file, 'utf8')
   } catch (err) {
-    throw new ConfigError(`SLUICE_CONFIG: cannot read ${file}: ${(err as Error).message}`, [])
+    throw new ConfigError(`SLUICE_CONFIG: cannot read ${file}: ${firstLine((err as Error).message)}`, [])
   }
   let doc: unknown
   try {
     doc = parseYaml(text)
   } catch (err) {
-    throw new ConfigError(`SLUICE_CONFIG: ${file} is not valid YAML: ${(err as Error).message}`, [])
+    throw new ConfigError(`SLUICE_CONFIG: ${file} is not valid YAML: ${firstLine((err as Error).message)}`, [])
   }
   if (doc == null) return {}
   if (!isTree(doc)) throw new ConfigError(`SLUICE_CONFIG: ${file} must hold a mapping of settings`, [])
   return doc
 }
 
-function describe(issue: z.core.$ZodIssue): string {
+/** Where each value came from, by key path (`queue.maxWaitMs`): `env SLUICE_…` or `file <path>`. */
+type Origins = Map<string, string>
+
+/** Records `file <path>` for every leaf of the file's tree (record entries included). */
+function recordFileOrigins(tree: Tree, file: string, origins: Origins, path: string[] = []): void {
+  for (const [key, value] of Object.entries(tree)) {
+    const at = [...path, key]
+    if (isTree(value)) recordFileOrigins(value, file, origins, at)
+    origins.set(at.join('.'), `file ${file}`)
+  }
+}
+
+/** The origin of the value at `path` or of the nearest enclosing value that has one. */
+function originAt(origins: Origins, path: readonly string[]): string | undefined {
+  for (let n = path.length; n > 0; n--) {
+    const found = origins.get(path.slice(0, n).join('.'))
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+const valueAt = (tree: unknown, path: readonly PropertyKey[]): unknown =>
+  path.reduce<unknown>((node, key) => (isTree(node) ? node[String(key)] : undefined), tree)
+
+// Settings whose values are credentials: never shown, even in an error about them.
+const SECRET_SETTING = /(token|password|secret)$/i
+const MAX_SHOWN = 80
+
+/** A bad value as an error shows it: JSON, cut short, credentials masked (a URL's password, a token). */
+export function shownValue(path: readonly string[], value: unknown): string {
+  if (SECRET_SETTING.test(path.join('.'))) return `"${MASK}"`
+  const text = typeof value === 'string' ? JSON.stringify(maskSecretText(value)) : (JSON.stringify(value) ?? String(value))
+  return text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}…` : text
+}
+
+function describe(issue: z.core.$ZodIssue, merged: Tree, origins: Origins): string {
   const path = issue.path.map(String)
   const key = path.join('.') || '(root)'
-  const env = envNameOf.get(key)
+  const origin = originAt(origins, path)
   if (issue.code === 'unrecognized_keys') {
     const where = key === '(root)' ? '' : ` in ${key}`
-    return `unknown setting${issue.keys.length > 1 ? 's' : ''}${where}: ${issue.keys.join(', ')}`
+    const names = issue.keys.map((k) => (key === '(root)' ? k : `${key}.${k}`))
+    const from = originAt(origins, [...path, issue.keys[0]!])
+    return `unknown setting${issue.keys.length > 1 ? 's' : ''}${where}: ${issue.keys.join(', ')}${from ? ` (${from}, key ${names.join(', ')})` : ''}`
   }
-  return `${key}${env ? ` (${env})` : ''}: ${issue.message}`
+  const value = valueAt(merged, issue.path)
+  const source = origin === undefined ? '' : origin.startsWith('env ') ? ` (${origin})` : ` (${origin}, key ${key})`
+  const env = envNameOf.get(key)
+  const named = origin === undefined && env ? ` (${env})` : source
+  // A bad record key: the key is what was wrong, not the value under it.
+  const got = issue.code === 'invalid_key' ? `got the key ${JSON.stringify(path[path.length - 1])}` : value === undefined ? 'it is not set' : `got ${shownValue(path, value)}`
+  return `${key}${named}: ${issue.message}; ${got}`
 }
 
 /**
  * Settings from built-in defaults < the YAML file named by `SLUICE_CONFIG` < `SLUICE_*` env vars,
- * validated once. Throws ConfigError naming every bad key.
+ * validated once. Throws ConfigError naming every bad key, where its value came from (the file and
+ * key, or the env var) and the value (credentials masked), all on one line.
  */
 export function loadSettings(env: NodeJS.ProcessEnv = process.env, overrides: Tree = {}): Settings {
+  const origins: Origins = new Map()
   const merged: Tree = env.SLUICE_CONFIG ? readFile(env.SLUICE_CONFIG) : {}
+  if (env.SLUICE_CONFIG) recordFileOrigins(merged, env.SLUICE_CONFIG, origins)
   for (const b of bindings) {
     const raw = env[b.name]
-    if (raw !== undefined) setPath(merged, b.path, parseEnvValue(b.kind, raw))
+    if (raw === undefined) continue
+    setPath(merged, b.path, parseEnvValue(b.kind, raw))
+    origins.set(b.path.join('.'), `env ${b.name}`)
   }
   deepMerge(merged, overrides)
   const result = settingsSchema.safeParse(merged)
   if (!result.success) {
-    const problems = result.error.issues.map(describe)
-    throw new ConfigError(`invalid settings:\n  - ${problems.join('\n  - ')}`, problems)
+    const problems = result.error.issues.map((issue) => describe(issue, merged, origins))
+    throw new ConfigError(`invalid setting${problems.length > 1 ? 's' : ''}: ${problems.join('; ')}`, problems)
   }
+  originsOf.set(result.data, origins)
   return result.data
+}
+
+const originsOf = new WeakMap<Settings, Origins>()
+
+/**
+ * Where a setting of loaded settings came from: `env SLUICE_…`, `file <path>, key <key>`, or
+ * undefined for a default. For errors found after loading (an override naming no endpoint).
+ */
+export function originOf(settings: Settings, key: string): string | undefined {
+  const origin = originAt(originsOf.get(settings) ?? new Map<string, string>(), key.split('.'))
+  return origin === undefined ? undefined : origin.startsWith('file ') ? `${origin}, key ${key}` : origin
 }
 
 const knownEnv = new Set([...bindings.map((b) => b.name), `${ENV_PREFIX}CONFIG`])

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os'
 import type { RequestRecord } from '../proxy/record.js'
+import { maskSecretText } from './secret-text.js'
 
 /**
  * The access log: one JSON line per request, built from the same RequestRecord as the metrics so
@@ -147,6 +148,7 @@ export interface SerializedError {
 export const LOG_SERIALIZERS: { err: (err: Error) => SerializedError } = { err: serializeError }
 
 function scrub(value: unknown, depth: number, seen: WeakSet<object>): unknown {
+  if (typeof value === 'string') return maskSecretText(value)
   if (value === null || typeof value !== 'object') return value
   if (seen.has(value)) return '[Circular]'
   if (depth >= MAX_DEPTH) return '[Object]'
@@ -161,13 +163,16 @@ function scrub(value: unknown, depth: number, seen: WeakSet<object>): unknown {
   const out: Record<string, unknown> = {}
   if (value instanceof Error) {
     out.type = value.constructor.name
-    out.message = value.message
-    out.stack = value.stack
+    out.message = maskSecretText(value.message)
+    out.stack = value.stack === undefined ? undefined : maskSecretText(value.stack)
     if (value.cause !== undefined) out.cause = scrub(value.cause, depth + 1, seen)
     if (value instanceof AggregateError) out.aggregateErrors = scrub(value.errors, depth + 1, seen)
   }
+  // A Redis command on an ioredis error (`{ name: 'auth', args: [password] }`): its arguments can be
+  // credentials or data (keys name organisations), so none is logged.
+  const isCommand = typeof (value as { name?: unknown }).name === 'string' && Array.isArray((value as { args?: unknown }).args)
   for (const [key, v] of Object.entries(value)) {
-    out[key] = SECRET_KEY.test(key) ? REDACT_CENSOR : scrub(v, depth + 1, seen)
+    out[key] = SECRET_KEY.test(key) || (isCommand && key === 'args') ? REDACT_CENSOR : scrub(v, depth + 1, seen)
   }
   return out
 }

@@ -17,6 +17,18 @@ export const BadAuthorizationError = createError(
   400,
 )
 
+export const EmptyAuthorizationError = createError(
+  'SLUICE_EMPTY_AUTHORIZATION',
+  'The Authorization header is empty; send Basic base64("orgId:apiKey"), or leave the header out',
+  400,
+)
+
+export const UnsupportedAuthorizationError = createError(
+  'SLUICE_UNSUPPORTED_AUTHORIZATION',
+  'The Authorization header is not Basic; the API takes Basic base64("orgId:apiKey")',
+  400,
+)
+
 export const BadInstanceError = createError<[string]>(
   'SLUICE_BAD_INSTANCE',
   'The instance (organisation id) from %s must be 1-128 printable characters',

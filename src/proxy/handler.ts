@@ -13,7 +13,7 @@ import { NO_BODY, readBody } from './body.js'
 import { forward } from './forward.js'
 import type { HangUp } from './hang-up.js'
 import { BadWaitHeaderError, BodyTooSlowError, NoHostError, NotFoundError, UpstreamBusyError, UrlTooLongError } from './errors.js'
-import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js'
+import { appendForwardedFor, CLIENT_IDENTITY_HEADERS, clientResponseHeaders, upstreamRequestHeaders } from './headers.js'
 import type { Trace } from './trace.js'
 import { withOutcome, type RequestTracker } from './tracking.js'
 import { upstreamFailure, type Upstream } from './upstream.js'
@@ -32,7 +32,8 @@ export interface ProxyVersioning<D extends VersionDecision = VersionDecision> {
   readonly headerName: string
   /** throws an error with a status (400/410) when the request must be answered locally */
   decide(headerValue: string | string[] | undefined, endpoint: Endpoint, instance: string): D
-  observeUpstream(decision: D, status: number): void
+  /** every upstream answer's status, with whom it was for (410s are evidence of a retired version) */
+  observeUpstream(decision: D, status: number, source: { readonly instance: string; readonly endpoint: string }): void
   /** throws the 410 for API v1 paths once the calendar says v1 is retired */
   rejectApiV1(): void
 }
@@ -57,8 +58,9 @@ export function createProxyHandler(ctx: ProxyContext) {
   const prefix = settings.basePath
   const waitHeader = settings.queue.waitHeader
   const versionHeader = versioning.headerName
-  // Headers that steer sluice itself; the API never sees them.
-  const controlHeaders = new Set([waitHeader, settings.instanceHeader, settings.appHeader])
+  // Headers that steer sluice itself, and (unless the client is a trusted proxy) client-sent claims
+  // about the client's address: the API never sees them.
+  const controlHeaders = new Set([waitHeader, settings.instanceHeader, settings.appHeader, ...(settings.trustProxy ? [] : CLIENT_IDENTITY_HEADERS)])
   const pace = { minBytesPerSecond: settings.client.minBodyBytesPerSecond, windowMs: settings.client.bodyGraceMs }
   const answerLimits = {
     bufferBytes: settings.client.answerBufferBytes,
@@ -126,6 +128,7 @@ export function createProxyHandler(ctx: ProxyContext) {
             })
       const upstreamHeaders = upstreamRequestHeaders(headers, controlHeaders)
       upstreamHeaders['x-request-id'] = request.id
+      appendForwardedFor(upstreamHeaders, request.raw.socket.remoteAddress)
       if (decision.upstream === undefined) delete upstreamHeaders[versionHeader]
       else upstreamHeaders[versionHeader] = decision.upstream
       if (body.kind === 'stream' && body.length !== undefined) upstreamHeaders['content-length'] = String(body.length)
@@ -146,7 +149,7 @@ export function createProxyHandler(ctx: ProxyContext) {
         try {
           await forward(upstream.pool, forwardOptions, res, {
             onHead: (status, upstreamHeaders) => {
-              versioning.observeUpstream(decision, status)
+              versioning.observeUpstream(decision, status, key)
               if (status === 429) {
                 busy = upstreamHeaders
                 return undefined

@@ -58,3 +58,18 @@ export function clientResponseHeaders(upstream: IncomingHttpHeaders): OutgoingHt
   }
   return out
 }
+
+/** Client-sent claims about who the client is, forwarded only from a trusted proxy (`trustProxy`). */
+export const CLIENT_IDENTITY_HEADERS: readonly string[] = ['forwarded', 'x-real-ip']
+
+/**
+ * `X-Forwarded-For` as a proxy writes it: what the client sent, then the client's own address
+ * (the last entry is the one a hop can vouch for).
+ */
+export function appendForwardedFor(headers: Record<string, string | string[]>, clientAddress: string | undefined): void {
+  if (clientAddress === undefined) return
+  const address = clientAddress.startsWith('::ffff:') && clientAddress.includes('.') ? clientAddress.slice(7) : clientAddress
+  const sent = headers['x-forwarded-for']
+  const before = Array.isArray(sent) ? sent.join(', ') : sent
+  headers['x-forwarded-for'] = before === undefined || before.trim() === '' ? address : `${before}, ${address}`
+}

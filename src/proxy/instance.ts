@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http'
-import { BadAuthorizationError, BadInstanceError } from './errors.js'
+import { BadAuthorizationError, BadInstanceError, EmptyAuthorizationError, UnsupportedAuthorizationError } from './errors.js'
 
 export const DEFAULT_INSTANCE = 'default'
 
@@ -9,18 +9,13 @@ const VALID_INSTANCE = /^[^\p{Cc}\s]{1,128}$/u
 /**
  * The organisation a request counts against: the Basic-auth username (the API's orgId), else the
  * configured header, else `default`. Only the username is ever read from the Authorization header;
- * the API key is never decoded into anything that is kept.
+ * the API key is never decoded into anything that is kept. An Authorization header that is there
+ * but empty, or of another scheme than Basic, is refused: the API would refuse it too, and counting
+ * it as `default` would let it queue behind (and in front of) organisations it does not belong to.
  */
 export function instanceOf(headers: IncomingHttpHeaders, fallbackHeader: string): string {
   const auth = headers.authorization
-  if (auth !== undefined && auth.length > 6 && auth.slice(0, 6).toLowerCase() === 'basic ') {
-    const decoded = Buffer.from(auth.slice(6).trim(), 'base64').toString('utf8')
-    const colon = decoded.indexOf(':')
-    if (colon <= 0) throw new BadAuthorizationError()
-    const user = decoded.slice(0, colon)
-    if (!VALID_INSTANCE.test(user)) throw new BadInstanceError('the Basic-auth username')
-    return user
-  }
+  if (auth !== undefined) return basicUser(auth)
   const fromHeader = headers[fallbackHeader]
   if (fromHeader !== undefined) {
     const value = Array.isArray(fromHeader) ? fromHeader[0] : fromHeader
@@ -28,4 +23,20 @@ export function instanceOf(headers: IncomingHttpHeaders, fallbackHeader: string)
     return value
   }
   return DEFAULT_INSTANCE
+}
+
+function basicUser(auth: string): string {
+  const text = auth.trim()
+  const space = text.indexOf(' ')
+  const scheme = (space < 0 ? text : text.slice(0, space)).toLowerCase()
+  const credentials = space < 0 ? '' : text.slice(space + 1).trim()
+  if (text === '' || (scheme === 'basic' && credentials === '')) throw new EmptyAuthorizationError()
+  if (scheme !== 'basic') throw new UnsupportedAuthorizationError()
+  const decoded = Buffer.from(credentials, 'base64').toString('utf8')
+  const colon = decoded.indexOf(':')
+  if (colon < 0) throw new BadAuthorizationError()
+  const user = decoded.slice(0, colon)
+  // An empty username (`base64(":key")`) is an empty instance name, like an empty instance header.
+  if (!VALID_INSTANCE.test(user)) throw new BadInstanceError('the Basic-auth username')
+  return user
 }

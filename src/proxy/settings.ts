@@ -16,7 +16,11 @@ export const proxySettingsShape = {
   host: z.string().min(1).default('0.0.0.0'),
   port: port.default(8080),
   /** the API v2 root requests are forwarded to */
-  upstream: z.url({ protocol: /^https?$/ }).default('https://api.neoncrm.com/v2'),
+  upstream: z
+    .url({ protocol: /^https?$/ })
+    // Apps send their own Authorization; credentials in this URL would be dropped, and logged with it.
+    .refine((u) => !/^[a-z]+:\/\/[^/?#]*@/i.test(u), 'must not hold credentials (user:password@): apps send their own Authorization')
+    .default('https://api.neoncrm.com/v2'),
   /** the path prefix apps use in front of API paths (they replace https://api.neoncrm.com/v2 with http://sluice/v2) */
   basePath: z
     .string()
@@ -26,6 +30,11 @@ export const proxySettingsShape = {
   instanceHeader: headerName.default('x-sluice-instance'),
   /** header naming the calling app, for logs */
   appHeader: headerName.default('x-sluice-app'),
+  /**
+   * whether the client is a proxy sluice trusts: then its `Forwarded` and `X-Real-IP` pass on;
+   * otherwise they are dropped. `X-Forwarded-For` gets the client's address appended either way.
+   */
+  trustProxy: z.boolean().default(false),
   queue: z
     .strictObject({
       /** the most requests that may wait for one (instance, endpoint) on this replica */

@@ -28,11 +28,22 @@ const envSchema = z.object({
 })
 
 const parsed = envSchema.safeParse(process.env)
+// Like sluice itself: a start-up failure is one line and exit code 78 (EX_CONFIG), never a stack.
+function fail(line: string): never {
+  process.stderr.write(`sim: ${line}\n`)
+  process.exit(78)
+}
+
 if (!parsed.success) {
-  for (const issue of parsed.error.issues) console.error(`sim: ${issue.path.join('.')}: ${issue.message}`)
-  process.exit(78) // EX_CONFIG
+  fail(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}; got ${JSON.stringify(process.env[String(issue.path[0])])}`).join('; '))
 }
 const env = parsed.data
+
+const LISTEN_CAUSES: Readonly<Record<string, string>> = {
+  EADDRINUSE: 'the port is in use by another process',
+  EACCES: 'permission denied',
+  EADDRNOTAVAIL: 'no interface of this machine has that address',
+}
 
 const sim = await startSim({
   host: env.SIM_HOST,
@@ -41,6 +52,10 @@ const sim = await startSim({
   jitterMs: env.SIM_JITTER_MS,
   unlistedLimit: env.SIM_UNLISTED_LIMIT,
   rejectRatio: env.SIM_REJECT_RATIO,
+}).catch((err: unknown) => {
+  const code = (err as { code?: unknown }).code
+  const why = typeof code === 'string' ? (LISTEN_CAUSES[code] ?? code) : err instanceof Error ? err.message.split('\n', 1)[0] : String(err)
+  return fail(`cannot listen on ${env.SIM_HOST}:${env.SIM_PORT} (SIM_HOST, SIM_PORT): ${why}`)
 })
 console.log(
   `sim: listening on ${sim.url} — the API is under ${sim.apiUrl} (SLUICE_UPSTREAM=${sim.apiUrl}); ` +

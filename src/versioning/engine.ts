@@ -1,5 +1,6 @@
 import { loadCalendar, withRetirements, type Calendar, type CalendarEntry } from './calendar.js'
 import { DAY_MS, dayOfIso, dayOfMs, httpDate, isoOfDay, structuredDate, type Day } from './days.js'
+import { GoneAnswers, type Evidence } from './evidence.js'
 import { ApiV1RetiredError, BadVersionHeaderError, VersionRetiredError, VersionTooOldError } from './errors.js'
 import { VERSION_RESPONSE_HEADERS as H } from './headers.js'
 import { createVersionMetrics, type Cell, type OrgLabels, type RequestCell, type VersionMetrics } from './metrics.js'
@@ -10,6 +11,7 @@ import type {
   Versioning,
   VersioningDeps,
   VersioningLog,
+  UpstreamSource,
   VersionState,
   VersionStateName,
   VersionsSnapshot,
@@ -51,6 +53,8 @@ interface Rec {
   readonly released: Day | undefined
   readonly retired: Day | undefined
   learnedOn: Day | undefined
+  /** a retirement learned from 410s: what it rests on and when it lapses unless confirmed */
+  learned: { untilMs: number; readonly evidence: Evidence; confirmations: number } | undefined
   seen: boolean
   requests: number
   // Recomputed each day:
@@ -78,6 +82,11 @@ export class VersionEngine implements Versioning {
   private dayStartMs = 0
   private dayEndMs = -1
   private latest: Rec | undefined
+  /** the newest calendar version released by today: never learned as retired, nor anything newer */
+  private newestReleased: Rec | undefined
+  private readonly gone: GoneAnswers
+  /** the earliest moment a learned retirement lapses (Infinity: none learned) */
+  private nextLapseMs = Number.POSITIVE_INFINITY
   private noHeader!: Route
   private noHeaderRequests = 0
   private malformed = 0
@@ -100,6 +109,12 @@ export class VersionEngine implements Versioning {
       rejections: this.metrics.rejections.cell({ version: 'invalid', reason: 'malformed' }),
     }
     this.otherCell = this.metrics.requests.cell({ version: 'other', state: 'unknown' })
+    this.gone = new GoneAnswers({
+      minAnswers: settings.learnMinAnswers,
+      minInstances: settings.learnMinInstances,
+      minEndpoints: settings.learnMinEndpoints,
+      windowMs: settings.learnWindowMs,
+    })
 
     for (const entry of this.calendar.versions) this.calendarRecs.push(this.addRec(parseVersion(entry.version)!, entry))
     // Versions named by the settings get records too, so that routes can point at them.
@@ -141,23 +156,79 @@ export class VersionEngine implements Versioning {
     return this.gate(route, upstream, endpoint)
   }
 
-  observeUpstream(decision: VersionDecision, status: number): void {
-    if (status !== 410 || !this.settings.learnRetirements || decision.upstream === undefined) return
+  observeUpstream(decision: VersionDecision, status: number, source: UpstreamSource): void {
+    const version = decision.upstream
+    if (version === undefined || !this.settings.learnRetirements) return
+    if (status < 300) {
+      // Nearly every answer: one comparison unless a version has 410s on record.
+      if (status >= 200 && this.gone.pending) this.gone.succeeded(version)
+      return
+    }
+    if (status !== 410) return
     this.tick()
-    const rec = this.byText.get(decision.upstream)
-    if (rec === undefined || rec.state === 'retired' || rec.state === 'unreleased') return
+    const rec = this.byText.get(version)
+    if (rec === undefined || rec.state === 'unreleased') return
+    const nowMs = this.now().getTime()
+    if (rec.learned !== undefined) {
+      // A request sent before the retirement was learned (or a rewrite's target) confirms it.
+      rec.learned.untilMs = nowMs + this.settings.learnExpiryMs
+      rec.learned.confirmations++
+      this.nextLapseMs = Math.min(this.nextLapseMs, rec.learned.untilMs)
+      return
+    }
+    if (rec.state === 'retired') return
+    // The newest released version cannot be retired: a 410 for it is about the resource.
+    if (this.newestReleased !== undefined && compareVersions(rec.v, this.newestReleased.v) >= 0) return
+    const evidence = this.gone.gone(rec.v.text, { atMs: nowMs, instance: source.instance, endpoint: source.endpoint })
+    if (evidence === undefined) return
+    this.learn(rec, evidence, nowMs)
+  }
+
+  private learn(rec: Rec, evidence: Evidence, nowMs: number): void {
     rec.learnedOn = this.today
+    rec.learned = { untilMs: nowMs + this.settings.learnExpiryMs, evidence, confirmations: 0 }
+    this.nextLapseMs = Math.min(this.nextLapseMs, rec.learned.untilMs)
     this.metrics.learned.cell({ version: rec.label }).n++
     this.log.error(
       {
         version: rec.v.text,
         calendarState: rec.state,
         calendarRetires: rec.retires === undefined ? undefined : isoOfDay(rec.retires),
-        calendar: this.calendar.source,
+        evidence: {
+          answers: evidence.answers,
+          instances: evidence.instances,
+          endpoints: evidence.endpoints,
+          first: new Date(evidence.firstAtMs).toISOString(),
+          last: new Date(evidence.lastAtMs).toISOString(),
+        },
+        expires: new Date(rec.learned.untilMs).toISOString(),
       },
-      `the upstream answered 410 for API version ${rec.v.text}, which the calendar says is ${rec.state}: treating it as retired from now on (on this replica, until restart); add "retired: ${isoOfDay(this.today)}" for it to the calendar`,
+      `the upstream answered 410 for API version ${rec.v.text}, which the calendar says is ${rec.state}, ${evidence.answers} times from ${evidence.instances.length} instances on ${evidence.endpoints.length} endpoints with no success in between: treating it as retired (on this replica) until ${new Date(rec.learned.untilMs).toISOString()} unless confirmed; add "retired: ${isoOfDay(this.today)}" for it to the calendar`,
     )
     this.rebuild(this.today)
+  }
+
+  /** Learned retirements whose time is up and that no 410 confirmed: the version is back to what the calendar says. */
+  private lapse(nowMs: number): void {
+    let next = Number.POSITIVE_INFINITY
+    let changed = false
+    for (const rec of this.byText.values()) {
+      const learned = rec.learned
+      if (learned === undefined) continue
+      if (learned.untilMs > nowMs) {
+        next = Math.min(next, learned.untilMs)
+        continue
+      }
+      rec.learned = undefined
+      rec.learnedOn = undefined
+      changed = true
+      this.log.warn(
+        { version: rec.v.text, learnedFrom: learned.evidence.answers, confirmations: learned.confirmations },
+        `the retirement of API version ${rec.v.text} learned from upstream 410s has lapsed: requests for it follow the calendar again`,
+      )
+    }
+    this.nextLapseMs = next
+    if (changed) this.rebuild(this.today)
   }
 
   rejectApiV1(): void {
@@ -267,6 +338,7 @@ export class VersionEngine implements Versioning {
   private tick(): void {
     const ms = this.now().getTime()
     if (ms >= this.dayEndMs || ms < this.dayStartMs) this.rebuild(dayOfMs(ms))
+    if (ms >= this.nextLapseMs) this.lapse(ms)
   }
 
   private rebuild(today: Day): void {
@@ -278,6 +350,7 @@ export class VersionEngine implements Versioning {
     this.dayEndMs = this.dayStartMs + DAY_MS
     for (const rec of this.byText.values()) this.computeDay(rec)
     this.latest = this.calendarRecs.findLast(isAlive)
+    this.newestReleased = this.calendarRecs.findLast((r) => r.released === undefined || today >= r.released)
     this.exampleVersion = this.latest?.v.text ?? this.exampleVersion
     for (const rec of this.byText.values()) rec.route = this.routeFor(rec)
     this.noHeader = this.noHeaderRoute()
@@ -382,7 +455,7 @@ export class VersionEngine implements Versioning {
     return { kind: 'forward', decision, upstream, requests, rewrites, gated: new Map() }
   }
 
-  /** Where `rewrite` sends a retired version today; undefined → it is answered 410. Never rewrites to an older version except by the explicit map. */
+  /** Where `rewrite` sends a retired version today; undefined → it is answered 410. Never to an older version than asked for (the settings refuse a map that would). */
   private rewriteTarget(rec: Rec): Rec | undefined {
     switch (this.settings.rewriteTo) {
       case 'next':
@@ -392,7 +465,7 @@ export class VersionEngine implements Versioning {
       case 'map': {
         const to = this.settings.rewriteMap[rec.v.text]
         const target = to === undefined ? undefined : this.byText.get(to)
-        return target !== undefined && (isAlive(target) || target.state === 'unknown') ? target : undefined
+        return target !== undefined && compareVersions(target.v, rec.v) > 0 && (isAlive(target) || target.state === 'unknown') ? target : undefined
       }
     }
   }
@@ -401,9 +474,10 @@ export class VersionEngine implements Versioning {
     return this.calendarRecs.find((r) => isAlive(r) && compareVersions(r.v, rec.v) > 0)
   }
 
+  /** Where a client should move: only ever to a newer version than it named. */
   private moveTo(rec: Rec): string {
-    const next = this.nextAlive(rec) ?? this.latest
-    if (next === undefined) return 'a supported version (the calendar lists none today)'
+    const next = this.nextAlive(rec)
+    if (next === undefined) return `a version newer than ${rec.v.text} (the calendar lists none that is supported today)`
     return next === this.latest ? next.v.text : `${next.v.text} or later (the latest is ${this.latest!.v.text})`
   }
 
@@ -425,6 +499,7 @@ export class VersionEngine implements Versioning {
       released: entry?.released ? dayOfIso(entry.released) : undefined,
       retired: entry?.retired ? dayOfIso(entry.retired) : undefined,
       learnedOn: undefined,
+      learned: undefined,
       seen: false,
       requests: 0,
       state: 'unknown',
@@ -453,6 +528,8 @@ export class VersionEngine implements Versioning {
       ...(r.deprecation !== undefined ? { deprecation: isoOfDay(r.deprecation) } : {}),
       action: route.kind === 'reject' ? 'reject' : route.decision.action === 'rewrite' ? 'rewrite' : 'pass',
       ...(route.kind === 'forward' && route.decision.upstream ? { upstream: route.decision.upstream } : {}),
+      ...(r.learned !== undefined ? { learned: learnedState(r.learned) } : {}),
+      ...(this.gone.count(r.v.text) > 0 ? { recent410s: this.gone.count(r.v.text) } : {}),
       added: r.entry?.added ?? [],
       requests: r.requests,
     }
@@ -508,6 +585,19 @@ export class VersionEngine implements Versioning {
         this.log.error({ from, to, state: target.state }, `versions.rewriteMap sends ${from} to ${to}, which is ${target.state}: requests for ${from} are answered 410 once it is retired`)
       }
     }
+  }
+}
+
+/** A learned retirement as /status shows it: counts and endpoint ids, not the instances (they are other organisations). */
+function learnedState(l: NonNullable<Rec['learned']>): NonNullable<VersionState['learned']> {
+  return {
+    answers: l.evidence.answers,
+    instances: l.evidence.instances.length,
+    endpoints: l.evidence.endpoints,
+    first: new Date(l.evidence.firstAtMs).toISOString(),
+    last: new Date(l.evidence.lastAtMs).toISOString(),
+    expires: new Date(l.untilMs).toISOString(),
+    confirmations: l.confirmations,
   }
 }
 

@@ -15,6 +15,7 @@ export type {
   Versioning,
   VersioningDeps,
   VersioningLog,
+  UpstreamSource,
   VersionState,
   VersionStateName,
   VersionsSnapshot,

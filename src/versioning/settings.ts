@@ -31,8 +31,21 @@ export const versionSettingsSchema = z
     pin: version.optional(),
     /** an endpoint newer than the request's version: `warn` (header, log, metric), `reject` (400) or `off` */
     gate: z.enum(['warn', 'reject', 'off']).default('warn'),
-    /** an upstream 410 for a version the calendar thinks alive retires it (on this replica) from then on */
+    /**
+     * upstream 410s for a version the calendar thinks alive retire it (on this replica) once the
+     * evidence below says it is the version and not the resource that is gone
+     */
     learnRetirements: z.boolean().default(true),
+    /** 410s for one version needed to learn its retirement, within `learnWindowMs` */
+    learnMinAnswers: z.number().int().min(1).default(3),
+    /** distinct instances (organisations) among those 410s */
+    learnMinInstances: z.number().int().min(1).default(2),
+    /** distinct endpoints among those 410s */
+    learnMinEndpoints: z.number().int().min(1).default(2),
+    /** the window the 410s must fall in; a 2xx for the version in between starts the count again */
+    learnWindowMs: z.number().int().positive().default(3_600_000),
+    /** a learned retirement lapses after this long unless another 410 confirms it */
+    learnExpiryMs: z.number().int().positive().default(86_400_000),
     /** `Deprecation` (RFC 9745) and `Sunset` (RFC 8594) response headers for versions with a retirement ahead */
     deprecationHeaders: z.boolean().default(true),
   })
@@ -40,4 +53,17 @@ export const versionSettingsSchema = z
     path: ['pin'],
     message: 'required when versions.missing is "pin"',
   })
+  // A rewrite only ever moves a request to a newer version than it asked for (README, API versions).
+  .superRefine((s, ctx) => {
+    for (const [from, to] of Object.entries(s.rewriteMap)) {
+      if (!VERSION_PATTERN.test(to) || !VERSION_PATTERN.test(from) || compareVersionTexts(to, from) > 0) continue
+      ctx.addIssue({ code: 'custom', path: ['rewriteMap', from], input: to, message: `maps ${from} to ${to}, which is not newer; a rewrite only moves to a newer version` })
+    }
+  })
+function compareVersionTexts(a: string, b: string): number {
+  const [am, an] = a.split('.').map(Number) as [number, number]
+  const [bm, bn] = b.split('.').map(Number) as [number, number]
+  return am - bm || an - bn
+}
+
 export type VersionSettings = z.output<typeof versionSettingsSchema>

@@ -49,6 +49,18 @@ export interface VersionState {
   readonly action: 'pass' | 'rewrite' | 'reject'
   /** the version sent upstream for `pass` and `rewrite` */
   readonly upstream?: string
+  /** a retirement learned from upstream 410s: the evidence, and when it lapses unless a 410 confirms it */
+  readonly learned?: {
+    readonly answers: number
+    readonly instances: number
+    readonly endpoints: readonly string[]
+    readonly first: string
+    readonly last: string
+    readonly expires: string
+    readonly confirmations: number
+  }
+  /** upstream 410s on record for this version, not (yet) enough to learn a retirement */
+  readonly recent410s?: number
   readonly added: readonly { readonly what: string; readonly on?: string }[]
   /** requests that named this version, since start (this replica) */
   readonly requests: number
@@ -98,6 +110,13 @@ export interface VersioningDeps {
   readonly orgs?: OrgLabels
 }
 
+/** Who a request sent upstream was for: what a 410 is evidence from. */
+export interface UpstreamSource {
+  readonly instance: string
+  /** the catalog's endpoint id */
+  readonly endpoint: string
+}
+
 /** The endpoint a request matched, as the catalog describes it. */
 export interface VersionedEndpoint {
   /** `METHOD /template` (a metrics label: must come from the catalog, never from raw paths) */
@@ -117,10 +136,12 @@ export interface Versioning {
   /** `instance`: the request's organisation, for the `org` label of sluice_version_requests_total */
   decide(headerValue: string | readonly string[] | undefined, endpoint: VersionedEndpoint, instance?: string): VersionDecision
   /**
-   * The upstream answered `status` to a request sent with `decision`. A 410 for a version the
-   * calendar thinks alive is learned: that version is retired from now on (logged, counted).
+   * The upstream answered `status` to a request sent with `decision` for `source`. 410s for a version
+   * the calendar thinks alive are learned as its retirement once they are evidence enough (settings
+   * `versions.learn*`): logged, counted, shown on /status, lapsing unless confirmed. A 2xx for the
+   * version clears the 410s on record.
    */
-  observeUpstream(decision: VersionDecision, status: number): void
+  observeUpstream(decision: VersionDecision, status: number, source: UpstreamSource): void
   /** Throws ApiV1RetiredError (410) when the calendar says API v1 is retired today. */
   rejectApiV1(): void
   /** For /status, the status page and `npm run versions`. */

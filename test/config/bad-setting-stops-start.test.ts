@@ -32,9 +32,9 @@ describe('settings: defaults < file < env, validated once, errors name the key',
 
   it('names the env var and the setting of each bad value', () => {
     expect(problemsOf({ SLUICE_PORT: 'eighty', SLUICE_QUEUE_MAX_LENGTH: '-1', SLUICE_REDIS_FALLBACK: 'maybe' })).toEqual([
-      'port (SLUICE_PORT): Invalid input: expected number, received NaN',
-      'queue.maxLength (SLUICE_QUEUE_MAX_LENGTH): Too small: expected number to be >=0',
-      'redis.fallback (SLUICE_REDIS_FALLBACK): Invalid option: expected one of "local"|"open"|"closed"',
+      'port (env SLUICE_PORT): Invalid input: expected number, received string; got "eighty"',
+      'queue.maxLength (env SLUICE_QUEUE_MAX_LENGTH): Too small: expected number to be >=0; got -1',
+      'redis.fallback (env SLUICE_REDIS_FALLBACK): Invalid option: expected one of "local"|"open"|"closed"; got "maybe"',
     ])
   })
 
@@ -42,7 +42,7 @@ describe('settings: defaults < file < env, validated once, errors name the key',
     const dir = mkdtempSync(join(tmpdir(), 'sluice-config-'))
     const file = join(dir, 'sluice.yaml')
     writeFileSync(file, 'queue:\n  maxLenght: 10\n')
-    expect(problemsOf({ SLUICE_CONFIG: file })).toEqual(['unknown setting in queue: maxLenght'])
+    expect(problemsOf({ SLUICE_CONFIG: file })).toEqual([`unknown setting in queue: maxLenght (file ${file}, key queue.maxLenght)`])
   })
 
   it('lists SLUICE_ variables that are no setting (logged at start; Kubernetes adds SLUICE_SERVICE_HOST and friends)', () => {
@@ -66,6 +66,6 @@ describe('settings: defaults < file < env, validated once, errors name the key',
       timeout: 15_000,
     })
     expect(run.status).toBe(78)
-    expect(run.stderr).toContain('upstream (SLUICE_UPSTREAM):')
+    expect(run.stderr).toBe('sluice: invalid setting: upstream (env SLUICE_UPSTREAM): Invalid URL; got "ftp://example.com"\n')
   })
 })

@@ -16,17 +16,23 @@ function sourceFiles(dir: string): string[] {
   })
 }
 
-/** Every code an answer of ours can carry: @fastify/error codes and the catalog's bad-path codes. */
-function answerCodes(): string[] {
-  const codes = new Set<string>()
+/** Every code an answer of ours can carry, with its status: @fastify/error codes and the catalog's bad-path codes. */
+function answerCodes(): Map<string, number> {
+  const codes = new Map<string, number>()
   for (const file of sourceFiles(join(ROOT, 'src'))) {
     const text = readFileSync(file, 'utf8')
-    for (const m of text.matchAll(/createError(?:<[^>]*>)?\(\s*'(SLUICE_[A-Z0-9_]+)'[^)]*?(\d{3})\s*,?\s*\)/gs)) {
-      if (Number(m[2]) < 600) codes.add(m[1]!)
+    // createError('SLUICE_…', 'message', status): the message may hold parentheses of its own
+    for (const m of text.matchAll(/createError(?:<[^>]*>)?\(\s*'(SLUICE_[A-Z0-9_]+)',\s*(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|`[^`]*`)\s*,\s*(\d{3})\b/gs)) {
+      if (Number(m[2]) < 600) codes.set(m[1]!, Number(m[2]))
     }
   }
-  for (const m of readFileSync(join(ROOT, 'src/catalog/types.ts'), 'utf8').matchAll(/'(SLUICE_BAD_PATH[A-Z_]*)'/g)) codes.add(m[1]!)
-  return [...codes].sort()
+  for (const m of readFileSync(join(ROOT, 'src/catalog/types.ts'), 'utf8').matchAll(/'(SLUICE_BAD_PATH[A-Z_]*)'/g)) codes.set(m[1]!, 400)
+  return codes
+}
+
+/** The README's table of answers: `| 400 | \`SLUICE_…\` | when |` rows, code → status. */
+function readmeAnswerRows(): Map<string, number> {
+  return new Map([...README.matchAll(/^\| (\d{3}) \| `(SLUICE_[A-Z0-9_]+)` \|/gm)].map((m) => [m[2]!, Number(m[1])]))
 }
 
 describe('README.md says what the code does', () => {
@@ -50,9 +56,21 @@ describe('README.md says what the code does', () => {
   })
 
   it('documents every error code the proxy can answer with', () => {
-    const codes = answerCodes()
+    const codes = [...answerCodes().keys()].sort()
     expect(codes.length).toBeGreaterThan(15)
     expect(codes.filter((c) => !README.includes(`\`${c}\``))).toEqual([])
+  })
+
+  it('the table of answers gives each code the status the code answers with', () => {
+    const rows = readmeAnswerRows()
+    expect(rows.size).toBeGreaterThan(15)
+    const disagree = [...answerCodes()]
+      .filter(([code, status]) => rows.has(code) && rows.get(code) !== status)
+      .map(([code, status]) => `${code}: README ${rows.get(code)}, code ${status}`)
+    expect(disagree).toEqual([])
+    // and every row is a code the source answers with (fallbacks such as SLUICE_INTERNAL are plain strings)
+    const source = sourceFiles(join(ROOT, 'src')).map((f) => readFileSync(f, 'utf8')).join('\n')
+    expect([...rows.keys()].filter((c) => !source.includes(`'${c}'`))).toEqual([])
   })
 
   it('links only to files that exist', () => {

@@ -55,7 +55,7 @@ describe('npm run versions', () => {
   it('a bad setting exits 78 naming it; a bad --date exits 64', () => {
     const bad = versions([], { SLUICE_VERSIONS_RETIRED: 'drop' })
     expect(bad.code).toBe(78)
-    expect(bad.err).toContain('versions.retired (SLUICE_VERSIONS_RETIRED)')
+    expect(bad.err).toContain('versions.retired (env SLUICE_VERSIONS_RETIRED)')
     const date = versions(['--date', '2026-02-30'])
     expect(date.code).toBe(64)
     expect(date.err).toContain('--date must be a date YYYY-MM-DD, got "2026-02-30"')

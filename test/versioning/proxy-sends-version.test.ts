@@ -53,10 +53,32 @@ describe('through the real proxy: the version the API gets', () => {
     expect(res.headers.sunset).toBe('Sat, 12 Sep 2026 00:00:00 GMT')
   })
 
-  it('an API 410 for a version the calendar thinks alive is learned: the next request is rewritten', async () => {
+  it('the 410 poisoning: an API 410 for one organisation\'s resource does not answer another organisation 410', async () => {
+    const { sim, proxy } = await setUp('2026-10-01', { retired: 'rewrite' })
+    // `curl -X PUT …/v2/accounts/9 -u anyorg:x -H 'NEON-API-VERSION: 2.12' -H 'x-sim-status: 410'`, for 2.12, 2.11 and 2.10
+    for (const version of ['2.12', '2.11', '2.10']) {
+      const gone = await send(proxy.url, '/v2/accounts/9', {
+        method: 'PUT',
+        headers: { authorization: basicAuth('anyorg'), 'neon-api-version': version, 'x-sim-status': '410' },
+      })
+      expect(gone.status).toBe(410)
+    }
+    // `curl …/v2/accounts/1/contacts -u otherorg:y -H 'NEON-API-VERSION: 2.12'` (and the others)
+    for (const version of ['2.12', '2.11', '2.10']) {
+      const res = await send(proxy.url, '/v2/accounts/1/contacts', { headers: { authorization: basicAuth('otherorg'), 'neon-api-version': version } })
+      expect(res.status).toBe(200)
+      expect(res.json<Echo>().headers['neon-api-version']).toBe(version)
+    }
+    expect(sim.stats().keys['otherorg GET /accounts/{id}/contacts']).toMatchObject({ requests: 3 })
+  })
+
+  it('API 410s for a version from two organisations on two endpoints are learned: the next request is rewritten', async () => {
     // This API retired 2.10 early; the calendar does not know yet.
     const { sim, proxy } = await setUp('2026-10-01', { retired: 'rewrite' }, (v) => ['2.9', '2.10'].includes(v))
-    expect((await contacts(proxy, '2.10')).status).toBe(410) // the API's own 410, passed through
+    const get = (org: string, path: string) => send(proxy.url, path, { headers: { authorization: basicAuth(org), 'neon-api-version': '2.10' } })
+    expect((await get('org1', '/v2/accounts/17/contacts')).status).toBe(410) // the API's own 410, passed through
+    expect((await get('org2', '/v2/accounts/17/contacts')).status).toBe(410)
+    expect((await get('org2', '/v2/accounts/17')).status).toBe(410)
     const next = await contacts(proxy, '2.10')
     expect(next.status).toBe(200)
     expect(next.json<Echo>().headers['neon-api-version']).toBe('2.11')

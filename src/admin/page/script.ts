@@ -166,7 +166,11 @@ export const STATUS_PAGE_SCRIPT = `
       var st = el('td');
       st.appendChild(el('span', { class: 'badge ' + (STATE_CLASS[v.state] || ''), 'data-field': 'state' }, v.state || '?'));
       tr.appendChild(st);
-      tr.appendChild(el('td', { 'data-field': 'retiresOn' }, v.retiresOn || '—'));
+      // a retirement learned from upstream 410s says what it rests on and when it lapses
+      var learned = v.learned && typeof v.learned === 'object'
+        ? ' (learned: ' + num(v.learned.answers) + ' × 410 from ' + num(v.learned.instances) + ' orgs, lapses ' + String(v.learned.expires).slice(0, 16).replace('T', ' ') + ' UTC)'
+        : '';
+      tr.appendChild(el('td', { 'data-field': 'retiresOn' }, v.retiresOn ? v.retiresOn + learned : '—'));
       var days = v.retiresOn ? daysUntil(v.retiresOn) : null;
       var d = el('td', { class: 'num', 'data-field': 'daysLeft' }, days === null ? '—' : days < 0 ? 'retired ' + -days + ' d ago' : days + ' d');
       if (days !== null) d.setAttribute('data-value', String(days));

@@ -3,7 +3,12 @@ import { z } from 'zod'
 /** Settings of the Redis backend (docs/redis-limiter.md). `url` unset → the in-process backend. */
 export const redisSettingsSchema = z.strictObject({
   /** `redis://[:password@]host:port[/db]` or `rediss://…`; unset → in-process limiter */
-  url: z.string().regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL').optional(),
+  url: z
+    .string()
+    .regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL')
+    .refine((u) => URL.canParse(u), 'not a valid URL (a password with @ : / [ or ] must be percent-encoded)')
+    .refine((u) => !URL.canParse(u) || /^\/?\d*$/.test(new URL(u).pathname), 'the database after the port must be a number, e.g. redis://host:6379/0')
+    .optional(),
   /** how to reach Redis: one server, Sentinel, or Cluster */
   topology: z.enum(['standalone', 'sentinel', 'cluster']).default('standalone'),
   /** Sentinel: comma-separated host:port list (the url's host is ignored) */
