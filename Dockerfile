@@ -2,9 +2,14 @@
 #   docker build -t sluice .
 #   docker run --rm -p 8080:8080 -p 9090:9090 sluice        # proxy :8080 (/v2/...), admin :9090
 # Settings: SLUICE_* env vars, or a YAML file named by SLUICE_CONFIG (see README "Settings").
-# test/deploy/dockerfile.test.ts reads this file: keep CMD, EXPOSE and the runtime COPYs in step with it.
+# test/deploy/dockerfile.test.ts reads this file: keep CMD, EXPOSE, ENV and the runtime COPYs in step with it.
 
-ARG NODE_IMAGE=node:22-slim
+# Node 22 LTS on Debian bookworm, pinned by digest so a rebuild gets the same base. The digest is
+# the one public Dockerfiles pinned for node:22-bookworm-slim when this line was written (no
+# registry was reachable where it was written). To refresh it (and see which Node it carries):
+#   docker buildx imagetools inspect node:22-bookworm-slim     # "Digest:" of the index
+# then replace the sha256 below; docs/deploy.md "The image" says more.
+ARG NODE_IMAGE=node:22-bookworm-slim@sha256:f32b81066cde10a75dbac96646099533316d94bac4150c55da1636e1f0ffdc46
 
 # --- build: dev dependencies + tsc → dist/ ------------------------------------------------------
 FROM ${NODE_IMAGE} AS build
@@ -13,7 +18,8 @@ COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` would run the build before the sources are here; it runs below.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY . .
-RUN npm run build
+# The simulated API and the demo are for trying sluice out and for tests, not for the image.
+RUN npm run build && rm -rf dist/sim dist/demo
 
 # --- deps: production dependencies only ---------------------------------------------------------
 FROM ${NODE_IMAGE} AS deps
@@ -24,7 +30,24 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean -
 
 # --- runtime ------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE}
-ENV NODE_ENV=production
+# Set by the build (docker build --build-arg VERSION=… --build-arg REVISION=$(git rev-parse HEAD) --build-arg CREATED=…).
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+ARG CREATED=unknown
+ARG NODE_IMAGE
+# OCI image annotations (github.com/opencontainers/image-spec, annotations.md).
+LABEL org.opencontainers.image.title="sluice" \
+      org.opencontainers.image.description="Rate-limit-aware reverse proxy for the CRM API v2: shared per-endpoint concurrency limits, fair queueing instead of 429s." \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.created="${CREATED}" \
+      org.opencontainers.image.licenses="MIT" \
+      org.opencontainers.image.base.name="${NODE_IMAGE}"
+# sluice's own defaults bind loopback only (safe for a laptop); in a container the published ports
+# and the kubelet reach it only on 0.0.0.0. The chart sets both again explicitly.
+ENV NODE_ENV=production \
+    SLUICE_HOST=0.0.0.0 \
+    SLUICE_ADMIN_HOST=0.0.0.0
 WORKDIR /app
 # package.json carries "type": "module", which dist/*.js needs; config/ is found at ../config from dist/.
 COPY package.json ./

@@ -22,6 +22,9 @@ import type { RequestRecord } from './proxy/record.js'
 import { outcomeOf, RequestTracker } from './proxy/tracking.js'
 import { createUpstream } from './proxy/upstream.js'
 import { createVersioning } from './versioning/index.js'
+import { forecastingLimiter } from './forecast/index.js'
+import { endpointLabeler } from './metrics/labels.js'
+import { Reuse } from './reuse/index.js'
 
 export const CONFIG_DIR = join(import.meta.dirname, '..', 'config')
 
@@ -115,6 +118,9 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   const log = proxy.log
 
   const versioning = createVersioning(settings.versions, { now: deps.now, log, registry: metrics.registry, orgs: metrics.orgs })
+  // Permits not spent: identical reads share a call, lookup lists may be cached, hopeless waits are refused at once (checked before the limiter connects).
+  const endpointIds = catalog.endpoints.map((e) => e.id)
+  const reuse = new Reuse(settings.coalesce, settings.cache, { registry: metrics.registry, endpointIds, endpointLabel: endpointLabeler(endpointIds) })
   limiter = await createLimiter(settings, { log, observer: metrics.observer })
   const upstream = createUpstream(settings)
 
@@ -124,10 +130,11 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   await proxy.register(proxyPlugin, {
     settings,
     catalog,
-    limiter,
+    limiter: forecastingLimiter(limiter, settings.failFast, metrics.registry),
     upstream,
     versioning,
     tracker,
+    reuse,
     onUpstream429: (endpoint, instance) => metrics.upstream429(endpoint.id, instance),
     onUpstreamAttempt: (endpoint, seconds) => metrics.upstreamAttempt(endpoint.id, seconds),
   })
@@ -142,7 +149,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     statusExtras: () => {
       const { versions, calendar, ...versioningState } = versioning.snapshot()
       // /status names the calendar, never its path on disk (README "Admin port").
-      return { versions, versioning: { ...versioningState, calendar: calendarName(calendar, settings.versions.calendarFile) } }
+      return { versions, versioning: { ...versioningState, calendar: calendarName(calendar, settings.versions.calendarFile) }, reuse: reuse.status() }
     },
     token: settings.adminToken,
     protectHealth: settings.adminTokenHealth,

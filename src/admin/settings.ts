@@ -2,7 +2,8 @@ import { z } from 'zod'
 
 /** Settings of the admin server (/metrics, /healthz, /readyz, /status). */
 export const adminSettingsShape = {
-  adminHost: z.string().min(1).default('0.0.0.0'),
+  /** this machine only unless set (as the proxy's `host`); containers set 0.0.0.0 for probes and scrapes */
+  adminHost: z.string().min(1).default('127.0.0.1'),
   adminPort: z.number().int().min(0).max(65535).default(9090),
   /** a bearer token `/status`, the status page and `/metrics` require (`Authorization: Bearer <token>`); unset → open */
   adminToken: z.string().min(16, 'at least 16 characters').optional(),

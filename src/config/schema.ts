@@ -6,6 +6,8 @@ import { logSettingsShape } from '../log/settings.js'
 import { metricsSettingsSchema } from '../metrics/settings.js'
 import { proxySettingsShape } from '../proxy/settings.js'
 import { versionSettingsSchema } from '../versioning/settings.js'
+import { failFastSettingsSchema } from '../forecast/settings.js'
+import { cacheSettingsSchema, coalesceSettingsSchema } from '../reuse/settings.js'
 
 /**
  * Every setting, composed from the modules that own them. Defaults < YAML file (`SLUICE_CONFIG`) <
@@ -17,6 +19,9 @@ export const settingsSchema = z.strictObject({
   ...adminSettingsShape,
   ...logSettingsShape,
   limits: limitSettingsSchema.prefault({}),
+  coalesce: coalesceSettingsSchema.prefault({}),
+  cache: cacheSettingsSchema.prefault({}),
+  failFast: failFastSettingsSchema.prefault({}),
   redis: redisSettingsSchema.prefault({}),
   versions: versionSettingsSchema.prefault({}),
   metrics: metricsSettingsSchema.prefault({}),

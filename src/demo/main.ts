@@ -1,12 +1,21 @@
 #!/usr/bin/env node
 /**
- * `npm run demo`: the sim and sluice side by side. The same burst, well over the API's limits, is
- * fired straight at the sim and through sluice; the table shows what each client got.
+ * `npm run demo`: the simulated API and sluice in front of it, on this machine only, until Ctrl-C.
+ *
+ * 1. A request through sluice to the sim, shown as the curl line that makes it and its answer.
+ * 2. The same burst, well over the API's limits, fired straight at the sim and through sluice; the
+ *    table shows what each client got.
+ * 3. Curl lines to paste into another terminal; both stay up until Ctrl-C (SIGINT) or SIGTERM.
+ *
+ * Ports: sluice's settings as usual (SLUICE_PORT 8080, SLUICE_ADMIN_PORT 9090, ...), the sim on
+ * SIM_PORT (8081); 0 picks a free port. The upstream is always the sim: the demo never reaches the API.
+ * `--once` stops after the table (for scripts).
  */
 import { performance } from 'node:perf_hooks'
 import { request } from 'undici'
 import { buildApp } from '../app.js'
 import { loadSettings } from '../config/load.js'
+import { ConfigError } from '../errors/config-error.js'
 import { startSim, type Sim } from '../sim/index.js'
 
 const BURST = [
@@ -14,7 +23,10 @@ const BURST = [
   { method: 'GET', path: '/accounts/1001/contacts', endpoint: 'GET /accounts/{id}/contacts', count: 40 },
 ] as const
 const LATENCY_MS = 40
-const auth = `Basic ${Buffer.from('demo-org:demo-key').toString('base64')}`
+/** The demo's organisation and key: the sim takes any; they are the Basic-auth user and password an app sends. */
+const ORG = 'demo-org'
+const KEY = 'demo-key'
+const auth = `Basic ${Buffer.from(`${ORG}:${KEY}`).toString('base64')}`
 
 interface Tally {
   ok: number
@@ -28,8 +40,9 @@ async function fire(baseUrl: string): Promise<Tally> {
   const started = performance.now()
   await Promise.all(
     BURST.flatMap((b) =>
-      Array.from({ length: b.count }, async () => {
-        const res = await request(`${baseUrl}/v2${b.path}`, {
+      Array.from({ length: b.count }, async (_, i) => {
+        // each read asks for another page: identical reads through sluice would share one call
+        const res = await request(`${baseUrl}/v2${b.path}${b.method === 'GET' ? `?page=${i}` : ''}`, {
           method: b.method,
           headers: { authorization: auth, 'content-type': 'application/json' },
           body: b.method === 'POST' ? '{"searchFields":[]}' : null,
@@ -46,19 +59,23 @@ async function fire(baseUrl: string): Promise<Tally> {
 }
 
 const maxAtApi = (sim: Sim): string =>
-  BURST.map((b) => `${b.endpoint.split(' ')[1]}: ${sim.stats().keys[`demo-org ${b.endpoint}`]?.maxInProgress ?? 0}`).join(', ')
+  BURST.map((b) => `${b.endpoint.split(' ')[1]}: ${sim.stats().keys[`${ORG} ${b.endpoint}`]?.maxInProgress ?? 0}`).join(', ')
 
-async function main(): Promise<void> {
-  const sim = await startSim({ latencyMs: LATENCY_MS })
-  const settings = loadSettings({}, { upstream: sim.apiUrl, host: '127.0.0.1', port: 0, adminHost: '127.0.0.1', adminPort: 0, logLevel: 'warn' })
-  const app = await buildApp(settings)
-  const { proxyUrl } = await app.listen()
+const out = (text: string): void => void process.stdout.write(text)
+
+/** One request through sluice, printed as the curl line that makes it, then its status and body. */
+async function showOneRequest(proxyUrl: string): Promise<void> {
+  const url = `${proxyUrl}/v2/accounts/1001`
+  out(`$ curl -u ${ORG}:${KEY} ${url}\n`)
+  const res = await request(url, { headers: { authorization: auth } })
+  const body = await res.body.text()
+  out(`${body}\n(${res.statusCode}; the sim echoes what reached it: sluice forwarded the request as the app sent it)\n\n`)
+}
+
+async function showBurst(sim: Sim, proxyUrl: string): Promise<void> {
   const total = BURST.reduce((n, b) => n + b.count, 0)
-  process.stdout.write(
-    `sim (the API's limits: 1 in progress for POST /accounts/search, 5 for GET /accounts/{id}/contacts; ${LATENCY_MS} ms a request) on ${sim.url}\n` +
-      `sluice on ${proxyUrl}\n\nA burst of ${total} requests at once for one organisation (${BURST.map((b) => `${b.count} × ${b.endpoint}`).join(', ')}):\n\n`,
-  )
-
+  out(`A burst of ${total} requests at once for one organisation (${BURST.map((b) => `${b.count} × ${b.endpoint}`).join(', ')}):\n\n`)
+  sim.reset()
   const direct = await fire(sim.url)
   const directMax = maxAtApi(sim)
   sim.reset()
@@ -74,15 +91,71 @@ async function main(): Promise<void> {
     ['time for the whole burst', `${direct.ms.toFixed(0)} ms`, `${viaSluice.ms.toFixed(0)} ms`],
   ]
   const widths = [0, 1, 2].map((c) => Math.max(...rows.map((r) => r[c]!.length)))
-  for (const row of rows) process.stdout.write(`  ${row.map((cell, c) => cell.padEnd(widths[c]!)).join('  │  ')}\n`)
-  process.stdout.write(
+  for (const row of rows) out(`  ${row.map((cell, c) => cell.padEnd(widths[c]!)).join('  │  ').trimEnd()}\n`)
+  out(
     `\nDirect, the API refused what was over its limits and the app would have to retry. Through sluice every request\nwaited its turn in a fair queue and got its answer; the API never saw more than its limit.\n`,
   )
+}
+
+function tryLines(proxyUrl: string, adminUrl: string, simUrl: string): string {
+  return [
+    '',
+    'Both stay up until Ctrl-C. Try, from another terminal:',
+    '',
+    `  curl -u ${ORG}:${KEY} ${proxyUrl}/v2/accounts/1001`,
+    `  curl -u ${ORG}:${KEY} -X POST -H 'content-type: application/json' -d '{"searchFields":[]}' ${proxyUrl}/v2/accounts/search`,
+    `  curl -u ${ORG}:${KEY} -H 'NEON-API-VERSION: 2.1' ${proxyUrl}/v2/accounts/1001      # a retired version: 410 from sluice`,
+    `  curl ${adminUrl}/status          # what sluice holds and queues now; ${adminUrl}/ is the live status page`,
+    `  curl ${simUrl}/__sim/stats     # what reached the sim`,
+    '',
+    `-u ${ORG}:${KEY} is HTTP Basic auth, as apps send it to the API: the user is the organisation id, the password its API key.`,
+    '',
+  ].join('\n')
+}
+
+const SIM_PORT = /^\d+$/.test(process.env.SIM_PORT ?? '') ? Number(process.env.SIM_PORT) : 8081
+
+async function main(): Promise<void> {
+  const once = process.argv.includes('--once')
+  const sim = await startSim({ host: '127.0.0.1', port: SIM_PORT, latencyMs: LATENCY_MS })
+  // The user's settings apply, except the upstream: the demo never forwards anywhere but the sim.
+  const settings = loadSettings(process.env, { upstream: sim.apiUrl, logLevel: process.env.SLUICE_LOG_LEVEL ?? 'warn' })
+  const app = await buildApp(settings)
+  let adminUrl: string
+  let proxyUrl: string
+  try {
+    ;({ proxyUrl, adminUrl } = await app.listen())
+  } catch (err) {
+    await app.close().catch(() => {})
+    await sim.close()
+    throw err
+  }
+  out(
+    `The simulated API (its limits: 1 in progress for POST /accounts/search, 5 for GET /accounts/{id}/contacts; ${LATENCY_MS} ms a request) on ${sim.url}\n` +
+      `sluice in front of it on ${proxyUrl} (admin ${adminUrl})\n\n`,
+  )
+  await showOneRequest(proxyUrl)
+  await showBurst(sim, proxyUrl)
+
+  if (once) {
+    await app.close()
+    await sim.close()
+    return
+  }
+  out(tryLines(proxyUrl, adminUrl, sim.url))
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve)
+    process.once('SIGTERM', resolve)
+  })
+  out('\nstopping sluice and the sim\n')
   await app.close()
   await sim.close()
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`demo failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+  if (err instanceof ConfigError) process.stderr.write(`demo: ${err.message}\n`)
+  else if (err instanceof Error && 'code' in err && err.code === 'EADDRINUSE') {
+    process.stderr.write(`demo: ${err.message}: something else listens there; set SLUICE_PORT, SLUICE_ADMIN_PORT or SIM_PORT (0 picks a free port)\n`)
+  } else process.stderr.write(`demo failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
   process.exit(1)
 })

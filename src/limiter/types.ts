@@ -52,6 +52,8 @@ export interface Permit {
    * event-loop stall). The in-flight request goes on; the proxy logs and counts it. Never re-acquired silently.
    */
   readonly lost: AbortSignal
+  /** true once `lost` has aborted; cheap to read (reading `lost` makes a signal) */
+  readonly isLost: boolean
   /** ms spent waiting in the queue before the grant */
   readonly waitedMs: number
 }

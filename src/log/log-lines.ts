@@ -13,7 +13,7 @@ const MAX_PENDING = 64 * 1024
 /**
  * Log lines to stdout, written once per event-loop turn instead of once per line. Under load a
  * turn finishes many requests; one write(2) for all their lines costs the proxy a fraction of one
- * per line (see README "Benchmarks"). The writes stay synchronous, as with pino's default
+ * per line (docs/benchmarks.md). The writes stay synchronous, as with pino's default
  * destination — a slow log reader slows the proxy rather than growing its memory — and what is
  * pending is written out when the process exits, so no line is lost to a batch.
  */

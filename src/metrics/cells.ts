@@ -106,7 +106,7 @@ export class HistogramCell {
 
 /**
  * Fast histograms. prom-client has no public way to load a histogram's counts, and its `observe()`
- * costs about 1 µs a call here (three per request; docs/observability.md, "Cost on the request path"),
+ * costs 1–2 µs a call here (three per request; docs/observability.md, "Cost on the request path"),
  * so these keep their buckets in cells and give the registry the same `get()` result a prom-client
  * Histogram gives. That is the one place sluice relies on prom-client's registry reading `get()`,
  * `name`, `help`, `type` and `aggregator`: test/metrics/histogram-cells.test.ts compares the

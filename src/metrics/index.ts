@@ -80,6 +80,9 @@ const OUTCOME_NUMBER: Readonly<Record<Outcome, number>> = {
   unavailable: 8,
   client_timeout: 9,
   internal_error: 10,
+  wait_too_long: 11,
+  coalesced: 12,
+  cache_hit: 13,
 }
 const METHOD_NUMBERS: Readonly<Record<string, number>> = { GET: 1, HEAD: 2, POST: 3, PUT: 4, PATCH: 5, DELETE: 6, OPTIONS: 7 }
 /** 1-7 for the usual methods, 0 for any other (they share the `other` label) */

@@ -10,9 +10,15 @@ export interface ForwardCallbacks {
   onHead(statusCode: number, headers: IncomingHttpHeaders): OutgoingHttpHeaders | undefined
   /**
    * Once: the upstream is done with the request — its answer read to the end, or failed. `cutOff`
-   * is true when it failed after its head had been passed to the client.
+   * is true when it failed after its head had been passed to the client; `failed` whenever it failed.
    */
-  onDone(cutOff: boolean): void
+  onDone(cutOff: boolean, failed: boolean): void
+  /**
+   * Every chunk of the answer's body, passed on or not (a copy kept for identical requests, the
+   * cache). Returns true while a whole copy of the answer is being kept anyway: then a slow client
+   * does not pause the API's answer, so the copy's readers get it at the API's pace.
+   */
+  onChunk?(chunk: Buffer): boolean
   /** The client did not take its answer within `writeTimeoutMs`: it has been cut off. */
   onClientCut(): void
 }
@@ -36,6 +42,9 @@ export interface AnswerLimits {
  * that the API's answer pauses, for at most `limits.writeTimeoutMs`: a client that has not taken the
  * held bytes by then is cut off and the rest of the answer is read out and dropped, so the API's
  * answer is always read to its end and the permit comes back (README "Slow and hostile clients").
+ * While `onChunk` keeps a whole copy (for requests that share this call, or the cache; at most
+ * `coalesce.maxBytes`), the answer is not paused for this client: the copy holds those bytes anyway,
+ * and the others sharing it must not wait on one slow reader.
  */
 export function forward(
   dispatcher: Dispatcher,
@@ -88,13 +97,14 @@ class PipeToClient implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    const kept = this.callbacks.onChunk?.(chunk) === true
     if (!this.passing) return
     if (this.res.destroyed) {
       // The client left mid-answer: keep reading, so the permit goes back when the API is done.
       this.passing = false
       return
     }
-    if (!this.res.write(chunk) && this.res.writableLength > this.limits.bufferBytes) {
+    if (!this.res.write(chunk) && !kept && this.res.writableLength > this.limits.bufferBytes) {
       controller.pause()
       const resume = (): void => {
         clearTimeout(this.stalled)
@@ -113,14 +123,9 @@ class PipeToClient implements Dispatcher.DispatchHandler {
     if (this.passing) {
       this.res.end()
       // The permit goes back now; the held rest of the answer waits for the client only so long.
-      // (Bytes already with the kernel are bounded by the keep-alive timeout, as for any answer.)
-      if (this.res.writableLength > 0) {
-        const stalled = setTimeout(() => this.cutClient(), this.limits.writeTimeoutMs)
-        stalled.unref()
-        this.res.once('close', () => clearTimeout(stalled))
-      }
+      cutIfNotTaken(this.res, this.limits.writeTimeoutMs, () => this.callbacks.onClientCut())
     }
-    this.finish(false)
+    this.finish(false, false)
   }
 
   private cutClient(): void {
@@ -133,12 +138,29 @@ class PipeToClient implements Dispatcher.DispatchHandler {
     const cutOff = this.passing
     if (!this.answered) this.reject(err)
     else if (cutOff) this.res.destroy() // the status is sent: the client sees the answer cut off
-    this.finish(cutOff)
+    this.finish(cutOff, true)
   }
 
-  private finish(cutOff: boolean): void {
+  private finish(cutOff: boolean, failed: boolean): void {
     if (this.done) return
     this.done = true
-    this.callbacks.onDone(cutOff)
+    this.callbacks.onDone(cutOff, failed)
   }
+}
+
+/**
+ * After `res.end()`: a client that has not taken the answer held for it within `ms` is cut off
+ * (`onCut` first). For answers from the API once its permit is back, and for answers that cost no
+ * permit (shared, cached). Bytes already with the kernel are bounded by the keep-alive timeout, as
+ * for any answer.
+ */
+export function cutIfNotTaken(res: ServerResponse, ms: number, onCut: () => void): void {
+  if (res.writableLength === 0 || res.writableFinished || res.destroyed) return
+  const stalled = setTimeout(() => {
+    if (res.writableFinished || res.destroyed) return
+    onCut()
+    res.destroy()
+  }, ms)
+  stalled.unref()
+  res.once('close', () => clearTimeout(stalled))
 }

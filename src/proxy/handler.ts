@@ -8,9 +8,11 @@ import type { Catalog, Endpoint } from '../catalog/types.js'
 import type { ProxySettings } from './settings.js'
 import { QueueTimeoutError } from '../limiter/errors.js'
 import type { Limiter, Permit } from '../limiter/types.js'
+import { PREDICTED_WAIT_HEADER, predictedWaitOf } from '../forecast/index.js'
+import { writeReused, type Reuse, type ReuseTicket } from '../reuse/index.js'
 import { retryDelayMs, sleep } from './backoff.js'
 import { NO_BODY, readBody } from './body.js'
-import { forward } from './forward.js'
+import { cutIfNotTaken, forward } from './forward.js'
 import type { HangUp } from './hang-up.js'
 import { BadWaitHeaderError, BodyTooSlowError, NoHostError, NotFoundError, UpstreamBusyError, UrlTooLongError } from './errors.js'
 import { appendForwardedFor, CLIENT_IDENTITY_HEADERS, clientResponseHeaders, upstreamRequestHeaders } from './headers.js'
@@ -50,6 +52,8 @@ export interface ProxyContext {
   readonly onUpstream429?: (endpoint: Endpoint, instance: string) => void
   /** one attempt upstream is done (read to the end, a 429 included, or failed), with the upstream's time */
   readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number) => void
+  /** coalescing of identical reads and the lookup-list cache; none when undefined */
+  readonly reuse?: Reuse
 }
 
 /** Builds the route handler for every request under the API prefix. */
@@ -72,6 +76,9 @@ export function createProxyHandler(ctx: ProxyContext) {
     const { trace, client } = ctx.tracker.track(request, reply)
     const arrivedAt = Date.now()
     const res = reply.raw
+    // Followers of this request's call that never got its answer try again without it.
+    let shared: ReuseTicket | undefined
+    res.once('close', () => shared?.close())
     reply.header('x-request-id', request.id)
 
     try {
@@ -140,9 +147,32 @@ export function createProxyHandler(ctx: ProxyContext) {
       }
       const key = { instance: trace.instance, endpoint: endpoint.id }
 
+      // ── an identical read in progress, or the lookup-list cache, may answer without a permit
+      shared = ctx.reuse?.open({ ...key, endpointId: endpoint.id, method: request.method, path: match.path, query, headers, version: decision.upstream, deadline, hasBody: body.kind !== 'none' })
+      const reused = await shared?.reused(() => client.signal)
+      if (client.gone) return void reply.hijack()
+      if (reused !== undefined) {
+        trace.outcome = reused.kind
+        writeReused(res, request.method, reply.getHeaders() as OutgoingHttpHeaders, reused, { ...shared!.answerHeaders(reused), 'x-request-id': request.id })
+        // No permit is held, but a client that does not take its answer is still cut off in time.
+        cutIfNotTaken(res, answerLimits.writeTimeoutMs, () => (trace.outcome = 'client_timeout'))
+        return void reply.hijack()
+      }
+
       // ── queue, forward, and on an upstream 429 back into the queue (at its old place) after a back-off
+      // `requeued`: the request waited before (an upstream 429, a permit lost before it started): it
+      // goes back to its old place in the queue; a first attempt takes its place as it arrives.
+      let requeued = false
       for (let attempt = 0; ; attempt++) {
-        const permit = await acquire(limiter, key, endpoint.limit, deadline, arrivedAt, settings.queue.maxLength, client, trace)
+        const permit = await acquire(limiter, key, endpoint.limit, deadline, requeued ? arrivedAt : undefined, settings.queue.maxLength, client, trace)
+        requeued = true
+        if (permit.isLost) {
+          // Its lease was lost before the request started (docs/redis-limiter.md, "Leases"): never
+          // used — given back, and the request waits again at its place.
+          permit.release()
+          attempt--
+          continue
+        }
         let busy: IncomingHttpHeaders | undefined
         const sentAt = performance.now()
         trace.upstreamStartedAt = sentAt
@@ -154,19 +184,29 @@ export function createProxyHandler(ctx: ProxyContext) {
                 busy = upstreamHeaders
                 return undefined
               }
+              const passed = clientResponseHeaders(upstreamHeaders)
+              // Identical requests that followed this call, and the cache, get a copy (whether or not this client is still here).
+              const reuseHeaders = shared?.head(status, passed)
               // Nobody is left to answer when the client has gone: the answer is read out and dropped.
               if (client.gone) return undefined
               // Headers sluice set (version notes), the upstream's over them, and the request id over all.
-              const head: OutgoingHttpHeaders = Object.assign(reply.getHeaders(), clientResponseHeaders(upstreamHeaders))
+              const head: OutgoingHttpHeaders = Object.assign(reply.getHeaders(), passed, reuseHeaders)
               head['x-request-id'] = request.id
+              const predicted = predictedWaitOf(permit)
+              if (predicted !== undefined) head[PREDICTED_WAIT_HEADER] = String(predicted)
               return head
             },
+            onChunk:
+              shared === undefined
+                ? undefined
+                : (chunk) => busy === undefined && shared?.chunk(chunk) === true,
             // The upstream is done with the request when its answer has been read to the end (or torn).
-            onDone: (cutOff) => {
+            onDone: (cutOff, failed) => {
               trace.upstreamEndedAt = performance.now()
               ctx.onUpstreamAttempt?.(endpoint, (trace.upstreamEndedAt - sentAt) / 1000)
               if (cutOff) trace.outcome = 'upstream_error'
               permit.release()
+              if (busy === undefined) shared?.end(!failed)
             },
             // The client did not take its answer in time: cut off, and the API's answer read out and dropped.
             onClientCut: () => {
@@ -211,7 +251,7 @@ async function acquire(
   key: { instance: string; endpoint: string },
   limit: number,
   deadline: number,
-  arrivedAt: number,
+  arrivedAt: number | undefined,
   maxQueue: number,
   client: HangUp,
   trace: Trace,

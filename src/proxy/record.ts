@@ -25,6 +25,12 @@ export type Outcome =
   | 'client_timeout'
   /** 500: a bug in sluice; the log has the details */
   | 'internal_error'
+  /** 503: the queue ahead was predicted to outlast the request's deadline, so it was refused at once */
+  | 'wait_too_long'
+  /** answered with the upstream answer of an identical request's call: no permit, no call of its own */
+  | 'coalesced'
+  /** answered from the lookup-list cache: no permit, no upstream call */
+  | 'cache_hit'
 
 export interface RequestRecord {
   readonly requestId: string

@@ -12,8 +12,11 @@ const headerName = z
   .transform((s) => s.toLowerCase())
 
 export const proxySettingsShape = {
-  /** interface the proxy listens on */
-  host: z.string().min(1).default('0.0.0.0'),
+  /**
+   * interface the proxy listens on: this machine only unless set, so that trying sluice out never
+   * opens a proxy with the org's credentials passing through to the network; containers set 0.0.0.0
+   */
+  host: z.string().min(1).default('127.0.0.1'),
   port: port.default(8080),
   /** the API v2 root requests are forwarded to */
   upstream: z

@@ -188,7 +188,7 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
     }
     const retryHeaders = retryAfter === undefined ? undefined : { 'retry-after': retryAfter.trim() }
     if (state.limit !== null && state.inProgress >= state.limit) {
-      state.rejected429++
+      state.refused()
       log(req, state, now, 'limited')
       return sendError(res, 429, `Too many requests: ${state.limit} in progress for ${match.endpoint.id} of instance ${instance}`, retryHeaders)
     }

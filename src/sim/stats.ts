@@ -13,6 +13,12 @@ export interface SimKeyStats {
   readonly inProgress: number
   /** the most requests ever in progress at once (since start or reset) */
   readonly maxInProgress: number
+  /**
+   * the most requests that were ever trying to be in progress at once: `maxInProgress`, or the
+   * requests in progress plus the one refused when a 429 for the limit was answered. Above `limit`
+   * means a client of the API sent more than the limit (the sim itself never lets them in).
+   */
+  readonly maxAttempted: number
   /** every request for this key, answered or not (429s and 410s included) */
   readonly requests: number
   /** all 429s: over the limit, and pushback from `rejectRatio` */
@@ -66,6 +72,7 @@ export const statsKey = (instance: string, endpoint: string): string => `${insta
 export class KeyState {
   inProgress = 0
   maxInProgress = 0
+  maxAttempted = 0
   requests = 0
   rejected429 = 0
   pushback429 = 0
@@ -95,6 +102,13 @@ export class KeyState {
   enter(now: number): void {
     this.accumulate(now)
     if (++this.inProgress > this.maxInProgress) this.maxInProgress = this.inProgress
+    if (this.inProgress > this.maxAttempted) this.maxAttempted = this.inProgress
+  }
+
+  /** a request refused with 429 because `inProgress` was at the limit */
+  refused(): void {
+    this.rejected429++
+    if (this.inProgress + 1 > this.maxAttempted) this.maxAttempted = this.inProgress + 1
   }
 
   leave(now: number): void {
@@ -105,15 +119,15 @@ export class KeyState {
   /** Zero the counters; requests still in progress stay counted (they will leave). */
   reset(now: number): void {
     this.accumulate(now)
-    this.maxInProgress = this.inProgress
+    this.maxInProgress = this.maxAttempted = this.inProgress
     this.requests = this.rejected429 = this.pushback429 = this.rejected410 = 0
     this.busyMs = this.requestMs = 0
   }
 
   snapshot(now: number): SimKeyStats {
     this.accumulate(now)
-    const { instance, endpoint, limit, inProgress, maxInProgress, requests, rejected429, pushback429, rejected410 } = this
-    return { instance, endpoint, limit, inProgress, maxInProgress, requests, rejected429, pushback429, rejected410, busyMs: this.busyMs, requestMs: this.requestMs }
+    const { instance, endpoint, limit, inProgress, maxInProgress, maxAttempted, requests, rejected429, pushback429, rejected410 } = this
+    return { instance, endpoint, limit, inProgress, maxInProgress, maxAttempted, requests, rejected429, pushback429, rejected410, busyMs: this.busyMs, requestMs: this.requestMs }
   }
 }
 

@@ -4,9 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parse as parseYaml, stringify } from 'yaml'
-import { loadSettings } from '../../src/config/load.js'
-import type { Settings } from '../../src/config/schema.js'
 import { CHART_DIR, exampleValueFiles, readText, readYamlFile, type Tree } from './chart.js'
+import { APP_DEPLOYMENT, podOf, settingsOf, sluiceIn } from './pod.js'
 import { canRender, hasHelm, kinds, only, render, renderOk, type Manifest } from './render.js'
 
 /**
@@ -15,104 +14,14 @@ import { canRender, hasHelm, kinds, only, render, renderOk, type Manifest } from
  * chart refuses values that would deploy something broken.
  */
 
-interface EnvVar {
-  name: string
-  value?: string
-  valueFrom?: { secretKeyRef?: { name: string; key: string } }
-}
-interface Container {
-  name: string
-  image: string
-  command?: unknown
-  args?: unknown
-  restartPolicy?: string
-  ports: { name: string; containerPort: number }[]
-  env: EnvVar[]
-  startupProbe: { httpGet: { path: string; port: number } }
-  livenessProbe: { httpGet: { path: string; port: number } }
-  readinessProbe: { httpGet: { path: string; port: number } }
-  lifecycle?: { preStop: { exec: { command: string[] } } }
-  securityContext: Tree
-  volumeMounts: { name: string; mountPath: string }[]
-}
-interface PodSpec {
-  terminationGracePeriodSeconds: number
-  enableServiceLinks?: boolean
-  containers: Container[]
-  initContainers?: Container[]
-  volumes: { name: string; configMap?: { name: string } }[]
-}
-const podOf = (m: Manifest): { labels: Record<string, string>; annotations: Record<string, string>; spec: PodSpec } => {
-  const t = (m as unknown as { spec: { template: { metadata: { labels: Record<string, string>; annotations: Record<string, string> }; spec: PodSpec } } }).spec.template
-  return { labels: t.metadata.labels, annotations: t.metadata.annotations, spec: t.spec }
-}
-const sluiceIn = (spec: PodSpec): Container => [...spec.containers, ...(spec.initContainers ?? [])].find((c) => c.name === 'sluice')!
-
-/** What sluice would load in this container: its literal env, Secrets and ConfigMaps resolved from the render. */
-function settingsOf(container: Container, manifests: readonly Manifest[], pod: PodSpec): Settings {
-  const env: NodeJS.ProcessEnv = {}
-  for (const e of container.env) {
-    if (e.value !== undefined) env[e.name] = e.value
-    const ref = e.valueFrom?.secretKeyRef
-    if (ref) {
-      const secret = manifests.find((m) => m.kind === 'Secret' && m.metadata.name === ref.name) as { stringData?: Record<string, string> } | undefined
-      env[e.name] = secret?.stringData?.[ref.key] ?? 'redis://from-an-existing-secret:6379'
-    }
-  }
-  if (env.SLUICE_CONFIG !== undefined) {
-    const mount = container.volumeMounts.find((m) => env.SLUICE_CONFIG!.startsWith(`${m.mountPath}/`))
-    expect(mount, 'SLUICE_CONFIG lies in a mounted volume').toBeDefined()
-    const volume = pod.volumes.find((v) => v.name === mount!.name)
-    const configMap = manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === volume?.configMap?.name) as { data: Record<string, string> } | undefined
-    const key = env.SLUICE_CONFIG.slice(mount!.mountPath.length + 1)
-    expect(configMap?.data[key], `ConfigMap ${volume?.configMap?.name} has ${key}`).toBeDefined()
-    const file = join(mkdtempSync(join(tmpdir(), 'sluice-mounted-')), key)
-    writeFileSync(file, configMap!.data[key]!)
-    env.SLUICE_CONFIG = file
-  }
-  return loadSettings(env)
-}
-
-const APP_DEPLOYMENT = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: app
-spec:
-  replicas: 2
-  selector:
-    matchLabels: {app: app}
-  template:
-    metadata:
-      labels: {app: app}
-    spec:
-      terminationGracePeriodSeconds: 40
-      initContainers:
-        {{- if .Values.sluice.sidecar.native }}
-        {{- include "sluice.sidecar" (dict "Values" .Values.sluice "Release" .Release) | nindent 8 }}
-        {{- end }}
-      containers:
-        - name: app
-          image: app:1
-          ports:
-            - name: http
-              containerPort: 8080
-          env:
-            - name: CRM_API_BASE_URL
-              value: http://127.0.0.1:{{ .Values.sluice.sidecar.ports.proxy }}/v2
-        {{- if not .Values.sluice.sidecar.native }}
-        {{- include "sluice.sidecar" (dict "Values" .Values.sluice "Release" .Release) | nindent 8 }}
-        {{- end }}
-      volumes:
-        {{- include "sluice.sidecarVolumes" (dict "Values" .Values.sluice "Release" .Release) | nindent 8 }}
-`
-
 describe.skipIf(!canRender)('helm/sluice rendered (Go text/template + sprig)', () => {
-  it('by default: one replica as shared egress, Deployment + Service + PDB, wired to the admin port', () => {
+  it('by default: one replica as shared egress (Recreate, no PDB), with its ServiceAccount, NetworkPolicy and helm test, wired to the admin port', () => {
     const { manifests, notes } = renderOk()
-    expect(kinds(manifests)).toEqual(['Deployment', 'PodDisruptionBudget', 'Service'])
-    const deployment = only(manifests, 'Deployment')
+    expect(kinds(manifests)).toEqual(['Deployment', 'NetworkPolicy', 'Pod', 'Service', 'ServiceAccount'])
+    const deployment = only(manifests, 'Deployment') as Manifest & { spec: { replicas: number; strategy: Tree } }
     const { labels, spec } = podOf(deployment)
-    expect((deployment as unknown as { spec: { replicas: number } }).spec.replicas).toBe(1)
+    expect(deployment.spec.replicas).toBe(1)
+    expect(deployment.spec.strategy).toEqual({ type: 'Recreate' }) // never two in-process limiters at once
     const sluice = sluiceIn(spec)
     expect(sluice.image).toBe('sluice:0.1.0')
     expect(sluice.command).toBeUndefined() // the image's CMD: node dist/main.js
@@ -120,7 +29,8 @@ describe.skipIf(!canRender)('helm/sluice rendered (Go text/template + sprig)', (
 
     const settings = settingsOf(sluice, manifests, spec)
     expect(settings.redis.url).toBeUndefined()
-    const ports = Object.fromEntries(sluice.ports.map((p) => [p.name, p.containerPort]))
+    expect(settings).toMatchObject({ host: '0.0.0.0', adminHost: '0.0.0.0' }) // the Service and the kubelet reach both
+    const ports = Object.fromEntries(sluice.ports!.map((p) => [p.name, p.containerPort]))
     expect(ports).toEqual({ proxy: settings.port, admin: settings.adminPort })
     expect(sluice.startupProbe.httpGet).toEqual({ path: '/healthz', port: settings.adminPort })
     expect(sluice.livenessProbe.httpGet).toEqual({ path: '/healthz', port: settings.adminPort })
@@ -143,6 +53,7 @@ describe.skipIf(!canRender)('helm/sluice rendered (Go text/template + sprig)', (
     ])
     expect(labels).toMatchObject(service.spec.selector)
     expect(notes).toContain(`http://${service.metadata.name}.crm.svc:8080/v2`)
+    expect(notes).toContain('helm test egress -n crm')
   })
 
   it('refuses more than one replica without Redis, saying why and what to set', () => {
@@ -155,7 +66,7 @@ describe.skipIf(!canRender)('helm/sluice rendered (Go text/template + sprig)', (
   it('with redis.url and settings: the URL goes through a Secret, the settings through the mounted file', () => {
     const values = { replicaCount: 3, redis: { url: 'redis://:pw@redis.crm.svc:6379/2' }, settings: { logLevel: 'warn', queue: { maxWaitMs: 20_000 }, limits: { overrides: { 'GET /accounts/{id}': 2 } } } }
     const { manifests, notes } = renderOk(values)
-    expect(kinds(manifests)).toEqual(['ConfigMap', 'Deployment', 'PodDisruptionBudget', 'Secret', 'Service'])
+    expect(kinds(manifests)).toEqual(['ConfigMap', 'Deployment', 'NetworkPolicy', 'Pod', 'PodDisruptionBudget', 'Secret', 'Service', 'ServiceAccount'])
     const deployment = only(manifests, 'Deployment')
     const { spec, annotations } = podOf(deployment)
     expect((deployment as unknown as { spec: { replicas: number } }).spec.replicas).toBe(3)
@@ -169,10 +80,15 @@ describe.skipIf(!canRender)('helm/sluice rendered (Go text/template + sprig)', (
     expect(settings.limits.overrides).toEqual({ 'GET /accounts/{id}': 2 })
     expect(notes).toContain('limiter: Redis')
 
-    // A settings change changes the pod template, so the pods restart and read the new file.
+    // A settings change, or a new Redis URL, changes the pod template, so the pods restart and read it.
     const other = podOf(only(renderOk({ ...values, settings: { logLevel: 'info' } }).manifests, 'Deployment')).annotations
     expect(annotations['checksum/settings']).toMatch(/^[0-9a-f]{64}$/)
     expect(other['checksum/settings']).not.toBe(annotations['checksum/settings'])
+    expect(other['checksum/secret']).toBe(annotations['checksum/secret'])
+    const newUrl = podOf(only(renderOk({ ...values, redis: { url: 'redis://:other@redis.crm.svc:6379/2' } }).manifests, 'Deployment')).annotations
+    expect(annotations['checksum/secret']).toMatch(/^[0-9a-f]{64}$/)
+    expect(newUrl['checksum/secret']).not.toBe(annotations['checksum/secret'])
+    expect(newUrl['checksum/settings']).toBe(annotations['checksum/settings'])
   })
 
   it('an existing Secret, or SLUICE_REDIS_URL in extraEnv, also counts as Redis', () => {
@@ -192,41 +108,19 @@ describe.skipIf(!canRender)('helm/sluice rendered (Go text/template + sprig)', (
     expect(!port.ok && port.error).toContain('settings.port is set by the chart: use the chart value ports.proxy')
     const redisUrl = render({ settings: { redis: { url: 'redis://r:6379' } } })
     expect(!redisUrl.ok && redisUrl.error).toContain('settings.redis.url would put the Redis URL (and its password) in a ConfigMap')
-    const mode = render({ mode: 'daemonset' })
-    expect(!mode.ok && mode.error).toContain('mode must be "deployment" or "sidecar", not "daemonset"')
+    const host = render({ settings: { adminHost: '0.0.0.0' } })
+    expect(!host.ok && host.error).toContain('settings.adminHost is set by the chart')
   })
 
   it('mode: sidecar renders no Deployment or Service, and warns without Redis', () => {
     const bare = renderOk({ mode: 'sidecar' })
     expect(kinds(bare.manifests)).toEqual([])
     expect(bare.notes).toContain('WARNING: no Redis is configured')
-    expect(bare.notes).toContain('http://127.0.0.1:8080/v2')
+    expect(bare.notes).toContain('http://127.0.0.1:18080/v2')
+    expect(bare.notes).toContain('initContainers:')
     const withRedis = renderOk({ mode: 'sidecar', replicaCount: 5, redis: { url: 'redis://r:6379' }, settings: { logLevel: 'debug' } })
     expect(kinds(withRedis.manifests)).toEqual(['ConfigMap', 'Secret'])
     expect(withRedis.notes).not.toContain('WARNING')
-  })
-
-  it('"sluice.sidecar" in an app\'s pod: loopback proxy, own port names, its volumes and settings resolve', () => {
-    const values = { mode: 'sidecar', redis: { url: 'redis://r:6379' }, settings: { requestLog: false }, sidecar: { ports: { proxy: 18080, admin: 19090 } } }
-    const { manifests } = renderOk(values, { parent: APP_DEPLOYMENT })
-    const app = manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'app')!
-    const { spec } = podOf(app)
-    expect(spec.containers.map((c) => c.name)).toEqual(['app', 'sluice'])
-    const sluice = sluiceIn(spec)
-    const portNames = spec.containers.flatMap((c) => c.ports.map((p) => p.name))
-    expect(new Set(portNames).size).toBe(portNames.length)
-    const settings = settingsOf(sluice, manifests, spec)
-    expect(settings).toMatchObject({ host: '127.0.0.1', adminHost: '0.0.0.0', port: 18080, adminPort: 19090, requestLog: false, redis: { url: 'redis://r:6379' } })
-    expect(spec.containers[0]!.env).toEqual([{ name: 'CRM_API_BASE_URL', value: 'http://127.0.0.1:18080/v2' }])
-    expect(sluice.readinessProbe.httpGet.port).toBe(19090)
-    for (const m of sluice.volumeMounts) expect(spec.volumes.map((v) => v.name)).toContain(m.name)
-    expect(sluice.lifecycle?.preStop.exec.command).toEqual(['sleep', '10'])
-    expect(sluice.restartPolicy).toBeUndefined()
-
-    const native = podOf(renderOk({ ...values, sidecar: { native: true } }, { parent: APP_DEPLOYMENT }).manifests.find((m) => m.metadata.name === 'app')!).spec
-    expect(native.initContainers!.map((c) => c.name)).toEqual(['sluice'])
-    expect(native.initContainers![0]!.restartPolicy).toBe('Always')
-    expect(native.initContainers![0]!.lifecycle).toBeUndefined() // stopped after the app: nothing to wait for
   })
 
   it('ServiceMonitor scrapes /metrics on the Service\'s admin port', () => {
@@ -237,6 +131,9 @@ describe.skipIf(!canRender)('helm/sluice rendered (Go text/template + sprig)', (
     expect(monitor.metadata.labels).toMatchObject({ release: 'prometheus' })
     expect(service.metadata.labels).toMatchObject(monitor.spec.selector.matchLabels)
     expect(monitor.spec.endpoints).toMatchObject([{ port: 'admin', path: '/metrics' }])
+    // The alerts select job="sluice"; the Operator would name the job after the Service (<release>-sluice).
+    expect(monitor.spec.endpoints).toMatchObject([{ relabelings: [{ action: 'replace', targetLabel: 'job', replacement: 'sluice' }] }])
+    expect(readText(join(CHART_DIR, 'files/sluice-alerts.yaml'))).toContain('up{job="sluice"}')
     expect(service.spec.ports.map((p) => p.name)).toContain('admin')
   })
 
@@ -282,6 +179,7 @@ describe.skipIf(!canRender)('helm/sluice rendered (Go text/template + sprig)', (
       const pod = manifests.filter((m) => m.kind === 'Deployment').map(podOf)[0]!
       const settings = settingsOf(sluiceIn(pod.spec), manifests, pod.spec)
       expect(settings.logLevel, file).toBe((values.settings as Tree).logLevel)
+      expect(settings.redis.url, `${file} configures Redis`).toBeDefined()
     }
   })
 })

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { defaultSettings } from '../../src/config/load.js'
 import { at, chartValues, REPO } from './chart.js'
-import { copies, dockerignorePatterns, dockerIgnored, execForm, readDockerfile, targets, type Stage } from './dockerfile.js'
+import { copies, dockerignorePatterns, dockerIgnored, execForm, readDockerfile, stageKeyValues, targets, type Stage } from './dockerfile.js'
 
 /** The Dockerfile read as text (no Docker engine here), and its runtime stage's layout started for real. */
 
@@ -37,8 +37,8 @@ describe('Dockerfile', () => {
     expect(exposed).toEqual(expect.arrayContaining([String(port), String(adminPort)]))
   })
 
-  it('builds on an official slim Node image (>= 20) and runs as the numeric non-root user the chart expects', () => {
-    for (const s of stages) expect(s.from).toMatch(/^node:(20|22|24)(\.\d+)*-(bookworm-)?slim(@sha256:[0-9a-f]{64})?$/)
+  it('builds on an official slim Node LTS image (22 or 24) and runs as the numeric non-root user the chart expects', () => {
+    for (const s of stages) expect(s.from).toMatch(/^node:(22|24)(\.\d+)*-(bookworm-|trixie-)?slim(@sha256:[0-9a-f]{64})?$/)
     const users = ops(runtime, 'USER')
     expect(users).toHaveLength(1)
     const [uid, gid] = users[0]!.split(':')
@@ -120,7 +120,8 @@ describe('the runtime stage, laid out from its COPY lines and started with its C
     const [command, ...args] = execForm(ops(runtime, 'CMD')[0]!)!
     const child = spawn(command === 'node' ? process.execPath : command!, args, {
       cwd: root, // the WORKDIR, /app
-      env: { PATH: process.env.PATH ?? '', SLUICE_HOST: '127.0.0.1', SLUICE_ADMIN_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_ADMIN_PORT: '0', SLUICE_UPSTREAM: upstreamUrl },
+      // The image's ENV, then loopback instead of its 0.0.0.0 (tests listen on loopback only) and free ports.
+      env: { ...Object.fromEntries(stageKeyValues(runtime, 'ENV')), PATH: process.env.PATH ?? '', SLUICE_HOST: '127.0.0.1', SLUICE_ADMIN_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_ADMIN_PORT: '0', SLUICE_UPSTREAM: upstreamUrl },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     cleanups.push(() => child.kill('SIGKILL'))

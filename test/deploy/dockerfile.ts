@@ -104,3 +104,17 @@ export const dockerignorePatterns = (): string[] =>
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l !== '' && !l.startsWith('#'))
+
+/** `k=v k2="v 2"` (ENV, LABEL, ARG) as a map; quotes removed, `${ARG}` left as written. */
+export function keyValues(args: string): Map<string, string> {
+  const pairs = new Map<string, string>()
+  for (const m of args.matchAll(/([A-Za-z0-9_.-]+)=("(?:[^"\\]|\\.)*"|\S*)/g)) {
+    const raw = m[2]!
+    pairs.set(m[1]!, raw.startsWith('"') ? (JSON.parse(raw) as string) : raw)
+  }
+  return pairs
+}
+
+/** Every `k=v` of the stage's instructions named `op` (ENV or LABEL), later ones winning. */
+export const stageKeyValues = (stage: Stage, op: 'ENV' | 'LABEL'): Map<string, string> =>
+  new Map(stage.instructions.filter((i) => i.op === op).flatMap((i) => [...keyValues(i.args)]))

@@ -7,14 +7,16 @@ import { CHART_DIR, isTree, REPO, type Tree } from './chart.js'
 
 /**
  * Renders the chart with test/deploy/helm-render (Go's text/template + sprig, as Helm does), built
- * from Debian's golang-go, golang-github-masterminds-sprig-dev and golang-k8s-sigs-yaml-dev. Where
- * those are not installed the render tests are skipped; `helm` itself is used where it exists.
+ * from Debian's golang-go, golang-github-masterminds-sprig-dev, golang-k8s-sigs-yaml-dev and
+ * golang-github-xeipuuv-gojsonschema-dev (values.schema.json, checked as Helm 3 does). Where those
+ * are not installed the render tests are skipped; `helm` itself is used where it exists.
  */
 
 const GOPATH = '/usr/share/gocode'
 const onPath = (bin: string): boolean => spawnSync('sh', ['-c', `command -v ${bin}`]).status === 0
 
-export const canRender = onPath('go') && existsSync(join(GOPATH, 'src/github.com/Masterminds/sprig')) && existsSync(join(GOPATH, 'src/sigs.k8s.io/yaml'))
+const GO_LIBRARIES = ['src/github.com/Masterminds/sprig', 'src/sigs.k8s.io/yaml', 'src/github.com/xeipuuv/gojsonschema']
+export const canRender = onPath('go') && GO_LIBRARIES.every((lib) => existsSync(join(GOPATH, lib)))
 export const hasHelm = onPath('helm')
 
 let binary: string | undefined

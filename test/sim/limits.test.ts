@@ -37,8 +37,8 @@ describe('the sim enforces §8 per (instance, endpoint)', () => {
     await waitForSim(sim, (s) => keyStats(s, 'acme', 'POST /accounts/search')?.inProgress === 0, 'acme search released')
     expect((await call(sim, 'POST', '/accounts/search', 'acme')).status).toBe(200)
 
-    expect(keyStats(sim, 'acme', 'POST /accounts/search')).toMatchObject({ limit: 1, maxInProgress: 1, requests: 3, rejected429: 1, pushback429: 0 })
-    expect(keyStats(sim, 'beta', 'POST /accounts/search')).toMatchObject({ limit: 1, maxInProgress: 1, requests: 1, rejected429: 0 })
+    expect(keyStats(sim, 'acme', 'POST /accounts/search')).toMatchObject({ limit: 1, maxInProgress: 1, maxAttempted: 2, requests: 3, rejected429: 1, pushback429: 0 })
+    expect(keyStats(sim, 'beta', 'POST /accounts/search')).toMatchObject({ limit: 1, maxInProgress: 1, maxAttempted: 1, requests: 1, rejected429: 0 })
   })
 
   it('a burst never gets more than the limit in progress', async () => {

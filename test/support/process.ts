@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
+import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 /** `dist/main.js`: `npm test` builds before it runs vitest, so child processes run the real build. */
@@ -7,12 +8,31 @@ export const MAIN_JS = fileURLToPath(new URL('../../dist/main.js', import.meta.u
 
 export interface ProxyProcess {
   readonly child: ChildProcess
+  readonly pid: number
+  /** the SLUICE_* env it was started with (to start a like one again) */
+  readonly env: Readonly<Record<string, string>>
   readonly url: string
   readonly adminUrl: string
   /** everything the process wrote to stdout/stderr so far */
   output(): string
   /** SIGTERM and wait for exit; resolves with the exit code */
   stop(signal?: NodeJS.Signals): Promise<number | null>
+  /** SIGSTOP: the process keeps its sockets but runs nothing (a GC pause, a starved pod) */
+  freeze(): void
+  /** SIGCONT after `freeze` */
+  thaw(): void
+  /** resident memory now, bytes (Linux /proc); undefined once it exited */
+  rssBytes(): number | undefined
+}
+
+/** VmRSS of a live process from /proc/<pid>/status, in bytes. */
+export function rssOf(pid: number): number | undefined {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return match ? Number(match[1]) * 1024 : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** Starts `node dist/main.js` with the given SLUICE_* env on free ports; resolves once it listens. */
@@ -25,7 +45,10 @@ export async function spawnProxy(env: Record<string, string>, timeoutMs = 15_000
   child.stdout.on('data', (d: Buffer) => (out += d.toString()))
   child.stderr.on('data', (d: Buffer) => (out += d.toString()))
   const listening = await new Promise<{ proxyUrl: string; adminUrl: string }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`proxy did not start in ${timeoutMs} ms:\n${out}`)), timeoutMs)
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL') // never left running behind a failed start
+      reject(new Error(`proxy did not start in ${timeoutMs} ms:\n${out}`))
+    }, timeoutMs)
     const onData = (): void => {
       const line = out.split('\n').find((l) => l.includes('"sluice listening"'))
       if (line === undefined) return
@@ -39,16 +62,28 @@ export async function spawnProxy(env: Record<string, string>, timeoutMs = 15_000
       reject(new Error(`proxy exited with ${code} before listening:\n${out}`))
     })
   })
+  const alive = (): boolean => child.exitCode === null && child.signalCode === null
   return {
     child,
+    pid: child.pid!,
+    env,
     url: listening.proxyUrl,
     adminUrl: listening.adminUrl,
     output: () => out,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
-      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode
+      if (!alive()) return child.exitCode
+      const exited = once(child, 'exit') as Promise<[number | null]>
       child.kill(signal)
-      const [code] = (await once(child, 'exit')) as [number | null]
+      child.kill('SIGCONT') // a frozen process would never act on SIGTERM
+      const [code] = await exited
       return code
     },
+    freeze() {
+      if (alive()) child.kill('SIGSTOP')
+    },
+    thaw() {
+      if (alive()) child.kill('SIGCONT')
+    },
+    rssBytes: () => (alive() ? rssOf(child.pid!) : undefined),
   }
 }

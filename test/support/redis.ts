@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { once } from 'node:events'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -21,9 +22,12 @@ export interface TestRedis {
   readonly managed: boolean
   /** a new client to inspect the server (the caller quits it; `close` does too) */
   client(): Redis
-  /** stops the server (SIGKILL: like a crash, nothing kept) */
-  stop(): Promise<void>
-  /** starts it again on the same port, empty */
+  /**
+   * stops the server: SIGKILL, like a crash, nothing kept (the next `start` is empty); with
+   * `keepData`, `SHUTDOWN SAVE` first, so the next `start` loads what it had (a restart with persistence)
+   */
+  stop(options?: { keepData?: boolean }): Promise<void>
+  /** starts it again on the same port: empty, or with the data a `stop({ keepData: true })` saved */
   start(): Promise<void>
   /** freezes the server (SIGSTOP): connections stay open, nothing is answered — a hung Redis */
   freeze(): void
@@ -143,8 +147,20 @@ async function startManaged(extra: readonly string[], bus: boolean): Promise<Tes
       clients.add(client)
       return client
     },
-    async stop() {
-      await kill(child)
+    async stop(options: { keepData?: boolean } = {}) {
+      if (options.keepData && child && child.exitCode === null && child.signalCode === null) {
+        const exited = once(child, 'exit')
+        child.kill('SIGCONT') // in case it was frozen
+        const admin = new Redis({ host: HOST, port, maxRetriesPerRequest: 0, lazyConnect: true })
+        admin.on('error', () => {})
+        await admin.connect()
+        await admin.call('SHUTDOWN', 'SAVE').catch(() => undefined) // the server closes the connection as it exits
+        admin.disconnect()
+        await exited
+      } else {
+        rmSync(join(dir, 'dump.rdb'), { force: true })
+        await kill(child)
+      }
       child = undefined
     },
     async start() {

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll } from 'vitest'
-import { spawnProxy, type ProxyProcess } from './process.js'
-import { startRedis, uniquePrefix, type TestRedis } from './redis.js'
-import { startSim, type Sim } from './sim.js'
+import type { ProxyProcess } from './process.js'
+import type { TestRedis } from './redis.js'
+import type { Sim } from './sim.js'
+import { startReplicaStack, type ReplicaStack, type StackOptions } from './stack.js'
+import { uniquePrefix } from './redis.js'
 
 export interface RedisReplicas {
   readonly redis: TestRedis
@@ -13,41 +15,31 @@ export interface RedisReplicas {
 
 /**
  * Three proxy processes (`node dist/main.js`, built by `npm test`) sharing a real redis-server of
- * their own, in front of a sim; started before the file's tests and stopped after them. Read the
- * fields inside tests. `skip` leaves everything unstarted (e.g. when Redis cannot be stopped).
+ * their own, in front of a sim (`startReplicaStack`); started before the file's tests and stopped
+ * after them. Read the fields inside tests. `skip` leaves everything unstarted (e.g. when Redis
+ * cannot be stopped).
  */
 export function useRedisReplicas(o: { simLatencyMs: number; prefixName: string; env?: Record<string, string>; skip?: boolean }): RedisReplicas {
-  let redis: TestRedis | undefined
-  let sim: Sim | undefined
-  let replicas: ProxyProcess[] = []
+  let stack: ReplicaStack | undefined
+  // the prefix is known before the stack starts (tests read it at collection time)
   const prefix = uniquePrefix(o.prefixName)
   beforeAll(async () => {
     if (o.skip) return
-    redis = await startRedis()
-    sim = await startSim({ latencyMs: o.simLatencyMs })
-    const env = {
-      SLUICE_UPSTREAM: sim.apiUrl,
-      SLUICE_REDIS_URL: redis.url,
-      SLUICE_REDIS_KEY_PREFIX: prefix,
-      SLUICE_REQUEST_LOG: 'false',
-      ...o.env,
-    }
-    replicas = await Promise.all([1, 2, 3].map(() => spawnProxy(env)))
+    const options: StackOptions = { sim: { latencyMs: o.simLatencyMs }, prefix, env: o.env }
+    stack = await startReplicaStack(options)
   }, 60_000)
   afterAll(async () => {
-    await Promise.all(replicas.map((r) => r.stop()))
-    await sim?.close()
-    await redis?.close()
+    await stack?.close()
   })
   return {
     get redis() {
-      return redis!
+      return stack!.redis
     },
     get sim() {
-      return sim!
+      return stack!.sim
     },
     get replicas() {
-      return replicas
+      return stack?.replicas ?? []
     },
     prefix,
   }

@@ -35,7 +35,7 @@ export function useRedis(o: { each?: boolean } = {}): TestRedis {
       return current().managed
     },
     client: () => current().client(),
-    stop: () => current().stop(),
+    stop: (options) => current().stop(options),
     start: () => current().start(),
     freeze: () => current().freeze(),
     thaw: () => current().thaw(),

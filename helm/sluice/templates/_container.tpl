@@ -12,28 +12,38 @@ Every SLUICE_* name used here is a real setting: test/deploy checks them against
 {{- $ports := ternary $v.sidecar.ports $v.ports $sidecar -}}
 {{- $preStop := int (ternary $v.sidecar.preStopSleepSeconds $v.shutdown.preStopSleepSeconds $sidecar) -}}
 {{- $redisSecret := include "sluice.redisSecretName" $ctx -}}
+{{- $adminExposed := or (not $sidecar) (eq (include "sluice.sidecarAdminExposed" $ctx) "true") -}}
 - name: sluice
   image: {{ include "sluice.image" $ctx | quote }}
   imagePullPolicy: {{ $v.image.pullPolicy }}
   {{- if $native }}
   restartPolicy: Always
   {{- end }}
+  {{- /* A sidecar lists only what listens beyond loopback: the admin port when scraped (the PodMonitor names it). */}}
+  {{- if not $sidecar }}
   ports:
-    - name: {{ ternary "sluice-proxy" "proxy" $sidecar }}
+    - name: proxy
       containerPort: {{ int $ports.proxy }}
       protocol: TCP
-    - name: {{ ternary "sluice-admin" "admin" $sidecar }}
+    - name: admin
       containerPort: {{ int $ports.admin }}
       protocol: TCP
+  {{- else if $adminExposed }}
+  ports:
+    - name: sluice-admin
+      containerPort: {{ int $ports.admin }}
+      protocol: TCP
+  {{- end }}
   env:
     - name: SLUICE_PORT
       value: {{ int $ports.proxy | quote }}
     - name: SLUICE_ADMIN_PORT
       value: {{ int $ports.admin | quote }}
-    {{- if $sidecar }}
+    {{- /* Set here, whatever sluice's own defaults: the Service and the kubelet need 0.0.0.0, a sidecar's proxy needs loopback only. */}}
     - name: SLUICE_HOST
-      value: {{ $v.sidecar.listenHost | quote }}
-    {{- end }}
+      value: {{ ternary "127.0.0.1" "0.0.0.0" $sidecar | quote }}
+    - name: SLUICE_ADMIN_HOST
+      value: {{ ternary "0.0.0.0" "127.0.0.1" $adminExposed | quote }}
     {{- with $v.upstream }}
     - name: SLUICE_UPSTREAM
       value: {{ . | quote }}
@@ -44,6 +54,13 @@ Every SLUICE_* name used here is a real setting: test/deploy checks them against
         secretKeyRef:
           name: {{ $redisSecret }}
           key: {{ include "sluice.redisSecretKey" $ctx }}
+    {{- end }}
+    {{- with $v.adminToken.existingSecret }}
+    - name: SLUICE_ADMIN_TOKEN
+      valueFrom:
+        secretKeyRef:
+          name: {{ . }}
+          key: {{ $v.adminToken.existingSecretKey }}
     {{- end }}
     {{- if $v.settings }}
     - name: SLUICE_CONFIG
@@ -56,21 +73,22 @@ Every SLUICE_* name used here is a real setting: test/deploy checks them against
   envFrom:
     {{- toYaml . | nindent 4 }}
   {{- end }}
-  startupProbe:
+  {{- range $probe := list (list "startupProbe" "/healthz" $v.probes.startup) (list "livenessProbe" "/healthz" $v.probes.liveness) (list "readinessProbe" "/readyz" $v.probes.readiness) }}
+  {{ index $probe 0 }}:
+    {{- if $adminExposed }}
     httpGet:
-      path: /healthz
+      path: {{ index $probe 1 }}
       port: {{ int $ports.admin }}
-    {{- toYaml $v.probes.startup | nindent 4 }}
-  livenessProbe:
-    httpGet:
-      path: /healthz
-      port: {{ int $ports.admin }}
-    {{- toYaml $v.probes.liveness | nindent 4 }}
-  readinessProbe:
-    httpGet:
-      path: /readyz
-      port: {{ int $ports.admin }}
-    {{- toYaml $v.probes.readiness | nindent 4 }}
+    {{- else }}
+    {{- /* Admin on loopback: the kubelet cannot reach it, so node asks from inside the container (as the image's HEALTHCHECK). */}}
+    exec:
+      command:
+        - node
+        - -e
+        - {{ printf "fetch('http://127.0.0.1:%d%s').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))" (int $ports.admin) (index $probe 1) | quote }}
+    {{- end }}
+    {{- toYaml (index $probe 2) | nindent 4 }}
+  {{- end }}
   {{- /* A native sidecar is stopped only after the app has exited: nothing to wait for. */}}
   {{- if and (gt $preStop 0) (not $native) }}
   lifecycle:
@@ -94,9 +112,12 @@ Every SLUICE_* name used here is a real setting: test/deploy checks them against
       mountPath: {{ include "sluice.settingsPath" $ctx | dir }}
       readOnly: true
     {{- end }}
+    {{- with $v.extraVolumeMounts }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
 {{- end -}}
 
-{{/* The volumes "sluice.container" mounts, as items of a pod's volume list. */}}
+{{/* The volumes "sluice.container" mounts (and extraVolumes), as items of a pod's volume list. */}}
 {{- define "sluice.volumes" -}}
 - name: sluice-tmp
   emptyDir:
@@ -105,5 +126,8 @@ Every SLUICE_* name used here is a real setting: test/deploy checks them against
 - name: sluice-settings
   configMap:
     name: {{ include "sluice.fullname" . }}-settings
+{{- end }}
+{{- with .Values.extraVolumes }}
+{{ toYaml . }}
 {{- end }}
 {{- end -}}

@@ -34,8 +34,13 @@ app.kubernetes.io/version: {{ .Values.image.tag | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 
+{{/* repository:tag, or repository@digest when image.digest is set (the tag then only labels the objects). */}}
 {{- define "sluice.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
 {{- printf "%s:%s" .Values.image.repository .Values.image.tag -}}
+{{- end -}}
 {{- end -}}
 
 {{/* Name of the Secret holding the Redis URL; empty when no Redis is configured. */}}
@@ -64,6 +69,65 @@ url
 {{- if $redis -}}true{{- end -}}
 {{- end -}}
 
+{{/* Replicas of the Deployment: replicaCount, or 2 with Redis and 1 without. */}}
+{{- define "sluice.replicas" -}}
+{{- if kindIs "invalid" .Values.replicaCount -}}
+{{- ternary 2 1 (eq (include "sluice.hasRedis" .) "true") -}}
+{{- else -}}
+{{- int .Values.replicaCount -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The fewest replicas that run at once: autoscaling.minReplicas with the HPA, else the replicas. */}}
+{{- define "sluice.minReplicas" -}}
+{{- if .Values.autoscaling.enabled -}}
+{{- int .Values.autoscaling.minReplicas -}}
+{{- else -}}
+{{- include "sluice.replicas" . -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The Deployment's strategy as YAML: strategy when set; else Recreate without Redis (a surge would run
+two in-process limiters, twice each endpoint's limit) and a surge of one with Redis.
+*/}}
+{{- define "sluice.strategy" -}}
+{{- if .Values.strategy -}}
+{{- toYaml .Values.strategy -}}
+{{- else if eq (include "sluice.hasRedis" .) "true" -}}
+type: RollingUpdate
+rollingUpdate:
+  maxSurge: 1
+  maxUnavailable: 0
+{{- else -}}
+type: Recreate
+{{- end -}}
+{{- end -}}
+
+{{- define "sluice.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "sluice.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The upstream's port: explicit in the URL, else 443 for https and 80 for http. */}}
+{{- define "sluice.upstreamPort" -}}
+{{- $u := urlParse .Values.upstream -}}
+{{- $port := regexFind ":[0-9]+$" $u.host | trimPrefix ":" -}}
+{{- if $port -}}
+{{- $port -}}
+{{- else -}}
+{{- ternary 443 80 (eq $u.scheme "https") -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when the sidecar's admin port listens on every interface (scraped by the PodMonitor, or asked for). */}}
+{{- define "sluice.sidecarAdminExposed" -}}
+{{- if or .Values.podMonitor.enabled .Values.sidecar.exposeAdmin -}}true{{- end -}}
+{{- end -}}
+
 {{- define "sluice.settingsPath" -}}
 /etc/sluice/settings.yaml
 {{- end -}}
@@ -78,21 +142,61 @@ Included by templates/validate.yaml, so it runs in both modes.
 {{- fail (printf "sluice: mode must be \"deployment\" or \"sidecar\", not %q" (toString $v.mode)) -}}
 {{- end -}}
 {{- $settings := $v.settings | default dict -}}
-{{- range $key, $instead := dict "port" "ports.proxy (or sidecar.ports.proxy)" "adminPort" "ports.admin (or sidecar.ports.admin)" "upstream" "upstream" -}}
+{{- range $key, $instead := dict "host" "nothing (the chart binds 0.0.0.0, or 127.0.0.1 in a sidecar)" "adminHost" "nothing (the chart binds 0.0.0.0, or 127.0.0.1 in a sidecar unless scraped)" "port" "ports.proxy (or sidecar.ports.proxy)" "adminPort" "ports.admin (or sidecar.ports.admin)" "upstream" "upstream" -}}
 {{- if hasKey $settings $key -}}
 {{- fail (printf "sluice: settings.%s is set by the chart: use the chart value %s instead" $key $instead) -}}
 {{- end -}}
 {{- end -}}
+{{- if hasKey $settings "adminToken" -}}
+{{- fail "sluice: settings.adminToken would put the admin token in a ConfigMap: put it in a Secret and name it in adminToken.existingSecret instead" -}}
+{{- end -}}
 {{- if dig "redis" "url" "" $settings -}}
 {{- fail "sluice: settings.redis.url would put the Redis URL (and its password) in a ConfigMap: use redis.url (rendered into a Secret) or redis.existingSecret instead" -}}
 {{- end -}}
-{{- if and (eq $v.mode "deployment") (gt (int $v.replicaCount) 1) (not (include "sluice.hasRedis" .)) -}}
-{{- fail (printf "sluice: replicaCount is %d but no Redis is configured. Each replica's in-process limiter counts only its own requests, so %d replicas would let up to %d times each endpoint's limit reach the API. Set redis.url or redis.existingSecret (every replica then shares the permits in Redis), or set replicaCount: 1." (int $v.replicaCount) (int $v.replicaCount) (int $v.replicaCount)) -}}
+{{- $redis := eq (include "sluice.hasRedis" .) "true" -}}
+{{- if eq $v.mode "deployment" -}}
+{{- $replicas := int (include "sluice.replicas" .) -}}
+{{- if and (gt $replicas 1) (not $redis) -}}
+{{- fail (printf "sluice: replicaCount is %d but no Redis is configured. Each replica's in-process limiter counts only its own requests, so %d replicas would let up to %d times each endpoint's limit reach the API. Set redis.url or redis.existingSecret (every replica then shares the permits in Redis), or set replicaCount: 1." $replicas $replicas $replicas) -}}
+{{- end -}}
+{{- if and $v.autoscaling.enabled (not $redis) -}}
+{{- fail "sluice: autoscaling.enabled needs Redis: replicas added by the HorizontalPodAutoscaler would each count only their own requests. Set redis.url or redis.existingSecret." -}}
+{{- end -}}
+{{- if and $v.autoscaling.enabled (gt (int $v.autoscaling.minReplicas) (int $v.autoscaling.maxReplicas)) -}}
+{{- fail (printf "sluice: autoscaling.minReplicas (%d) is above autoscaling.maxReplicas (%d)" (int $v.autoscaling.minReplicas) (int $v.autoscaling.maxReplicas)) -}}
+{{- end -}}
+{{- $strategy := fromYaml (include "sluice.strategy" .) -}}
+{{- if and (not $redis) (eq (default "RollingUpdate" $strategy.type) "RollingUpdate") (not (has (toString (dig "rollingUpdate" "maxSurge" "25%" $strategy)) (list "0" "0%"))) -}}
+{{- fail "sluice: strategy is a RollingUpdate that surges, but no Redis is configured: during every rollout the old and the new pod would each run an in-process limiter, letting twice each endpoint's limit reach the API. Leave strategy empty (Recreate), set rollingUpdate.maxSurge: 0, or configure Redis." -}}
 {{- end -}}
 {{- $graceSeconds := div (add (int (dig "shutdown" "graceMs" 25000 $settings)) 999) 1000 -}}
-{{- if eq $v.mode "deployment" -}}
 {{- if le (int $v.terminationGracePeriodSeconds) (add (int $v.shutdown.preStopSleepSeconds) $graceSeconds) -}}
 {{- fail (printf "sluice: terminationGracePeriodSeconds (%d) must exceed shutdown.preStopSleepSeconds (%d) + settings.shutdown.graceMs (%ds), or Kubernetes kills sluice while in-flight requests still finish" (int $v.terminationGracePeriodSeconds) (int $v.shutdown.preStopSleepSeconds) (int $graceSeconds)) -}}
 {{- end -}}
 {{- end -}}
+{{- if and (eq $v.mode "sidecar") $v.podMonitor.enabled (not $v.podMonitor.selector) -}}
+{{- fail "sluice: podMonitor.enabled needs podMonitor.selector: the matchLabels of your app's pods, which carry the sluice sidecar" -}}
+{{- end -}}
+{{- if eq (int $v.sidecar.ports.proxy) (int $v.sidecar.ports.admin) -}}
+{{- fail (printf "sluice: sidecar.ports.proxy and sidecar.ports.admin are both %d" (int $v.sidecar.ports.proxy)) -}}
+{{- end -}}
+{{- if eq (int $v.ports.proxy) (int $v.ports.admin) -}}
+{{- fail (printf "sluice: ports.proxy and ports.admin are both %d" (int $v.ports.proxy)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* sha256 of the Redis URL's Secret: the chart's own, or an existing one looked up in the cluster. */}}
+{{- define "sluice.secretChecksum" -}}
+{{- if .Values.redis.existingSecret -}}
+{{- $secret := lookup "v1" "Secret" .Release.Namespace .Values.redis.existingSecret | default dict -}}
+{{- get $secret "data" | default dict | toJson | sha256sum -}}
+{{- else -}}
+{{- .Values.redis.url | sha256sum -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Labels of the `helm test` pod: not the selector labels, so the Service never sends it traffic. */}}
+{{- define "sluice.testSelectorLabels" -}}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: readyz-test
 {{- end -}}

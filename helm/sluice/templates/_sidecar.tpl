@@ -1,22 +1,26 @@
 {{/*
 sluice as a sidecar: a container beside your app, in your app's own pod. The app calls
-http://127.0.0.1:8080/v2 (sidecar.ports.proxy) instead of https://api.neoncrm.com/v2.
+http://127.0.0.1:18080/v2 (sidecar.ports.proxy) instead of https://api.neoncrm.com/v2.
 
 Use it from your own chart with sluice as a dependency (Chart.yaml: dependencies: - name: sluice),
-`sluice: {mode: sidecar, ...}` in your values, and in your pod template:
+`sluice: {mode: sidecar, ...}` in your values, and in your pod template (Kubernetes >= 1.29, the
+native sidecar, sidecar.native: true, the default):
 
     spec:
-      terminationGracePeriodSeconds: 40   # > sluice.sidecar.preStopSleepSeconds + settings.shutdown.graceMs
+      terminationGracePeriodSeconds: 40   # > settings.shutdown.graceMs
+      initContainers:
+        {{- include "sluice.sidecar" (dict "Values" .Values.sluice "Release" .Release) | nindent 8 }}
       containers:
         - name: app
           env:
             - name: CRM_API_BASE_URL
-              value: http://127.0.0.1:8080/v2
-        {{- include "sluice.sidecar" (dict "Values" .Values.sluice "Release" .Release) | nindent 8 }}
+              value: http://127.0.0.1:18080/v2
       volumes:
         {{- include "sluice.sidecarVolumes" (dict "Values" .Values.sluice "Release" .Release) | nindent 8 }}
 
-With sidecar.native: true, include "sluice.sidecar" under initContainers instead (Kubernetes >= 1.29).
+The native sidecar starts (and passes its startup probe) before the app starts, and is stopped only
+after the app has exited. With sidecar.native: false, include "sluice.sidecar" under containers
+instead; it then gets a preStop sleep so it outlives the app's last requests.
 The context is a dict with this chart's values and the release, so names (the settings ConfigMap,
 the Redis Secret) match what this chart renders in mode: sidecar. More than one pod, or more than one
 app calling the API for the same organisation, needs redis.url: every sidecar then shares the permits.
@@ -25,7 +29,7 @@ app calling the API for the same organisation, needs redis.url: every sidecar th
 {{ include "sluice.container" (dict "ctx" . "sidecar" true) }}
 {{- end -}}
 
-{{/* The volumes the sidecar mounts; include them in the same pod's volumes. */}}
+{{/* The volumes the sidecar mounts (and extraVolumes); include them in the same pod's volumes. */}}
 {{- define "sluice.sidecarVolumes" -}}
 {{ include "sluice.volumes" . }}
 {{- end -}}

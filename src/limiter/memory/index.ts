@@ -1,3 +1,4 @@
+import { deadlineTimer } from '../deadline-timer.js'
 import { LimiterClosedError, QueueFullError, QueueTimeoutError } from '../errors.js'
 import type { AcquireOptions, Limiter, LimiterObserver, LimiterStatus, Permit, PermitKey } from '../types.js'
 import { KeyQueue, type Waiter } from './key-queue.js'
@@ -68,7 +69,7 @@ export class MemoryLimiter implements Limiter {
     return new Promise<Permit>((resolve, reject) => {
       const { signal } = options
       const cleanup = (): void => {
-        clearTimeout(timer)
+        timer.clear()
         signal?.removeEventListener('abort', onAbort)
       }
       const giveUp = (err: Error): void => {
@@ -90,11 +91,7 @@ export class MemoryLimiter implements Limiter {
           reject(err)
         },
       }
-      const timer = setTimeout(
-        () => giveUp(new QueueTimeoutError(Date.now() - enqueuedAt, describeKey(key))),
-        Math.max(0, options.deadline - enqueuedAt),
-      )
-      timer.unref()
+      const timer = deadlineTimer(options.deadline, () => giveUp(new QueueTimeoutError(Date.now() - enqueuedAt, describeKey(key))))
       signal?.addEventListener('abort', onAbort, { once: true })
       queue.enqueue(waiter)
       // The queue may have room after all (its limit was raised, or a permit came back meanwhile).
@@ -107,6 +104,7 @@ export class MemoryLimiter implements Limiter {
     return {
       waitedMs,
       lost: NEVER_LOST,
+      isLost: false,
       release: () => {
         if (released) return
         released = true

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os'
 import { randomBytes } from 'node:crypto'
 import { LimiterClosedError } from '../errors.js'
-import { abortReason, createMemoryLimiter, type MemoryLimiter } from '../memory/index.js'
+import { abortReason } from '../memory/index.js'
 import type {
   AcquireOptions,
   KeyStatus,
@@ -13,6 +13,7 @@ import type {
   PermitKey,
 } from '../types.js'
 import { connect, type Connections } from './connection.js'
+import { Fallback } from './fallback.js'
 import { LeaseLostError } from './errors.js'
 import { heartbeat } from './heartbeat/index.js'
 import { globalKeysOf, grantChannelPrefix, type GlobalKeys } from './keys.js'
@@ -39,30 +40,15 @@ const PROBE_MS = 250
 /** How long the start waits for a first connection before it serves from the fallback. */
 const START_WAIT_MS = 2_000
 
-/** A local fallback attempt; `stale` once the ticket moved elsewhere (its outcome is then undone). */
-interface LocalAttempt {
-  readonly abort: AbortController
-  stale: boolean
-}
-
-/** A local slot held for a Redis permit that outlived Redis's reachability. */
-interface Pin {
-  readonly abort: AbortController
-  local: Permit | undefined
-  done: boolean
-}
-
-/** A pin waits as long as its permit is in flight; the day is only a bound for the timer. */
-const PIN_DEADLINE_MS = 86_400_000
-
 /**
  * The Redis backend: permits shared by every replica through Redis, with a fallback (`local`,
  * `open` or `closed`) while Redis is unreachable and a return to shared permits by itself.
  *
- * A request is a Ticket; `route` hands it to whatever the mode is now. A switch of mode moves the
- * tickets still waiting: Redis → fallback withdraws them from the Redis queues (ids withdrawn when
- * Redis answers again); fallback → Redis first has Redis count the permits granted meanwhile
- * (adopt), then moves the local waiters into the Redis queues, oldest first.
+ * A request is a Ticket; `route` hands it to whatever the mode is now: SharedPermits (Redis) or
+ * the Fallback. A switch of mode moves the tickets still waiting: Redis → fallback withdraws them
+ * from the Redis queues (ids withdrawn when Redis answers again); fallback → Redis first has Redis
+ * count the permits granted meanwhile (adopt), then moves the local waiters into the Redis queues,
+ * oldest first. This class only decides the mode and moves tickets between the two.
  */
 export class RedisLimiter implements Limiter {
   readonly backend = 'redis' as const
@@ -75,7 +61,7 @@ export class RedisLimiter implements Limiter {
   readonly #shared: SharedPermits
   readonly #global: GlobalKeys
   readonly #channel: string
-  readonly #local: MemoryLimiter
+  readonly #fallback: Fallback
   readonly #syncMs: number
 
   #mode: LimiterMode
@@ -85,11 +71,6 @@ export class RedisLimiter implements Limiter {
   #recovering: Promise<void> | undefined
   #lastError: string | undefined
   readonly #pending = new Set<Ticket>()
-  /** permits granted by the fallback and not (yet) counted in Redis */
-  readonly #unshared = new Set<SluicePermit>()
-  readonly #localAttempts = new Map<Ticket, LocalAttempt>()
-  /** in `local` fallback: local slots taken for the Redis permits still in flight, so they count there too */
-  readonly #pins = new Map<SluicePermit, Pin>()
   readonly #timers: NodeJS.Timeout[] = []
 
   constructor(settings: RedisSettings, deps: RedisLimiterDeps) {
@@ -103,7 +84,12 @@ export class RedisLimiter implements Limiter {
     this.#global = globalKeysOf(settings.keyPrefix)
     const channelPrefix = grantChannelPrefix(settings.keyPrefix)
     this.#channel = channelPrefix + this.replicaId
-    this.#local = createMemoryLimiter({ mode: 'local' })
+    this.#fallback = new Fallback(settings.fallback, {
+      makePermit: (key, limit, grant, waitedMs) => this.#permit(key, limit, grant, waitedMs),
+      replicas: () => this.#replicas,
+      grantedAfterRecovery: () => void this.#adoptUnshared(),
+      redisIsBack: () => this.#mode === 'redis',
+    })
     this.#connections = connect(settings)
     this.#scripts = new Scripts(this.#connections.command, deps.observer, settings.commandTimeoutMs)
     this.#shared = new SharedPermits(
@@ -120,8 +106,10 @@ export class RedisLimiter implements Limiter {
       {
         makePermit: (key, limit, grant, waitedMs) => this.#permit(key, limit, grant, waitedMs),
         failed: (err) => this.#redisFailed(err),
+        keyBroken: (key, err) => this.#keyBroken(key, err),
         reroute: (ticket) => this.#route(ticket),
         lost: (permit) => this.#permitLost(permit),
+        recounted: (key, count) => this.#log.warn({ instance: key.instance, endpoint: key.endpoint, count }, 'limiter: Redis had lost its data; the permits in flight were counted again'),
       },
     )
   }
@@ -199,75 +187,40 @@ export class RedisLimiter implements Limiter {
   #route(ticket: Ticket): void {
     if (ticket.settled) return
     ticket.routes++
-    switch (this.#mode) {
-      case 'redis':
-        this.#shared.enqueue(ticket)
-        return
-      case 'local':
-        this.#acquireLocal(ticket)
-        return
-      case 'open':
-        ticket.succeed((waitedMs) => this.#permit(ticket.key, ticket.options.limit, { kind: 'open' }, waitedMs))
-        return
-      default:
-        ticket.fail(new LimiterClosedError('Redis is unreachable and the limiter fallback is closed'))
-    }
-  }
-
-  #localLimit(limit: number): number {
-    return Math.max(1, Math.floor(limit / Math.max(1, this.#replicas)))
-  }
-
-  #acquireLocal(ticket: Ticket): void {
-    const attempt: LocalAttempt = { abort: new AbortController(), stale: false }
-    this.#localAttempts.set(ticket, attempt)
-    ticket.withdraw = () => {
-      attempt.stale = true
-      this.#localAttempts.delete(ticket)
-      attempt.abort.abort()
-    }
-    const { options } = ticket
-    this.#local
-      .acquire(ticket.key, {
-        limit: this.#localLimit(options.limit),
-        deadline: options.deadline,
-        signal: attempt.abort.signal,
-        arrivedAt: ticket.arrivedAt,
-        maxQueue: options.maxQueue,
-      })
-      .then(
-        (local) => {
-          if (attempt.stale) return local.release()
-          this.#localAttempts.delete(ticket)
-          ticket.withdraw = undefined
-          const grant: Grant = { kind: 'local', permit: local }
-          if (!ticket.succeed((waitedMs) => this.#permit(ticket.key, options.limit, grant, waitedMs))) local.release()
-          else if (this.#mode === 'redis') void this.#adoptUnshared()
-        },
-        (err: Error) => {
-          if (attempt.stale) return
-          this.#localAttempts.delete(ticket)
-          ticket.withdraw = undefined
-          ticket.fail(err)
-        },
-      )
+    if (this.#mode === 'redis') this.#shared.enqueue(ticket)
+    else this.#fallback.serve(ticket)
   }
 
   #permit(key: PermitKey, limit: number, grant: Grant, waitedMs: number): SluicePermit {
-    const permit = new SluicePermit(key, limit, grant, waitedMs, (p) => this.#release(p))
-    if (grant.kind !== 'redis') this.#unshared.add(permit)
-    return permit
+    return new SluicePermit(key, limit, grant, waitedMs, (p) => this.#release(p))
   }
 
   #release(permit: SluicePermit): void {
-    const grant = permit.grant
-    if (grant.kind === 'redis') {
-      this.#unpin(permit)
+    if (permit.grant.kind === 'redis') {
+      this.#fallback.unpin(permit)
       if (!this.#closed) this.#shared.releasePermit(permit)
-      return
+    } else {
+      this.#fallback.release(permit)
     }
-    this.#unshared.delete(permit)
-    if (grant.kind === 'local') grant.permit.release()
+  }
+
+  /** How many semaphores this replica keeps state for, and what its fallback keeps (tests: nothing after the last request). */
+  tracked(): { keys: number; waiting: number; pins: number; unshared: number } {
+    return { keys: this.#shared.trackedKeys(), ...this.#fallback.size() }
+  }
+
+  /** semaphores Redis refused, logged once each (a broken key fails every sync of it until repaired) */
+  readonly #brokenLogged = new Set<string>()
+
+  #keyBroken(key: PermitKey, err: unknown): void {
+    const name = describeKey(key)
+    if (this.#brokenLogged.has(name)) return
+    if (this.#brokenLogged.size >= 1_000) this.#brokenLogged.clear()
+    this.#brokenLogged.add(name)
+    this.#log.error(
+      { err, instance: key.instance, endpoint: key.endpoint },
+      'limiter: Redis refused this semaphore (a key of the wrong type or a corrupt entry?); its requests fail with SLUICE_UNAVAILABLE, every other key goes on',
+    )
   }
 
   #permitLost(permit: SluicePermit): void {
@@ -307,45 +260,8 @@ export class RedisLimiter implements Limiter {
     if (this.#mode !== 'redis' || this.#closed) return
     this.#log.warn({ err, fallback: this.#settings.fallback }, `limiter: Redis unreachable, falling back to ${this.#settings.fallback}`)
     this.#setMode(this.#settings.fallback)
-    this.#pinHeld()
+    this.#fallback.pinAll(this.#shared.heldPermits())
     for (const ticket of this.#shared.detachWaiters()) this.#route(ticket)
-  }
-
-  /**
-   * Entering `local`: the permits Redis granted that are still in flight take local slots first
-   * (at the head of the local queues), so the fallback does not grant their slots a second time.
-   */
-  #pinHeld(): void {
-    if (this.#mode !== 'local') return
-    for (const permit of this.#shared.heldPermits()) {
-      if (this.#pins.has(permit)) continue
-      const pin: Pin = { abort: new AbortController(), local: undefined, done: false }
-      this.#pins.set(permit, pin)
-      this.#local
-        .acquire(permit.key, {
-          limit: this.#localLimit(permit.limit),
-          deadline: Date.now() + PIN_DEADLINE_MS,
-          signal: pin.abort.signal,
-          arrivedAt: 0,
-          maxQueue: Number.MAX_SAFE_INTEGER,
-        })
-        .then(
-          (local) => {
-            if (pin.done) local.release()
-            else pin.local = local
-          },
-          () => {}, // unpinned before its turn
-        )
-    }
-  }
-
-  #unpin(permit: SluicePermit): void {
-    const pin = this.#pins.get(permit)
-    if (!pin) return
-    this.#pins.delete(permit)
-    pin.done = true
-    if (pin.local) pin.local.release()
-    else pin.abort.abort()
   }
 
   /** Back to shared permits once Redis answers: flush, adopt, switch, move the local waiters. */
@@ -359,42 +275,29 @@ export class RedisLimiter implements Limiter {
   }
 
   async #doRecover(): Promise<void> {
+    let done: () => void
     try {
       this.#replicas = await this.#heartbeat(false)
       await this.#shared.syncAll()
-      const before: Grant[] = []
-      await this.#shared.adopt([...this.#unshared], (permit, grant) => {
-        this.#unshared.delete(permit)
-        before.push(grant)
-      })
-      if (this.#closing !== undefined) return
-      this.#setMode('redis')
-      this.#lastError = undefined
-      this.#log.info({ replicas: this.#replicas, replicaId: this.replicaId }, 'limiter: sharing permits through Redis')
-      // Move the local waiters into the Redis queues, oldest first, before any local slot frees up.
-      const waiting = [...this.#localAttempts.keys()].sort((a, b) => a.arrivedAt - b.arrivedAt)
-      for (const ticket of waiting) {
-        const attempt = this.#localAttempts.get(ticket)!
-        attempt.stale = true
-        this.#localAttempts.delete(ticket)
-        attempt.abort.abort()
-        ticket.withdraw = undefined
-        this.#route(ticket)
-      }
-      for (const grant of before) if (grant.kind === 'local') grant.permit.release()
-      for (const permit of [...this.#pins.keys()]) this.#unpin(permit)
-      if (this.#unshared.size > 0) void this.#adoptUnshared()
+      done = await this.#fallback.countIn(this.#shared)
     } catch (err) {
       this.#lastError = err instanceof Error ? err.message : String(err)
+      return
     }
+    if (this.#closing !== undefined) return done()
+    this.#setMode('redis')
+    this.#lastError = undefined
+    this.#log.info({ replicas: this.#replicas, replicaId: this.replicaId }, 'limiter: sharing permits through Redis')
+    // Move the local waiters into the Redis queues, oldest first, before any local slot frees up.
+    for (const ticket of this.#fallback.takeWaiting()) this.#route(ticket)
+    done()
+    this.#fallback.unpinAll()
+    if (this.#fallback.unshared().length > 0) void this.#adoptUnshared()
   }
 
   async #adoptUnshared(): Promise<void> {
     try {
-      await this.#shared.adopt([...this.#unshared], (permit, grant) => {
-        this.#unshared.delete(permit)
-        if (grant.kind === 'local') grant.permit.release()
-      })
+      ;(await this.#fallback.countIn(this.#shared))()
     } catch (err) {
       this.#redisFailed(err)
     }
@@ -438,7 +341,7 @@ export class RedisLimiter implements Limiter {
         details.statusError = err instanceof Error ? err.message : String(err)
       }
     }
-    if (this.#mode === 'local') keys = [...(await this.#local.status()).keys]
+    if (this.#mode === 'local') keys = await this.#fallback.localKeys()
     return { backend: this.backend, mode: this.#mode, keys, details }
   }
 
@@ -462,6 +365,6 @@ export class RedisLimiter implements Limiter {
     this.#closed = true
     this.#connections.command.disconnect()
     this.#connections.subscriber.disconnect()
-    await this.#local.close()
+    await this.#fallback.close()
   }
 }

@@ -11,7 +11,8 @@
  * Keys expire when idle (`idle`, three leases): acquire sets the expiry of the key it adds to, and
  * every replica with a permit or a waiter in a semaphore renews all three every third of a lease
  * (sync), so a key in use always has more than two leases to live and an abandoned one disappears.
- * A handoff adds to `holders` without touching its expiry: the holders it replaces kept it fresh.
+ * A handoff adds to `holders` without touching its expiry (the holders it replaces kept it fresh),
+ * except when `holders` was empty: then the grant re-creates the key, and gives it its expiry.
  * Scripts keep their command count low: expired leases are purged by sync (every third of a lease,
  * and at the nearest expiry) and by release when the semaphore is still full.
  */
@@ -45,10 +46,13 @@ end
 -- At limit 1 each grant's message is "<id> <head>", naming the waiter left at the head of the queue
 -- (just "<id>" when the queue is empty): the replica granted holds the only permit, so when it learns
 -- that its own waiter is next it hands the permit over on release without a round trip (see
--- handOver in shared.ts). Returns the number of holders afterwards and, at limit 1 or when
--- want_head is set, that head (false when the queue is empty or not asked). Given a table
+-- handOver in key-semaphore.ts). Returns the number of holders afterwards and, at limit 1 or when
+-- want_head is set, that head (false when the queue is empty or not asked). No head is named while
+-- the semaphore counts more holders than its limit (permits granted during an outage and adopted):
+-- a replica holding "all" of them must give its surplus back, not hand it on. Given a table
 -- "granted", also lists the ids granted.
-local function grant(holders, queue, meta, now, lease, chan, limit, held, granted, want_head)
+local function grant(holders, queue, meta, now, lease, chan, limit, held, idle, granted, want_head)
+  local was_empty = held == 0
   local alive = {}
   local given = {}
   local empty = false
@@ -74,8 +78,10 @@ local function grant(holders, queue, meta, now, lease, chan, limit, held, grante
       end
     end
   end
+  -- a release that emptied the set deleted the key: the grant re-created it without an expiry
+  if was_empty and #given > 0 then redis.call('PEXPIRE', holders, idle) end
   local next_head = false
-  if not empty and (want_head or (limit == 1 and #given > 0)) then
+  if not empty and held <= limit and (want_head or (limit == 1 and #given > 0)) then
     next_head = redis.call('ZRANGE', queue, 0, 0)[1] or false
   end
   for _, id in ipairs(given) do

@@ -2,6 +2,7 @@ import { ACQUIRE_SCRIPT } from './acquire/index.js'
 import { ADOPT_SCRIPT } from './adopt/index.js'
 import { HEARTBEAT_SCRIPT } from './heartbeat/index.js'
 import { RELEASE_SCRIPT } from './release/index.js'
+import { RENEW_SCRIPT } from './renew/index.js'
 import { ACTIVE_SCRIPT, STATUS_SCRIPT } from './status/index.js'
 import { SYNC_SCRIPT } from './sync/index.js'
 
@@ -15,6 +16,7 @@ export const REDIS_OPERATIONS: readonly string[] = [
   ADOPT_SCRIPT,
   HEARTBEAT_SCRIPT,
   RELEASE_SCRIPT,
+  RENEW_SCRIPT,
   STATUS_SCRIPT,
   ACTIVE_SCRIPT,
   SYNC_SCRIPT,

@@ -12,9 +12,41 @@ export interface ScriptDef {
   readonly lua: string
 }
 
+/** What a script call may ask of the runner. */
+export interface RunOptions {
+  /**
+   * Asked before a script is sent a second time after NOSCRIPT: false drops it (it rejects with
+   * ScriptDroppedError). An acquire whose waiter was withdrawn meanwhile must not run: its
+   * withdrawal may already have run in Redis, and the acquire would queue an id nobody waits for.
+   */
+  readonly resendIf?: () => boolean
+}
+
+/** Runs one of the limiter's scripts. `Scripts` on a real connection; tests may pass a fake. */
+export interface ScriptRunner {
+  run(def: ScriptDef, keys: readonly string[], args: readonly (string | number)[], options?: RunOptions): Promise<unknown>
+}
+
+/** A script not re-sent after NOSCRIPT because its caller no longer wanted it (see RunOptions.resendIf). */
+export class ScriptDroppedError extends Error {
+  constructor(name: string) {
+    super(`the ${name} script was not re-sent: no longer wanted`)
+  }
+}
+
+/**
+ * An error Redis answered about one semaphore's keys (a key of the wrong type, a corrupt entry that
+ * makes a script fail): Redis is reachable, only that key is broken. Anything else (a timeout, a
+ * closed connection, LOADING, READONLY, CLUSTERDOWN, OOM…) means Redis cannot serve permits now.
+ */
+export function isKeyError(err: unknown): boolean {
+  if (!(err instanceof Error) || err.name !== 'ReplyError') return false
+  return /^(WRONGTYPE|ERR)\b/.test(err.message)
+}
+
 /** A script waiting for its answer, and when it stops waiting (`performance.now()`, monotonic). */
 interface InFlight {
-  readonly deadline: number
+  deadline: number
   readonly fail: () => void
 }
 
@@ -26,18 +58,20 @@ const isNoScript = (err: unknown): boolean => err instanceof Error && err.messag
  * (which also puts the script back in Redis's cache for the next EVALSHA). The error is matched by
  * its code, the first word of the reply. Every call is timed and reported to the observer.
  *
- * A script that gets no answer within `timeoutMs` fails with RedisTimeoutError (its late answer is
- * ignored). One timer serves every script in flight, armed at the oldest one's deadline, instead of
+ * A script that gets no answer within `timeoutMs` of awake time fails with RedisTimeoutError (its
+ * late answer is ignored). One timer serves every script in flight, armed at the nearest deadline, instead of
  * ioredis's `commandTimeout`, which starts and clears a timer per command: the release and the grant
  * are the limiter's hot path, and work before a command reaches the socket delays the handoff. For
  * the same reason EVALSHA is sent with `call` rather than through ioredis's `defineCommand` wrapper.
  */
-export class Scripts {
+export class Scripts implements ScriptRunner {
   /** each script's SHA1, computed once */
   readonly #shas = new Map<ScriptDef, string>()
-  /** in the order they were sent, so the first is always the next to time out */
+  /** in the order they were sent (a late timer may move deadlines: each is looked at) */
   readonly #inFlight = new Set<InFlight>()
-  #timer: NodeJS.Timeout | undefined
+  #timer: NodeJS.Timeout | NodeJS.Immediate | undefined
+  /** when the armed timer should fire (monotonic ms) */
+  #dueAt = 0
 
   constructor(
     readonly client: RedisClient,
@@ -54,10 +88,10 @@ export class Scripts {
     return sha
   }
 
-  async run(def: ScriptDef, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  async run(def: ScriptDef, keys: readonly string[], args: readonly (string | number)[], options?: RunOptions): Promise<unknown> {
     const started = performance.now()
     try {
-      const reply = await this.#withDeadline(def, started, this.#send(def, keys, args))
+      const reply = await this.#withDeadline(def, started, this.#send(def, keys, args, options))
       this.#report(def.name, started, true)
       return reply
     } catch (err) {
@@ -66,11 +100,12 @@ export class Scripts {
     }
   }
 
-  async #send(def: ScriptDef, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  async #send(def: ScriptDef, keys: readonly string[], args: readonly (string | number)[], options?: RunOptions): Promise<unknown> {
     try {
       return await this.client.call('evalsha', this.#shaOf(def), def.numberOfKeys, ...keys, ...args)
     } catch (err) {
       if (!isNoScript(err)) throw err
+      if (options?.resendIf && !options.resendIf()) throw new ScriptDroppedError(def.name)
       return await this.client.call('eval', def.lua, def.numberOfKeys, ...keys, ...args)
     }
   }
@@ -98,17 +133,39 @@ export class Scripts {
 
   #arm(): void {
     if (this.#timer !== undefined) return
-    const oldest = this.#inFlight.values().next()
-    if (oldest.done) return
-    this.#timer = setTimeout(() => this.#expire(), Math.max(0, oldest.value.deadline - performance.now()))
-    this.#timer.unref()
+    let next = Infinity
+    for (const entry of this.#inFlight) next = Math.min(next, entry.deadline)
+    if (next === Infinity) return
+    this.#dueAt = next
+    const timer = setTimeout(() => this.#expire(), Math.max(0, next - performance.now()))
+    timer.unref()
+    this.#timer = timer
   }
 
+  /**
+   * The timer fired. A late timer is no proof that Redis is down: when the event loop was blocked
+   * (a long GC, a CPU-starved pod, a stall longer than the timeout) the timer runs before the
+   * replies that came in meanwhile are read, and a healthy replica would flap into its fallback.
+   * So a timer late by more than a quarter of the timeout gives the scripts past their deadline a
+   * whole timeout of awake time again; an on-time one fails them, but only after the loop's poll
+   * phase has read the sockets once more (setImmediate runs after it).
+   */
   #expire(): void {
     this.#timer = undefined
     const now = performance.now()
+    if (now - this.#dueAt > Math.max(20, this.timeoutMs / 4)) {
+      for (const entry of this.#inFlight) if (entry.deadline <= now) entry.deadline = now + this.timeoutMs
+      this.#arm()
+      return
+    }
+    this.#timer = setImmediate(() => this.#failOverdue())
+  }
+
+  #failOverdue(): void {
+    this.#timer = undefined
+    const now = performance.now()
     for (const entry of this.#inFlight) {
-      if (entry.deadline > now) break
+      if (entry.deadline > now) continue
       this.#inFlight.delete(entry)
       entry.fail()
     }

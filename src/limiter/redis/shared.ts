@@ -1,10 +1,12 @@
-import { QueueFullError } from '../errors.js'
+import { LimiterClosedError, QueueFullError } from '../errors.js'
 import type { KeyStatus, PermitKey } from '../types.js'
 import { acquire } from './acquire/index.js'
 import { adopt } from './adopt/index.js'
-import { semaphoreKeysOf, tagOf, type GlobalKeys, type SemaphoreKeys } from './keys.js'
+import { semaphoreKeysOf, tagOf, type GlobalKeys } from './keys.js'
 import { release } from './release/index.js'
-import type { Scripts } from './script.js'
+import { KeySemaphore, type Waiter } from './key-semaphore.js'
+import { renew } from './renew/index.js'
+import { isKeyError, type ScriptRunner } from './script.js'
 import { activeTags, semaphoreStatus } from './status/index.js'
 import { sync } from './sync/index.js'
 import { describeKey, type Grant, type SluicePermit, type Ticket } from './ticket.js'
@@ -21,6 +23,8 @@ export interface SharedConfig {
   readonly liveMs: number
   /** an untouched semaphore's keys expire after this */
   readonly idleMs: number
+  /** a monotonic clock in ms (`performance.now()`; a fake one in tests of the races) */
+  readonly now?: () => number
 }
 
 /** What the shared side asks of the limiter around it. */
@@ -28,80 +32,42 @@ export interface SharedHooks {
   makePermit(key: PermitKey, limit: number, grant: Grant, waitedMs: number): SluicePermit
   /** a Redis call failed: Redis is treated as unreachable */
   failed(err: unknown): void
+  /** Redis answered an error about one semaphore's keys (see isKeyError): only that key is broken */
+  keyBroken(key: PermitKey, err: unknown): void
   /** a ticket whose Redis attempt failed must be served by whatever mode is now in force */
   reroute(ticket: Ticket): void
   lost(permit: SluicePermit): void
-}
-
-interface Waiter {
-  readonly id: string
-  readonly ticket: Ticket
-  readonly state: KeyState
-  /**
-   * `deferred`: its acquire script goes out after this turn (see `enqueue`); `sending`: the script
-   * is on its way; `queued`: Redis has it in the queue
-   */
-  phase: 'deferred' | 'sending' | 'queued'
-  /** a grant message came before the acquire script's own reply */
-  grantedEarly: boolean
-  /**
-   * A moment (monotonic ms) at which Redis had certainly not granted it yet — when its acquire was
-   * sent, or a sync that found it still queued. Its lease, once granted, runs at least until this
-   * plus a lease.
-   */
-  notGrantedAt: number
-}
-
-interface HeldPermit {
-  readonly permit: SluicePermit
-  /** the lease lasts at least until then (monotonic ms): a lower bound from when the grant or the last renewal was sent */
-  leaseUntil: number
-}
-
-interface KeyState {
-  readonly key: PermitKey
-  readonly keys: SemaphoreKeys
-  limit: number
-  /** when this replica last refreshed its liveness and the key's description in Redis (local ms) */
-  announcedAt: number
-  readonly waiters: Map<string, Waiter>
-  queuedCount: number
-  readonly held: Map<string, HeldPermit>
-  /**
-   * The waiter Redis last named as the queue's head (in a reply or a grant message). When it is one
-   * of ours, a release here hands the permit to it directly (see `#handOver`).
-   */
-  headHint: string | undefined
-  /** ids to release or withdraw once Redis answers again */
-  readonly drops: Set<string>
-  safety: NodeJS.Timeout | undefined
-  safetyAt: number
-  syncing: Promise<void> | undefined
-  /** syncs so far: every SWEEP_EVERY-th also clears dead replicas' liveness fields from the meta hash */
-  syncs: number
+  /** Redis had lost its data: permits still in flight were counted again */
+  recounted?(key: PermitKey, count: number): void
 }
 
 const SWEEP_EVERY = 30
+
+const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)))
 
 /**
  * This replica's side of the shared semaphores: its waiters in the Redis queues, the permits it
  * holds, and the bookkeeping that keeps both true (lease renewal, lost messages, dead holders).
  * Only what must touch Redis does: one script to acquire, one to release, one sync per active
- * semaphore and lease third — never a poll per waiter.
+ * semaphore and lease third — never a poll per waiter. The per-key state and the rules reading it
+ * live in KeySemaphore; this class runs the scripts and applies their replies.
  */
 export class SharedPermits {
-  readonly #states = new Map<string, KeyState>()
+  readonly #semaphores = new Map<string, KeySemaphore>()
   /** every waiter of this replica by id, for grant messages */
   readonly #waiters = new Map<string, Waiter>()
   /** semaphores used since the last heartbeat, even if idle again by then (for `/status` elsewhere) */
   readonly #touched = new Set<string>()
   #sequence = 0
+  readonly #now: () => number
 
   constructor(
-    private readonly scripts: Scripts,
+    private readonly scripts: ScriptRunner,
     private readonly config: SharedConfig,
     private readonly hooks: SharedHooks,
-  ) {}
+  ) {
+    this.#now = config.now ?? (() => performance.now())
+  }
 
   #nextId(): string {
     return `${this.config.replicaId}/${(++this.#sequence).toString(36)}`
@@ -121,44 +87,35 @@ export class SharedPermits {
     return tag
   }
 
-  #stateOf(key: PermitKey, limit: number): KeyState {
+  #semaphoreOf(key: PermitKey, limit: number): KeySemaphore {
     const tag = this.#tagOf(key)
-    let state = this.#states.get(tag)
-    if (!state) {
-      state = {
-        key: { instance: key.instance, endpoint: key.endpoint },
-        keys: semaphoreKeysOf(this.config.prefix, tag),
-        limit,
-        announcedAt: 0,
-        waiters: new Map(),
-        queuedCount: 0,
-        held: new Map(),
-        headHint: undefined,
-        drops: new Set(),
-        safety: undefined,
-        safetyAt: 0,
-        syncing: undefined,
-        syncs: 0,
-      }
-      this.#states.set(tag, state)
+    let sem = this.#semaphores.get(tag)
+    if (!sem) {
+      sem = new KeySemaphore({ instance: key.instance, endpoint: key.endpoint }, semaphoreKeysOf(this.config.prefix, tag), limit)
+      this.#semaphores.set(tag, sem)
     }
     this.#touched.add(tag)
-    if (state.limit !== limit) {
-      state.limit = limit
-      state.announcedAt = 0
+    if (sem.limit !== limit) {
+      sem.limit = limit
+      sem.announcedAt = 0
     }
-    return state
+    return sem
+  }
+
+  /** How many semaphores this replica keeps state for (none once its last request is done). */
+  trackedKeys(): number {
+    return this.#semaphores.size
   }
 
   /** Starts a ticket's wait in Redis: granted at once when a slot is free and nobody is ahead. */
   enqueue(ticket: Ticket): void {
-    const state = this.#stateOf(ticket.key, ticket.options.limit)
-    const waiter: Waiter = { id: this.#nextId(), ticket, state, phase: 'sending', grantedEarly: false, notGrantedAt: 0 }
-    state.waiters.set(waiter.id, waiter)
+    const sem = this.#semaphoreOf(ticket.key, ticket.options.limit)
+    const waiter: Waiter = { id: this.#nextId(), ticket, semaphore: sem, phase: 'sending', grantedEarly: false, notGrantedAt: 0 }
+    sem.addWaiter(waiter)
     this.#waiters.set(waiter.id, waiter)
     ticket.withdraw = () => this.#withdraw(waiter)
     const keepAge = ticket.hasWaited
-    if (!this.#holdsAll(state)) {
+    if (!sem.holdsAll()) {
       void this.#sendAcquire(waiter, keepAge)
       return
     }
@@ -176,40 +133,45 @@ export class SharedPermits {
 
   /** `keepAge`: place the waiter by its age (it waited before), not by when Redis sees it. */
   async #sendAcquire(waiter: Waiter, keepAge: boolean): Promise<void> {
-    const { state, ticket } = waiter
-    const sentAt = Date.now()
-    waiter.notGrantedAt = performance.now()
+    const { semaphore: sem, ticket } = waiter
+    const sentAt = this.#now()
+    waiter.notGrantedAt = sentAt
+    waiter.grantedEarly = false
     // placed by its age, it may go ahead of the waiter named as head: forget that name
-    if (keepAge) state.headHint = undefined
-    const announce = sentAt - state.announcedAt >= this.config.syncMs
+    if (keepAge) sem.headHint = undefined
+    const announce = sentAt - sem.announcedAt >= this.config.syncMs
+    // Redis not knowing this replica is news only if it was told before (a new key never was)
+    const announcedBefore = sem.announcedAt > 0
     let reply
     try {
-      reply = await acquire(this.scripts, state.keys, {
-        id: waiter.id,
-        replicaId: this.config.replicaId,
-        limit: ticket.options.limit,
-        leaseMs: this.config.leaseMs,
-        liveMs: this.config.liveMs,
-        idleMs: this.config.idleMs,
-        ageMs: keepAge ? ticket.ageMs : 0,
-        full: state.queuedCount >= ticket.options.maxQueue,
-        announce,
-        instance: ticket.key.instance,
-        endpoint: ticket.key.endpoint,
-        channelPrefix: this.config.channelPrefix,
-        wantHead: this.#holdsAll(state),
-      })
+      reply = await acquire(
+        this.scripts,
+        sem.keys,
+        {
+          id: waiter.id,
+          replicaId: this.config.replicaId,
+          limit: ticket.options.limit,
+          leaseMs: this.config.leaseMs,
+          liveMs: this.config.liveMs,
+          idleMs: this.config.idleMs,
+          ageMs: keepAge ? ticket.ageMs : 0,
+          full: sem.queuedCount >= ticket.options.maxQueue,
+          announce,
+          instance: ticket.key.instance,
+          endpoint: ticket.key.endpoint,
+          channelPrefix: this.config.channelPrefix,
+          wantHead: sem.holdsAll(),
+        },
+        // a NOSCRIPT re-send of an acquire withdrawn meanwhile would run after its withdrawal
+        { resendIf: () => this.#isCurrent(waiter) },
+      )
     } catch (err) {
       if (!this.#isCurrent(waiter)) return
-      // The script may or may not have run: withdraw the id once Redis answers again.
-      this.#forget(waiter)
-      state.drops.add(waiter.id)
-      ticket.withdraw = undefined
-      this.hooks.failed(err)
-      this.hooks.reroute(ticket)
+      this.#attemptFailed(waiter, err)
       return
     }
-    if (announce) state.announcedAt = Math.max(state.announcedAt, sentAt)
+    if (announce) sem.announcedAt = Math.max(sem.announcedAt, sentAt)
+    if (reply.forgot && announcedBefore) sem.recount = true
     // Withdrawn meanwhile: the release sent after this acquire on the same connection undoes it.
     if (!this.#isCurrent(waiter)) return
     if (reply.kind === 'granted') {
@@ -217,22 +179,34 @@ export class SharedPermits {
     } else if (reply.kind === 'full') {
       this.#forget(waiter)
       ticket.withdraw = undefined
-      ticket.fail(new QueueFullError(describeKey(ticket.key), state.queuedCount))
+      ticket.fail(new QueueFullError(describeKey(ticket.key), sem.queuedCount))
+      this.#collect(sem)
     } else {
-      waiter.phase = 'queued'
-      state.queuedCount++
-      if (reply.head) state.headHint = waiter.id
+      sem.setPhase(waiter, 'queued')
+      if (reply.head) sem.headHint = waiter.id
       // the next sync (within a third of a lease) arms the safety timer at the nearest lease expiry
       if (waiter.grantedEarly) this.#grant(waiter)
     }
   }
 
   /**
-   * Every permit of the key is held by this replica: a new request can only queue, and the head
-   * Redis names may be ours to hand over.
+   * A script for this waiter failed. The script may or may not have run: its id is withdrawn once
+   * Redis answers again. A broken key fails the request; anything else means Redis is unreachable,
+   * and the request is served by the fallback.
    */
-  #holdsAll(state: KeyState): boolean {
-    return state.held.size >= state.limit
+  #attemptFailed(waiter: Waiter, err: unknown): void {
+    const { semaphore: sem, ticket } = waiter
+    this.#forget(waiter)
+    ticket.withdraw = undefined
+    if (isKeyError(err)) {
+      this.hooks.keyBroken(sem.key, err)
+      ticket.fail(new LimiterClosedError(`Redis refused the semaphore of ${describeKey(sem.key)}: ${(err as Error).message}`))
+      this.#collect(sem)
+      return
+    }
+    sem.drops.add(waiter.id)
+    this.hooks.failed(err)
+    this.hooks.reroute(ticket)
   }
 
   #isCurrent(waiter: Waiter): boolean {
@@ -242,33 +216,71 @@ export class SharedPermits {
   #forget(waiter: Waiter): void {
     if (!this.#isCurrent(waiter)) return
     this.#waiters.delete(waiter.id)
-    waiter.state.waiters.delete(waiter.id)
-    if (waiter.phase === 'queued') waiter.state.queuedCount--
+    waiter.semaphore.removeWaiter(waiter)
   }
 
   #withdraw(waiter: Waiter): void {
     if (!this.#isCurrent(waiter)) return
     this.#forget(waiter)
-    if (waiter.phase === 'deferred') return // never sent: nothing in Redis to undo
+    if (waiter.phase === 'deferred') {
+      // never sent: nothing in Redis to undo
+      this.#collect(waiter.semaphore)
+      return
+    }
     // Leaves the queue — or, if a grant won the race, gives the permit straight back.
-    void this.#release(waiter.state, [waiter.id])
+    void this.#release(waiter.semaphore, [waiter.id])
   }
 
   /**
    * Ends a waiter's wait with the Redis permit `id` — its own id once Redis granted it, or the id of
    * a permit handed over by a release here — whose lease lasts at least until `leaseUntil`.
+   *
+   * A grant of its own id read too late to be sure the lease still runs until the next renewal (an
+   * event-loop stall longer than the lease: the grant message or reply waited in the socket) is not
+   * used: the lease may have run out and its slot been given to another replica. It is confirmed
+   * first (see `#confirm`).
    */
   #grant(waiter: Waiter, id = waiter.id, leaseUntil = waiter.notGrantedAt + this.config.leaseMs): void {
+    if (id === waiter.id && KeySemaphore.leaseInDoubt(leaseUntil, this.#now(), this.config.syncMs)) {
+      this.#confirm(waiter)
+      return
+    }
     this.#forget(waiter)
-    const { state, ticket } = waiter
+    const { semaphore: sem, ticket } = waiter
     ticket.withdraw = undefined
-    const tag = state.keys.tag
+    const tag = sem.tag
     const taken = ticket.succeed((waitedMs) => {
-      const permit = this.hooks.makePermit(state.key, ticket.options.limit, { kind: 'redis', tag, id }, waitedMs)
-      state.held.set(id, { permit, leaseUntil })
+      const permit = this.hooks.makePermit(sem.key, ticket.options.limit, { kind: 'redis', tag, id }, waitedMs)
+      sem.held.set(id, { permit, leaseUntil })
       return permit
     })
-    if (!taken) void this.#release(state, [id])
+    if (!taken) void this.#release(sem, [id])
+  }
+
+  /**
+   * A grant whose lease is in doubt: renew it if Redis still counts it (then it was never given
+   * away, and the request may start), else the request goes back to its place in the queue (its
+   * acquire is sent again with its age). The waiter stays withdrawable meanwhile: its withdrawal,
+   * sent after this script, releases the permit if it was renewed.
+   */
+  #confirm(waiter: Waiter): void {
+    const sem = waiter.semaphore
+    sem.setPhase(waiter, 'confirming')
+    const sentAt = this.#now()
+    renew(this.scripts, sem.keys, { id: waiter.id, leaseMs: this.config.leaseMs, idleMs: this.config.idleMs }).then(
+      (renewed) => {
+        if (!this.#isCurrent(waiter)) return
+        if (renewed) {
+          this.#grant(waiter, waiter.id, sentAt + this.config.leaseMs)
+        } else {
+          sem.setPhase(waiter, 'sending')
+          void this.#sendAcquire(waiter, true)
+        }
+      },
+      (err: unknown) => {
+        if (this.#isCurrent(waiter)) this.#attemptFailed(waiter, err)
+      },
+    )
   }
 
   /**
@@ -278,7 +290,7 @@ export class SharedPermits {
   onGrantMessage(id: string, head?: string): void {
     const waiter = this.#waiters.get(id)
     if (!waiter) return // withdrawn: its release/withdraw script takes care of the permit
-    waiter.state.headHint = head
+    waiter.semaphore.headHint = head
     this.#granted(waiter)
   }
 
@@ -288,26 +300,29 @@ export class SharedPermits {
    */
   #granted(waiter: Waiter, leaseUntil?: number): void {
     if (waiter.phase === 'sending') waiter.grantedEarly = true
-    else this.#grant(waiter, waiter.id, leaseUntil)
+    else if (waiter.phase === 'queued') this.#grant(waiter, waiter.id, leaseUntil)
+    // `confirming`: a second word of the same grant (message and reply); the renewal decides
   }
 
   /** A request re-queued by its age went ahead of the head this replica may have been told of. */
   onHeadStale(tag: string): void {
-    const state = this.#states.get(tag)
-    if (state) state.headHint = undefined
+    const sem = this.#semaphores.get(tag)
+    if (sem) sem.headHint = undefined
   }
 
   /** Gives back a permit Redis granted. Never throws; on failure the id is retried on the next sync. */
   releasePermit(permit: SluicePermit): void {
     const grant = permit.grant
     if (grant.kind !== 'redis') return
-    const state = this.#states.get(grant.tag)
-    const held = state?.held.get(grant.id)
-    if (!state || held?.permit !== permit) return // already lost: Redis no longer knows it
+    const sem = this.#semaphores.get(grant.tag)
+    const held = sem?.held.get(grant.id)
+    if (!sem || held?.permit !== permit) return // already lost: Redis no longer knows it
     // every permit of the key is ours: no other replica can have released one since Redis named the head
-    const holdsAll = this.#holdsAll(state)
-    state.held.delete(grant.id)
-    if (!(holdsAll && this.#handOver(state, grant.id, held.leaseUntil))) void this.#release(state, [grant.id], holdsAll)
+    const heldAll = sem.holdsAll()
+    sem.held.delete(grant.id)
+    const next = sem.handOverTarget(heldAll, held.leaseUntil, this.#now(), this.config.syncMs)
+    if (next) this.#handOver(sem, next, grant.id, held.leaseUntil)
+    else void this.#release(sem, [grant.id], heldAll)
   }
 
   /**
@@ -323,35 +338,29 @@ export class SharedPermits {
    * (`onHeadStale`); only if that re-queue and this release cross, within a message's flight,
    * may a handover pass it. Safe: the permit stays counted in Redis all along, and it is handed
    * over only while its lease is sure to last beyond the next renewal (a stalled replica hands
-   * over nothing). Should the waiter have been granted anyway (one of our leases ran out and
-   * its slot went to it), the background script finds it a holder and gives that slot back to
-   * the next head.
+   * over nothing), and never while Redis counts more holders than the limit (it names no head
+   * then). Should the waiter have been granted anyway (one of our leases ran out and its slot
+   * went to it), the background script finds it a holder and gives that slot back to the next head.
    */
-  #handOver(state: KeyState, id: string, leaseUntil: number): boolean {
-    const hint = state.headHint
-    state.headHint = undefined
-    const next = hint === undefined ? undefined : state.waiters.get(hint)
-    if (next?.phase !== 'queued') return false
-    if (leaseUntil - performance.now() < this.config.syncMs) return false
+  #handOver(sem: KeySemaphore, next: Waiter, id: string, leaseUntil: number): void {
     this.#grant(next, id, leaseUntil)
     // after this turn of the event loop: the request now served starts first, its bookkeeping after
-    setImmediate(() => void this.#release(state, [next.id], true))
-    return true
+    setImmediate(() => void this.#release(sem, [next.id], true))
   }
 
   /** `wantHead`: this replica holds every permit of the key, so the head Redis names may be its to hand over */
-  async #release(state: KeyState, ids: string[], wantHead = false): Promise<void> {
-    const sentAt = performance.now()
+  async #release(sem: KeySemaphore, ids: string[], wantHead = false): Promise<void> {
+    const sentAt = this.#now()
     try {
-      const { granted, head } = await release(this.scripts, state.keys, {
+      const { granted, head } = await release(this.scripts, sem.keys, {
         ids,
-        limit: state.limit,
+        limit: sem.limit,
         leaseMs: this.config.leaseMs,
         idleMs: this.config.idleMs,
         channelPrefix: this.config.channelPrefix,
         wantHead,
       })
-      state.headHint = head
+      sem.headHint = head
       // A slot handed to one of our own waiters needs no round through pub/sub: grant it now (the
       // message that follows finds no waiter and is ignored). Other replicas' ids are not ours.
       for (const id of granted) {
@@ -359,48 +368,62 @@ export class SharedPermits {
         // granted by this script, so after it was sent
         if (waiter) this.#granted(waiter, sentAt + this.config.leaseMs)
       }
-      this.#collect(state)
     } catch (err) {
-      for (const id of ids) state.drops.add(id)
+      if (isKeyError(err)) this.hooks.keyBroken(sem.key, err)
+      else {
+        for (const id of ids) sem.drops.add(id)
+        this.hooks.failed(err)
+      }
+    }
+    this.#collect(sem)
+  }
+
+  #armSafety(sem: KeySemaphore, delayMs: number): void {
+    // A little after the lease ends on Redis's clock, so the holder is expired when we look.
+    const at = this.#now() + delayMs + 5
+    if (sem.safety && sem.safetyAt <= at) return
+    sem.clearSafety()
+    sem.safetyAt = at
+    sem.safety = setTimeout(() => {
+      sem.safety = undefined
+      if (sem.queuedCount > 0) this.syncState(sem).catch((err: unknown) => this.#syncFailed(sem, err))
+    }, delayMs + 5)
+    sem.safety.unref()
+  }
+
+  #syncFailed(sem: KeySemaphore, err: unknown): void {
+    if (isKeyError(err)) {
+      this.hooks.keyBroken(sem.key, err)
+      sem.drops.clear() // nothing to withdraw from a broken key; kept, they would keep its state for ever
+      this.#collect(sem)
+    } else {
       this.hooks.failed(err)
     }
   }
 
-  #armSafety(state: KeyState, delayMs: number): void {
-    // A little after the lease ends on Redis's clock, so the holder is expired when we look.
-    const at = Date.now() + delayMs + 5
-    if (state.safety && state.safetyAt <= at) return
-    if (state.safety) clearTimeout(state.safety)
-    state.safetyAt = at
-    state.safety = setTimeout(() => {
-      state.safety = undefined
-      if (state.queuedCount > 0) this.syncState(state).catch((err: unknown) => this.hooks.failed(err))
-    }, delayMs + 5)
-    state.safety.unref()
-  }
-
   /** Renews, flushes and checks one semaphore (see the sync script). Rejects when Redis fails. */
-  syncState(state: KeyState): Promise<void> {
-    state.syncing ??= this.#sync(state).finally(() => {
-      state.syncing = undefined
+  syncState(sem: KeySemaphore): Promise<void> {
+    sem.syncing ??= this.#sync(sem).finally(() => {
+      sem.syncing = undefined
+      this.#collect(sem)
     })
-    return state.syncing
+    return sem.syncing
   }
 
-  async #sync(state: KeyState): Promise<void> {
-    const waiting = [...state.waiters.values()].filter((w) => w.phase === 'queued').map((w) => w.id)
-    const drop = [...state.drops]
-    state.drops.clear()
-    const renewing = [...state.held.keys()]
-    const sentAt = Date.now()
-    const sentAtMono = performance.now()
+  async #sync(sem: KeySemaphore): Promise<void> {
+    const waiting = sem.queuedIds()
+    const drop = [...sem.drops]
+    sem.drops.clear()
+    const renewing = [...sem.held.keys()]
+    const recount = sem.recount
+    const sentAt = this.#now()
     let reply
     try {
-      reply = await sync(this.scripts, state.keys, {
+      reply = await sync(this.scripts, sem.keys, {
         replicaId: this.config.replicaId,
-        limit: state.limit,
-        instance: state.key.instance,
-        endpoint: state.key.endpoint,
+        limit: sem.limit,
+        instance: sem.key.instance,
+        endpoint: sem.key.endpoint,
         leaseMs: this.config.leaseMs,
         liveMs: this.config.liveMs,
         idleMs: this.config.idleMs,
@@ -408,59 +431,70 @@ export class SharedPermits {
         held: renewing,
         waiting,
         drop,
-        sweep: state.syncs++ % SWEEP_EVERY === 0,
+        sweep: sem.syncs++ % SWEEP_EVERY === 0,
+        recount,
       })
     } catch (err) {
-      for (const id of drop) state.drops.add(id)
+      for (const id of drop) sem.drops.add(id)
       throw err
     }
-    state.announcedAt = Math.max(state.announcedAt, sentAt)
-    state.headHint = reply.head
+    if (recount) sem.recount = false
+    sem.announcedAt = Math.max(sem.announcedAt, sentAt)
+    sem.headHint = reply.head
     for (const id of reply.lost) {
-      const held = state.held.get(id)
+      const held = sem.held.get(id)
       if (!held) continue
-      state.held.delete(id)
+      sem.held.delete(id)
       this.hooks.lost(held.permit)
     }
-    // renewed by this script (the lost ones are gone from `held` above): each lease now lasts at
-    // least a lease from when it was sent
+    if (reply.recounted.length > 0) this.hooks.recounted?.(sem.key, reply.recounted.length)
+    // renewed (or counted again) by this script (the lost ones are gone from `held` above): each
+    // lease now lasts at least a lease from when it was sent
     for (const id of renewing) {
-      const held = state.held.get(id)
-      if (held) held.leaseUntil = Math.max(held.leaseUntil, sentAtMono + this.config.leaseMs)
+      const held = sem.held.get(id)
+      if (held) held.leaseUntil = Math.max(held.leaseUntil, sentAt + this.config.leaseMs)
     }
     for (const id of reply.granted) {
-      const waiter = state.waiters.get(id)
+      const waiter = sem.waiters.get(id)
       if (waiter?.phase === 'queued') this.#grant(waiter)
     }
     const missing = new Set(reply.missing)
     for (const id of waiting) {
-      const waiter = state.waiters.get(id)
-      if (waiter?.phase === 'queued' && !missing.has(id)) waiter.notGrantedAt = Math.max(waiter.notGrantedAt, sentAtMono)
+      const waiter = sem.waiters.get(id)
+      if (waiter?.phase === 'queued' && !missing.has(id)) waiter.notGrantedAt = Math.max(waiter.notGrantedAt, sentAt)
     }
     for (const id of reply.missing) {
-      // Dropped from the queue while this replica looked dead (a long stall): queue again, same age.
-      const waiter = state.waiters.get(id)
+      // Dropped from the queue while this replica looked dead (a long stall), or Redis lost its
+      // data: queue again, same age.
+      const waiter = sem.waiters.get(id)
       if (waiter?.phase !== 'queued') continue
-      waiter.phase = 'sending'
-      state.queuedCount--
+      sem.setPhase(waiter, 'sending')
       void this.#sendAcquire(waiter, true)
     }
-    if (state.queuedCount > 0 && reply.nearestExpiryMs >= 0) this.#armSafety(state, reply.nearestExpiryMs)
-    this.#collect(state)
+    if (sem.queuedCount > 0 && reply.nearestExpiryMs >= 0) this.#armSafety(sem, reply.nearestExpiryMs)
   }
 
-  /** Syncs every semaphore this replica has something in. Rejects on the first Redis failure. */
+  /**
+   * Syncs every semaphore this replica has something in. Rejects with the first failure that means
+   * Redis is unreachable; a broken key is reported (hooks.keyBroken) and does not fail the rest.
+   */
   async syncAll(): Promise<void> {
-    const busy = [...this.#states.values()].filter((s) => s.held.size > 0 || s.waiters.size > 0 || s.drops.size > 0)
-    await Promise.all(busy.map((s) => this.syncState(s)))
+    const busy = [...this.#semaphores.values()].filter((s) => s.isBusy())
+    const results = await Promise.allSettled(busy.map((s) => this.syncState(s)))
+    let unreachable: Error | undefined
+    results.forEach((r, i) => {
+      if (r.status === 'fulfilled') return
+      if (isKeyError(r.reason)) this.#syncFailed(busy[i]!, r.reason)
+      else unreachable ??= asError(r.reason)
+    })
+    if (unreachable !== undefined) throw unreachable
   }
 
   /** Forgets a semaphore this replica no longer uses (its Redis keys expire by themselves). */
-  #collect(state: KeyState): void {
-    if (state.held.size > 0 || state.waiters.size > 0 || state.drops.size > 0 || state.syncing) return
-    if (state.safety) clearTimeout(state.safety)
-    state.safety = undefined
-    if (this.#states.get(state.keys.tag) === state) this.#states.delete(state.keys.tag)
+  #collect(sem: KeySemaphore): void {
+    if (!sem.isIdle()) return
+    sem.clearSafety()
+    if (this.#semaphores.get(sem.tag) === sem) this.#semaphores.delete(sem.tag)
   }
 
   /**
@@ -471,66 +505,79 @@ export class SharedPermits {
     const waiters = [...this.#waiters.values()]
     for (const waiter of waiters) {
       this.#forget(waiter)
-      if (waiter.phase !== 'deferred') waiter.state.drops.add(waiter.id)
+      if (waiter.phase !== 'deferred') waiter.semaphore.drops.add(waiter.id)
       waiter.ticket.withdraw = undefined
     }
-    for (const state of this.#states.values()) {
-      if (state.safety) clearTimeout(state.safety)
-      state.safety = undefined
+    for (const sem of this.#semaphores.values()) {
+      sem.clearSafety()
+      this.#collect(sem)
     }
     return waiters.map((w) => w.ticket).sort((a, b) => a.arrivedAt - b.arrivedAt)
   }
 
   /**
    * Counts in Redis the permits granted without it (fallback `local`/`open`) that are still in
-   * flight. `adopted` is called for each one now held in Redis, with the grant it had before.
+   * flight. `adopted` is called for each one now held in Redis, with the grant it had before —
+   * for every key whose script succeeded, even when another key's failed. A key Redis refuses
+   * (hooks.keyBroken) keeps its permits as they were; any other failure rejects, after the
+   * successes were reported.
    */
   async adopt(permits: readonly SluicePermit[], adopted: (permit: SluicePermit, before: Grant) => void): Promise<void> {
-    const groups = new Map<string, { state: KeyState; permits: SluicePermit[]; ids: string[] }>()
+    const groups = new Map<string, { sem: KeySemaphore; permits: SluicePermit[]; ids: string[] }>()
     for (const permit of permits) {
       if (permit.grant.kind === 'redis' || permit.released) continue
-      const state = this.#stateOf(permit.key, permit.limit)
-      const group = groups.get(state.keys.tag) ?? { state, permits: [], ids: [] }
+      const sem = this.#semaphoreOf(permit.key, permit.limit)
+      const group = groups.get(sem.tag) ?? { sem, permits: [], ids: [] }
       group.permits.push(permit)
       group.ids.push(this.#nextId())
-      groups.set(state.keys.tag, group)
+      groups.set(sem.tag, group)
     }
-    await Promise.all(
-      [...groups.values()].map(async ({ state, permits: list, ids }) => {
+    const results = await Promise.allSettled(
+      [...groups.values()].map(async ({ sem, permits: list, ids }) => {
         // Held in `drops` until adopted, so a failure below never leaves them counted forever.
-        for (const id of ids) state.drops.add(id)
-        const sentAt = performance.now()
-        await adopt(this.scripts, state.keys, {
-          replicaId: this.config.replicaId,
-          limit: state.limit,
-          leaseMs: this.config.leaseMs,
-          liveMs: this.config.liveMs,
-          idleMs: this.config.idleMs,
-          instance: state.key.instance,
-          endpoint: state.key.endpoint,
-          ids,
-        })
+        for (const id of ids) sem.drops.add(id)
+        const sentAt = this.#now()
+        try {
+          await adopt(this.scripts, sem.keys, {
+            replicaId: this.config.replicaId,
+            limit: sem.limit,
+            leaseMs: this.config.leaseMs,
+            liveMs: this.config.liveMs,
+            idleMs: this.config.idleMs,
+            instance: sem.key.instance,
+            endpoint: sem.key.endpoint,
+            ids,
+          })
+        } catch (err) {
+          if (!isKeyError(err)) throw err
+          for (const id of ids) sem.drops.delete(id)
+          this.hooks.keyBroken(sem.key, err)
+          this.#collect(sem)
+          return
+        }
         list.forEach((permit, i) => {
           const id = ids[i]!
           if (permit.released) return // released while we adopted it: leave the id in drops
-          state.drops.delete(id)
+          sem.drops.delete(id)
           const before = permit.grant
-          permit.grant = { kind: 'redis', tag: state.keys.tag, id }
-          state.held.set(id, { permit, leaseUntil: sentAt + this.config.leaseMs })
+          permit.grant = { kind: 'redis', tag: sem.tag, id }
+          sem.held.set(id, { permit, leaseUntil: sentAt + this.config.leaseMs })
           adopted(permit, before)
         })
       }),
     )
+    const failure = results.find((r) => r.status === 'rejected')
+    if (failure) throw asError(failure.reason)
   }
 
-  /** Every permit this replica holds from Redis. */
+/** Every permit this replica holds from Redis. */
   heldPermits(): SluicePermit[] {
-    return [...this.#states.values()].flatMap((s) => [...s.held.values()].map((h) => h.permit))
+    return [...this.#semaphores.values()].flatMap((s) => [...s.held.values()].map((h) => h.permit))
   }
 
   /** Tags of the semaphores this replica holds permits of or waits for. */
   activeTags(): string[] {
-    return [...this.#states.values()].filter((s) => s.held.size > 0 || s.waiters.size > 0).map((s) => s.keys.tag)
+    return [...this.#semaphores.values()].filter((s) => s.held.size > 0 || s.waiters.size > 0).map((s) => s.tag)
   }
 
   /** Active tags plus those used since the last call: what the next heartbeat announces. */
@@ -544,7 +591,7 @@ export class SharedPermits {
   async status(globalKeys: GlobalKeys): Promise<KeyStatus[]> {
     const tags = new Set([...(await activeTags(this.scripts, globalKeys)), ...this.activeTags()])
     const all = await Promise.all(
-      [...tags].map((tag) => semaphoreStatus(this.scripts, semaphoreKeysOf(this.config.prefix, tag))),
+      [...tags].map((tag) => semaphoreStatus(this.scripts, semaphoreKeysOf(this.config.prefix, tag), this.config.idleMs)),
     )
     return all
       .filter((s) => s.inFlight > 0 || s.queued > 0)
@@ -554,9 +601,6 @@ export class SharedPermits {
 
   /** Clears timers (close). */
   stop(): void {
-    for (const state of this.#states.values()) {
-      if (state.safety) clearTimeout(state.safety)
-      state.safety = undefined
-    }
+    for (const sem of this.#semaphores.values()) sem.clearSafety()
   }
 }

@@ -1,3 +1,4 @@
+import { deadlineTimer, type DeadlineTimer } from '../deadline-timer.js'
 import { QueueTimeoutError } from '../errors.js'
 import { abortReason } from '../memory/index.js'
 import type { AcquireOptions, Permit, PermitKey } from '../types.js'
@@ -37,6 +38,10 @@ export class SluicePermit implements Permit {
     return this.#lost.signal
   }
 
+  get isLost(): boolean {
+    return this.#lostReason !== undefined
+  }
+
   release(): void {
     if (this.released) return
     this.released = true
@@ -67,7 +72,7 @@ export class Ticket {
   routes = 0
   /** undoes the current attempt (leave the Redis queue, abort the local wait) */
   withdraw: (() => void) | undefined
-  readonly #timer: NodeJS.Timeout
+  readonly #timer: DeadlineTimer
   readonly #onAbort: (() => void) | undefined
 
   constructor(
@@ -78,11 +83,7 @@ export class Ticket {
     private readonly onSettled: (ticket: Ticket) => void,
   ) {
     this.arrivedAt = options.arrivedAt ?? this.startedAt
-    this.#timer = setTimeout(
-      () => this.fail(new QueueTimeoutError(Date.now() - this.startedAt, describeKey(key))),
-      Math.max(0, options.deadline - this.startedAt),
-    )
-    this.#timer.unref()
+    this.#timer = deadlineTimer(options.deadline, () => this.fail(new QueueTimeoutError(Date.now() - this.startedAt, describeKey(key))))
     const { signal } = options
     if (signal) {
       this.#onAbort = () => this.fail(abortReason(signal))
@@ -127,7 +128,7 @@ export class Ticket {
 
   #settle(): void {
     this.settled = true
-    clearTimeout(this.#timer)
+    this.#timer.clear()
     if (this.#onAbort) this.options.signal?.removeEventListener('abort', this.#onAbort)
     this.onSettled(this)
   }

@@ -1,12 +1,17 @@
 // A stand-in for `helm template`, for machines without the helm binary: Go's text/template with
 // sprig (the same engine and function library Helm uses) plus Helm's own functions (include, tpl,
 // required, toYaml, fromYaml, toJson, fromJson) and its render rules (partials `_*.tpl` are not
-// rendered, "<no value>" becomes "", empty manifests are dropped). It does not check the
-// manifests against Kubernetes schemas; `helm lint`/`helm template` remain the reference.
+// rendered, "<no value>" becomes "", empty manifests are dropped). Like Helm 3 it first validates
+// the merged values against the chart's values.schema.json with gojsonschema (the library Helm 3
+// used for it up to 3.17), so a typo or a wrong type stops the render with Helm's message. It does
+// not check the manifests against Kubernetes schemas (test/deploy does, with kubernetes-models);
+// `helm lint`/`helm template` remain the reference.
 //
 // Built by test/deploy/chart-render.test.ts from Debian's packages, offline, in GOPATH mode:
 //
 //	GO111MODULE=off GOPATH=/usr/share/gocode go build -o /tmp/helm-render ./test/deploy/helm-render
+//	(packages golang-go, golang-github-masterminds-sprig-dev, golang-k8s-sigs-yaml-dev,
+//	golang-github-xeipuuv-gojsonschema-dev)
 //	/tmp/helm-render -chart helm/sluice -f my-values.yaml [-parent parent-template.yaml]
 //
 // Output: "---\n# Source: <chart>/templates/<file>\n<manifest>" per rendered template, then
@@ -24,6 +29,7 @@ import (
 	"text/template"
 
 	"github.com/Masterminds/sprig"
+	"github.com/xeipuuv/gojsonschema"
 	"sigs.k8s.io/yaml"
 )
 
@@ -76,6 +82,11 @@ func run(chartDir, releaseName, namespace, parentTemplate string, valueFiles []s
 	chartFiles, err := loadFiles(chartDir)
 	if err != nil {
 		return err
+	}
+	if schema, ok := chartFiles["values.schema.json"]; ok {
+		if err := validateValues(meta.Name, schema, values); err != nil {
+			return err
+		}
 	}
 
 	root := template.New("gotpl").Option("missingkey=zero")
@@ -272,4 +283,30 @@ func loadFiles(chartDir string) (map[string][]byte, error) {
 		return nil
 	})
 	return files, err
+}
+
+// validateValues checks the merged values against values.schema.json as Helm 3 does
+// (pkg/chartutil.ValidateAgainstSchema), with the same wording of the error.
+func validateValues(chartName string, schema []byte, values map[string]interface{}) error {
+	valuesYaml, err := yaml.Marshal(values)
+	if err != nil {
+		return err
+	}
+	valuesJSON, err := yaml.YAMLToJSON(valuesYaml)
+	if err != nil {
+		return err
+	}
+	result, err := gojsonschema.Validate(gojsonschema.NewBytesLoader(schema), gojsonschema.NewBytesLoader(valuesJSON))
+	if err != nil {
+		return fmt.Errorf("%s: values.schema.json: %v", chartName, err)
+	}
+	if result.Valid() {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "values don't meet the specifications of the schema(s) in the following chart(s):\n%s:\n", chartName)
+	for _, e := range result.Errors() {
+		fmt.Fprintf(&b, "- %s\n", e)
+	}
+	return fmt.Errorf("%s", b.String())
 }

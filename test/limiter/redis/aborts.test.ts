@@ -118,3 +118,23 @@ describe('redis limiter: aborts', () => {
     await a.close()
   })
 })
+
+describe('redis limiter: a wait deadline beyond what setTimeout takes (2^31-1 ms)', () => {
+  it('does not end the wait at once', async () => {
+    const settings = testSettings(redis.url)
+    const a = await redisLimiter(settings)
+    const held = await a.acquire(key, opts(1))
+    let outcome = 'waiting'
+    const waiting = a.acquire(key, { ...opts(1), deadline: Date.now() + 31 * 86_400_000 }).then(
+      (p) => ((outcome = 'granted'), p),
+      (err: Error) => ((outcome = err.message), undefined),
+    )
+    await a.status()
+    await new Promise((r) => setTimeout(r, 30))
+    expect(outcome).toBe('waiting')
+    held.release()
+    ;(await waiting)?.release()
+    expect(outcome).toBe('granted')
+    await a.close()
+  })
+})

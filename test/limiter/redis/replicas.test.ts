@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { createRedisLimiter, redisSettingsSchema } from '../../../src/limiter/redis/index.js'
 import { adminJson, statusOf } from '../../support/proxy.js'
 import { send, until } from '../../support/http.js'
 import { spawnProxy } from '../../support/process.js'
@@ -37,7 +38,8 @@ describe('three replicas on one Redis', () => {
         const org = client % 2 ? 'org1' : 'org2'
         const route = routes[Math.floor(client / 2) % 3]!
         for (let i = 0; i < 4; i++) {
-          const answer = await send(replica.url, route.path, { method: route.method, headers: { authorization: basicAuth(org) }, body: route.method === 'POST' ? '{}' : undefined })
+          // each asks for another page: identical reads would share one call (README "Spending fewer permits")
+          const answer = await send(replica.url, `${route.path}?page=${client}-${i}`, { method: route.method, headers: { authorization: basicAuth(org) }, body: route.method === 'POST' ? '{}' : undefined })
           statuses.push(answer.status)
         }
       }),
@@ -56,15 +58,22 @@ describe('three replicas on one Redis', () => {
 
   it('FIFO holds across replicas', async () => {
     stack.sim.reset()
-    const first = post(stack.replicas[0]!.url, '/v2/orders/search', 'org5', { 'x-sim-delay-ms': '300' })
-    await until(() => keyStats(stack.sim, 'org5', 'POST /orders/search')?.inProgress === 1, 'first request upstream')
+    // The only permit is held by a limiter in this process (a fourth replica on the same Redis)
+    // until every request is queued: no upstream delay has to outlast the queueing.
+    const holder = await createRedisLimiter(
+      { ...redisSettingsSchema.parse({ url: stack.redis.url, keyPrefix: stack.prefix }), leaseMs: LEASE_MS },
+      { log: { info: () => {}, warn: () => {}, error: () => {} } },
+    )
+    const key = { instance: 'org5', endpoint: 'POST /orders/search' }
+    const first = await holder.acquire(key, { limit: 1, maxQueue: 100, deadline: Date.now() + 10_000 })
     const answers: Promise<unknown>[] = []
     for (let i = 0; i < 6; i++) {
-      answers.push(post(stack.replicas[(i % 2) + 1]!.url, '/v2/orders/search', 'org5', { 'x-test-seq': String(i) }))
+      answers.push(post(stack.replicas[i % 3]!.url, '/v2/orders/search', 'org5', { 'x-test-seq': String(i) }))
       await until(async () => (await statusOf(stack.replicas[0]!, 'org5', 'POST /orders/search'))?.queued === i + 1, `waiter ${i} queued`)
     }
-    await first
+    first.release()
     await Promise.all(answers)
+    await holder.close()
     const order = stack.sim
       .stats()
       .arrivals.filter((a) => a.seq !== null)

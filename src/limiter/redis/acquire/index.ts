@@ -1,5 +1,5 @@
 import { keyList, type SemaphoreKeys } from '../keys.js'
-import type { ScriptDef, Scripts } from '../script.js'
+import type { RunOptions, ScriptDef, ScriptRunner } from '../script.js'
 import { ACQUIRE_LUA } from './lua.js'
 
 export const ACQUIRE_SCRIPT: ScriptDef = { name: 'acquire', numberOfKeys: 3, lua: ACQUIRE_LUA }
@@ -24,13 +24,20 @@ export interface AcquireArgs {
   readonly wantHead: boolean
 }
 
-export type AcquireReply =
+export type AcquireReply = (
   | { readonly kind: 'granted' }
   | { readonly kind: 'queued'; readonly head: boolean }
   | { readonly kind: 'full' }
+) & {
+  /** `announce` found that Redis no longer knew this replica: it lost its data since the last sync */
+  readonly forgot: boolean
+}
 
-export async function acquire(scripts: Scripts, keys: SemaphoreKeys, a: AcquireArgs): Promise<AcquireReply> {
-  const reply = (await scripts.run(ACQUIRE_SCRIPT, keyList(keys), [
+export async function acquire(scripts: ScriptRunner, keys: SemaphoreKeys, a: AcquireArgs, options?: RunOptions): Promise<AcquireReply> {
+  const reply = (await scripts.run(
+    ACQUIRE_SCRIPT,
+    keyList(keys),
+    [
     a.id,
     a.replicaId,
     a.limit,
@@ -44,8 +51,11 @@ export async function acquire(scripts: Scripts, keys: SemaphoreKeys, a: AcquireA
     a.endpoint,
     a.channelPrefix,
     a.wantHead ? '1' : '0',
-  ])) as [number, number]
-  if (reply[0] === 1) return { kind: 'granted' }
-  if (reply[0] === 2) return { kind: 'full' }
-  return { kind: 'queued', head: reply[1] === 1 }
+    ],
+    options,
+  )) as [number, number, number]
+  const forgot = reply[2] === 1
+  if (reply[0] === 1) return { kind: 'granted', forgot }
+  if (reply[0] === 2) return { kind: 'full', forgot }
+  return { kind: 'queued', head: reply[1] === 1, forgot }
 }

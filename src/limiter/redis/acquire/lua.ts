@@ -4,8 +4,10 @@ import { LUA_COMMON } from '../lua-common.js'
  * acquire: take a permit now, or join the queue.
  * KEYS: holders queue meta
  * ARGV: id replica limit leaseMs liveMs idleMs ageMs full announce instance endpoint channelPrefix wantHead
- * Reply: {1, 0} granted · {0, 0} queued · {0, 1} queued at the head (asked with wantHead, which the
- *        replica sets when it holds every permit of the key) · {2, 0} refused, the replica's queue is full
+ * Reply: {1, 0, f} granted · {0, 0, f} queued · {0, 1, f} queued at the head (asked with wantHead,
+ *        which the replica sets when it holds every permit of the key) · {2, 0, f} refused, the
+ *        replica's queue is full. f is 1 when `announce` found that Redis no longer knew this replica
+ *        (its data was lost): the replica's next sync counts its held permits again.
  *
  * Safe because: free slots are handed to the queue's head BEFORE the caller is considered, so a
  * newcomer never overtakes a waiter; the caller takes a slot only when the queue is then empty.
@@ -24,19 +26,23 @@ local age, full, announce = tonumber(ARGV[7]), ARGV[8] == '1', ARGV[9] == '1'
 local chan, want_head = ARGV[12], ARGV[13] == '1'
 local now, now_us = clock()
 
+local forgot = 0
 if announce then
+  if redis.call('HEXISTS', meta, '@' .. rid) == 0 then forgot = 1 end
   redis.call('HSET', meta, 'limit', limit, 'instance', ARGV[10], 'endpoint', ARGV[11], '@' .. rid, now + live)
   redis.call('PEXPIRE', meta, idle)
 end
 -- No purge of expired leases here (sync does it, at the nearest expiry): a full semaphore means queue.
-local held = grant(holders, queue, meta, now, lease, chan, limit, redis.call('ZCARD', holders))
+local held = grant(holders, queue, meta, now, lease, chan, limit, redis.call('ZCARD', holders), idle)
+-- more holders than the limit (adopted after an outage): no head is named, the surplus goes back
+if held > limit then want_head = false end
 if held < limit then
   -- the queue is empty (grant stops only then or when full) and a slot is left: take it
   redis.call('ZADD', holders, now + lease, id)
   redis.call('PEXPIRE', holders, idle)
-  return {1, 0}
+  return {1, 0, forgot}
 end
-if full then return {2, 0} end
+if full then return {2, 0, forgot} end
 redis.call('ZADD', queue, now_us - age * 1000, id)
 redis.call('PEXPIRE', queue, idle)
 local rank = -1
@@ -55,6 +61,6 @@ if age > 0 and rank == 0 then
     end
   end
 end
-if want_head and rank == 0 then return {0, 1} end
-return {0, 0}
+if want_head and rank == 0 then return {0, 1, forgot} end
+return {0, 0, forgot}
 `

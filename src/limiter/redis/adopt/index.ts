@@ -1,5 +1,5 @@
 import { keyList, type SemaphoreKeys } from '../keys.js'
-import type { ScriptDef, Scripts } from '../script.js'
+import type { ScriptDef, ScriptRunner } from '../script.js'
 import { ADOPT_LUA } from './lua.js'
 
 export const ADOPT_SCRIPT: ScriptDef = { name: 'adopt', numberOfKeys: 3, lua: ADOPT_LUA }
@@ -16,7 +16,7 @@ export interface AdoptArgs {
 }
 
 /** Registers in-flight permits granted without Redis as holders; resolves with the holder count. */
-export async function adopt(scripts: Scripts, keys: SemaphoreKeys, a: AdoptArgs): Promise<number> {
+export async function adopt(scripts: ScriptRunner, keys: SemaphoreKeys, a: AdoptArgs): Promise<number> {
   const reply = await scripts.run(ADOPT_SCRIPT, keyList(keys), [
     a.replicaId,
     a.limit,

@@ -1,5 +1,5 @@
 import type { GlobalKeys } from '../keys.js'
-import type { ScriptDef, Scripts } from '../script.js'
+import type { ScriptDef, ScriptRunner } from '../script.js'
 import { HEARTBEAT_LUA } from './lua.js'
 
 export const HEARTBEAT_SCRIPT: ScriptDef = { name: 'heartbeat', numberOfKeys: 2, lua: HEARTBEAT_LUA }
@@ -14,7 +14,7 @@ export interface HeartbeatArgs {
 }
 
 /** Resolves with the number of live replicas. */
-export async function heartbeat(scripts: Scripts, keys: GlobalKeys, a: HeartbeatArgs): Promise<number> {
+export async function heartbeat(scripts: ScriptRunner, keys: GlobalKeys, a: HeartbeatArgs): Promise<number> {
   const reply = await scripts.run(HEARTBEAT_SCRIPT, [keys.replicas, keys.active], [
     a.replicaId,
     a.ttlMs,

@@ -1,5 +1,5 @@
 import { keyList, type SemaphoreKeys } from '../keys.js'
-import type { ScriptDef, Scripts } from '../script.js'
+import type { ScriptDef, ScriptRunner } from '../script.js'
 import { RELEASE_LUA } from './lua.js'
 
 export const RELEASE_SCRIPT: ScriptDef = { name: 'release', numberOfKeys: 3, lua: RELEASE_LUA }
@@ -25,7 +25,7 @@ export interface ReleaseResult {
 }
 
 /** Releases holders / withdraws waiters, and hands the freed slots to the head waiters. */
-export async function release(scripts: Scripts, keys: SemaphoreKeys, a: ReleaseArgs): Promise<ReleaseResult> {
+export async function release(scripts: ScriptRunner, keys: SemaphoreKeys, a: ReleaseArgs): Promise<ReleaseResult> {
   const reply = (await scripts.run(RELEASE_SCRIPT, keyList(keys), [a.limit, a.leaseMs, a.idleMs, a.channelPrefix, a.wantHead ? '1' : '0', ...a.ids])) as [number, string[] | undefined, string | null | undefined]
   return { found: Number(reply[0]), granted: reply[1] ?? [], head: reply[2] ?? undefined }
 }

@@ -27,6 +27,6 @@ for i = 6, #ARGV do
 end
 local held = live_holders(holders, now, limit)
 local granted = {}
-local _, head = grant(holders, queue, meta, now, lease, chan, limit, held, granted, want_head)
+local _, head = grant(holders, queue, meta, now, lease, chan, limit, held, idle, granted, want_head)
 return { found, granted, head }
 `

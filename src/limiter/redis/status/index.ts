@@ -1,6 +1,6 @@
 import type { KeyStatus } from '../../types.js'
 import { keyList, type GlobalKeys, type SemaphoreKeys } from '../keys.js'
-import { stringsOf, type ScriptDef, type Scripts } from '../script.js'
+import { stringsOf, type ScriptDef, type ScriptRunner } from '../script.js'
 import { ACTIVE_LUA, STATUS_LUA } from './lua.js'
 
 export const STATUS_SCRIPT: ScriptDef = { name: 'status', numberOfKeys: 3, lua: STATUS_LUA }
@@ -10,8 +10,8 @@ export const ACTIVE_SCRIPT: ScriptDef = { name: 'active', numberOfKeys: 1, lua: 
 export type SemaphoreStatus = KeyStatus
 
 /** Live holders and waiters of one semaphore, across every replica. */
-export async function semaphoreStatus(scripts: Scripts, keys: SemaphoreKeys): Promise<SemaphoreStatus> {
-  const r = (await scripts.run(STATUS_SCRIPT, keyList(keys), [])) as [number, number, number, number, string, string]
+export async function semaphoreStatus(scripts: ScriptRunner, keys: SemaphoreKeys, idleMs: number): Promise<SemaphoreStatus> {
+  const r = (await scripts.run(STATUS_SCRIPT, keyList(keys), [idleMs])) as [number, number, number, number, string, string]
   return {
     inFlight: Number(r[0]),
     queued: Number(r[1]),
@@ -23,6 +23,6 @@ export async function semaphoreStatus(scripts: Scripts, keys: SemaphoreKeys): Pr
 }
 
 /** Tags of the semaphores any live replica is using. */
-export async function activeTags(scripts: Scripts, keys: GlobalKeys): Promise<string[]> {
+export async function activeTags(scripts: ScriptRunner, keys: GlobalKeys): Promise<string[]> {
   return stringsOf(await scripts.run(ACTIVE_SCRIPT, [keys.active], []))
 }

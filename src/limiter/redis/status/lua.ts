@@ -3,7 +3,7 @@ import { LUA_COMMON } from '../lua-common.js'
 /**
  * status: the shared picture of one semaphore, as `/status` shows it.
  * KEYS: holders queue meta
- * ARGV: (none)
+ * ARGV: idleMs
  * Reply: {inFlight, queued, oldestWaitMs, limit, instance, endpoint}
  *
  * Counts only live entries: expired leases and waiters of replicas that stopped renewing their
@@ -19,7 +19,12 @@ local info = {}
 for i = 1, #fields, 2 do
   local f, v = fields[i], fields[i + 1]
   if string.sub(f, 1, 1) == '@' then
-    if tonumber(v) > now then alive[string.sub(f, 2)] = true else redis.call('HDEL', meta, f) end
+    if tonumber(v) > now then
+      alive[string.sub(f, 2)] = true
+    elseif tonumber(v) + tonumber(ARGV[1]) <= now then
+      -- gone for longer than the idle time (kept until then: sync tells a lost lease from lost data by it)
+      redis.call('HDEL', meta, f)
+    end
   else
     info[f] = v
   end

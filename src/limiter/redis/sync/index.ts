@@ -1,5 +1,5 @@
 import { keyList, type SemaphoreKeys } from '../keys.js'
-import { stringsOf, type ScriptDef, type Scripts } from '../script.js'
+import { stringsOf, type ScriptDef, type ScriptRunner } from '../script.js'
 import { SYNC_LUA } from './lua.js'
 
 export const SYNC_SCRIPT: ScriptDef = { name: 'sync', numberOfKeys: 3, lua: SYNC_LUA }
@@ -21,6 +21,8 @@ export interface SyncArgs {
   readonly drop: readonly string[]
   /** also remove the liveness fields of replicas that are gone (now and then: it reads the whole hash) */
   readonly sweep: boolean
+  /** an earlier script found that Redis no longer knew this replica (it lost its data): count held permits again */
+  readonly recount: boolean
 }
 
 export interface SyncReply {
@@ -31,9 +33,11 @@ export interface SyncReply {
   readonly missing: readonly string[]
   /** the waiter left at the head of the queue, if any */
   readonly head: string | undefined
+  /** held permits Redis no longer counted because it had lost its data: counted again */
+  readonly recounted: readonly string[]
 }
 
-export async function sync(scripts: Scripts, keys: SemaphoreKeys, a: SyncArgs): Promise<SyncReply> {
+export async function sync(scripts: ScriptRunner, keys: SemaphoreKeys, a: SyncArgs): Promise<SyncReply> {
   const reply = (await scripts.run(SYNC_SCRIPT, keyList(keys), [
     a.replicaId,
     a.limit,
@@ -44,18 +48,20 @@ export async function sync(scripts: Scripts, keys: SemaphoreKeys, a: SyncArgs): 
     a.instance,
     a.endpoint,
     a.sweep ? '1' : '0',
+    a.recount ? '1' : '0',
     a.held.length,
     ...a.held,
     a.waiting.length,
     ...a.waiting,
     a.drop.length,
     ...a.drop,
-  ])) as [number, unknown, unknown, unknown, string | null | undefined]
+  ])) as [number, unknown, unknown, unknown, string | null | undefined, unknown]
   return {
     nearestExpiryMs: Number(reply[0]),
     lost: stringsOf(reply[1]),
     granted: stringsOf(reply[2]),
     missing: stringsOf(reply[3]),
     head: reply[4] ?? undefined,
+    recounted: stringsOf(reply[5]),
   }
 }

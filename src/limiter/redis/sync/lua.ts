@@ -3,15 +3,21 @@ import { LUA_COMMON } from '../lua-common.js'
 /**
  * sync: one replica's periodic bookkeeping for one semaphore, in one round trip.
  * KEYS: holders queue meta
- * ARGV: replica limit leaseMs liveMs idleMs channelPrefix instance endpoint sweep
+ * ARGV: replica limit leaseMs liveMs idleMs channelPrefix instance endpoint sweep recount
  *       nHeld held-id... nWaiting waiting-id... nDrop drop-id...
- * Reply: {nearestExpiryMs, {lost-id...}, {granted-id...}, {missing-id...}, head waiter or nil}
+ * Reply: {nearestExpiryMs, {lost-id...}, {granted-id...}, {missing-id...}, head waiter or nil, {recounted-id...}}
  *
  *  - renews the replica's liveness (so its waiters stay in the queue) and the keys' expiry, and with
- *    `sweep` removes the liveness fields of replicas long gone (the hash would grow with restarts);
+ *    `sweep` removes the liveness fields of replicas gone for longer than the idle time (the hash
+ *    would grow with restarts);
  *  - drops ids the replica gave up on while Redis was unreachable (as release does);
- *  - renews the leases of permits still held — only while they have not expired: an expired lease
- *    may already have been handed to someone else, so it is reported lost, never re-taken;
+ *  - renews the lease of every permit still held that Redis still counts, even past its expiry: a
+ *    lease still in `holders` was never given to anyone, so renewing it is safe;
+ *  - a held permit Redis no longer counts was given away (its lease expired and was purged) and is
+ *    reported lost — unless Redis no longer knew this replica at all (its liveness field was gone,
+ *    or `recount` says an earlier script found it gone): then Redis lost its data (a restart without
+ *    persistence, a failover to an empty replica) and the permits, still in flight, are counted
+ *    again (as adopt does), above the limit if need be;
  *  - expires dead leases and hands the freed slots to the queue's head (the safety net when a dead
  *    replica's lease runs out, or a pub/sub message was lost);
  *  - reports which of the replica's waiters are holders by now (a grant whose message was lost),
@@ -23,16 +29,17 @@ local rid = ARGV[1]
 local limit, lease, live, idle = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local chan = ARGV[6]
 local now = clock()
+local known = ARGV[10] ~= '1' and redis.call('HEXISTS', meta, '@' .. rid) == 1
 redis.call('HSET', meta, 'limit', limit, 'instance', ARGV[7], 'endpoint', ARGV[8], '@' .. rid, now + live)
 redis.call('PEXPIRE', meta, idle)
 if ARGV[9] == '1' then
   local fields = redis.call('HGETALL', meta)
   for f = 1, #fields, 2 do
-    if string.sub(fields[f], 1, 1) == '@' and tonumber(fields[f + 1]) <= now then redis.call('HDEL', meta, fields[f]) end
+    if string.sub(fields[f], 1, 1) == '@' and tonumber(fields[f + 1]) + idle <= now then redis.call('HDEL', meta, fields[f]) end
   end
 end
 
-local i = 10
+local i = 11
 local n_held = tonumber(ARGV[i]); i = i + 1
 local held_ids = {}
 for j = 1, n_held do held_ids[j] = ARGV[i]; i = i + 1 end
@@ -45,18 +52,21 @@ for j = 1, n_drop do
   i = i + 1
 end
 
-local lost = {}
+local lost, recounted = {}, {}
 for _, id in ipairs(held_ids) do
-  local score = redis.call('ZSCORE', holders, id)
-  if score and tonumber(score) > now then
+  if redis.call('ZSCORE', holders, id) then
     redis.call('ZADD', holders, 'XX', now + lease, id)
   else
-    if score then redis.call('ZREM', holders, id) end
-    lost[#lost + 1] = id
+    if known then
+      lost[#lost + 1] = id
+    else
+      redis.call('ZADD', holders, now + lease, id)
+      recounted[#recounted + 1] = id
+    end
   end
 end
 redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
-local _, head = grant(holders, queue, meta, now, lease, chan, limit, redis.call('ZCARD', holders), nil, true)
+local _, head = grant(holders, queue, meta, now, lease, chan, limit, redis.call('ZCARD', holders), idle, nil, true)
 
 local granted, missing = {}, {}
 for _, id in ipairs(wait_ids) do
@@ -68,5 +78,5 @@ for _, id in ipairs(wait_ids) do
 end
 redis.call('PEXPIRE', holders, idle)
 redis.call('PEXPIRE', queue, idle)
-return {nearest_expiry(holders, now), lost, granted, missing, head}
+return {nearest_expiry(holders, now), lost, granted, missing, head, recounted}
 `

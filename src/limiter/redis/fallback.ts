@@ -1,0 +1,226 @@
+import { LimiterClosedError } from '../errors.js'
+import { createMemoryLimiter, type MemoryLimiter } from '../memory/index.js'
+import type { KeyStatus, Permit, PermitKey } from '../types.js'
+import type { SharedPermits } from './shared.js'
+import type { Grant, SluicePermit, Ticket } from './ticket.js'
+
+/** What a replica does while Redis is unreachable (README: "Redis limiter", `redis.fallback`). */
+export type FallbackMode = 'local' | 'open' | 'closed'
+
+/** A local fallback attempt; `stale` once the ticket moved elsewhere (its outcome is then undone). */
+interface LocalAttempt {
+  readonly abort: AbortController
+  stale: boolean
+}
+
+/** A local slot held for a Redis permit that outlived Redis's reachability. */
+interface Pin {
+  readonly abort: AbortController
+  local: Permit | undefined
+  done: boolean
+}
+
+/** A pin waits as long as its permit is in flight; the day is only a bound for the timer. */
+const PIN_DEADLINE_MS = 86_400_000
+
+export interface FallbackHooks {
+  makePermit(key: PermitKey, limit: number, grant: Grant, waitedMs: number): SluicePermit
+  /** how many replicas share the limits (the `local` mode's share is max(1, floor(limit / replicas))) */
+  replicas(): number
+  /** a permit was granted by the fallback after Redis came back: it must be counted there */
+  grantedAfterRecovery(): void
+  /** whether Redis serves permits again */
+  redisIsBack(): boolean
+}
+
+/**
+ * The Redis backend's fallback while Redis is unreachable: `local` (each replica limits alone at
+ * its share of the limit, in process), `open` (no limit) or `closed` (refuse). It owns everything
+ * a fallback grants or takes: the local waits, the permits granted without Redis (`unshared`, to be
+ * counted in Redis when it is back: `countIn`) and, in `local`, the local slots pinned for the Redis
+ * permits still in flight so the fallback does not grant their slots a second time.
+ */
+export class Fallback {
+  readonly #local: MemoryLimiter = createMemoryLimiter({ mode: 'local' })
+  readonly #attempts = new Map<Ticket, LocalAttempt>()
+  readonly #pins = new Map<SluicePermit, Pin>()
+  /** permits granted by the fallback and not (yet) counted in Redis */
+  readonly #unshared = new Set<SluicePermit>()
+
+  constructor(
+    readonly mode: FallbackMode,
+    private readonly hooks: FallbackHooks,
+  ) {}
+
+  #localLimit(limit: number): number {
+    return Math.max(1, Math.floor(limit / Math.max(1, this.hooks.replicas())))
+  }
+
+  /** Serves a ticket while Redis is unreachable. */
+  serve(ticket: Ticket): void {
+    switch (this.mode) {
+      case 'local':
+        this.#acquireLocal(ticket)
+        return
+      case 'open':
+        ticket.succeed((waitedMs) => this.#permit(ticket, { kind: 'open' }, waitedMs))
+        return
+      default:
+        ticket.fail(new LimiterClosedError('Redis is unreachable and the limiter fallback is closed'))
+    }
+  }
+
+  #permit(ticket: Ticket, grant: Grant, waitedMs: number): SluicePermit {
+    const permit = this.hooks.makePermit(ticket.key, ticket.options.limit, grant, waitedMs)
+    this.#unshared.add(permit)
+    return permit
+  }
+
+  #acquireLocal(ticket: Ticket): void {
+    const attempt: LocalAttempt = { abort: new AbortController(), stale: false }
+    this.#attempts.set(ticket, attempt)
+    ticket.withdraw = () => {
+      attempt.stale = true
+      this.#attempts.delete(ticket)
+      attempt.abort.abort()
+    }
+    const { options } = ticket
+    this.#local
+      .acquire(ticket.key, {
+        limit: this.#localLimit(options.limit),
+        deadline: options.deadline,
+        signal: attempt.abort.signal,
+        arrivedAt: ticket.arrivedAt,
+        maxQueue: options.maxQueue,
+      })
+      .then(
+        (local) => {
+          if (attempt.stale) return local.release()
+          this.#attempts.delete(ticket)
+          ticket.withdraw = undefined
+          if (!ticket.succeed((waitedMs) => this.#permit(ticket, { kind: 'local', permit: local }, waitedMs))) local.release()
+          else if (this.hooks.redisIsBack()) this.hooks.grantedAfterRecovery()
+        },
+        (err: Error) => {
+          if (attempt.stale) return
+          this.#attempts.delete(ticket)
+          ticket.withdraw = undefined
+          ticket.fail(err)
+        },
+      )
+  }
+
+  /** Gives back a permit the fallback granted (one not counted in Redis). */
+  release(permit: SluicePermit): void {
+    this.#unshared.delete(permit)
+    if (permit.grant.kind === 'local') permit.grant.permit.release()
+  }
+
+  /** The permits granted without Redis and still in flight. */
+  unshared(): SluicePermit[] {
+    return [...this.#unshared]
+  }
+
+  /**
+   * Redis answers again: has it count every permit granted without it that is still in flight
+   * (adopt). Resolves with `done`, to call once the local waiters have moved to Redis (so none of
+   * them takes a freed slot on the way): it frees the adopted permits' local slots.
+   * If Redis fails again, a permit already adopted for one key while another key failed keeps its
+   * local slot as its pin (released with it, or when Redis is back for good), and it rejects.
+   */
+  async countIn(shared: SharedPermits): Promise<() => void> {
+    const adopted: { permit: SluicePermit; before: Grant }[] = []
+    try {
+      await shared.adopt(this.unshared(), (permit, before) => {
+        this.#unshared.delete(permit)
+        adopted.push({ permit, before })
+      })
+    } catch (err) {
+      for (const { permit, before } of adopted) {
+        if (before.kind !== 'local') continue
+        if (this.mode === 'local' && !permit.released) this.pinWith(permit, before.permit)
+        else before.permit.release()
+      }
+      throw err
+    }
+    return () => {
+      for (const { before } of adopted) if (before.kind === 'local') before.permit.release()
+    }
+  }
+
+  /**
+   * Entering `local`: the permits Redis granted that are still in flight take local slots first
+   * (at the head of the local queues), so the fallback does not grant their slots a second time.
+   */
+  pinAll(permits: readonly SluicePermit[]): void {
+    if (this.mode !== 'local') return
+    for (const permit of permits) {
+      if (this.#pins.has(permit)) continue
+      const pin: Pin = { abort: new AbortController(), local: undefined, done: false }
+      this.#pins.set(permit, pin)
+      this.#local
+        .acquire(permit.key, {
+          limit: this.#localLimit(permit.limit),
+          deadline: Date.now() + PIN_DEADLINE_MS,
+          signal: pin.abort.signal,
+          arrivedAt: 0,
+          maxQueue: Number.MAX_SAFE_INTEGER,
+        })
+        .then(
+          (local) => {
+            if (pin.done) local.release()
+            else pin.local = local
+          },
+          () => {}, // unpinned before its turn
+        )
+    }
+  }
+
+  /**
+   * A permit counted in Redis while the fallback still serves (adopt succeeded for its key, but the
+   * recovery as a whole did not): the local slot it had becomes its pin, released with it.
+   */
+  pinWith(permit: SluicePermit, local: Permit): void {
+    this.#pins.set(permit, { abort: new AbortController(), local, done: false })
+  }
+
+  /** The permit is released or counted in Redis again: its local slot, if any, is free. */
+  unpin(permit: SluicePermit): void {
+    const pin = this.#pins.get(permit)
+    if (!pin) return
+    this.#pins.delete(permit)
+    pin.done = true
+    if (pin.local) pin.local.release()
+    else pin.abort.abort()
+  }
+
+  unpinAll(): void {
+    for (const permit of [...this.#pins.keys()]) this.unpin(permit)
+  }
+
+  /** Takes back every ticket still waiting for a local slot, oldest first (Redis is back: they move there). */
+  takeWaiting(): Ticket[] {
+    const waiting = [...this.#attempts.keys()].sort((a, b) => a.arrivedAt - b.arrivedAt)
+    for (const ticket of waiting) {
+      const attempt = this.#attempts.get(ticket)!
+      attempt.stale = true
+      this.#attempts.delete(ticket)
+      attempt.abort.abort()
+      ticket.withdraw = undefined
+    }
+    return waiting
+  }
+
+  /** How much the fallback keeps: local waits, pins, permits not counted in Redis (for tests and leaks). */
+  size(): { waiting: number; pins: number; unshared: number } {
+    return { waiting: this.#attempts.size, pins: this.#pins.size, unshared: this.#unshared.size }
+  }
+
+  async localKeys(): Promise<KeyStatus[]> {
+    return [...(await this.#local.status()).keys]
+  }
+
+  close(): Promise<void> {
+    return this.#local.close()
+  }
+}

@@ -1,0 +1,250 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import type { ScriptDef, ScriptRunner, RunOptions } from '../../../src/limiter/redis/script.js'
+import { SharedPermits } from '../../../src/limiter/redis/shared.js'
+import { SluicePermit, Ticket } from '../../../src/limiter/redis/ticket.js'
+import type { Permit } from '../../../src/limiter/types.js'
+import { key } from './helpers.js'
+
+// The race rules of the shared side, without timing: a fake script runner answers each script when
+// the test says so, in the order the test picks, and a fake clock says what time it is. The same
+// cases run against a real redis-server in handover.test.ts, stale-grant.test.ts and aborts.test.ts.
+
+interface Call {
+  readonly name: string
+  readonly args: readonly (string | number)[]
+  readonly options: RunOptions | undefined
+  answer(reply: unknown): void
+  fail(err: Error): void
+}
+
+class FakeScripts implements ScriptRunner {
+  readonly calls: Call[] = []
+  run(def: ScriptDef, _keys: readonly string[], args: readonly (string | number)[], options?: RunOptions): Promise<unknown> {
+    return new Promise((resolve, reject) => this.calls.push({ name: def.name, args, options, answer: resolve, fail: reject }))
+  }
+  /** the oldest unanswered call of that script (and takes it off the list) */
+  take(name: string): Call {
+    const i = this.calls.findIndex((c) => c.name === name)
+    if (i < 0) throw new Error(`no ${name} script sent (sent: ${this.calls.map((c) => c.name).join(', ') || 'none'})`)
+    return this.calls.splice(i, 1)[0]!
+  }
+  names(): string[] {
+    return this.calls.map((c) => c.name)
+  }
+}
+
+const LEASE_MS = 3_000
+const SYNC_MS = 1_000
+const turn = (): Promise<void> => new Promise((r) => setImmediate(r))
+
+/** Lets the replies' continuations run (a few microtask hops). */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 5; i++) await Promise.resolve()
+}
+
+function setUp() {
+  const scripts = new FakeScripts()
+  let now = 1_000
+  const lost: SluicePermit[] = []
+  const failed: unknown[] = []
+  const shared: SharedPermits = new SharedPermits(
+    scripts,
+    { prefix: 'p', replicaId: 'r1', channelPrefix: 'p:grant:', leaseMs: LEASE_MS, syncMs: SYNC_MS, liveMs: LEASE_MS, idleMs: 3 * LEASE_MS, now: () => now },
+    {
+      makePermit: (k, limit, grant, waitedMs) => new SluicePermit(k, limit, grant, waitedMs, (p) => shared.releasePermit(p)),
+      failed: (err) => failed.push(err),
+      keyBroken: (_k, err) => failed.push(err),
+      reroute: () => {},
+      lost: (p) => lost.push(p),
+    },
+  )
+  const tickets: Ticket[] = []
+  /** A request for the key at limit `limit`; its outcome is read from the returned record. */
+  const request = (limit = 1, o: { signal?: AbortSignal; arrivedAt?: number } = {}) => {
+    const outcome: { permit?: Permit; error?: Error } = {}
+    const ticket = new Ticket(
+      key,
+      { limit, maxQueue: 100, deadline: Date.now() + 60_000, ...o },
+      (p) => (outcome.permit = p),
+      (e) => (outcome.error = e),
+      () => {},
+    )
+    tickets.push(ticket)
+    shared.enqueue(ticket)
+    return outcome
+  }
+  const advance = (ms: number): void => void (now += ms)
+  const close = (): void => {
+    for (const t of tickets) t.fail(new Error('test over'))
+    shared.stop()
+  }
+  return { scripts, shared, request, advance, lost, failed, close }
+}
+
+// acquire replies: [kind, head, forgot] with kind 1 granted, 0 queued, 2 full
+const GRANTED = [1, 0, 0]
+const QUEUED = [0, 0, 0]
+const QUEUED_AT_HEAD = [0, 1, 0]
+const idOf = (call: Call): string => String(call.args[0])
+const tagOf = (permit: Permit | undefined): string => {
+  const grant = (permit as SluicePermit).grant
+  if (grant.kind !== 'redis') throw new Error('expected a Redis permit')
+  return grant.tag
+}
+const permitId = (permit: Permit | undefined): string => {
+  const grant = (permit as SluicePermit).grant
+  if (grant.kind !== 'redis') throw new Error('expected a Redis permit')
+  return grant.id
+}
+
+let current: ReturnType<typeof setUp> | undefined
+afterEach(() => current?.close())
+const fresh = () => (current = setUp())
+
+describe('shared permits: races, deterministically (fake script runner and clock)', () => {
+  it('a grant message read before the acquire reply: the permit waits for the reply, and is made once', async () => {
+    const { scripts, shared, request } = fresh()
+    const w = request()
+    const acquire = scripts.take('acquire')
+    shared.onGrantMessage(idOf(acquire))
+    await settle()
+    expect(w.permit).toBeUndefined() // not before Redis confirmed the acquire ran
+    acquire.answer(QUEUED)
+    await settle()
+    expect(permitId(w.permit)).toBe(idOf(acquire))
+    shared.onGrantMessage(idOf(acquire)) // the same grant again (message after reply): ignored
+    await settle()
+    expect(scripts.names()).toEqual([])
+  })
+
+  it('a grant named both by a release reply and by its message: one permit, nothing released twice', async () => {
+    const { scripts, shared, request } = fresh()
+    const first = request(2)
+    scripts.take('acquire').answer(GRANTED)
+    await settle()
+    const second = request(2)
+    scripts.take('acquire').answer(GRANTED)
+    await settle()
+    const w = request(2)
+    await turn() // (both permits are ours: its acquire goes out after this turn)
+    const acquire = scripts.take('acquire')
+    acquire.answer(QUEUED)
+    await settle()
+    first.permit!.release() // not all of ours named: a release script
+    const release = scripts.take('release')
+    release.answer([1, [idOf(acquire)], null])
+    await settle()
+    expect(permitId(w.permit)).toBe(idOf(acquire))
+    shared.onGrantMessage(idOf(acquire))
+    await settle()
+    expect(scripts.names()).toEqual([])
+    second.permit!.release()
+    w.permit!.release()
+    expect(scripts.names()).toEqual(['release', 'release'])
+  })
+
+  it('a withdrawal crossing a grant: the release sent after the acquire undoes it, no permit is made', async () => {
+    const { scripts, request } = fresh()
+    const abort = new AbortController()
+    const w = request(1, { signal: abort.signal })
+    const acquire = scripts.take('acquire')
+    abort.abort()
+    const withdrawal = scripts.take('release')
+    expect(withdrawal.args.slice(5)).toEqual([idOf(acquire)])
+    acquire.answer(GRANTED) // Redis ran the acquire first: the withdrawal releases that permit
+    await settle()
+    expect(w.permit).toBeUndefined()
+    expect(w.error?.name).toBe('AbortError')
+    expect(scripts.names()).toEqual([])
+    // a NOSCRIPT re-send of that acquire would be dropped: its waiter is gone
+    expect(acquire.options?.resendIf?.()).toBe(false)
+  })
+
+  it('a handover to our own head waiter, and none once a re-queue made that head stale', async () => {
+    const { scripts, shared, request } = fresh()
+    const first = request()
+    scripts.take('acquire').answer(GRANTED)
+    await settle()
+    const w = request() // every permit here: deferred to after this turn
+    expect(scripts.names()).toEqual([])
+    await turn()
+    const acquire = scripts.take('acquire')
+    expect(acquire.args[12]).toBe('1') // wantHead
+    acquire.answer(QUEUED_AT_HEAD)
+    await settle()
+
+    first.permit!.release() // handed over here and now, no round trip
+    expect(permitId(w.permit)).toBe(permitId(first.permit))
+    await turn()
+    expect(scripts.take('release').args.slice(5)).toEqual([idOf(acquire)]) // its queue entry, in the background
+
+    const x = request()
+    await turn()
+    const acquireX = scripts.take('acquire')
+    acquireX.answer(QUEUED_AT_HEAD)
+    await settle()
+    shared.onHeadStale(tagOf(w.permit)) // " <tag>": another replica's request re-queued by its age went ahead
+    w.permit!.release() // the head may not be x any more: Redis decides
+    await settle()
+    expect(x.permit).toBeUndefined()
+    expect(scripts.take('release').args.slice(5)).toEqual([permitId(w.permit)])
+  })
+
+  it('a grant read after a stall longer than the lease is confirmed first; given away meanwhile, the request queues again by its age', async () => {
+    const { scripts, shared, request, advance } = fresh()
+    const w = request()
+    const acquire = scripts.take('acquire')
+    expect(acquire.args[6]).toBe(0) // a first attempt: placed as Redis sees it
+    acquire.answer(QUEUED)
+    await settle()
+    advance(LEASE_MS + 500) // frozen: the grant message waited in the socket
+    shared.onGrantMessage(idOf(acquire))
+    await settle()
+    expect(w.permit).toBeUndefined()
+    const renew = scripts.take('renew')
+    expect(renew.args).toEqual([LEASE_MS, 3 * LEASE_MS, idOf(acquire)])
+    advance(1_200)
+    // (the request's age is read from the wall clock: let it show at least 2 ms)
+    const since = Date.now()
+    while (Date.now() < since + 2) {
+      // busy
+    }
+    renew.answer(0) // Redis no longer counts it: its lease ran out and was purged
+    await settle()
+    expect(w.permit).toBeUndefined()
+    const again = scripts.take('acquire')
+    expect(idOf(again)).toBe(idOf(acquire))
+    expect(Number(again.args[6])).toBeGreaterThan(0) // placed by its age: back at its place
+    again.answer(GRANTED)
+    await settle()
+    expect(permitId(w.permit)).toBe(idOf(acquire))
+  })
+
+  it('a grant read after a stall, still counted in Redis: renewed, then used', async () => {
+    const { scripts, shared, request, advance } = fresh()
+    const w = request()
+    const acquire = scripts.take('acquire')
+    acquire.answer(QUEUED)
+    await settle()
+    advance(LEASE_MS * 2)
+    shared.onGrantMessage(idOf(acquire))
+    scripts.take('renew').answer(1)
+    await settle()
+    expect(permitId(w.permit)).toBe(idOf(acquire))
+  })
+
+  it('a permit whose lease may run out before the next renewal is not handed over', async () => {
+    const { scripts, request, advance } = fresh()
+    const first = request()
+    scripts.take('acquire').answer(GRANTED)
+    await settle()
+    const w = request()
+    await turn()
+    scripts.take('acquire').answer(QUEUED_AT_HEAD)
+    await settle()
+    advance(LEASE_MS - SYNC_MS + 1) // less than a renewal period of the lease is sure
+    first.permit!.release()
+    expect(w.permit).toBeUndefined()
+    expect(scripts.take('release').args.slice(5)).toEqual([permitId(first.permit)])
+  })
+})
