@@ -81,7 +81,8 @@ describe('a slow reader among requests that share one call', () => {
       expect(api.calls() - before).toBe(1)
       // Served at the API's pace, not the deaf leader's: it has not been cut off and is still there.
       expect(leaderClosed).toBe(false)
-      expect(logsOf(proxy).filter((l) => l.outcome === 'coalesced')).toHaveLength(3)
+      // each log line is written when its client's side closes, just after the answer arrived
+      await until(() => logsOf(proxy).filter((l) => l.outcome === 'coalesced').length === 3, 'three coalesced log lines')
     } finally {
       leader.socket.destroy()
       await proxy.close()
