@@ -13,12 +13,14 @@ import { accessLogLine, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from './l
 import { createMetrics } from './metrics/index.js'
 import { stdoutLogLines, type LogLines } from './log/log-lines.js'
 import { lazyChildLoggerFactory } from './log/request-logger.js'
+import { clientErrorHandler, connectHandler, expectationHandler } from './proxy/client-errors.js'
 import { maskSecretText } from './log/secret-text.js'
 import { ListenError } from './start-failure.js'
 import { ShuttingDownError } from './proxy/errors.js'
-import proxyPlugin from './proxy/plugin.js'
+import proxyPlugin, { PROXY_METHODS } from './proxy/plugin.js'
 import { replyWithError } from './errors/reply.js'
 import type { RequestRecord } from './proxy/record.js'
+import { outcomeOf, RequestTracker } from './proxy/tracking.js'
 import { createUpstream } from './proxy/upstream.js'
 import { createVersioning } from './versioning/index.js'
 import { forecastingLimiter } from './forecast/index.js'
@@ -69,6 +71,25 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     { write: (line: string) => lines.write(maskSecretText(line)) },
   )
   let closing = false
+  const writeAccessLog = settings.requestLog && ['trace', 'debug', 'info'].includes(settings.logLevel)
+  // Metrics read the limiter at scrape time; it is built after them, with their observer.
+  let limiter: Limiter | undefined = undefined
+  const catalog = loadCatalog(join(CONFIG_DIR, 'endpoints.yaml'), {
+    defaultLimit: settings.limits.default,
+    overrides: settings.limits.overrides,
+  })
+  const metrics = createMetrics(settings.metrics, {
+    limiter: () => limiter,
+    catalog,
+    redisOperations: settings.redis.url !== undefined ? REDIS_OPERATIONS : [],
+  })
+  // Every answer of the proxy port, whichever part of it answered, is one record: one count, one log line.
+  const tracker = new RequestTracker((record: RequestRecord) => {
+    metrics.requestFinished(record)
+    // Built only when written: the hot path makes no log line that the level would drop.
+    if (writeAccessLog) lines.write(accessLogLine(record))
+  }, settings.instanceHeader)
+  const front = { maxHeaderBytes: settings.client.maxHeaderBytes, tracker, methods: PROXY_METHODS }
   const proxy = Fastify({
     loggerInstance: logger,
     // One access-log line per request is written by the proxy itself, from its RequestRecord.
@@ -83,30 +104,22 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     routerOptions: { maxParamLength: 8192 },
     return503OnClosing: false,
     forceCloseConnections: 'idle',
-    frameworkErrors: (err, request, reply) => replyWithError(err, request, reply),
-    // Requests Node's HTTP parser refuses (a raw control character in the path, a malformed header)
-    // still get the error shape.
-    clientErrorHandler: (err, socket) => {
-      const code = (err as { code?: string }).code
-      if (code === 'ECONNRESET' || code === 'EPIPE' || !socket.writable) return socket.destroy(err)
-      const body = JSON.stringify([{ code: 'SLUICE_BAD_REQUEST', message: `The request could not be parsed as HTTP (${code ?? 'parse error'})` }])
-      socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+    // Timeouts for every phase of a client's request (README "Slow and hostile clients").
+    keepAliveTimeout: settings.client.keepAliveTimeoutMs,
+    requestTimeout: settings.client.requestTimeoutMs,
+    http: httpServerOptions(settings),
+    // A URL Fastify cannot decode never reaches a route: counted and answered here.
+    frameworkErrors: (err, request, reply) => {
+      tracker.track(request, reply).trace.outcome ??= outcomeOf(err, err.statusCode ?? 400)
+      replyWithError(err, request, reply)
     },
+    // Requests Node's HTTP parser refuses still get the error shape, a fitting status and a record.
+    clientErrorHandler: clientErrorHandler(front),
   })
+  proxy.server.on('connect', connectHandler(front))
+  proxy.server.on('checkExpectation', expectationHandler(front))
   const log = proxy.log
 
-  const catalog = loadCatalog(join(CONFIG_DIR, 'endpoints.yaml'), {
-    defaultLimit: settings.limits.default,
-    overrides: settings.limits.overrides,
-  })
-  const writeAccessLog = settings.requestLog && ['trace', 'debug', 'info'].includes(settings.logLevel)
-  // Metrics read the limiter at scrape time; it is built after them, with their observer.
-  let limiter: Limiter | undefined = undefined
-  const metrics = createMetrics(settings.metrics, {
-    limiter: () => limiter,
-    catalog,
-    redisOperations: settings.redis.url !== undefined ? REDIS_OPERATIONS : [],
-  })
   const versioning = createVersioning(settings.versions, { now: deps.now, log, registry: metrics.registry, orgs: metrics.orgs })
   // Permits not spent: identical reads share a call, lookup lists may be cached, hopeless waits are refused at once (checked before the limiter connects).
   const endpointIds = catalog.endpoints.map((e) => e.id)
@@ -124,13 +137,9 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     limiter: forecastingLimiter(limiter, settings.failFast, metrics.registry),
     upstream,
     versioning,
+    tracker,
     reuse,
     apps,
-    onFinished: (record: RequestRecord) => {
-      metrics.requestFinished(record)
-      // Built only when written: the hot path makes no log line that the level would drop.
-      if (writeAccessLog) lines.write(accessLogLine(record))
-    },
     onUpstream429: (endpoint, instance) => metrics.upstream429(endpoint.id, instance),
     onUpstreamAttempt: (endpoint, seconds) => metrics.upstreamAttempt(endpoint.id, seconds),
   })
@@ -141,6 +150,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     isClosing: () => closing,
     startedAt: Date.now(),
     logger: log,
+    http: httpServerOptions(settings),
     statusExtras: () => {
       const { versions, calendar, ...versioningState } = versioning.snapshot()
       // /status names the calendar, never its path on disk (README "Admin port").
@@ -189,5 +199,24 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
       })()
       return closed
     },
+  }
+}
+
+/** Node's HTTP server options from the client settings: header size and timeouts, checked every second. */
+function httpServerOptions(settings: Settings): {
+  maxHeaderSize: number
+  headersTimeout: number
+  requestTimeout: number
+  connectionsCheckingInterval: number
+  requireHostHeader: boolean
+} {
+  return {
+    // Node would answer a missing Host with a bare 400 of its own; the proxy answers it in the error shape.
+    requireHostHeader: false,
+    maxHeaderSize: settings.client.maxHeaderBytes,
+    headersTimeout: settings.client.headersTimeoutMs,
+    requestTimeout: settings.client.requestTimeoutMs,
+    // Node's default checks every 30 s, so a 10 s header timeout could fire after 40 s.
+    connectionsCheckingInterval: Math.min(1_000, settings.client.headersTimeoutMs),
   }
 }

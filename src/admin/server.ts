@@ -1,7 +1,10 @@
+import type { ServerOptions } from 'node:http'
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import type { Limiter } from '../limiter/types.js'
 import type { SluiceMetrics } from '../metrics/index.js'
 import { replyWithError } from '../errors/reply.js'
+import { clientErrorHandler, connectHandler, expectationHandler } from '../proxy/client-errors.js'
+import { MethodNotAllowedError, NoSuchPathError } from '../proxy/errors.js'
 import { renderStatusPage, statusPageHeaders } from './status-page.js'
 import { maskSecretText } from '../log/secret-text.js'
 import { ADMIN_CHALLENGES, AdminUnauthorizedError, tokenChecker } from './token.js'
@@ -15,18 +18,39 @@ export interface AdminDeps {
   /** extra sections of /status (versions, …) */
   readonly statusExtras?: () => Record<string, unknown>
   readonly logger: FastifyInstance['log']
+  /** Node's HTTP server options (header size, timeouts), as on the proxy port */
+  readonly http?: ServerOptions & { maxHeaderSize: number }
   /** `adminToken`: required on every path but the probes (unless `protectHealth`); unset → open */
   readonly token?: string | undefined
   /** `adminTokenHealth`: the probes need the token too */
   readonly protectHealth?: boolean
 }
 
+const ADMIN_PATHS = ['/healthz', '/readyz', '/status', '/status.html', '/', '/metrics']
 const PROBES = new Set(['/healthz', '/readyz'])
 
 /** The admin server: health, readiness, Prometheus metrics and the live state of every permit (`/status` and its page). */
 export function buildAdminServer(deps: AdminDeps): FastifyInstance {
-  const admin = Fastify({ loggerInstance: deps.logger.child({ server: 'admin' }), logController: new LogController({ disableRequestLogging: true }) })
+  const admin = Fastify({
+    loggerInstance: deps.logger.child({ server: 'admin' }),
+    logController: new LogController({ disableRequestLogging: true }),
+    http: deps.http ?? null,
+    // Every answer of the admin port, Fastify's and Node's refusals included, has the API's error shape.
+    frameworkErrors: replyWithError,
+    clientErrorHandler: clientErrorHandler({ maxHeaderBytes: deps.http?.maxHeaderSize ?? 16_384 }),
+  })
   admin.setErrorHandler(replyWithError)
+  const front = { maxHeaderBytes: deps.http?.maxHeaderSize ?? 16_384, methods: ['GET', 'HEAD'] }
+  admin.server.on('checkExpectation', expectationHandler(front))
+  admin.server.on('connect', connectHandler(front))
+  admin.setNotFoundHandler((request, reply) => {
+    const path = (request.raw.url ?? '/').split('?')[0]!
+    if (ADMIN_PATHS.includes(path)) {
+      reply.header('allow', 'GET, HEAD')
+      return replyWithError(new MethodNotAllowedError(request.method, 'GET, HEAD'), request, reply)
+    }
+    replyWithError(new NoSuchPathError(path.slice(0, 64), ADMIN_PATHS.join(', ')), request, reply)
+  })
   if (deps.token !== undefined) {
     const carriesToken = tokenChecker(deps.token)
     const protectHealth = deps.protectHealth === true

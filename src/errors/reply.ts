@@ -4,15 +4,18 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 export type ErrorBody = [{ code: string; message: string }]
 
 /** Fastify's own errors get ours: a URL it cannot decode is a bad path; any other 4xx is a bad request. */
-const FASTIFY_CODES: Readonly<Record<string, string>> = { FST_ERR_BAD_URL: 'SLUICE_BAD_PATH_ENCODING' }
+// (Their own messages quote the whole path, however long; ours do not.)
+const FASTIFY_CODES: Readonly<Record<string, { code: string; message: string }>> = {
+  FST_ERR_BAD_URL: { code: 'SLUICE_BAD_PATH_ENCODING', message: 'The path has a malformed percent-escape' },
+  FST_ERR_MAX_PARAM_LENGTH: { code: 'SLUICE_URL_TOO_LONG', message: 'The request target is too long' },
+}
 
 export function errorBody(err: Partial<FastifyError>, status: number): ErrorBody {
-  const code =
-    typeof err.code === 'string' && err.code.startsWith('SLUICE_')
-      ? err.code
-      : (FASTIFY_CODES[err.code ?? ''] ?? (status >= 500 ? 'SLUICE_INTERNAL' : 'SLUICE_BAD_REQUEST'))
-  const message = status >= 500 && code === 'SLUICE_INTERNAL' ? 'sluice failed to handle the request; see its log' : (err.message ?? 'error')
-  return [{ code, message }]
+  if (typeof err.code === 'string' && err.code.startsWith('SLUICE_')) return [{ code: err.code, message: err.message ?? 'error' }]
+  const known = FASTIFY_CODES[err.code ?? '']
+  if (known !== undefined) return [known]
+  if (status >= 500) return [{ code: 'SLUICE_INTERNAL', message: 'sluice failed to handle the request; see its log' }]
+  return [{ code: 'SLUICE_BAD_REQUEST', message: err.message ?? 'error' }]
 }
 
 /** Fastify error handler of both servers: the error shape, a fitting status, Retry-After on 503. */
@@ -24,5 +27,7 @@ export function replyWithError(err: FastifyError, request: FastifyRequest, reply
   const own = (err as { headers?: unknown }).headers
   if (typeof own === 'object' && own !== null) for (const [name, value] of Object.entries(own)) if (typeof value === 'string') reply.header(name, value)
   if (status === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', '1')
+  // A body left unread (a refused request, one cut off for being too slow) is not read on: the connection closes.
+  if (!request.raw.complete) reply.header('connection', 'close')
   void reply.code(status).type('application/json; charset=utf-8').send(errorBody(err, status))
 }

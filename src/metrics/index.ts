@@ -78,11 +78,13 @@ const OUTCOME_NUMBER: Readonly<Record<Outcome, number>> = {
   upstream_busy: 6,
   upstream_error: 7,
   unavailable: 8,
-  wait_too_long: 9,
-  coalesced: 10,
-  cache_hit: 11,
-  unauthenticated: 12,
-  forbidden: 13,
+  client_timeout: 9,
+  internal_error: 10,
+  wait_too_long: 11,
+  coalesced: 12,
+  cache_hit: 13,
+  unauthenticated: 14,
+  forbidden: 15,
 }
 const METHOD_NUMBERS: Readonly<Record<string, number>> = { GET: 1, HEAD: 2, POST: 3, PUT: 4, PATCH: 5, DELETE: 6, OPTIONS: 7 }
 /** 1-7 for the usual methods, 0 for any other (they share the `other` label) */

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream'
-import { BodyReadError } from './errors.js'
+import { PacedBody, type BodyPace } from './body-pace.js'
+import { BodyReadError, BodyTooSlowError } from './errors.js'
 
 /** A request body as the forwarder needs it: kept whole (so a 429 can be retried) or streamed once. */
 export type RequestBody =
@@ -12,15 +13,17 @@ export const NO_BODY: RequestBody = { kind: 'none' }
 /**
  * Reads a body of up to `maxBuffer` bytes into memory, before the request queues, so a slow upload
  * never holds a permit. A larger body (by Content-Length, or found larger while reading a chunked one)
- * is streamed to the upstream once its permit is granted: bytes already read are sent first.
+ * is streamed to the upstream once its permit is granted: bytes already read are sent first. Both
+ * are read at `pace` or cut off with a 408 (BodyTooSlowError), so a streamed body holds its permit
+ * only as long as the client keeps sending.
  */
-export async function readBody(payload: Readable, contentLength: number | undefined, maxBuffer: number): Promise<RequestBody> {
+export async function readBody(payload: Readable, contentLength: number | undefined, maxBuffer: number, pace: BodyPace): Promise<RequestBody> {
+  const iterator = new PacedBody(payload[Symbol.asyncIterator]() as AsyncIterator<Buffer>, pace)
   if (contentLength !== undefined && contentLength > maxBuffer) {
-    return { kind: 'stream', stream: payload, length: contentLength }
+    return { kind: 'stream', stream: Readable.from(rest(iterator, []), { objectMode: false }), length: contentLength }
   }
   const chunks: Buffer[] = []
   let size = 0
-  const iterator = payload[Symbol.asyncIterator]() as AsyncIterator<Buffer>
   try {
     for (;;) {
       const next = await iterator.next()
@@ -28,19 +31,22 @@ export async function readBody(payload: Readable, contentLength: number | undefi
       chunks.push(next.value)
       size += next.value.length
       if (size > maxBuffer) {
-        const rest = async function* (): AsyncGenerator<Buffer> {
-          yield* chunks
-          for (;;) {
-            const more = await iterator.next()
-            if (more.done === true) return
-            yield more.value
-          }
-        }
-        return { kind: 'stream', stream: Readable.from(rest(), { objectMode: false }), length: contentLength }
+        return { kind: 'stream', stream: Readable.from(rest(iterator, chunks), { objectMode: false }), length: contentLength }
       }
     }
   } catch (err) {
+    if (err instanceof BodyTooSlowError) throw err
     throw new BodyReadError({ cause: err })
   }
   return size === 0 ? NO_BODY : { kind: 'buffered', data: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) }
+}
+
+/** The chunks already read, then the rest of the body as the client sends it. */
+async function* rest(iterator: PacedBody, first: readonly Buffer[]): AsyncGenerator<Buffer> {
+  yield* first
+  for (;;) {
+    const more = await iterator.next()
+    if (more.done === true) return
+    yield more.value
+  }
 }

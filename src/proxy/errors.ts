@@ -59,3 +59,34 @@ export const UpstreamUnreachableError = createError<[string, ErrorOptions?]>(
 )
 
 export const ShuttingDownError = createError('SLUICE_UNAVAILABLE', 'sluice is shutting down; retry on another replica', 503)
+
+/** The request line and headers, or the whole request, did not arrive within client.headersTimeoutMs / requestTimeoutMs. */
+export const RequestTimeoutError = createError('SLUICE_REQUEST_TIMEOUT', 'The request did not arrive in time', 408)
+
+/** The request body came slower than client.minBodyBytesPerSecond: cut, so it holds no permit (README "Slow and hostile clients"). */
+export const BodyTooSlowError = createError<[number, number]>(
+  'SLUICE_BODY_TOO_SLOW',
+  'The request body arrived slower than %d bytes per second over %d ms',
+  408,
+)
+
+export const UrlTooLongError = createError<[number]>('SLUICE_URL_TOO_LONG', 'The request target is longer than %d bytes', 414)
+
+export const HeadersTooLargeError = createError<[number]>(
+  'SLUICE_HEADERS_TOO_LARGE',
+  'The request line and headers are larger than %d bytes',
+  431,
+)
+
+/** A request Node's HTTP parser refuses: a smuggling attempt, bad chunked encoding, a malformed header. */
+export const BadHttpError = createError<[string]>('SLUICE_BAD_REQUEST', 'The request could not be parsed as HTTP (%s)', 400)
+
+export const MethodNotAllowedError = createError<[string, string]>('SLUICE_METHOD_NOT_ALLOWED', 'The method %s is not allowed here; allowed: %s', 405)
+
+/** An admin path that does not exist. */
+export const NoSuchPathError = createError<[string, string]>('SLUICE_NOT_FOUND', 'There is no %s; there are %s', 404)
+
+export const ExpectationFailedError = createError('SLUICE_EXPECTATION_FAILED', 'The only Expect sluice meets is 100-continue', 417)
+
+/** An HTTP/1.1 request without a Host header (RFC 9112 §3.2). */
+export const NoHostError = createError('SLUICE_BAD_REQUEST', 'An HTTP/1.1 request needs a Host header', 400)

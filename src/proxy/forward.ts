@@ -13,8 +13,22 @@ export interface ForwardCallbacks {
    * is true when it failed after its head had been passed to the client; `failed` whenever it failed.
    */
   onDone(cutOff: boolean, failed: boolean): void
-  /** Every chunk of the answer's body, passed on or not (a copy kept for identical requests, the cache). */
-  onChunk?(chunk: Buffer): void
+  /**
+   * Every chunk of the answer's body, passed on or not (a copy kept for identical requests, the
+   * cache). Returns true while a whole copy of the answer is being kept anyway: then a slow client
+   * does not pause the API's answer, so the copy's readers get it at the API's pace.
+   */
+  onChunk?(chunk: Buffer): boolean
+  /** The client did not take its answer within `writeTimeoutMs`: it has been cut off. */
+  onClientCut(): void
+}
+
+/** How much of an answer is held for a client that reads slower than the API sends, and for how long. */
+export interface AnswerLimits {
+  /** bytes held in the client's response before the API's answer is paused */
+  readonly bufferBytes: number
+  /** how long the API's answer may stay paused (and, once it has ended, how long the client may take the rest) before the client is cut off */
+  readonly writeTimeoutMs: number
 }
 
 /**
@@ -23,10 +37,24 @@ export interface ForwardCallbacks {
  * upstream read. Resolves with the upstream status once the head has been handled (the body may
  * still be flowing); rejects when the upstream failed before answering (nothing was written then).
  * A failure after the head tears the client's response down, since its status is already sent.
+ *
+ * A client that reads slower than the API sends gets up to `limits.bufferBytes` held for it; past
+ * that the API's answer pauses, for at most `limits.writeTimeoutMs`: a client that has not taken the
+ * held bytes by then is cut off and the rest of the answer is read out and dropped, so the API's
+ * answer is always read to its end and the permit comes back (README "Slow and hostile clients").
+ * While `onChunk` keeps a whole copy (for requests that share this call, or the cache; at most
+ * `coalesce.maxBytes`), the answer is not paused for this client: the copy holds those bytes anyway,
+ * and the others sharing it must not wait on one slow reader.
  */
-export function forward(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, res: ServerResponse, callbacks: ForwardCallbacks): Promise<number> {
+export function forward(
+  dispatcher: Dispatcher,
+  options: Dispatcher.DispatchOptions,
+  res: ServerResponse,
+  callbacks: ForwardCallbacks,
+  limits: AnswerLimits,
+): Promise<number> {
   return new Promise<number>((resolve, reject) => {
-    dispatcher.dispatch(options, new PipeToClient(res, callbacks, resolve, reject))
+    dispatcher.dispatch(options, new PipeToClient(res, callbacks, limits, resolve, reject))
   })
 }
 
@@ -36,9 +64,12 @@ class PipeToClient implements Dispatcher.DispatchHandler {
   private answered = false
   private done = false
 
+  private stalled: NodeJS.Timeout | undefined
+
   constructor(
     private readonly res: ServerResponse,
     private readonly callbacks: ForwardCallbacks,
+    private readonly limits: AnswerLimits,
     private readonly resolve: (status: number) => void,
     private readonly reject: (err: Error) => void,
   ) {}
@@ -66,28 +97,41 @@ class PipeToClient implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.callbacks.onChunk?.(chunk)
+    const kept = this.callbacks.onChunk?.(chunk) === true
     if (!this.passing) return
     if (this.res.destroyed) {
       // The client left mid-answer: keep reading, so the permit goes back when the API is done.
       this.passing = false
       return
     }
-    if (!this.res.write(chunk)) {
+    if (!this.res.write(chunk) && !kept && this.res.writableLength > this.limits.bufferBytes) {
       controller.pause()
       const resume = (): void => {
+        clearTimeout(this.stalled)
         this.res.off('drain', resume)
         this.res.off('close', resume)
         controller.resume()
       }
       this.res.on('drain', resume)
       this.res.on('close', resume)
+      // close → resume, and the next chunk finds the response destroyed and drops the rest
+      this.stalled = setTimeout(() => this.cutClient(), this.limits.writeTimeoutMs).unref()
     }
   }
 
   onResponseEnd(): void {
-    if (this.passing) this.res.end()
+    if (this.passing) {
+      this.res.end()
+      // The permit goes back now; the held rest of the answer waits for the client only so long.
+      cutIfNotTaken(this.res, this.limits.writeTimeoutMs, () => this.callbacks.onClientCut())
+    }
     this.finish(false, false)
+  }
+
+  private cutClient(): void {
+    if (this.res.writableFinished || this.res.destroyed) return
+    this.callbacks.onClientCut()
+    this.res.destroy()
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
@@ -102,4 +146,21 @@ class PipeToClient implements Dispatcher.DispatchHandler {
     this.done = true
     this.callbacks.onDone(cutOff, failed)
   }
+}
+
+/**
+ * After `res.end()`: a client that has not taken the answer held for it within `ms` is cut off
+ * (`onCut` first). For answers from the API once its permit is back, and for answers that cost no
+ * permit (shared, cached). Bytes already with the kernel are bounded by the keep-alive timeout, as
+ * for any answer.
+ */
+export function cutIfNotTaken(res: ServerResponse, ms: number, onCut: () => void): void {
+  if (res.writableLength === 0 || res.writableFinished || res.destroyed) return
+  const stalled = setTimeout(() => {
+    if (res.writableFinished || res.destroyed) return
+    onCut()
+    res.destroy()
+  }, ms)
+  stalled.unref()
+  res.once('close', () => clearTimeout(stalled))
 }

@@ -13,13 +13,12 @@ import { PREDICTED_WAIT_HEADER, predictedWaitOf } from '../forecast/index.js'
 import { writeReused, type Reuse, type ReuseTicket } from '../reuse/index.js'
 import { retryDelayMs, sleep } from './backoff.js'
 import { NO_BODY, readBody } from './body.js'
-import { forward } from './forward.js'
-import { HangUp } from './hang-up.js'
-import { BadWaitHeaderError, NotFoundError, UpstreamBusyError } from './errors.js'
+import { cutIfNotTaken, forward } from './forward.js'
+import type { HangUp } from './hang-up.js'
+import { BadWaitHeaderError, BodyTooSlowError, NoHostError, NotFoundError, UpstreamBusyError, UrlTooLongError } from './errors.js'
 import { appendForwardedFor, CLIENT_IDENTITY_HEADERS, clientResponseHeaders, upstreamRequestHeaders } from './headers.js'
-import { instanceOf } from './instance.js'
-import type { Outcome, RequestRecord } from './record.js'
-import { Trace } from './trace.js'
+import type { Trace } from './trace.js'
+import { withOutcome, type RequestTracker } from './tracking.js'
 import { upstreamFailure, type Upstream } from './upstream.js'
 
 /** What the proxy needs of version handling (src/versioning implements it). */
@@ -50,30 +49,14 @@ export interface ProxyContext {
   readonly versioning: ProxyVersioning
   /** which app is calling; with app identity on, may it, and which Authorization goes upstream */
   readonly apps: AppGate
-  /** once per request, when the client side is done */
-  readonly onFinished: (record: RequestRecord, request: FastifyRequest) => void
+  /** makes every request's record (one access-log line, one count) */
+  readonly tracker: RequestTracker
   /** an upstream 429 arrived; the request goes back into its queue */
   readonly onUpstream429?: (endpoint: Endpoint, instance: string) => void
   /** one attempt upstream is done (read to the end, a 429 included, or failed), with the upstream's time */
   readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number) => void
   /** coalescing of identical reads and the lookup-list cache; none when undefined */
   readonly reuse?: Reuse
-}
-
-/** An error that already knows which outcome it stands for in logs and metrics. */
-type Rejection = Error & { statusCode?: number; outcome?: Outcome }
-const withOutcome = (err: unknown, outcome: Outcome): Rejection => Object.assign(err as Rejection, { outcome })
-
-const OUTCOME_BY_CODE: Readonly<Record<string, Outcome>> = {
-  SLUICE_QUEUE_FULL: 'queue_full',
-  SLUICE_QUEUE_TIMEOUT: 'queue_timeout',
-  SLUICE_UNAVAILABLE: 'unavailable',
-  SLUICE_UPSTREAM_BUSY: 'upstream_busy',
-  SLUICE_WAIT_TOO_LONG: 'wait_too_long',
-  SLUICE_APP_UNAUTHENTICATED: 'unauthenticated',
-  SLUICE_APP_ORG_FORBIDDEN: 'forbidden',
-  SLUICE_APP_ENDPOINT_FORBIDDEN: 'forbidden',
-  SLUICE_NO_API_KEY: 'forbidden',
 }
 
 /** Builds the route handler for every request under the API prefix. */
@@ -85,25 +68,27 @@ export function createProxyHandler(ctx: ProxyContext) {
   // Headers that steer sluice itself, and (unless the client is a trusted proxy) client-sent claims
   // about the client's address: the API never sees them.
   const controlHeaders = new Set([waitHeader, settings.instanceHeader, ...apps.controlHeaders, ...(settings.trustProxy ? [] : CLIENT_IDENTITY_HEADERS)])
+  const pace = { minBytesPerSecond: settings.client.minBodyBytesPerSecond, windowMs: settings.client.bodyGraceMs }
+  const answerLimits = {
+    bufferBytes: settings.client.answerBufferBytes,
+    // The API's answer is never held back longer than its own body timeout for a client that does not read.
+    writeTimeoutMs: Math.min(settings.client.writeTimeoutMs, settings.upstreamTimeouts.bodyMs),
+  }
 
   return async function proxyHandler(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const trace = new Trace(request.id, request.method, performance.now())
+    const { trace, client } = ctx.tracker.track(request, reply)
     const arrivedAt = Date.now()
     const res = reply.raw
-    const client = new HangUp()
+    // Followers of this request's call that never got its answer try again without it.
     let shared: ReuseTicket | undefined
-    res.once('close', () => {
-      const gone = !res.writableFinished
-      if (gone) client.hangUp()
-      shared?.close()
-      const record = trace.finish(res.statusCode, gone, performance.now())
-      if (record !== undefined) ctx.onFinished(record, request)
-    })
+    res.once('close', () => shared?.close())
     reply.header('x-request-id', request.id)
 
     try {
       // ── admission: path, endpoint, instance, wait, version — all before any permit is taken
       const url = request.raw.url ?? '/'
+      if (url.length > settings.client.maxUrlBytes) throw withOutcome(new UrlTooLongError(settings.client.maxUrlBytes), 'bad_request')
+      if (request.headers.host === undefined && request.raw.httpVersionMinor === 1) throw withOutcome(new NoHostError(), 'bad_request')
       const q = url.indexOf('?')
       const rawPath = q < 0 ? url : url.slice(0, q)
       const query = q < 0 ? '' : url.slice(q)
@@ -124,7 +109,8 @@ export function createProxyHandler(ctx: ProxyContext) {
       trace.endpoint = endpoint.id
       trace.template = endpoint.template
       const headers = request.headers
-      trace.instance = instanceOf(headers, settings.instanceHeader)
+      // Read before the path check (the record names the organisation); refused only now, after it.
+      if (trace.instanceError !== undefined) throw withOutcome(trace.instanceError, 'bad_request')
       const caller = apps.resolve(headers, trace.instance, endpoint.id, request.method)
       trace.app = caller.app
       request.sluiceApp = caller.app
@@ -145,7 +131,12 @@ export function createProxyHandler(ctx: ProxyContext) {
       trace.versionWarnings = decision.warnings
       for (const name in decision.responseHeaders) reply.header(name, decision.responseHeaders[name])
 
-      const body = request.body === undefined ? NO_BODY : await readBody(request.body as Readable, contentLengthOf(headers['content-length']), settings.retry.maxBufferBytes)
+      const body =
+        request.body === undefined
+          ? NO_BODY
+          : await readBody(request.body as Readable, contentLengthOf(headers['content-length']), settings.retry.maxBufferBytes, pace).catch((err: unknown) => {
+              throw withOutcome(err, err instanceof BodyTooSlowError ? 'client_timeout' : 'bad_request')
+            })
       const upstreamHeaders = upstreamRequestHeaders(headers, controlHeaders)
       upstreamHeaders['x-request-id'] = request.id
       if (caller.authorization === null) delete upstreamHeaders.authorization
@@ -170,6 +161,8 @@ export function createProxyHandler(ctx: ProxyContext) {
       if (reused !== undefined) {
         trace.outcome = reused.kind
         writeReused(res, request.method, reply.getHeaders() as OutgoingHttpHeaders, reused, { ...shared!.answerHeaders(reused), 'x-request-id': request.id })
+        // No permit is held, but a client that does not take its answer is still cut off in time.
+        cutIfNotTaken(res, answerLimits.writeTimeoutMs, () => (trace.outcome = 'client_timeout'))
         return void reply.hijack()
       }
 
@@ -213,9 +206,7 @@ export function createProxyHandler(ctx: ProxyContext) {
             onChunk:
               shared === undefined
                 ? undefined
-                : (chunk) => {
-                    if (busy === undefined) shared?.chunk(chunk)
-                  },
+                : (chunk) => busy === undefined && shared?.chunk(chunk) === true,
             // The upstream is done with the request when its answer has been read to the end (or torn).
             onDone: (cutOff, failed) => {
               trace.upstreamEndedAt = performance.now()
@@ -224,8 +215,16 @@ export function createProxyHandler(ctx: ProxyContext) {
               permit.release()
               if (busy === undefined) shared?.end(!failed)
             },
-          })
+            // The client did not take its answer in time: cut off, and the API's answer read out and dropped.
+            onClientCut: () => {
+              trace.outcome = 'client_timeout'
+            },
+          }, answerLimits)
         } catch (err) {
+          // A streamed body the client sent too slowly: the upstream request was torn down for it.
+          if (err instanceof BodyTooSlowError) throw withOutcome(err, 'client_timeout')
+          const cause = (err as { cause?: unknown }).cause
+          if (cause instanceof BodyTooSlowError) throw withOutcome(cause, 'client_timeout')
           throw withOutcome(upstreamFailure(err), 'upstream_error')
         }
         // The answer is the upstream's (passed on, or dropped for a client that has gone): Fastify sends nothing.
@@ -248,9 +247,8 @@ export function createProxyHandler(ctx: ProxyContext) {
       }
     } catch (err) {
       if (client.gone) return void reply.hijack()
-      const rejection = err as Rejection
-      trace.outcome = rejection.outcome ?? OUTCOME_BY_CODE[(rejection as { code?: string }).code ?? ''] ?? 'bad_request'
-      throw rejection
+      // The proxy's error handler sets the outcome from the error and answers in the API's shape.
+      throw err
     }
   }
 }

@@ -1,7 +1,9 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyError, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { MethodNotAllowedError } from './errors.js'
 import { createProxyHandler, type ProxyContext } from './handler.js'
 import { replyWithError } from '../errors/reply.js'
+import { outcomeOf } from './tracking.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -10,19 +12,31 @@ declare module 'fastify' {
   }
 }
 
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
+/** The methods the proxy forwards; any other is answered 405. */
+export const PROXY_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 
 /**
  * The proxy: one catch-all route (sluice does its own path matching, so no variant of a path can
- * slip past the catalog), bodies passed through raw, every error in the API's shape.
+ * slip past the catalog), bodies passed through raw, every error in the API's shape, every answer
+ * counted and logged (a method no route has, TRACE or PROPFIND, included).
  */
 async function proxyPlugin(fastify: FastifyInstance, ctx: ProxyContext): Promise<void> {
   fastify.removeAllContentTypeParsers()
   // The proxy never parses bodies: the handler reads (or streams) the raw payload.
   fastify.addContentTypeParser('*', (_request, payload, done) => done(null, payload))
-  fastify.setErrorHandler(replyWithError)
+  fastify.setErrorHandler((err: FastifyError, request, reply) => {
+    const { trace } = ctx.tracker.track(request, reply)
+    trace.outcome ??= outcomeOf(err, typeof err.statusCode === 'number' ? err.statusCode : 500)
+    replyWithError(err, request, reply)
+  })
   fastify.decorateRequest('sluiceApp', '')
-  fastify.route({ method: METHODS, url: '*', handler: createProxyHandler(ctx) })
+  // Only methods without a route get here: the route takes every path.
+  fastify.setNotFoundHandler((request, reply) => {
+    ctx.tracker.track(request, reply).trace.outcome = 'bad_request'
+    reply.header('allow', PROXY_METHODS.join(', '))
+    replyWithError(new MethodNotAllowedError(request.method, PROXY_METHODS.join(', ')), request, reply)
+  })
+  fastify.route({ method: PROXY_METHODS, url: '*', handler: createProxyHandler(ctx) })
   await Promise.resolve()
 }
 

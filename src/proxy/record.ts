@@ -13,7 +13,7 @@ export type Outcome =
   | 'client_aborted'
   /** 410 (retired version) or 400 (version gate) answered locally */
   | 'rejected_version'
-  /** 400: bad path, header or other input */
+  /** 400 (bad path, header, HTTP the parser refuses), 404, 405, 414, 431: bad input */
   | 'bad_request'
   /** 503: the upstream answered 429 for a streamed body, which cannot be sent again */
   | 'upstream_busy'
@@ -25,6 +25,10 @@ export type Outcome =
   | 'forbidden'
   /** 503: the limiter refuses permits (shutting down, or Redis down with fallback `closed`) */
   | 'unavailable'
+  /** 408: the request (headers or body) came too slowly; or an answer the client did not take was cut off (status as sent) */
+  | 'client_timeout'
+  /** 500: a bug in sluice; the log has the details */
+  | 'internal_error'
   /** 503: the queue ahead was predicted to outlast the request's deadline, so it was refused at once */
   | 'wait_too_long'
   /** answered with the upstream answer of an identical request's call: no permit, no call of its own */

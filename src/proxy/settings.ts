@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { clientSettingsSchema } from './client-settings.js'
 
 /** Settings of the proxy server: where it listens, where it forwards, how long requests wait and retry. */
 
@@ -67,6 +68,8 @@ export const proxySettingsShape = {
     .prefault({}),
   /** most sockets kept open to the upstream */
   upstreamConnections: z.number().int().positive().default(128),
+  /** bounds on the clients' side: a timeout per phase, the body's pace, the answer held (client-settings.ts) */
+  client: clientSettingsSchema.prefault({}),
   shutdown: z
     .strictObject({
       /** how long SIGTERM waits for in-flight requests before closing anyway */

@@ -17,6 +17,10 @@ export class Trace {
   upstreamEndedAt = 0
   retries = 0
   upstream429s = 0
+  /** why the request's instance could not be read; thrown once the path has been checked */
+  instanceError: Error | undefined
+  /** the status of an answer written outside Fastify (a parse error found mid-request) */
+  answeredWith: number | undefined
   private finished = false
 
   constructor(
@@ -30,6 +34,9 @@ export class Trace {
     if (this.finished) return undefined
     this.finished = true
     const upstreamEnd = this.upstreamEndedAt || now
+    // Cut off by sluice (an answer not taken in time) or answered outside Fastify: the status the client was sent.
+    const sent = this.answeredWith ?? status
+    const kept = this.outcome === 'upstream_error' || this.outcome === 'client_timeout' || this.answeredWith !== undefined
     return {
       requestId: this.requestId,
       method: this.method,
@@ -38,8 +45,8 @@ export class Trace {
       instance: this.instance,
       app: this.app,
       // An answer the upstream broke off mid-body also ends with the client's side torn down.
-      status: clientGone && this.outcome !== 'upstream_error' ? 0 : status,
-      outcome: this.outcome === 'upstream_error' ? 'upstream_error' : clientGone ? 'client_aborted' : (this.outcome ?? 'forwarded'),
+      status: clientGone && !kept ? 0 : sent,
+      outcome: kept ? (this.outcome ?? 'bad_request') : clientGone ? 'client_aborted' : (this.outcome ?? 'forwarded'),
       version: this.version,
       upstreamVersion: this.upstreamVersion,
       versionWarnings: this.versionWarnings,

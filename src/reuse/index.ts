@@ -174,10 +174,13 @@ export class ReuseTicket {
     return this.mode.cached ? { 'x-sluice-cache': 'miss' } : undefined
   }
 
-  chunk(chunk: Buffer): void {
-    if (this.#recorder === undefined || this.#recorder.add(chunk)) return
+  /** One chunk of the call's answer; true while a whole copy of the answer is kept. */
+  chunk(chunk: Buffer): boolean {
+    if (this.#recorder === undefined) return false
+    if (this.#recorder.add(chunk)) return true
     this.#recorder = undefined
     this.#call?.settle({ own: 'alone' })
+    return false
   }
 
   /** The call's answer ended: whole (`complete`) or broken off. */

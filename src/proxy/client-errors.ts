@@ -1,0 +1,141 @@
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
+import type { Duplex } from 'node:stream'
+import type { FastifyError } from 'fastify'
+import { errorBody } from '../errors/reply.js'
+import { BadHttpError, ExpectationFailedError, HeadersTooLargeError, MethodNotAllowedError, RequestTimeoutError, UrlTooLongError } from './errors.js'
+import type { Outcome } from './record.js'
+import type { RequestTracker } from './tracking.js'
+
+/**
+ * Answers for what Node's HTTP parser refuses before (or while) Fastify sees a request: 408 for a
+ * request that did not arrive in time, 414/431 for an over-long request line or headers, 400 for
+ * anything else (smuggling attempts, bad chunked encoding) — each in the API's error shape, each
+ * counted and logged with the status the client got (README "The proxy's own answers").
+ */
+
+export interface ClientErrorOptions {
+  /** Node's maxHeaderSize (client.maxHeaderBytes): the request line and headers together */
+  readonly maxHeaderBytes: number
+  /** counts and logs each answer; absent on the admin port */
+  readonly tracker?: RequestTracker
+  /** the methods the proxy serves, for the `Allow` header of a CONNECT's 405 */
+  readonly methods?: readonly string[]
+}
+
+type ParseError = Error & { code?: string; rawPacket?: unknown }
+type Answer = { error: FastifyError; outcome: Outcome }
+
+const answered = new WeakSet<Duplex>()
+// A socket that will not take its answer is closed anyway after this long.
+const LINGER_MS = 5_000
+
+export function clientErrorHandler(options: ClientErrorOptions): (err: ParseError, socket: Socket) => void {
+  return (err, socket) => {
+    if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || !socket.writable) return void socket.destroy()
+    const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined
+    if (inFlight?.req.complete === true) {
+      // The bytes after a whole request (pipelined, or sent after `Connection: close`) are bad: that
+      // request still gets its answer, and then the connection closes.
+      if (!inFlight.headersSent) inFlight.shouldKeepAlive = false
+      return
+    }
+    if (answered.has(socket)) return void socket.destroy()
+    answered.add(socket)
+    const { error, outcome } = answerFor(err, options.maxHeaderBytes)
+    const status = error.statusCode ?? 400
+    // A request already handed to the proxy (an error found mid-body, a body too slow): its own record says what it got.
+    if (inFlight !== undefined && inFlight.headersSent) return void socket.destroy()
+    const tracked = inFlight !== undefined ? options.tracker?.ofResponse(inFlight) : undefined
+    if (tracked !== undefined) {
+      tracked.trace.answeredWith = status
+      tracked.trace.outcome = outcome
+    } else if (options.tracker !== undefined) {
+      const head = headOf(packetOf(err))
+      options.tracker.recordRaw(head.method, head.headers, status, outcome)
+    }
+    writeRaw(socket, status, JSON.stringify(errorBody(error, status)))
+  }
+}
+
+/** CONNECT has no place in a reverse proxy: a 405 instead of Node's silent close. */
+export function connectHandler(options: ClientErrorOptions): (req: IncomingMessage, socket: Duplex) => void {
+  const allow = (options.methods ?? []).join(', ')
+  return (req, socket) => {
+    const error = new MethodNotAllowedError('CONNECT', allow)
+    options.tracker?.recordRaw('CONNECT', req.headers, 405, 'bad_request')
+    writeRaw(socket, 405, JSON.stringify(errorBody(error, 405)), allow === '' ? '' : `Allow: ${allow}\r\n`)
+  }
+}
+
+/** The bytes the parser refused (Node puts them on its parse errors). */
+const packetOf = (err: ParseError): Buffer | undefined => (Buffer.isBuffer(err.rawPacket) ? err.rawPacket : undefined)
+
+/** An `Expect` other than 100-continue: Node would answer 417 itself, in its own shape. */
+export function expectationHandler(options: ClientErrorOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const body = JSON.stringify(errorBody(new ExpectationFailedError(), 417))
+    options.tracker?.recordRaw(req.method ?? '-', req.headers, 417, 'bad_request')
+    res.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' })
+    res.end(body)
+  }
+}
+
+function answerFor(err: ParseError, maxHeaderBytes: number): Answer {
+  switch (err.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { error: new RequestTimeoutError(), outcome: 'client_timeout' }
+    case 'HPE_HEADER_OVERFLOW':
+      return {
+        error: requestLineTooLong(packetOf(err), maxHeaderBytes) ? new UrlTooLongError(maxHeaderBytes) : new HeadersTooLargeError(maxHeaderBytes),
+        outcome: 'bad_request',
+      }
+    default:
+      return { error: new BadHttpError(err.code ?? 'parse error'), outcome: 'bad_request' }
+  }
+}
+
+/**
+ * Whether the bytes the parser choked on are a request line that alone fills the limit: they start
+ * with a method and a target, and no line ends within the limit. (Node counts the request line and
+ * the headers together; only the bytes of the chunk being parsed are known here.)
+ */
+function requestLineTooLong(packet: Buffer | undefined, maxHeaderBytes: number): boolean {
+  if (packet === undefined) return false
+  const start = packet.subarray(0, 32).toString('latin1')
+  if (!/^[A-Z]{3,16} \S/.test(start)) return false
+  const eol = packet.indexOf(0x0a)
+  return eol < 0 || eol >= maxHeaderBytes
+}
+
+/** The method and whatever headers can be read from the refused bytes, to label the record (never trusted for more). */
+function headOf(packet: Buffer | undefined): { method: string; headers: IncomingHttpHeaders } {
+  const headers: IncomingHttpHeaders = {}
+  if (packet === undefined) return { method: '-', headers }
+  const text = packet.subarray(0, 65_536).toString('latin1')
+  const method = /^([A-Z]{1,16}) /.exec(text)?.[1] ?? '-'
+  const auth = /\r\nauthorization:[ \t]*([^\r\n]{1,1024})\r\n/i.exec(text)?.[1]
+  if (auth !== undefined) headers.authorization = auth.trim()
+  return { method, headers }
+}
+
+function writeRaw(socket: Duplex, status: number, body: string, extraHeaders = ''): void {
+  // A socket handed over by Node (CONNECT) has no error listener left: a reset must not crash the process.
+  if (socket.listenerCount('error') === 0) socket.on('error', () => socket.destroy())
+  const reason = REASONS[status] ?? 'Bad Request'
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `${extraHeaders}Connection: close\r\n\r\n${body}`,
+  )
+  const linger = setTimeout(() => socket.destroy(), LINGER_MS).unref()
+  socket.once('close', () => clearTimeout(linger))
+}
+
+const REASONS: Readonly<Record<number, string>> = {
+  400: 'Bad Request',
+  405: 'Method Not Allowed',
+  417: 'Expectation Failed',
+  408: 'Request Timeout',
+  414: 'URI Too Long',
+  431: 'Request Header Fields Too Large',
+}

@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto'
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http'
+import { performance } from 'node:perf_hooks'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { HangUp } from './hang-up.js'
+import { instanceOf } from './instance.js'
+import type { Outcome, RequestRecord } from './record.js'
+import { Trace } from './trace.js'
+
+/** A request's record in the making and whether its client has gone. */
+export interface Tracked {
+  readonly trace: Trace
+  readonly client: HangUp
+}
+
+/** An error that already knows which outcome it stands for in logs and metrics. */
+export type Rejection = Error & { statusCode?: number; outcome?: Outcome; code?: string }
+export const withOutcome = (err: unknown, outcome: Outcome): Rejection => Object.assign(err as Rejection, { outcome })
+
+const OUTCOME_BY_CODE: Readonly<Record<string, Outcome>> = {
+  SLUICE_QUEUE_FULL: 'queue_full',
+  SLUICE_QUEUE_TIMEOUT: 'queue_timeout',
+  SLUICE_UNAVAILABLE: 'unavailable',
+  SLUICE_UPSTREAM_BUSY: 'upstream_busy',
+  SLUICE_WAIT_TOO_LONG: 'wait_too_long',
+  SLUICE_UPSTREAM_TIMEOUT: 'upstream_error',
+  SLUICE_UPSTREAM_UNREACHABLE: 'upstream_error',
+  SLUICE_VERSION_RETIRED: 'rejected_version',
+  SLUICE_API_V1_RETIRED: 'rejected_version',
+  SLUICE_VERSION_TOO_OLD: 'rejected_version',
+  SLUICE_APP_UNAUTHENTICATED: 'unauthenticated',
+  SLUICE_APP_ORG_FORBIDDEN: 'forbidden',
+  SLUICE_APP_ENDPOINT_FORBIDDEN: 'forbidden',
+  SLUICE_NO_API_KEY: 'forbidden',
+}
+
+/** The outcome of a request sluice answered itself with `err`. */
+export function outcomeOf(err: Rejection, status: number): Outcome {
+  if (err.outcome !== undefined) return err.outcome
+  const byCode = OUTCOME_BY_CODE[err.code ?? '']
+  if (byCode !== undefined) return byCode
+  if (status === 408) return 'client_timeout'
+  return status >= 500 ? 'internal_error' : 'bad_request'
+}
+
+// The tracked request, found from its raw response: the HTTP parser's errors arrive with the socket only.
+const TRACKED = Symbol('sluice.tracked')
+type TrackedResponse = ServerResponse & { [TRACKED]?: Tracked }
+
+/**
+ * Every answer of the proxy port becomes one RequestRecord (one access-log line, one count in
+ * sluice_requests_total), whichever way it went: forwarded, refused by the handler, refused by
+ * Fastify before any route (a URL it cannot decode, a method no route has), or refused by Node's
+ * HTTP parser. The instance is read first, before the path is checked, so a refused request is
+ * still counted against the organisation it names.
+ */
+export class RequestTracker {
+  constructor(
+    private readonly onFinished: (record: RequestRecord) => void,
+    private readonly instanceHeader: string,
+  ) {}
+
+  /** The request's trace, made on first use; the record is written when the client side closes. */
+  track(request: FastifyRequest, reply: FastifyReply): Tracked {
+    const res = reply.raw as TrackedResponse
+    const known = res[TRACKED]
+    if (known !== undefined) return known
+    const trace = new Trace(request.id, request.method, performance.now())
+    try {
+      trace.instance = instanceOf(request.headers, this.instanceHeader)
+    } catch (err) {
+      trace.instanceError = err as Error
+    }
+    const tracked: Tracked = { trace, client: new HangUp() }
+    res[TRACKED] = tracked
+    res.once('close', () => {
+      const gone = !res.writableFinished
+      if (gone) tracked.client.hangUp()
+      const record = trace.finish(res.statusCode, gone, performance.now())
+      if (record !== undefined) this.onFinished(record)
+    })
+    return tracked
+  }
+
+  /** The tracked request a raw response belongs to, if any. */
+  ofResponse(res: ServerResponse): Tracked | undefined {
+    return (res as TrackedResponse)[TRACKED]
+  }
+
+  /** One record for an answer given where no request object exists (Node's parser refused the bytes). */
+  recordRaw(method: string, headers: IncomingHttpHeaders, status: number, outcome: Outcome): void {
+    const now = performance.now()
+    const trace = new Trace(randomUUID(), method, now)
+    try {
+      trace.instance = instanceOf(headers, this.instanceHeader)
+    } catch {
+      // an unreadable instance stays `-`, as for any request whose instance could not be read
+    }
+    trace.outcome = outcome
+    const record = trace.finish(status, false, now)
+    if (record !== undefined) this.onFinished(record)
+  }
+}
