@@ -13,6 +13,13 @@ export interface ForwardCallbacks {
    * is true when it failed after its head had been passed to the client.
    */
   onDone(cutOff: boolean): void
+  /**
+   * Asked at the last moment before the request is written to the upstream socket (undici calls
+   * the handler's start once a connection is ready, which may be long after the dispatch: a new
+   * socket connecting, a process stalled meanwhile). An error returned stops the request unsent:
+   * `forward` rejects with it (and `onDone` is still called once).
+   */
+  beforeSend?(): Error | undefined
 }
 
 /**
@@ -41,8 +48,11 @@ class PipeToClient implements Dispatcher.DispatchHandler {
     private readonly reject: (err: Error) => void,
   ) {}
 
-  // undici tells the callback styles apart by this method; nothing to do when the request starts.
-  onRequestStart(): void {}
+  // Called by undici right before the request is written to the socket.
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    const refusal = this.callbacks.beforeSend?.()
+    if (refusal !== undefined) controller.abort(refusal)
+  }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     if (statusCode < 200) return // 1xx informational: the final answer follows

@@ -12,7 +12,7 @@ import { retryDelayMs, sleep } from './backoff.js'
 import { NO_BODY, readBody } from './body.js'
 import { forward } from './forward.js'
 import { HangUp } from './hang-up.js'
-import { BadWaitHeaderError, NotFoundError, UpstreamBusyError } from './errors.js'
+import { BadWaitHeaderError, NotFoundError, PermitRanOutError, UpstreamBusyError } from './errors.js'
 import { appendForwardedFor, CLIENT_IDENTITY_HEADERS, clientResponseHeaders, upstreamRequestHeaders } from './headers.js'
 import { instanceOf } from './instance.js'
 import type { Outcome, RequestRecord } from './record.js'
@@ -52,6 +52,15 @@ export interface ProxyContext {
   /** one attempt upstream is done (read to the end, a 429 included, or failed), with the upstream's time */
   readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number) => void
 }
+
+/** A request stopped before it was sent, because its permit could no longer start it (never leaves the proxy). */
+class LeaseInDoubt extends Error {
+  constructor() {
+    super('the permit may have run out before the request was sent')
+  }
+}
+
+const HELD_BACK = 'proxy: the permit may have run out before the request was sent (the process stalled); given back, the request waits again at its place'
 
 /** An error that already knows which outcome it stands for in logs and metrics. */
 type Rejection = Error & { statusCode?: number; outcome?: Outcome }
@@ -152,18 +161,26 @@ export function createProxyHandler(ctx: ProxyContext) {
       for (let attempt = 0; ; attempt++) {
         const permit = await acquire(limiter, key, endpoint.limit, deadline, requeued ? arrivedAt : undefined, settings.queue.maxLength, client, trace)
         requeued = true
-        if (permit.isLost) {
-          // Its lease was lost before the request started (docs/redis-limiter.md, "Leases"): never
-          // used — given back, and the request waits again at its place.
+        if (!permit.canStart()) {
+          // Its lease was lost, or may have run out, before the request started (docs/redis-limiter.md,
+          // "Leases"): never used — given back, and the request waits again at its place.
+          if (!permit.isLost) request.log.warn({ instance: key.instance, endpoint: key.endpoint, at: 'granted' }, HELD_BACK)
           permit.release()
           attempt--
           continue
         }
         let busy: IncomingHttpHeaders | undefined
+        // set when the request was stopped unsent because its permit could no longer start it
+        let heldBack: LeaseInDoubt | undefined
         const sentAt = performance.now()
         trace.upstreamStartedAt = sentAt
         try {
           await forward(upstream.pool, forwardOptions, res, {
+            // The same question again right before the request is written: undici may start it long
+            // after the dispatch (a new socket still connecting, a free connection awaited), and a
+            // process stalled meanwhile (SIGSTOP, a long GC pause) may hold a lease Redis has since
+            // given to another replica. Nothing has been sent then: it waits again at its place.
+            beforeSend: () => (permit.canStart() ? undefined : (heldBack = new LeaseInDoubt())),
             onHead: (status, upstreamHeaders) => {
               versioning.observeUpstream(decision, status, key)
               if (status === 429) {
@@ -179,6 +196,7 @@ export function createProxyHandler(ctx: ProxyContext) {
             },
             // The upstream is done with the request when its answer has been read to the end (or torn).
             onDone: (cutOff) => {
+              if (heldBack !== undefined) return void permit.release()
               trace.upstreamEndedAt = performance.now()
               ctx.onUpstreamAttempt?.(endpoint, (trace.upstreamEndedAt - sentAt) / 1000)
               if (cutOff) trace.outcome = 'upstream_error'
@@ -186,7 +204,12 @@ export function createProxyHandler(ctx: ProxyContext) {
             },
           })
         } catch (err) {
-          throw withOutcome(upstreamFailure(err), 'upstream_error')
+          if (heldBack === undefined || err !== heldBack) throw withOutcome(upstreamFailure(err), 'upstream_error')
+          // A streamed body was given to undici, which destroys it with the request: it cannot be sent again.
+          request.log.warn({ instance: key.instance, endpoint: key.endpoint, at: 'send' }, HELD_BACK)
+          if (body.kind === 'stream') throw withOutcome(new PermitRanOutError(describe(key)), 'unavailable')
+          attempt--
+          continue
         }
         // The answer is the upstream's (passed on, or dropped for a client that has gone): Fastify sends nothing.
         if (busy === undefined) return void reply.hijack()

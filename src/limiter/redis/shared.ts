@@ -310,6 +310,20 @@ export class SharedPermits {
     if (sem) sem.headHint = undefined
   }
 
+  /**
+   * A Redis permit's lease is sure to last until the next renewal (the same rule as for a grant read
+   * late: `KeySemaphore.leaseInDoubt`). False after a stall since the grant or the last renewal
+   * longer than two thirds of a lease — the slot may have been given to another replica — and for a
+   * permit no longer held here (lost, released). Asked before a request starts on the permit.
+   */
+  leaseHolds(permit: SluicePermit): boolean {
+    const grant = permit.grant
+    if (grant.kind !== 'redis') return true
+    const held = this.#semaphores.get(grant.tag)?.held.get(grant.id)
+    if (held?.permit !== permit) return false
+    return !KeySemaphore.leaseInDoubt(held.leaseUntil, this.#now(), this.config.syncMs)
+  }
+
   /** Gives back a permit Redis granted. Never throws; on failure the id is retried on the next sync. */
   releasePermit(permit: SluicePermit): void {
     const grant = permit.grant

@@ -51,7 +51,7 @@ function setUp() {
     scripts,
     { prefix: 'p', replicaId: 'r1', channelPrefix: 'p:grant:', leaseMs: LEASE_MS, syncMs: SYNC_MS, liveMs: LEASE_MS, idleMs: 3 * LEASE_MS, now: () => now },
     {
-      makePermit: (k, limit, grant, waitedMs) => new SluicePermit(k, limit, grant, waitedMs, (p) => shared.releasePermit(p)),
+      makePermit: (k, limit, grant, waitedMs) => new SluicePermit(k, limit, grant, waitedMs, (p) => shared.releasePermit(p), (p) => shared.leaseHolds(p)),
       failed: (err) => failed.push(err),
       keyBroken: (_k, err) => failed.push(err),
       reroute: () => {},
@@ -246,5 +246,20 @@ describe('shared permits: races, deterministically (fake script runner and clock
     first.permit!.release()
     expect(w.permit).toBeUndefined()
     expect(scripts.take('release').args.slice(5)).toEqual([permitId(first.permit)])
+  })
+
+  it('a permit granted just before a stall longer than the lease cannot start a request after it: given back, never used', async () => {
+    const { scripts, request, advance } = fresh()
+    const w = request()
+    scripts.take('acquire').answer(GRANTED)
+    await settle()
+    expect(w.permit!.canStart()).toBe(true) // the proxy asks right after the grant
+    // frozen after the grant, before the request was written upstream (a new socket connecting)
+    advance(LEASE_MS - SYNC_MS + 1)
+    expect(w.permit!.isLost).toBe(false) // no sync has run yet: nothing reported it lost
+    expect(w.permit!.canStart()).toBe(false) // the proxy asks again right before the write
+    w.permit!.release()
+    expect(scripts.take('release').args.slice(5)).toEqual([permitId(w.permit)])
+    expect(w.permit!.canStart()).toBe(false)
   })
 })
