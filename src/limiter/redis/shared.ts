@@ -131,6 +131,27 @@ export class SharedPermits {
     })
   }
 
+  /**
+   * Queues a waiter again, placed by its age, under a NEW id: Redis granted its old id and the lease
+   * ran out (a grant confirmed too late), or dropped it from the queue (a stall made this replica
+   * look dead). A grant message for the old id may still be on its way — published during the stall
+   * and read only now, or read twice (by message and by reply) — and must not be taken for a grant
+   * of the new wait: with the same id it would be, since the re-sent acquire moves the waiter's
+   * `notGrantedAt` forward, so that stale grant would look fresh and its permit be used while Redis
+   * has the waiter only in the queue (and gives the slot to someone else). Messages for the old id now
+   * find no waiter and are ignored; Redis no longer knows the old id (neither holder nor waiter), so
+   * nothing is left to withdraw.
+   */
+  #requeue(old: Waiter): void {
+    const { semaphore: sem, ticket } = old
+    this.#forget(old)
+    const waiter: Waiter = { id: this.#nextId(), ticket, semaphore: sem, phase: 'sending', grantedEarly: false, notGrantedAt: 0 }
+    sem.addWaiter(waiter)
+    this.#waiters.set(waiter.id, waiter)
+    ticket.withdraw = () => this.#withdraw(waiter)
+    void this.#sendAcquire(waiter, true)
+  }
+
   /** `keepAge`: place the waiter by its age (it waited before), not by when Redis sees it. */
   async #sendAcquire(waiter: Waiter, keepAge: boolean): Promise<void> {
     const { semaphore: sem, ticket } = waiter
@@ -270,12 +291,8 @@ export class SharedPermits {
     renew(this.scripts, sem.keys, { id: waiter.id, leaseMs: this.config.leaseMs, idleMs: this.config.idleMs }).then(
       (renewed) => {
         if (!this.#isCurrent(waiter)) return
-        if (renewed) {
-          this.#grant(waiter, waiter.id, sentAt + this.config.leaseMs)
-        } else {
-          sem.setPhase(waiter, 'sending')
-          void this.#sendAcquire(waiter, true)
-        }
+        if (renewed) this.#grant(waiter, waiter.id, sentAt + this.config.leaseMs)
+        else this.#requeue(waiter)
       },
       (err: unknown) => {
         if (this.#isCurrent(waiter)) this.#attemptFailed(waiter, err)
@@ -482,8 +499,7 @@ export class SharedPermits {
       // data: queue again, same age.
       const waiter = sem.waiters.get(id)
       if (waiter?.phase !== 'queued') continue
-      sem.setPhase(waiter, 'sending')
-      void this.#sendAcquire(waiter, true)
+      this.#requeue(waiter)
     }
     if (sem.queuedCount > 0 && reply.nearestExpiryMs >= 0) this.#armSafety(sem, reply.nearestExpiryMs)
   }

@@ -213,11 +213,42 @@ describe('shared permits: races, deterministically (fake script runner and clock
     await settle()
     expect(w.permit).toBeUndefined()
     const again = scripts.take('acquire')
-    expect(idOf(again)).toBe(idOf(acquire))
+    // a new id: a grant message for the old one, still on its way, cannot be taken for this wait's
+    expect(idOf(again)).not.toBe(idOf(acquire))
     expect(Number(again.args[6])).toBeGreaterThan(0) // placed by its age: back at its place
-    again.answer(GRANTED)
+    again.answer(QUEUED)
     await settle()
-    expect(permitId(w.permit)).toBe(idOf(acquire))
+    shared.onGrantMessage(idOf(acquire)) // the stale grant's second word (its message after the reply)
+    await settle()
+    expect(w.permit).toBeUndefined()
+    expect(scripts.names()).toEqual([])
+    shared.onGrantMessage(idOf(again)) // Redis's grant of the new wait
+    await settle()
+    expect(permitId(w.permit)).toBe(idOf(again))
+  })
+
+  it('a waiter dropped during a stall and queued again: a grant message of its old wait, read late, is not a grant of the new one', async () => {
+    const { scripts, shared, request, advance } = fresh()
+    const w = request()
+    const acquire = scripts.take('acquire')
+    acquire.answer(QUEUED)
+    await settle()
+    // Frozen past the lease: Redis granted the waiter (message published, unread), the lease ran
+    // out, another replica's script purged it and gave the slot away.
+    advance(LEASE_MS * 2)
+    const syncing = shared.syncAll()
+    const sync = scripts.take('sync')
+    sync.answer([-1, [], [], [idOf(acquire)], null, []]) // neither holder nor waiter any more
+    await syncing
+    const again = scripts.take('acquire') // queued again by its age
+    shared.onGrantMessage(idOf(acquire)) // the grant published during the stall, read only now
+    again.answer(QUEUED) // Redis has the waiter in its queue, not among the holders
+    await settle()
+    expect(w.permit).toBeUndefined()
+    expect(scripts.names()).toEqual([])
+    shared.onGrantMessage(idOf(again))
+    await settle()
+    expect(permitId(w.permit)).toBe(idOf(again))
   })
 
   it('a grant read after a stall, still counted in Redis: renewed, then used', async () => {
