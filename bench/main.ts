@@ -7,11 +7,12 @@
 import { startRedis } from '../test/support/redis.js'
 import { coreTable, runCoreBench } from './core.js'
 import { runMetricsCostBench } from './metrics/proxy-cost.js'
+import { runPermitsBench } from './permits/main.js'
 import { runRedisBench } from './redis/index.js'
 import { runReplicasBench } from './redis/replicas.js'
 
 async function main(): Promise<void> {
-  // `npm run bench -- core`, `-- metrics` or `-- redis` runs one part.
+  // `npm run bench -- core`, `-- metrics`, `-- redis` or `-- permits` runs one part.
   const only = process.argv[2]
   const out = (s: string): boolean => process.stdout.write(`${s}\n`)
   out(`# sluice benchmarks — node ${process.version}, ${new Date().toISOString()}\n`)
@@ -40,6 +41,12 @@ async function main(): Promise<void> {
     out('')
     out('## Upstream utilisation through the proxy: 60 clients, sim at 20 ms a request\n')
     out(await runReplicasBench())
+    out('')
+  }
+
+  if (only === undefined || only === 'permits') {
+    out('## Permits saved by coalescing and the lookup-list cache (a realistic mix, closed loop)\n')
+    out(await runPermitsBench())
     out('')
   }
 }

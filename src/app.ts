@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { basename, join } from 'node:path'
 import pino from 'pino'
 import { buildAdminServer } from './admin/server.js'
+import { createAppGate, type AppGate } from './apps/gate.js'
 import { loadCatalog } from './catalog/index.js'
 import type { Settings } from './config/schema.js'
 import { createLimiter } from './limiter/index.js'
@@ -20,6 +21,9 @@ import { replyWithError } from './errors/reply.js'
 import type { RequestRecord } from './proxy/record.js'
 import { createUpstream } from './proxy/upstream.js'
 import { createVersioning } from './versioning/index.js'
+import { forecastingLimiter } from './forecast/index.js'
+import { endpointLabeler } from './metrics/labels.js'
+import { Reuse } from './reuse/index.js'
 
 export const CONFIG_DIR = join(import.meta.dirname, '..', 'config')
 
@@ -35,6 +39,8 @@ export interface App {
   readonly admin: FastifyInstance
   readonly limiter: Limiter
   readonly settings: Settings
+  /** app identity and keys; `reload()` re-reads the token file and the keys (SIGHUP) */
+  readonly apps: AppGate
   /** starts both servers; resolves with their addresses */
   listen(): Promise<{ proxyUrl: string; adminUrl: string }>
   /** graceful: stop accepting, answer the queued with 503, let in-flight finish (bounded), release all */
@@ -102,8 +108,12 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     redisOperations: settings.redis.url !== undefined ? REDIS_OPERATIONS : [],
   })
   const versioning = createVersioning(settings.versions, { now: deps.now, log, registry: metrics.registry, orgs: metrics.orgs })
+  // Permits not spent: identical reads share a call, lookup lists may be cached, hopeless waits are refused at once (checked before the limiter connects).
+  const endpointIds = catalog.endpoints.map((e) => e.id)
+  const reuse = new Reuse(settings.coalesce, settings.cache, { registry: metrics.registry, endpointIds, endpointLabel: endpointLabeler(endpointIds) })
   limiter = await createLimiter(settings, { log, observer: metrics.observer })
   const upstream = createUpstream(settings)
+  const apps = createAppGate(settings.apps, settings.credentials, settings.appHeader, { log })
 
   proxy.addHook('onRequest', (_request, _reply, done) => {
     done(closing ? new ShuttingDownError() : undefined)
@@ -111,9 +121,11 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   await proxy.register(proxyPlugin, {
     settings,
     catalog,
-    limiter,
+    limiter: forecastingLimiter(limiter, settings.failFast, metrics.registry),
     upstream,
     versioning,
+    reuse,
+    apps,
     onFinished: (record: RequestRecord) => {
       metrics.requestFinished(record)
       // Built only when written: the hot path makes no log line that the level would drop.
@@ -132,7 +144,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     statusExtras: () => {
       const { versions, calendar, ...versioningState } = versioning.snapshot()
       // /status names the calendar, never its path on disk (README "Admin port").
-      return { versions, versioning: { ...versioningState, calendar: calendarName(calendar, settings.versions.calendarFile) } }
+      return { versions, versioning: { ...versioningState, calendar: calendarName(calendar, settings.versions.calendarFile) }, reuse: reuse.status() }
     },
     token: settings.adminToken,
     protectHealth: settings.adminTokenHealth,
@@ -144,6 +156,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     admin,
     limiter,
     settings,
+    apps,
     async listen() {
       const proxyUrl = await proxy.listen({ port: settings.port, host: settings.host }).catch((err: unknown) => {
         throw new ListenError('proxy', settings.host, settings.port, err)
@@ -171,6 +184,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
         clearTimeout(remaining)
         await admin.close()
         await limiter.close()
+        apps.close()
         lines.flush()
       })()
       return closed

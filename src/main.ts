@@ -29,6 +29,11 @@ async function main(): Promise<void> {
       },
     )
   }
+  // SIGHUP re-reads the app token file and the API keys now rather than at the next poll.
+  process.on('SIGHUP', () => {
+    app.apps.reload()
+    app.proxy.log.info('app tokens and API keys re-read (SIGHUP)')
+  })
   process.once('SIGTERM', () => stop('SIGTERM'))
   process.once('SIGINT', () => stop('SIGINT'))
 }

@@ -6,7 +6,8 @@ import { STATUS_PAGE_CSS } from './page/style.js'
  * The live status page of the admin port: one self-contained HTML document (inline CSS and JS, no
  * external assets, no build step) that polls `./status` every 2 s (`?refresh=<ms>` to change it) and
  * shows every active (instance, endpoint) with its permits in use against the limit, its queue and
- * oldest wait, the limiter mode and the API versions seen. Mount it at `/` and `/status.html`, next
+ * oldest wait, the permits saved per key (coalesced reads, cache hits), the limiter mode and the API
+ * versions seen. Mount it at `/` and `/status.html`, next
  * to `/status`, and send it with `statusPageHeaders()`.
  */
 
@@ -37,6 +38,7 @@ const PAGE = `<!doctype html>
     <div class="tile"><div class="label">Permits (sum of limits)</div><div class="value" data-field="totalLimit">0</div></div>
     <div class="tile"><div class="label">Queued</div><div class="value" data-field="totalQueued">0</div></div>
     <div class="tile"><div class="label">Oldest wait</div><div class="value" data-field="maxOldestWaitMs">0</div></div>
+    <div class="tile"><div class="label">Permits saved</div><div class="value" data-field="totalSaved">0</div></div>
   </div>
   <section id="keys">
     <h2>Permits by instance and endpoint
@@ -44,6 +46,14 @@ const PAGE = `<!doctype html>
     <table>
       <thead><tr><th>Instance</th><th>Endpoint</th><th>Permits in use</th><th class="num">In flight</th>
         <th class="num">Limit</th><th class="num">Queued</th><th class="num">Oldest wait</th></tr></thead>
+      <tbody></tbody>
+    </table>
+  </section>
+  <section id="saved" hidden>
+    <h2>Permits saved by instance and endpoint <span class="count"></span></h2>
+    <table>
+      <thead><tr><th>Instance</th><th>Endpoint</th><th class="num">Coalesced</th><th class="num">Cache hits</th>
+        <th class="num">Permits saved</th></tr></thead>
       <tbody></tbody>
     </table>
   </section>

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { parse as parseYaml } from 'yaml'
 import type { z } from 'zod'
+import { ORG_KEY_ENV_PREFIX } from '../apps/sources.js'
 import { ConfigError } from '../errors/config-error.js'
 import { ENV_PREFIX, envBindings, parseEnvValue } from './env.js'
 import { MASK, maskSecretText } from '../log/secret-text.js'
@@ -140,7 +141,7 @@ const knownEnv = new Set([...bindings.map((b) => b.name), `${ENV_PREFIX}CONFIG`]
  * Kubernetes injects `SLUICE_SERVICE_HOST`-style variables for a Service named sluice.
  */
 export function unknownEnvVars(env: NodeJS.ProcessEnv = process.env): string[] {
-  return Object.keys(env).filter((k) => k.startsWith(ENV_PREFIX) && !knownEnv.has(k) && !k.startsWith('SLUICE_TEST_') && !k.startsWith('SLUICE_BENCH_'))
+  return Object.keys(env).filter((k) => k.startsWith(ENV_PREFIX) && !knownEnv.has(k) && !k.startsWith('SLUICE_TEST_') && !k.startsWith(ORG_KEY_ENV_PREFIX) && !k.startsWith('SLUICE_BENCH_'))
 }
 
 function deepMerge(target: Tree, source: Tree): void {

@@ -1,11 +1,14 @@
 import { z } from 'zod'
 import { adminSettingsShape } from '../admin/settings.js'
+import { appSettingsSchema, credentialSettingsSchema } from '../apps/settings.js'
 import { limitSettingsSchema } from '../catalog/settings.js'
 import { redisSettingsSchema } from '../limiter/redis/settings.js'
 import { logSettingsShape } from '../log/settings.js'
 import { metricsSettingsSchema } from '../metrics/settings.js'
 import { proxySettingsShape } from '../proxy/settings.js'
 import { versionSettingsSchema } from '../versioning/settings.js'
+import { failFastSettingsSchema } from '../forecast/settings.js'
+import { cacheSettingsSchema, coalesceSettingsSchema } from '../reuse/settings.js'
 
 /**
  * Every setting, composed from the modules that own them. Defaults < YAML file (`SLUICE_CONFIG`) <
@@ -17,9 +20,19 @@ export const settingsSchema = z.strictObject({
   ...adminSettingsShape,
   ...logSettingsShape,
   limits: limitSettingsSchema.prefault({}),
+  coalesce: coalesceSettingsSchema.prefault({}),
+  cache: cacheSettingsSchema.prefault({}),
+  failFast: failFastSettingsSchema.prefault({}),
   redis: redisSettingsSchema.prefault({}),
   versions: versionSettingsSchema.prefault({}),
   metrics: metricsSettingsSchema.prefault({}),
+  apps: appSettingsSchema.prefault({}),
+  credentials: credentialSettingsSchema.prefault({}),
+}).superRefine((settings, ctx) => {
+  // Injected keys with no app identity would let anyone who reaches sluice use every organisation's key.
+  if (settings.credentials.inject && !settings.apps.enabled) {
+    ctx.addIssue({ code: 'custom', path: ['credentials', 'inject'], message: 'needs apps.enabled (SLUICE_APPS_ENABLED) on: without app identity anyone could use the keys' })
+  }
 })
 
 export type Settings = z.output<typeof settingsSchema>

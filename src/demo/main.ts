@@ -40,8 +40,9 @@ async function fire(baseUrl: string): Promise<Tally> {
   const started = performance.now()
   await Promise.all(
     BURST.flatMap((b) =>
-      Array.from({ length: b.count }, async () => {
-        const res = await request(`${baseUrl}/v2${b.path}`, {
+      Array.from({ length: b.count }, async (_, i) => {
+        // each read asks for another page: identical reads through sluice would share one call
+        const res = await request(`${baseUrl}/v2${b.path}${b.method === 'GET' ? `?page=${i}` : ''}`, {
           method: b.method,
           headers: { authorization: auth, 'content-type': 'application/json' },
           body: b.method === 'POST' ? '{"searchFields":[]}' : null,

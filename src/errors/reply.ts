@@ -20,6 +20,9 @@ export function replyWithError(err: FastifyError, request: FastifyRequest, reply
   const status = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500
   if (status >= 500 && status !== 503) request.log.error({ err }, 'request failed')
   else request.log.debug({ code: err.code, msg: err.message }, 'request refused')
+  // An error may bring headers of its own (a Retry-After from a predicted wait).
+  const own = (err as { headers?: unknown }).headers
+  if (typeof own === 'object' && own !== null) for (const [name, value] of Object.entries(own)) if (typeof value === 'string') reply.header(name, value)
   if (status === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', '1')
   void reply.code(status).type('application/json; charset=utf-8').send(errorBody(err, status))
 }

@@ -42,6 +42,12 @@ export interface AcquireOptions {
   readonly arrivedAt?: number
   /** the longest queue allowed for this key; past it acquire rejects with QueueFullError */
   readonly maxQueue: number
+  /**
+   * The calling app, resolved once per request (README "Apps: identity, access and keys"): the
+   * authenticated app, else the app header, else `default`. The ground for fair share between apps;
+   * the backends do not read it yet.
+   */
+  readonly app?: string
 }
 
 export interface Permit {

@@ -5,7 +5,7 @@ import type { Outcome, RequestRecord } from '../proxy/record.js'
 import { QUEUE_WAIT_BUCKETS, REDIS_BUCKETS, REQUEST_BUCKETS, UPSTREAM_BUCKETS } from './buckets.js'
 import { registerKeyGauges } from './key-gauges.js'
 import { CellCounter, CellHistogram, type CounterCell, type HistogramCell } from './cells.js'
-import { codeLabel, endpointLabeler, methodLabel, operationLabel } from './labels.js'
+import { codeLabel, endpointLabeler, methodLabel, operationLabel, UNKNOWN_APP } from './labels.js'
 import { AllOrgs, type OrgPolicy, TopOrgs } from './orgs.js'
 import { readBuildInfo, type BuildInfo } from './build-info.js'
 import type { MetricsSettings } from './settings.js'
@@ -78,6 +78,11 @@ const OUTCOME_NUMBER: Readonly<Record<Outcome, number>> = {
   upstream_busy: 6,
   upstream_error: 7,
   unavailable: 8,
+  wait_too_long: 9,
+  coalesced: 10,
+  cache_hit: 11,
+  unauthenticated: 12,
+  forbidden: 13,
 }
 const METHOD_NUMBERS: Readonly<Record<string, number>> = { GET: 1, HEAD: 2, POST: 3, PUT: 4, PATCH: 5, DELETE: 6, OPTIONS: 7 }
 /** 1-7 for the usual methods, 0 for any other (they share the `other` label) */
@@ -148,6 +153,24 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
       },
     })
   }
+
+  // Per app (README "Apps: identity, access and keys"): the app label is bounded like org, by
+  // metrics.maxApps, so apps that name themselves in a header cannot grow the series without end.
+  const apps: OrgPolicy = settings.maxApps > 0 ? new TopOrgs(settings.maxApps, settings.rankIntervalMs, now()) : new AllOrgs()
+  const appMetrics: { dropOrg(app: string): void }[] = []
+  const appRequests = new CellCounter(
+    'sluice_app_requests_total',
+    'Requests finished, by calling app (app="_unknown": refused before the app was known), status code and outcome; 401/403 are app identity refusals',
+    ['app', 'code', 'outcome'],
+    registry,
+  )
+  const appQueueWait = new CellHistogram(
+    'sluice_app_queue_wait_seconds',
+    'Time spent waiting for permits, over every attempt, of requests that joined a queue, by calling app',
+    QUEUE_WAIT_BUCKETS,
+    registry,
+  )
+  appMetrics.push(appRequests, appQueueWait)
 
   const requests = counter(
     'sluice_requests_total',
@@ -272,8 +295,15 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   const SHED_OUTCOMES = ['queue_full', 'queue_timeout'] as const
   const cellsByEndpoint = new Map<string, EndpointCells>()
 
+  const rerankApps = (): void => {
+    const dropped = apps.rerankIfDue(now())
+    for (const app of dropped) for (const metric of appMetrics) metric.dropOrg(app)
+    for (const app of dropped) appCells.delete(app)
+  }
+  if (!withOrg) rerank = rerankApps
   if (withOrg) {
     rerank = () => {
+      rerankApps()
       const dropped = orgs.rerankIfDue(now())
       if (dropped.length === 0) return
       for (const org of dropped) for (const metric of cellMetrics) metric.dropOrg(org)
@@ -327,6 +357,21 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     }
   }
 
+  // Per app, the cells by a number made of status and outcome, so a request builds no key string.
+  const appCells = new Map<string, Map<number, CounterCell>>()
+  function appRequestCell(app: string, record: RequestRecord): CounterCell {
+    let byShape = appCells.get(app)
+    if (byShape === undefined) appCells.set(app, (byShape = new Map<number, CounterCell>()))
+    const shape = record.status * 16 + OUTCOME_NUMBER[record.outcome]
+    let cell = byShape.get(shape)
+    if (cell === undefined) {
+      const code = codeLabel(record.status)
+      cell = appRequests.cellByKey(app + '\n' + code + '\n' + record.outcome, { app, code, outcome: record.outcome }, app)
+      byShape.set(shape, cell)
+    }
+    return cell
+  }
+
   function requestFinished(record: RequestRecord): void {
     const cells = endpointCells(record.endpoint)
     const endpoint = cells.label
@@ -340,6 +385,10 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
       wait.observe(record.queueSeconds)
     }
     if (record.retries > 0) keyCell(retries, endpoint, org).n += record.retries
+
+    const app = record.app === undefined ? UNKNOWN_APP : apps.forRequest(record.app)
+    appRequestCell(app, record).n++
+    if (QUEUED_OUTCOMES.has(record.outcome)) (appQueueWait.find(app) ?? appQueueWait.cellByKey(app, { app }, app)).observe(record.queueSeconds)
   }
 
   return {

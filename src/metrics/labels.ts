@@ -9,6 +9,8 @@ export const UNKNOWN_ENDPOINT = 'unknown'
 export const UNMATCHED_ENDPOINT = 'unmatched'
 /** org label of the organisations that have no series of their own (over `metrics.maxInstances`) */
 export const OTHER_ORG = '_other'
+/** app label of a request refused before its app was known (a 401, a bad path) */
+export const UNKNOWN_APP = '_unknown'
 /** org label of an instance name that is not a plausible organisation id (too long, odd characters) */
 export const INVALID_ORG = '_invalid'
 

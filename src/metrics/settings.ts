@@ -16,6 +16,11 @@ export const metricsSettingsSchema = z.strictObject({
    * (endpoint, org) instead of per endpoint. Off, per-org waits show in sluice_queue_oldest_wait_seconds.
    */
   queueWaitByOrg: z.boolean().default(false),
+  /**
+   * most apps that get a series of their own in the per-app metrics; the rest are counted under
+   * `app="_other"`, re-ranked like organisations. 0 = no cap.
+   */
+  maxApps: z.number().int().nonnegative().default(20),
   /** how often the top `maxInstances` organisations are re-ranked by their recent request count */
   rankIntervalMs: z.number().int().positive().default(300_000),
   /** also export prom-client's default process_* and nodejs_* metrics */

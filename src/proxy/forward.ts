@@ -10,9 +10,11 @@ export interface ForwardCallbacks {
   onHead(statusCode: number, headers: IncomingHttpHeaders): OutgoingHttpHeaders | undefined
   /**
    * Once: the upstream is done with the request — its answer read to the end, or failed. `cutOff`
-   * is true when it failed after its head had been passed to the client.
+   * is true when it failed after its head had been passed to the client; `failed` whenever it failed.
    */
-  onDone(cutOff: boolean): void
+  onDone(cutOff: boolean, failed: boolean): void
+  /** Every chunk of the answer's body, passed on or not (a copy kept for identical requests, the cache). */
+  onChunk?(chunk: Buffer): void
   /**
    * Asked at the last moment before the request is written to the upstream socket (undici calls
    * the handler's start once a connection is ready, which may be long after the dispatch: a new
@@ -74,6 +76,7 @@ class PipeToClient implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.callbacks.onChunk?.(chunk)
     if (!this.passing) return
     if (this.res.destroyed) {
       // The client left mid-answer: keep reading, so the permit goes back when the API is done.
@@ -94,19 +97,19 @@ class PipeToClient implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     if (this.passing) this.res.end()
-    this.finish(false)
+    this.finish(false, false)
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
     const cutOff = this.passing
     if (!this.answered) this.reject(err)
     else if (cutOff) this.res.destroy() // the status is sent: the client sees the answer cut off
-    this.finish(cutOff)
+    this.finish(cutOff, true)
   }
 
-  private finish(cutOff: boolean): void {
+  private finish(cutOff: boolean, failed: boolean): void {
     if (this.done) return
     this.done = true
-    this.callbacks.onDone(cutOff)
+    this.callbacks.onDone(cutOff, failed)
   }
 }

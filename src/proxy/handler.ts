@@ -4,10 +4,13 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
 import type { Dispatcher } from 'undici'
 import { badPathError } from '../catalog/index.js'
+import type { AppGate } from '../apps/gate.js'
 import type { Catalog, Endpoint } from '../catalog/types.js'
 import type { ProxySettings } from './settings.js'
 import { QueueTimeoutError } from '../limiter/errors.js'
 import type { Limiter, Permit } from '../limiter/types.js'
+import { PREDICTED_WAIT_HEADER, predictedWaitOf } from '../forecast/index.js'
+import { writeReused, type Reuse, type ReuseTicket } from '../reuse/index.js'
 import { retryDelayMs, sleep } from './backoff.js'
 import { NO_BODY, readBody } from './body.js'
 import { forward } from './forward.js'
@@ -45,12 +48,16 @@ export interface ProxyContext {
   readonly limiter: Limiter
   readonly upstream: Upstream
   readonly versioning: ProxyVersioning
+  /** which app is calling; with app identity on, may it, and which Authorization goes upstream */
+  readonly apps: AppGate
   /** once per request, when the client side is done */
   readonly onFinished: (record: RequestRecord, request: FastifyRequest) => void
   /** an upstream 429 arrived; the request goes back into its queue */
   readonly onUpstream429?: (endpoint: Endpoint, instance: string) => void
   /** one attempt upstream is done (read to the end, a 429 included, or failed), with the upstream's time */
   readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number) => void
+  /** coalescing of identical reads and the lookup-list cache; none when undefined */
+  readonly reuse?: Reuse
 }
 
 /** A request stopped before it was sent, because its permit could no longer start it (never leaves the proxy). */
@@ -71,26 +78,33 @@ const OUTCOME_BY_CODE: Readonly<Record<string, Outcome>> = {
   SLUICE_QUEUE_TIMEOUT: 'queue_timeout',
   SLUICE_UNAVAILABLE: 'unavailable',
   SLUICE_UPSTREAM_BUSY: 'upstream_busy',
+  SLUICE_WAIT_TOO_LONG: 'wait_too_long',
+  SLUICE_APP_UNAUTHENTICATED: 'unauthenticated',
+  SLUICE_APP_ORG_FORBIDDEN: 'forbidden',
+  SLUICE_APP_ENDPOINT_FORBIDDEN: 'forbidden',
+  SLUICE_NO_API_KEY: 'forbidden',
 }
 
 /** Builds the route handler for every request under the API prefix. */
 export function createProxyHandler(ctx: ProxyContext) {
-  const { settings, catalog, limiter, upstream, versioning } = ctx
+  const { settings, catalog, limiter, upstream, versioning, apps } = ctx
   const prefix = settings.basePath
   const waitHeader = settings.queue.waitHeader
   const versionHeader = versioning.headerName
   // Headers that steer sluice itself, and (unless the client is a trusted proxy) client-sent claims
   // about the client's address: the API never sees them.
-  const controlHeaders = new Set([waitHeader, settings.instanceHeader, settings.appHeader, ...(settings.trustProxy ? [] : CLIENT_IDENTITY_HEADERS)])
+  const controlHeaders = new Set([waitHeader, settings.instanceHeader, ...apps.controlHeaders, ...(settings.trustProxy ? [] : CLIENT_IDENTITY_HEADERS)])
 
   return async function proxyHandler(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const trace = new Trace(request.id, request.method, performance.now())
     const arrivedAt = Date.now()
     const res = reply.raw
     const client = new HangUp()
+    let shared: ReuseTicket | undefined
     res.once('close', () => {
       const gone = !res.writableFinished
       if (gone) client.hangUp()
+      shared?.close()
       const record = trace.finish(res.statusCode, gone, performance.now())
       if (record !== undefined) ctx.onFinished(record, request)
     })
@@ -120,8 +134,9 @@ export function createProxyHandler(ctx: ProxyContext) {
       trace.template = endpoint.template
       const headers = request.headers
       trace.instance = instanceOf(headers, settings.instanceHeader)
-      const app = headers[settings.appHeader]
-      trace.app = typeof app === 'string' ? app.slice(0, 64) : undefined
+      const caller = apps.resolve(headers, trace.instance, endpoint.id, request.method)
+      trace.app = caller.app
+      request.sluiceApp = caller.app
       const deadline = arrivedAt + maxWaitMs(headers[waitHeader], waitHeader, settings.queue.maxWaitMs)
 
       const requestedVersion = headers[versionHeader]
@@ -142,6 +157,8 @@ export function createProxyHandler(ctx: ProxyContext) {
       const body = request.body === undefined ? NO_BODY : await readBody(request.body as Readable, contentLengthOf(headers['content-length']), settings.retry.maxBufferBytes)
       const upstreamHeaders = upstreamRequestHeaders(headers, controlHeaders)
       upstreamHeaders['x-request-id'] = request.id
+      if (caller.authorization === null) delete upstreamHeaders.authorization
+      else if (caller.authorization !== undefined) upstreamHeaders.authorization = caller.authorization
       appendForwardedFor(upstreamHeaders, request.raw.socket.remoteAddress)
       if (decision.upstream === undefined) delete upstreamHeaders[versionHeader]
       else upstreamHeaders[versionHeader] = decision.upstream
@@ -153,13 +170,24 @@ export function createProxyHandler(ctx: ProxyContext) {
         body: body.kind === 'buffered' ? body.data : body.kind === 'stream' ? body.stream : null,
       }
       const key = { instance: trace.instance, endpoint: endpoint.id }
+      const app = caller.app
+
+      // ── an identical read in progress, or the lookup-list cache, may answer without a permit
+      shared = ctx.reuse?.open({ ...key, endpointId: endpoint.id, method: request.method, path: match.path, query, headers, version: decision.upstream, deadline, hasBody: body.kind !== 'none' })
+      const reused = await shared?.reused(() => client.signal)
+      if (client.gone) return void reply.hijack()
+      if (reused !== undefined) {
+        trace.outcome = reused.kind
+        writeReused(res, request.method, reply.getHeaders() as OutgoingHttpHeaders, reused, { ...shared!.answerHeaders(reused), 'x-request-id': request.id })
+        return void reply.hijack()
+      }
 
       // ── queue, forward, and on an upstream 429 back into the queue (at its old place) after a back-off
       // `requeued`: the request waited before (an upstream 429, a permit lost before it started): it
       // goes back to its old place in the queue; a first attempt takes its place as it arrives.
       let requeued = false
       for (let attempt = 0; ; attempt++) {
-        const permit = await acquire(limiter, key, endpoint.limit, deadline, requeued ? arrivedAt : undefined, settings.queue.maxLength, client, trace)
+        const permit = await acquire(limiter, key, app, endpoint.limit, deadline, requeued ? arrivedAt : undefined, settings.queue.maxLength, client, trace)
         requeued = true
         if (!permit.canStart()) {
           // Its lease was lost, or may have run out, before the request started (docs/redis-limiter.md,
@@ -187,20 +215,33 @@ export function createProxyHandler(ctx: ProxyContext) {
                 busy = upstreamHeaders
                 return undefined
               }
+              const passed = clientResponseHeaders(upstreamHeaders)
+              // Identical requests that followed this call, and the cache, get a copy (whether or not this client is still here).
+              const reuseHeaders = shared?.head(status, passed)
               // Nobody is left to answer when the client has gone: the answer is read out and dropped.
               if (client.gone) return undefined
               // Headers sluice set (version notes), the upstream's over them, and the request id over all.
-              const head: OutgoingHttpHeaders = Object.assign(reply.getHeaders(), clientResponseHeaders(upstreamHeaders))
+              const head: OutgoingHttpHeaders = Object.assign(reply.getHeaders(), passed, reuseHeaders)
               head['x-request-id'] = request.id
+              const predicted = predictedWaitOf(permit)
+              if (predicted !== undefined) head[PREDICTED_WAIT_HEADER] = String(predicted)
               return head
             },
+            onChunk:
+              shared === undefined
+                ? undefined
+                : (chunk) => {
+                    if (busy === undefined) shared?.chunk(chunk)
+                  },
             // The upstream is done with the request when its answer has been read to the end (or torn).
-            onDone: (cutOff) => {
+            onDone: (cutOff, failed) => {
+              // stopped unsent (see beforeSend): the permit goes back, the request waits again
               if (heldBack !== undefined) return void permit.release()
               trace.upstreamEndedAt = performance.now()
               ctx.onUpstreamAttempt?.(endpoint, (trace.upstreamEndedAt - sentAt) / 1000)
               if (cutOff) trace.outcome = 'upstream_error'
               permit.release()
+              if (busy === undefined) shared?.end(!failed)
             },
           })
         } catch (err) {
@@ -241,6 +282,7 @@ export function createProxyHandler(ctx: ProxyContext) {
 async function acquire(
   limiter: Limiter,
   key: { instance: string; endpoint: string },
+  app: string,
   limit: number,
   deadline: number,
   arrivedAt: number | undefined,
@@ -256,6 +298,7 @@ async function acquire(
       deadline,
       arrivedAt,
       maxQueue,
+      app,
       get signal() {
         return client.signal
       },

@@ -3,6 +3,13 @@ import fp from 'fastify-plugin'
 import { createProxyHandler, type ProxyContext } from './handler.js'
 import { replyWithError } from '../errors/reply.js'
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** the calling app, resolved once at admission ('' until then, e.g. for a bad path) */
+    sluiceApp: string
+  }
+}
+
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 
 /**
@@ -14,6 +21,7 @@ async function proxyPlugin(fastify: FastifyInstance, ctx: ProxyContext): Promise
   // The proxy never parses bodies: the handler reads (or streams) the raw payload.
   fastify.addContentTypeParser('*', (_request, payload, done) => done(null, payload))
   fastify.setErrorHandler(replyWithError)
+  fastify.decorateRequest('sluiceApp', '')
   fastify.route({ method: METHODS, url: '*', handler: createProxyHandler(ctx) })
   await Promise.resolve()
 }

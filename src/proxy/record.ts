@@ -19,8 +19,18 @@ export type Outcome =
   | 'upstream_busy'
   /** 502/504: the upstream could not be reached, or timed out; or it broke its answer off mid-body (status as sent) */
   | 'upstream_error'
+  /** 401: app identity is on and the request carried no known app token */
+  | 'unauthenticated'
+  /** 403: the app may not use this organisation or endpoint, or sluice holds no key for the organisation */
+  | 'forbidden'
   /** 503: the limiter refuses permits (shutting down, or Redis down with fallback `closed`) */
   | 'unavailable'
+  /** 503: the queue ahead was predicted to outlast the request's deadline, so it was refused at once */
+  | 'wait_too_long'
+  /** answered with the upstream answer of an identical request's call: no permit, no call of its own */
+  | 'coalesced'
+  /** answered from the lookup-list cache: no permit, no upstream call */
+  | 'cache_hit'
 
 export interface RequestRecord {
   readonly requestId: string
@@ -30,6 +40,7 @@ export interface RequestRecord {
   /** the endpoint's path template (no ids), `unmatched` when none */
   readonly template: string
   readonly instance: string
+  /** the calling app (README "Apps: identity, access and keys"); `default` when none is named, undefined when refused before it was known */
   readonly app: string | undefined
   /** the status the client got (0 when the client left before any answer) */
   readonly status: number

@@ -53,7 +53,8 @@ describe.skipIf(!hasChromium)('the status page over the real proxy, while traffi
   it('shows the same permits, queues and waits as /status', async () => {
     for (const [org, method, path, count] of TRAFFIC) {
       for (let i = 0; i < count; i++) {
-        fetch(`${proxy.url}/v2${path}`, {
+        // each asks for another page: identical reads would share one call and one permit
+        fetch(`${proxy.url}/v2${path}?page=${i}`, {
           method,
           headers: { authorization: basicAuth(org), 'content-type': 'application/json', ...SLOW },
           ...(method === 'POST' ? { body: '{}' } : {}),

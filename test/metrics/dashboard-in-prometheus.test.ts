@@ -39,7 +39,7 @@ const panels = dashboard.panels.flatMap((p) => [p, ...(p.panels ?? [])]).filter(
 
 /** A panel's query as Grafana sends it, with the dashboard's variables set. */
 const asSent = (expr: string, org: string): string =>
-  expr.replaceAll('$__rate_interval', RATE_INTERVAL).replaceAll('$org', org).replaceAll('$endpoint', '.*')
+  expr.replaceAll('$__rate_interval', RATE_INTERVAL).replaceAll('$org', org).replaceAll('$endpoint', '.*').replaceAll('$app', '.*')
 
 async function freePort(): Promise<number> {
   const server = createServer()

@@ -5,7 +5,8 @@
  *
  * Stable hooks for tests and scrapers: rows `tr[data-key="<instance>|<endpoint>"]` with cells
  * `[data-field=inFlight|limit|queued|oldestWaitMs]` (text: the number, `data-value`: the raw number),
- * `[data-field=mode]`, `[data-version="<v>"]` rows, and `body[data-updates]` counting renders.
+ * `[data-field=mode]`, `[data-version="<v>"]` rows, `tr[data-saved-key="<instance>|<endpoint>"]` rows with
+ * `[data-field=coalesced|cacheHits|saved]`, and `body[data-updates]` counting renders.
  */
 export const STATUS_PAGE_SCRIPT = `
 'use strict';
@@ -141,6 +142,31 @@ export const STATUS_PAGE_SCRIPT = `
     return tr;
   }
 
+  // Permits not spent per (instance, endpoint) since the start: /status's reuse.permitsSaved, most first.
+  function renderSaved(reuse) {
+    var section = $('#saved');
+    var body = $('#saved tbody');
+    var rows = reuse && Array.isArray(reuse.permitsSaved) ? reuse.permitsSaved : [];
+    section.hidden = rows.length === 0;
+    while (body.firstChild) body.firstChild.remove();
+    var total = 0;
+    rows.forEach(function (k) {
+      var coalesced = num(k.coalesced), hits = num(k.cacheHits);
+      total += coalesced + hits;
+      var tr = el('tr', { 'data-saved-key': keyId(k) });
+      tr.appendChild(el('td', { class: 'instance' }, k.instance));
+      tr.appendChild(el('td', { class: 'endpoint' }, k.endpoint));
+      [['coalesced', coalesced], ['cacheHits', hits], ['saved', coalesced + hits]].forEach(function (f) {
+        var td = el('td', { class: 'num', 'data-field': f[0] });
+        setNum(td, f[1]);
+        tr.appendChild(td);
+      });
+      body.appendChild(tr);
+    });
+    setText($('#saved .count'), rows.length ? '(' + rows.length + ')' : '');
+    setNum($('[data-field=totalSaved]'), total);
+  }
+
   function daysUntil(day) {
     var t = Date.parse(day + 'T00:00:00Z');
     if (!isFinite(t)) return null;
@@ -214,6 +240,7 @@ export const STATUS_PAGE_SCRIPT = `
   function render(s) {
     renderHeader(s);
     renderKeys(Array.isArray(s.keys) ? s.keys : []);
+    renderSaved(s.reuse);
     renderVersions(s.versions);
     renderDetails(s.details);
     setText($('[data-field=updatedAt]'), new Date().toLocaleTimeString());

@@ -38,8 +38,13 @@ export interface HeldPermit {
  */
 export class KeySemaphore {
   limit: number
-  /** when this replica last refreshed its liveness and the key's description in Redis (monotonic ms) */
-  announcedAt = 0
+  /**
+   * when this replica last refreshed its liveness and the key's description in Redis (monotonic ms);
+   * -Infinity until the first time: the monotonic clock starts near 0 with the process, so 0 would
+   * read as "announced at start" and a young replica's first waiters would go unannounced (and be
+   * dropped from the queue as a dead replica's)
+   */
+  announcedAt = Number.NEGATIVE_INFINITY
   readonly waiters = new Map<string, Waiter>()
   /** waiters in phase `queued` */
   queuedCount = 0

@@ -97,7 +97,7 @@ export class SharedPermits {
     this.#touched.add(tag)
     if (sem.limit !== limit) {
       sem.limit = limit
-      sem.announcedAt = 0
+      sem.announcedAt = Number.NEGATIVE_INFINITY
     }
     return sem
   }
@@ -162,7 +162,7 @@ export class SharedPermits {
     if (keepAge) sem.headHint = undefined
     const announce = sentAt - sem.announcedAt >= this.config.syncMs
     // Redis not knowing this replica is news only if it was told before (a new key never was)
-    const announcedBefore = sem.announcedAt > 0
+    const announcedBefore = sem.announcedAt > Number.NEGATIVE_INFINITY
     let reply
     try {
       reply = await acquire(

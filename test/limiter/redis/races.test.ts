@@ -42,9 +42,9 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 5; i++) await Promise.resolve()
 }
 
-function setUp() {
+function setUp(startAt = 1_000) {
   const scripts = new FakeScripts()
-  let now = 1_000
+  let now = startAt
   const lost: SluicePermit[] = []
   const failed: unknown[] = []
   const shared: SharedPermits = new SharedPermits(
@@ -99,9 +99,23 @@ const permitId = (permit: Permit | undefined): string => {
 
 let current: ReturnType<typeof setUp> | undefined
 afterEach(() => current?.close())
-const fresh = () => (current = setUp())
+const fresh = (startAt?: number) => (current = setUp(startAt))
 
 describe('shared permits: races, deterministically (fake script runner and clock)', () => {
+  it('a replica whose monotonic clock is still below a sync interval announces itself with its first acquire', async () => {
+    // A young process (performance.now() near 0): unannounced, Redis would see no liveness for the
+    // replica and the next grant would drop its waiters from the queue as a dead replica's.
+    const { scripts, request } = fresh(0)
+    request()
+    const first = scripts.take('acquire')
+    expect(first.args[8]).toBe('1') // ARGV announce
+    first.answer(GRANTED)
+    await settle()
+    request()
+    await turn() // (the one permit is ours: the acquire goes out after this turn)
+    expect(scripts.take('acquire').args[8]).toBe('0') // announced a moment ago: not again
+  })
+
   it('a grant message read before the acquire reply: the permit waits for the reply, and is made once', async () => {
     const { scripts, shared, request } = fresh()
     const w = request()

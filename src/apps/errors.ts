@@ -1,0 +1,15 @@
+import createError from '@fastify/error'
+
+/** Answers of app identity (README "Apps: identity, access and keys"); never name a token or key. */
+
+export const AppUnauthenticatedError = createError(
+  'SLUICE_APP_UNAUTHENTICATED',
+  'sluice requires an app token: send it as the Basic-auth password (orgId:token) or in the app token header',
+  401,
+)
+
+export const AppOrgForbiddenError = createError<[string, string]>('SLUICE_APP_ORG_FORBIDDEN', 'The app %s may not use organisation %s', 403)
+
+export const AppEndpointForbiddenError = createError<[string, string]>('SLUICE_APP_ENDPOINT_FORBIDDEN', 'The app %s may not use %s', 403)
+
+export const NoApiKeyError = createError<[string]>('SLUICE_NO_API_KEY', 'sluice holds no API key for organisation %s', 403)

@@ -1,0 +1,111 @@
+import type { IncomingHttpHeaders } from 'node:http'
+import type { FastifyBaseLogger } from 'fastify'
+import { AppEndpointForbiddenError, AppOrgForbiddenError, AppUnauthenticatedError, NoApiKeyError } from './errors.js'
+import { readAppFile, readOrgKeys } from './sources.js'
+import type { AppSettings, CredentialSettings } from './settings.js'
+import { mayUseEndpoint, mayUseOrg, TokenTable } from './tokens.js'
+
+/** the app of a request that names none */
+export const DEFAULT_APP = 'default'
+
+/** Which app is calling, and what to do with the Authorization header upstream. */
+export interface Caller {
+  readonly app: string
+  /** undefined: forward the client's Authorization as it is; null: drop it; a string: send this one */
+  readonly authorization: string | null | undefined
+}
+
+export interface AppGate {
+  /** header names that steer sluice and never go upstream */
+  readonly controlHeaders: readonly string[]
+  /**
+   * The app of a request to `endpointId` for organisation `org`; throws the 401/403 answers when app
+   * identity is on and the request may not pass.
+   */
+  resolve(headers: IncomingHttpHeaders, org: string, endpointId: string, method: string): Caller
+  /** re-reads `apps.file` and `credentials.keysDir` (the timer and SIGHUP call it); keeps the old on error */
+  reload(): void
+  close(): void
+}
+
+const VALID_APP_HEADER = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+
+/** Basic-auth password, read only while the request is admitted; never stored. */
+function basicPassword(auth: string | undefined): string | undefined {
+  if (auth === undefined || auth.length <= 6 || auth.slice(0, 6).toLowerCase() !== 'basic ') return undefined
+  const decoded = Buffer.from(auth.slice(6).trim(), 'base64').toString('utf8')
+  const colon = decoded.indexOf(':')
+  return colon < 0 ? undefined : decoded.slice(colon + 1)
+}
+
+export interface AppGateDeps {
+  readonly log: FastifyBaseLogger
+  readonly env?: NodeJS.ProcessEnv
+}
+
+/**
+ * App identity and credential injection (README "Apps: identity, access and keys"). Built once at
+ * start: a bad token file or keys directory then stops the start (ConfigError); later re-reads that
+ * fail keep what was loaded before and log which file, never its content.
+ */
+export function createAppGate(apps: AppSettings, credentials: CredentialSettings, appHeader: string, deps: AppGateDeps): AppGate {
+  const env = deps.env ?? process.env
+  const loadTable = (): TokenTable => new TokenTable({ ...apps.list, ...(apps.file !== undefined ? readAppFile(apps.file) : {}) })
+  const loadKeys = (): Map<string, string> => readOrgKeys(credentials.keysDir, env)
+
+  if (!apps.enabled) {
+    // Trusted mode: the app names itself in a header (for logs, metrics and fair share).
+    return {
+      controlHeaders: [appHeader],
+      resolve(headers) {
+        const named = headers[appHeader]
+        return { app: typeof named === 'string' && VALID_APP_HEADER.test(named) ? named : DEFAULT_APP, authorization: undefined }
+      },
+      reload() {},
+      close() {},
+    }
+  }
+
+  let table = loadTable()
+  let keys = credentials.inject ? loadKeys() : new Map<string, string>()
+  const reload = (): void => {
+    try {
+      table = loadTable()
+    } catch (err) {
+      deps.log.warn({ setting: 'apps.file', problem: (err as Error).message }, 'app tokens not reloaded; the ones loaded before stay in force')
+    }
+    if (!credentials.inject) return
+    try {
+      keys = loadKeys()
+    } catch (err) {
+      deps.log.warn({ setting: 'credentials.keysDir', problem: (err as Error).message }, 'API keys not reloaded; the ones loaded before stay in force')
+    }
+  }
+  const needsTimer = apps.file !== undefined || (credentials.inject && credentials.keysDir !== undefined)
+  const timer = needsTimer ? setInterval(reload, apps.reloadIntervalMs) : undefined
+  timer?.unref()
+
+  const tokenHeader = apps.tokenHeader
+  return {
+    controlHeaders: [appHeader, tokenHeader],
+    resolve(headers, org, endpointId, method) {
+      const fromHeader = headers[tokenHeader]
+      const token = typeof fromHeader === 'string' ? fromHeader : basicPassword(headers.authorization)
+      const app = token === undefined || token === '' ? undefined : table.identify(token)
+      if (app === undefined) throw new AppUnauthenticatedError()
+      if (!mayUseOrg(app, org)) throw new AppOrgForbiddenError(app.name, org)
+      if (!mayUseEndpoint(app, endpointId, method)) throw new AppEndpointForbiddenError(app.name, endpointId)
+      if (credentials.inject) {
+        const key = keys.get(org)
+        if (key === undefined) throw new NoApiKeyError(org)
+        return { app: app.name, authorization: 'Basic ' + Buffer.from(`${org}:${key}`, 'utf8').toString('base64') }
+      }
+      // The token came in the Basic password: it is the app's, not an API key, so it never goes upstream.
+      return { app: app.name, authorization: typeof fromHeader === 'string' ? undefined : null }
+    },
+    reload,
+    close() {
+      if (timer !== undefined) clearInterval(timer)
+    },
+  }
+}

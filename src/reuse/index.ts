@@ -1,0 +1,215 @@
+import type { OutgoingHttpHeaders } from 'node:http'
+import type { Registry } from 'prom-client'
+import { ConfigError } from '../errors/config-error.js'
+import type { ReusedAnswer } from './answer.js'
+import { AnswerCache } from './cache.js'
+import { Coalescer, type SharedCall } from './coalescer.js'
+import { ReuseMetrics, type KeySavings } from './metrics.js'
+import { Recorder } from './recorder.js'
+import { ReuseKeys, wantsFresh, type ReuseShape } from './request-key.js'
+import type { CacheSettings, CoalesceSettings } from './settings.js'
+
+export { writeReused, type ReusedAnswer, type StoredAnswer } from './answer.js'
+export { cacheSettingsSchema, coalesceSettingsSchema, type CacheSettings, type CoalesceSettings } from './settings.js'
+export type { KeySavings } from './metrics.js'
+
+/** A request as the reuse area sees it. */
+export interface ReuseRequest extends ReuseShape {
+  readonly endpointId: string
+  /** when the request's wait must end (ms since epoch) */
+  readonly deadline: number
+  readonly hasBody: boolean
+}
+
+export interface ReuseDeps {
+  readonly registry: Registry
+  /** every endpoint id of the catalog: `cache.endpoints` must name some of them */
+  readonly endpointIds: readonly string[]
+  /** the metrics label of an endpoint id */
+  readonly endpointLabel: (endpointId: string) => string
+}
+
+/** How often followers of a call that gave up before answering try to share another (then each calls alone). */
+const MAX_ROUNDS = 3
+
+/** The reuse area's state for /status. */
+export interface ReuseStatus {
+  readonly coalescing: { readonly calls: number; readonly followers: number }
+  readonly cache: { readonly entries: number; readonly bytes: number } | null
+  readonly permitsSaved: readonly KeySavings[]
+}
+
+/**
+ * Answers that cost no permit: identical concurrent reads share one upstream call (coalescing), and
+ * lookup lists may be served from a cache. README "Spending fewer permits" says what is shared when.
+ */
+export class Reuse {
+  readonly #keys = new ReuseKeys()
+  readonly #coalescer = new Coalescer()
+  readonly #cache: AnswerCache | undefined
+  readonly #metrics: ReuseMetrics
+
+  constructor(
+    private readonly coalesce: CoalesceSettings,
+    cache: CacheSettings,
+    deps: ReuseDeps,
+  ) {
+    const known = new Set(deps.endpointIds)
+    const unknown = cache.endpoints.filter((id) => !known.has(id))
+    if (unknown.length > 0) {
+      const problems = unknown.map((id) => `cache.endpoints (SLUICE_CACHE_ENDPOINTS): "${id}" is not an endpoint of the catalog (config/endpoints.yaml)`)
+      throw new ConfigError(`invalid settings:\n  - ${problems.join('\n  - ')}`, problems)
+    }
+    this.#cache = cache.endpoints.length > 0 ? new AnswerCache(cache) : undefined
+    this.#metrics = new ReuseMetrics(deps.registry, deps.endpointLabel, {
+      evictions: () => this.#cache?.evictions ?? 0,
+      entries: () => this.#cache?.entries ?? 0,
+      bytes: () => this.#cache?.bytes ?? 0,
+      waiting: () => this.#coalescer.snapshot().followers,
+    })
+  }
+
+  /** The request's part in reuse, or undefined when it can have none (not a GET/HEAD, a body, nothing on). */
+  open(request: ReuseRequest): ReuseTicket | undefined {
+    if ((request.method !== 'GET' && request.method !== 'HEAD') || request.hasBody) return undefined
+    const cached = this.#cache?.covers(request.endpointId) === true
+    const fresh = wantsFresh(request.headers)
+    const coalesce = this.coalesce.enabled && !fresh
+    if (!coalesce && !cached) return undefined
+    return new ReuseTicket(this, this.#keys.keyOf(request), request, { coalesce, readCache: cached && !fresh, cached })
+  }
+
+  status(): ReuseStatus {
+    const cache = this.#cache
+    return {
+      coalescing: this.#coalescer.snapshot(),
+      cache: cache === undefined ? null : { entries: cache.entries, bytes: cache.bytes },
+      permitsSaved: this.#metrics.byKey(),
+    }
+  }
+
+  /** @internal for ReuseTicket */
+  get parts(): { coalescer: Coalescer; cache: AnswerCache | undefined; metrics: ReuseMetrics; maxBytes: number } {
+    return { coalescer: this.#coalescer, cache: this.#cache, metrics: this.#metrics, maxBytes: this.coalesce.maxBytes }
+  }
+}
+
+interface TicketMode {
+  readonly coalesce: boolean
+  readonly readCache: boolean
+  /** the endpoint is cached: a fresh 200 answer is kept, and answers say x-sluice-cache */
+  readonly cached: boolean
+}
+
+/**
+ * One request's part in reuse. `reused()` first: a cached answer, or the answer of the identical call
+ * this request followed; undefined means the request makes its own call, and then the proxy reports
+ * that call's answer through `head`, `chunk` and `end` (so followers and the cache get a copy), and
+ * calls `close` when the request is done.
+ */
+export class ReuseTicket {
+  #call: SharedCall | undefined
+  #recorder: Recorder | undefined
+  #recording = false
+
+  constructor(
+    private readonly reuse: Reuse,
+    private readonly key: string,
+    private readonly request: ReuseRequest,
+    private readonly mode: TicketMode,
+  ) {}
+
+  async reused(signal: () => AbortSignal): Promise<ReusedAnswer | undefined> {
+    const { coalescer, cache, metrics } = this.reuse.parts
+    const { endpointId, instance } = this.request
+    if (this.mode.readCache && cache !== undefined) {
+      const answer = cache.get(this.key)
+      metrics.cacheLookup(endpointId, answer !== undefined)
+      if (answer !== undefined) {
+        metrics.saved(instance, endpointId, 'cache')
+        return { kind: 'cache_hit', answer }
+      }
+    }
+    this.#recording = this.mode.cached
+    if (!this.mode.coalesce) return undefined
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const joined = coalescer.join(this.key, this.request.deadline)
+      if ('lead' in joined) {
+        this.#call = joined.lead
+        this.#recording = true
+        return undefined
+      }
+      const call = joined.follow
+      const result = await untilAborted(call.result, signal())
+      call.followers--
+      if (result === undefined) return undefined // the client left; the proxy sees it gone
+      if ('answer' in result) {
+        metrics.saved(instance, endpointId, 'coalescing')
+        return { kind: 'coalesced', answer: result.answer }
+      }
+      if (result.own === 'alone') break
+    }
+    // Not shared after all: an own call, which others may not join and which is kept only when cached.
+    this.#recording = this.mode.cached
+    return undefined
+  }
+
+  /** Headers that say where a reused answer came from: `Age` and `x-sluice-cache` for the cache. */
+  answerHeaders(reused: ReusedAnswer): OutgoingHttpHeaders {
+    if (reused.kind === 'cache_hit') {
+      return { age: String(Math.max(0, Math.floor((Date.now() - reused.answer.storedAt) / 1000))), 'x-sluice-cache': 'hit' }
+    }
+    return this.mode.cached ? { 'x-sluice-cache': 'miss' } : {}
+  }
+
+  /** The call's answer head (not an upstream 429): later identical requests make their own call. Returns headers to add. */
+  head(status: number, headers: OutgoingHttpHeaders): OutgoingHttpHeaders | undefined {
+    const { coalescer, maxBytes } = this.reuse.parts
+    const call = this.#call
+    if (call !== undefined) coalescer.close(call)
+    // A copy is kept only for someone: requests that followed this call, or the cache.
+    const wanted = this.mode.cached || (call !== undefined && call.followers > 0)
+    this.#recorder = this.#recording && wanted ? Recorder.start(status, headers, maxBytes) : undefined
+    if (this.#recorder === undefined) call?.settle({ own: 'alone' })
+    return this.mode.cached ? { 'x-sluice-cache': 'miss' } : undefined
+  }
+
+  chunk(chunk: Buffer): void {
+    if (this.#recorder === undefined || this.#recorder.add(chunk)) return
+    this.#recorder = undefined
+    this.#call?.settle({ own: 'alone' })
+  }
+
+  /** The call's answer ended: whole (`complete`) or broken off. */
+  end(complete: boolean): void {
+    const recorder = this.#recorder
+    this.#recorder = undefined
+    if (recorder === undefined) return
+    if (!complete) return this.#call?.settle({ own: 'alone' })
+    const answer = recorder.finish(Date.now())
+    this.#call?.settle({ answer })
+    const { cache } = this.reuse.parts
+    if (this.mode.cached && cache !== undefined) cache.offer(this.key, answer)
+  }
+
+  /** The request is done: followers of a call that never got its answer try again without it. */
+  close(): void {
+    const call = this.#call
+    if (call === undefined) return
+    this.reuse.parts.coalescer.close(call)
+    if (this.#recorder === undefined) call.settle({ own: 'retry' })
+  }
+}
+
+/** The promise's value, or undefined as soon as `signal` aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  if (signal.aborted) return Promise.resolve(undefined)
+  return new Promise<T | undefined>((resolve) => {
+    const onAbort = (): void => resolve(undefined)
+    signal.addEventListener('abort', onAbort, { once: true })
+    void promise.then((value) => {
+      signal.removeEventListener('abort', onAbort)
+      resolve(value)
+    })
+  })
+}
