@@ -74,6 +74,8 @@ export class ForecastingLimiter implements Limiter {
           get isLost() {
             return permit.isLost
           },
+          // read through too: asked right before the request is written upstream
+          canStart: () => permit.canStart(),
           release: () => {
             if (released) return
             released = true

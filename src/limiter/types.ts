@@ -62,6 +62,14 @@ export interface Permit {
   readonly isLost: boolean
   /** ms spent waiting in the queue before the grant */
   readonly waitedMs: number
+  /**
+   * True when a request may start on this permit now. False once it is lost, and for a Redis lease
+   * not sure to last until its next renewal (the process stalled since the grant: a SIGSTOP, a long
+   * GC pause), whose slot Redis may have given to another replica. The proxy asks at the last moment
+   * before the request is written upstream; false: give the permit back and wait again at its place
+   * (docs/redis-limiter.md, "Leases"). Cheap: no round trip.
+   */
+  canStart(): boolean
 }
 
 /** One active key, as `/status` shows it. */

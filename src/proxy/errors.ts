@@ -50,6 +50,16 @@ export const UpstreamBusyError = createError<[string]>(
   503,
 )
 
+/**
+ * A request with a streamed body whose permit ran out (the process stalled) just before it was sent:
+ * undici destroys the body with the stopped request, so it cannot wait for another permit.
+ */
+export const PermitRanOutError = createError<[string]>(
+  'SLUICE_UNAVAILABLE',
+  'The permit for %s may have run out while sluice was stalled, and the request body was too large to keep for another try; try again',
+  503,
+)
+
 export const UpstreamTimeoutError = createError<[string, ErrorOptions?]>('SLUICE_UPSTREAM_TIMEOUT', 'The API did not answer in time: %s', 504)
 
 export const UpstreamUnreachableError = createError<[string, ErrorOptions?]>(

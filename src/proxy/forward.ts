@@ -19,6 +19,13 @@ export interface ForwardCallbacks {
    * does not pause the API's answer, so the copy's readers get it at the API's pace.
    */
   onChunk?(chunk: Buffer): boolean
+  /**
+   * Asked at the last moment before the request is written to the upstream socket (undici calls
+   * the handler's start once a connection is ready, which may be long after the dispatch: a new
+   * socket connecting, a process stalled meanwhile). An error returned stops the request unsent:
+   * `forward` rejects with it (and `onDone` is still called once).
+   */
+  beforeSend?(): Error | undefined
   /** The client did not take its answer within `writeTimeoutMs`: it has been cut off. */
   onClientCut(): void
 }
@@ -74,8 +81,11 @@ class PipeToClient implements Dispatcher.DispatchHandler {
     private readonly reject: (err: Error) => void,
   ) {}
 
-  // undici tells the callback styles apart by this method; nothing to do when the request starts.
-  onRequestStart(): void {}
+  // Called by undici right before the request is written to the socket.
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    const refusal = this.callbacks.beforeSend?.()
+    if (refusal !== undefined) controller.abort(refusal)
+  }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     if (statusCode < 200) return // 1xx informational: the final answer follows

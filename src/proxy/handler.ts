@@ -15,7 +15,7 @@ import { retryDelayMs, sleep } from './backoff.js'
 import { NO_BODY, readBody } from './body.js'
 import { cutIfNotTaken, forward } from './forward.js'
 import type { HangUp } from './hang-up.js'
-import { BadWaitHeaderError, BodyTooSlowError, NoHostError, NotFoundError, UpstreamBusyError, UrlTooLongError } from './errors.js'
+import { BadWaitHeaderError, BodyTooSlowError, NoHostError, NotFoundError, PermitRanOutError, UpstreamBusyError, UrlTooLongError } from './errors.js'
 import { appendForwardedFor, CLIENT_IDENTITY_HEADERS, clientResponseHeaders, upstreamRequestHeaders } from './headers.js'
 import type { Trace } from './trace.js'
 import { withOutcome, type RequestTracker } from './tracking.js'
@@ -58,6 +58,15 @@ export interface ProxyContext {
   /** coalescing of identical reads and the lookup-list cache; none when undefined */
   readonly reuse?: Reuse
 }
+
+/** A request stopped before it was sent, because its permit could no longer start it (never leaves the proxy). */
+class LeaseInDoubt extends Error {
+  constructor() {
+    super('the permit may have run out before the request was sent')
+  }
+}
+
+const HELD_BACK = 'proxy: the permit may have run out before the request was sent (the process stalled); given back, the request waits again at its place'
 
 /** Builds the route handler for every request under the API prefix. */
 export function createProxyHandler(ctx: ProxyContext) {
@@ -173,18 +182,26 @@ export function createProxyHandler(ctx: ProxyContext) {
       for (let attempt = 0; ; attempt++) {
         const permit = await acquire(limiter, key, app, endpoint.limit, deadline, requeued ? arrivedAt : undefined, settings.queue.maxLength, client, trace)
         requeued = true
-        if (permit.isLost) {
-          // Its lease was lost before the request started (docs/redis-limiter.md, "Leases"): never
-          // used — given back, and the request waits again at its place.
+        if (!permit.canStart()) {
+          // Its lease was lost, or may have run out, before the request started (docs/redis-limiter.md,
+          // "Leases"): never used — given back, and the request waits again at its place.
+          if (!permit.isLost) request.log.warn({ instance: key.instance, endpoint: key.endpoint, at: 'granted' }, HELD_BACK)
           permit.release()
           attempt--
           continue
         }
         let busy: IncomingHttpHeaders | undefined
+        // set when the request was stopped unsent because its permit could no longer start it
+        let heldBack: LeaseInDoubt | undefined
         const sentAt = performance.now()
         trace.upstreamStartedAt = sentAt
         try {
           await forward(upstream.pool, forwardOptions, res, {
+            // The same question again right before the request is written: undici may start it long
+            // after the dispatch (a new socket still connecting, a free connection awaited), and a
+            // process stalled meanwhile (SIGSTOP, a long GC pause) may hold a lease Redis has since
+            // given to another replica. Nothing has been sent then: it waits again at its place.
+            beforeSend: () => (permit.canStart() ? undefined : (heldBack = new LeaseInDoubt())),
             onHead: (status, upstreamHeaders) => {
               versioning.observeUpstream(decision, status, key)
               if (status === 429) {
@@ -209,6 +226,8 @@ export function createProxyHandler(ctx: ProxyContext) {
                 : (chunk) => busy === undefined && shared?.chunk(chunk) === true,
             // The upstream is done with the request when its answer has been read to the end (or torn).
             onDone: (cutOff, failed) => {
+              // stopped unsent (see beforeSend): the permit goes back, the request waits again
+              if (heldBack !== undefined) return void permit.release()
               trace.upstreamEndedAt = performance.now()
               ctx.onUpstreamAttempt?.(endpoint, (trace.upstreamEndedAt - sentAt) / 1000)
               if (cutOff) trace.outcome = 'upstream_error'
@@ -221,6 +240,13 @@ export function createProxyHandler(ctx: ProxyContext) {
             },
           }, answerLimits)
         } catch (err) {
+          if (heldBack !== undefined && err === heldBack) {
+            // A streamed body was given to undici, which destroys it with the request: it cannot be sent again.
+            request.log.warn({ instance: key.instance, endpoint: key.endpoint, at: 'send' }, HELD_BACK)
+            if (body.kind === 'stream') throw withOutcome(new PermitRanOutError(describe(key)), 'unavailable')
+            attempt--
+            continue
+          }
           // A streamed body the client sent too slowly: the upstream request was torn down for it.
           if (err instanceof BodyTooSlowError) throw withOutcome(err, 'client_timeout')
           const cause = (err as { cause?: unknown }).cause

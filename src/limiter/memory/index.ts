@@ -105,6 +105,7 @@ export class MemoryLimiter implements Limiter {
       waitedMs,
       lost: NEVER_LOST,
       isLost: false,
+      canStart: () => true,
       release: () => {
         if (released) return
         released = true

@@ -192,7 +192,14 @@ export class RedisLimiter implements Limiter {
   }
 
   #permit(key: PermitKey, limit: number, grant: Grant, waitedMs: number): SluicePermit {
-    return new SluicePermit(key, limit, grant, waitedMs, (p) => this.#release(p))
+    return new SluicePermit(
+      key,
+      limit,
+      grant,
+      waitedMs,
+      (p) => this.#release(p),
+      (p) => p.grant.kind !== 'redis' || this.#shared.leaseHolds(p),
+    )
   }
 
   #release(permit: SluicePermit): void {

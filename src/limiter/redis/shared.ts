@@ -131,6 +131,27 @@ export class SharedPermits {
     })
   }
 
+  /**
+   * Queues a waiter again, placed by its age, under a NEW id: Redis granted its old id and the lease
+   * ran out (a grant confirmed too late), or dropped it from the queue (a stall made this replica
+   * look dead). A grant message for the old id may still be on its way — published during the stall
+   * and read only now, or read twice (by message and by reply) — and must not be taken for a grant
+   * of the new wait: with the same id it would be, since the re-sent acquire moves the waiter's
+   * `notGrantedAt` forward, so that stale grant would look fresh and its permit be used while Redis
+   * has the waiter only in the queue (and gives the slot to someone else). Messages for the old id now
+   * find no waiter and are ignored; Redis no longer knows the old id (neither holder nor waiter), so
+   * nothing is left to withdraw.
+   */
+  #requeue(old: Waiter): void {
+    const { semaphore: sem, ticket } = old
+    this.#forget(old)
+    const waiter: Waiter = { id: this.#nextId(), ticket, semaphore: sem, phase: 'sending', grantedEarly: false, notGrantedAt: 0 }
+    sem.addWaiter(waiter)
+    this.#waiters.set(waiter.id, waiter)
+    ticket.withdraw = () => this.#withdraw(waiter)
+    void this.#sendAcquire(waiter, true)
+  }
+
   /** `keepAge`: place the waiter by its age (it waited before), not by when Redis sees it. */
   async #sendAcquire(waiter: Waiter, keepAge: boolean): Promise<void> {
     const { semaphore: sem, ticket } = waiter
@@ -270,12 +291,8 @@ export class SharedPermits {
     renew(this.scripts, sem.keys, { id: waiter.id, leaseMs: this.config.leaseMs, idleMs: this.config.idleMs }).then(
       (renewed) => {
         if (!this.#isCurrent(waiter)) return
-        if (renewed) {
-          this.#grant(waiter, waiter.id, sentAt + this.config.leaseMs)
-        } else {
-          sem.setPhase(waiter, 'sending')
-          void this.#sendAcquire(waiter, true)
-        }
+        if (renewed) this.#grant(waiter, waiter.id, sentAt + this.config.leaseMs)
+        else this.#requeue(waiter)
       },
       (err: unknown) => {
         if (this.#isCurrent(waiter)) this.#attemptFailed(waiter, err)
@@ -308,6 +325,20 @@ export class SharedPermits {
   onHeadStale(tag: string): void {
     const sem = this.#semaphores.get(tag)
     if (sem) sem.headHint = undefined
+  }
+
+  /**
+   * A Redis permit's lease is sure to last until the next renewal (the same rule as for a grant read
+   * late: `KeySemaphore.leaseInDoubt`). False after a stall since the grant or the last renewal
+   * longer than two thirds of a lease — the slot may have been given to another replica — and for a
+   * permit no longer held here (lost, released). Asked before a request starts on the permit.
+   */
+  leaseHolds(permit: SluicePermit): boolean {
+    const grant = permit.grant
+    if (grant.kind !== 'redis') return true
+    const held = this.#semaphores.get(grant.tag)?.held.get(grant.id)
+    if (held?.permit !== permit) return false
+    return !KeySemaphore.leaseInDoubt(held.leaseUntil, this.#now(), this.config.syncMs)
   }
 
   /** Gives back a permit Redis granted. Never throws; on failure the id is retried on the next sync. */
@@ -468,8 +499,7 @@ export class SharedPermits {
       // data: queue again, same age.
       const waiter = sem.waiters.get(id)
       if (waiter?.phase !== 'queued') continue
-      sem.setPhase(waiter, 'sending')
-      void this.#sendAcquire(waiter, true)
+      this.#requeue(waiter)
     }
     if (sem.queuedCount > 0 && reply.nearestExpiryMs >= 0) this.#armSafety(sem, reply.nearestExpiryMs)
   }

@@ -28,7 +28,13 @@ export class SluicePermit implements Permit {
     public grant: Grant,
     readonly waitedMs: number,
     private readonly onRelease: (permit: SluicePermit) => void,
+    /** whether its lease (if any) is sure to last until the next renewal */
+    private readonly leaseHolds: (permit: SluicePermit) => boolean,
   ) {}
+
+  canStart(): boolean {
+    return !this.released && this.#lostReason === undefined && this.leaseHolds(this)
+  }
 
   get lost(): AbortSignal {
     if (!this.#lost) {

@@ -33,7 +33,7 @@ describe('fallback: counting its permits in Redis when one key succeeds and anot
       else fallback.release(p)
     }
     const fallback: Fallback = new Fallback('local', {
-      makePermit: (k, limit, grant, waitedMs) => new SluicePermit(k, limit, grant, waitedMs, release),
+      makePermit: (k, limit, grant, waitedMs) => new SluicePermit(k, limit, grant, waitedMs, release, () => true),
       replicas: () => 1,
       grantedAfterRecovery: () => {},
       redisIsBack: () => false,

@@ -51,7 +51,7 @@ function setUp(startAt = 1_000) {
     scripts,
     { prefix: 'p', replicaId: 'r1', channelPrefix: 'p:grant:', leaseMs: LEASE_MS, syncMs: SYNC_MS, liveMs: LEASE_MS, idleMs: 3 * LEASE_MS, now: () => now },
     {
-      makePermit: (k, limit, grant, waitedMs) => new SluicePermit(k, limit, grant, waitedMs, (p) => shared.releasePermit(p)),
+      makePermit: (k, limit, grant, waitedMs) => new SluicePermit(k, limit, grant, waitedMs, (p) => shared.releasePermit(p), (p) => shared.leaseHolds(p)),
       failed: (err) => failed.push(err),
       keyBroken: (_k, err) => failed.push(err),
       reroute: () => {},
@@ -227,11 +227,42 @@ describe('shared permits: races, deterministically (fake script runner and clock
     await settle()
     expect(w.permit).toBeUndefined()
     const again = scripts.take('acquire')
-    expect(idOf(again)).toBe(idOf(acquire))
+    // a new id: a grant message for the old one, still on its way, cannot be taken for this wait's
+    expect(idOf(again)).not.toBe(idOf(acquire))
     expect(Number(again.args[6])).toBeGreaterThan(0) // placed by its age: back at its place
-    again.answer(GRANTED)
+    again.answer(QUEUED)
     await settle()
-    expect(permitId(w.permit)).toBe(idOf(acquire))
+    shared.onGrantMessage(idOf(acquire)) // the stale grant's second word (its message after the reply)
+    await settle()
+    expect(w.permit).toBeUndefined()
+    expect(scripts.names()).toEqual([])
+    shared.onGrantMessage(idOf(again)) // Redis's grant of the new wait
+    await settle()
+    expect(permitId(w.permit)).toBe(idOf(again))
+  })
+
+  it('a waiter dropped during a stall and queued again: a grant message of its old wait, read late, is not a grant of the new one', async () => {
+    const { scripts, shared, request, advance } = fresh()
+    const w = request()
+    const acquire = scripts.take('acquire')
+    acquire.answer(QUEUED)
+    await settle()
+    // Frozen past the lease: Redis granted the waiter (message published, unread), the lease ran
+    // out, another replica's script purged it and gave the slot away.
+    advance(LEASE_MS * 2)
+    const syncing = shared.syncAll()
+    const sync = scripts.take('sync')
+    sync.answer([-1, [], [], [idOf(acquire)], null, []]) // neither holder nor waiter any more
+    await syncing
+    const again = scripts.take('acquire') // queued again by its age
+    shared.onGrantMessage(idOf(acquire)) // the grant published during the stall, read only now
+    again.answer(QUEUED) // Redis has the waiter in its queue, not among the holders
+    await settle()
+    expect(w.permit).toBeUndefined()
+    expect(scripts.names()).toEqual([])
+    shared.onGrantMessage(idOf(again))
+    await settle()
+    expect(permitId(w.permit)).toBe(idOf(again))
   })
 
   it('a grant read after a stall, still counted in Redis: renewed, then used', async () => {
@@ -260,5 +291,20 @@ describe('shared permits: races, deterministically (fake script runner and clock
     first.permit!.release()
     expect(w.permit).toBeUndefined()
     expect(scripts.take('release').args.slice(5)).toEqual([permitId(first.permit)])
+  })
+
+  it('a permit granted just before a stall longer than the lease cannot start a request after it: given back, never used', async () => {
+    const { scripts, request, advance } = fresh()
+    const w = request()
+    scripts.take('acquire').answer(GRANTED)
+    await settle()
+    expect(w.permit!.canStart()).toBe(true) // the proxy asks right after the grant
+    // frozen after the grant, before the request was written upstream (a new socket connecting)
+    advance(LEASE_MS - SYNC_MS + 1)
+    expect(w.permit!.isLost).toBe(false) // no sync has run yet: nothing reported it lost
+    expect(w.permit!.canStart()).toBe(false) // the proxy asks again right before the write
+    w.permit!.release()
+    expect(scripts.take('release').args.slice(5)).toEqual([permitId(w.permit)])
+    expect(w.permit!.canStart()).toBe(false)
   })
 })
