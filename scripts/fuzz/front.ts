@@ -200,9 +200,9 @@ function check(counts: FuzzCounts, input: FuzzInput, answer: Exchange): void {
   }
 }
 
-/** Runs the fuzz; resolves with the counts (a failure is any of hangs, ownServerErrors, badShapes, malformedAtApi, crashes). */
-export async function fuzzHttpFront(options: FuzzOptions): Promise<FuzzCounts> {
-  const counts: FuzzCounts = {
+/** Counts before the first input (one worker's start, or the sum of several). */
+export function noCounts(elapsedMs = 0): FuzzCounts {
+  return {
     inputs: 0,
     answers: {},
     ownStatuses: {},
@@ -212,9 +212,14 @@ export async function fuzzHttpFront(options: FuzzOptions): Promise<FuzzCounts> {
     badShapes: 0,
     malformedAtApi: 0,
     crashes: 0,
-    elapsedMs: 0,
+    elapsedMs,
     examples: [],
   }
+}
+
+/** Runs the fuzz; resolves with the counts (a failure is any of hangs, ownServerErrors, badShapes, malformedAtApi, crashes). */
+export async function fuzzHttpFront(options: FuzzOptions): Promise<FuzzCounts> {
+  const counts = noCounts()
   const onCrash = (err: unknown): void => {
     counts.crashes++
     if (counts.examples.length < 20) counts.examples.push(`uncaught: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`)

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { fuzzFailed, fuzzHttpFront, type FuzzCounts } from './front.js'
+import { fuzzFailed, fuzzHttpFront, noCounts, type FuzzCounts } from './front.js'
 
 /**
  * `npm run fuzz`: the raw-socket fuzz of sluice's HTTP front on loopback. Stops by itself after
@@ -61,19 +61,7 @@ const results = await Promise.all(
   }),
 )
 
-const total: FuzzCounts = {
-  inputs: 0,
-  answers: {},
-  ownStatuses: {},
-  reachedApi: 0,
-  hangs: 0,
-  ownServerErrors: 0,
-  badShapes: 0,
-  malformedAtApi: 0,
-  crashes: 0,
-  elapsedMs: Date.now() - started,
-  examples: [],
-}
+const total = noCounts(Date.now() - started)
 for (const r of results) {
   for (const k of ['inputs', 'reachedApi', 'hangs', 'ownServerErrors', 'badShapes', 'malformedAtApi', 'crashes'] as const) total[k] += r[k]
   for (const [k, v] of Object.entries(r.answers)) total.answers[k] = (total.answers[k] ?? 0) + v
