@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process'
-import { createServer } from 'node:net'
 import { afterAll, describe, expect, it } from 'vitest'
 import { spawnProxy, type ProxyProcess } from '../support/process.js'
 import type { Tree } from './chart.js'
 import { APP_DEPLOYMENT, envOf, podOf, settingsOf, sluiceIn, type Container, type Probe } from './pod.js'
 import { canRender, only, render, renderOk, type Manifest } from './render.js'
+import { freePort } from '../support/process.js'
 
 /**
  * "sluice.sidecar" in an app's pod: the native sidecar by default, ports that do not collide with
@@ -19,13 +19,6 @@ const appPod = (values: Tree) => {
   return { manifests, ...podOf(app) }
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await new Promise((resolve) => server.once('listening', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 /** Runs an exec probe's command as the kubelet would inside the container (node is on PATH there, here it is this node). */
 function runProbe(probe: Probe): number | null {

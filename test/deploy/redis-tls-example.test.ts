@@ -1,6 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -9,6 +8,7 @@ import { EXAMPLES_DIR, readYamlFile, type Tree } from './chart.js'
 import { envOf, podOf, sluiceIn } from './pod.js'
 import { canRender, renderOk } from './render.js'
 import { onLoopback, reachesMode } from './running.js'
+import { freePort } from '../support/process.js'
 
 /**
  * examples/redis-tls.yaml, for real: the CA it mounts from a Secret and names in
@@ -20,13 +20,6 @@ import { onLoopback, reachesMode } from './running.js'
 const hasOpenssl = spawnSync('openssl', ['version']).status === 0
 const hasRedis = spawnSync('redis-server', ['--version']).status === 0
 
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await new Promise((resolve) => server.once('listening', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 function openssl(dir: string, ...args: string[]): void {
   const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8', timeout: 30_000 })

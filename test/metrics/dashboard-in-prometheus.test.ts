@@ -1,6 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -8,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSim, type Sim } from '../../src/sim/index.js'
 import { basic, startProxy, type RunningProxy } from '../support/proxy.js'
 import { startRedis, type TestRedis } from '../support/redis.js'
+import { freePort } from '../support/process.js'
 
 // Every query of the Grafana dashboard, evaluated by a real Prometheus (Debian's `prometheus`) that
 // scrapes a real sluice (Redis backend) while it is under load: a panel that shows no data fails.
@@ -41,13 +41,6 @@ const panels = dashboard.panels.flatMap((p) => [p, ...(p.panels ?? [])]).filter(
 const asSent = (expr: string, org: string): string =>
   expr.replaceAll('$__rate_interval', RATE_INTERVAL).replaceAll('$org', org).replaceAll('$endpoint', '.*').replaceAll('$app', '.*')
 
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 interface Series {
   metric: Record<string, string>

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
+import { createServer } from 'node:net'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
@@ -86,4 +87,13 @@ export async function spawnProxy(env: Record<string, string>, timeoutMs = 15_000
     },
     rssBytes: () => (alive() ? rssOf(child.pid!) : undefined),
   }
+}
+
+/** A loopback port free a moment ago, for a process that must be told its port before it starts. */
+export async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
 }
