@@ -72,6 +72,15 @@ export interface Permit {
   canStart(): boolean
 }
 
+/** One app's share of a key, as `/status` shows it (README "Fair share between apps"). */
+export interface AppShare {
+  readonly app: string
+  /** permits the app holds on the key (for the Redis backend, across every replica) */
+  readonly held: number
+  /** the app's waiters queued on the key (for the Redis backend, across every replica) */
+  readonly queued: number
+}
+
 /** One active key, as `/status` shows it. */
 export interface KeyStatus {
   readonly instance: string
@@ -83,6 +92,8 @@ export interface KeyStatus {
   readonly queued: number
   /** age in ms of the oldest waiter, 0 when none */
   readonly oldestWaitMs: number
+  /** each app's share, apps with nothing held or queued left out; absent when the backend cannot tell */
+  readonly apps?: readonly AppShare[]
 }
 
 export interface LimiterStatus {
