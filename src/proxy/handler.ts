@@ -55,6 +55,8 @@ export interface ProxyContext {
   readonly onUpstream429?: (endpoint: Endpoint, instance: string) => void
   /** one attempt upstream is done (read to the end, a 429 included, or failed), with the upstream's time */
   readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number) => void
+  /** a permit was granted to `app`; the function returned is called once it is given back (permits held per app) */
+  readonly onPermit?: (app: string) => () => void
   /** coalescing of identical reads and the lookup-list cache; none when undefined */
   readonly reuse?: Reuse
 }
@@ -181,12 +183,18 @@ export function createProxyHandler(ctx: ProxyContext) {
       let requeued = false
       for (let attempt = 0; ; attempt++) {
         const permit = await acquire(limiter, key, app, endpoint.limit, deadline, requeued ? arrivedAt : undefined, settings.queue.maxLength, client, trace)
+        const givenBack = ctx.onPermit?.(app)
+        // Every release of this permit goes through here, so the count of permits held per app follows it.
+        const release = (): void => {
+          givenBack?.()
+          permit.release()
+        }
         requeued = true
         if (!permit.canStart()) {
           // Its lease was lost, or may have run out, before the request started (docs/redis-limiter.md,
           // "Leases"): never used — given back, and the request waits again at its place.
           if (!permit.isLost) request.log.warn({ instance: key.instance, endpoint: key.endpoint, at: 'granted' }, HELD_BACK)
-          permit.release()
+          release()
           attempt--
           continue
         }
@@ -227,11 +235,11 @@ export function createProxyHandler(ctx: ProxyContext) {
             // The upstream is done with the request when its answer has been read to the end (or torn).
             onDone: (cutOff, failed) => {
               // stopped unsent (see beforeSend): the permit goes back, the request waits again
-              if (heldBack !== undefined) return void permit.release()
+              if (heldBack !== undefined) return void release()
               trace.upstreamEndedAt = performance.now()
               ctx.onUpstreamAttempt?.(endpoint, (trace.upstreamEndedAt - sentAt) / 1000)
               if (cutOff) trace.outcome = 'upstream_error'
-              permit.release()
+              release()
               if (busy === undefined) shared?.end(!failed)
             },
             // The client did not take its answer in time: cut off, and the API's answer read out and dropped.
