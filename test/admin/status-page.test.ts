@@ -10,7 +10,18 @@ const fixture = () => ({
   uptimeSeconds: 3725,
   closing: false,
   keys: [
-    { instance: 'org1', endpoint: 'POST /accounts/search', limit: 1, inFlight: 1, queued: 7, oldestWaitMs: 12_500 },
+    {
+      instance: 'org1',
+      endpoint: 'POST /accounts/search',
+      limit: 1,
+      inFlight: 1,
+      queued: 7,
+      oldestWaitMs: 12_500,
+      apps: [
+        { app: 'batch', held: 0, queued: 6 },
+        { app: 'web', held: 1, queued: 1 },
+      ],
+    },
     { instance: 'org1', endpoint: 'GET /accounts/{id}/contacts', limit: 5, inFlight: 3, queued: 0, oldestWaitMs: 0 },
     { instance: XSS, endpoint: 'GET /donations/{id}', limit: 5, inFlight: 5, queued: 2, oldestWaitMs: 800 },
   ],
@@ -79,6 +90,17 @@ describe.skipIf(!hasChromium)('the status page in headless Chromium (a fixed /st
       ['2.9', 'deprecated', '2026-09-12', '42'],
     ])
     expect(await page.evaluate(`document.querySelector('[data-detail=redis]').textContent`)).toBe('{"state":"ready"}')
+
+    // each app's share of a key, holding apps first; nothing for a key whose status has no `apps`
+    const apps = await page.evaluate<Record<string, string[][]>>(`Object.fromEntries([...document.querySelectorAll('#keys tr[data-key]')].map((tr) => [
+      tr.getAttribute('data-key'),
+      [...tr.querySelectorAll('[data-field=apps] [data-app]')].map((a) => [a.getAttribute('data-app'), a.getAttribute('data-held'), a.getAttribute('data-queued'), a.textContent, a.getAttribute('title')])]))`)
+    expect(apps['org1|POST /accounts/search']).toEqual([
+      ['web', '1', '1', 'web 1 held · 1 waiting', 'web: 1 of 1 permits held (100%), 1 of 7 waiters (14%)'],
+      ['batch', '0', '6', 'batch 0 held · 6 waiting', 'batch: 0 of 1 permits held (0%), 6 of 7 waiters (86%)'],
+    ])
+    expect(apps['org1|GET /accounts/{id}/contacts']).toEqual([])
+    expect(await page.evaluate(`document.querySelector('tr[data-key="org1|GET /accounts/{id}/contacts"] [data-field=apps]').textContent`)).toBe('')
 
     // the instance name was shown as text, never run as markup; and the CSP let the page's own script run
     expect(await page.evaluate('window.__pwned')).toBeUndefined()
