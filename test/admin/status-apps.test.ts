@@ -56,7 +56,7 @@ describe('/status and the apps of a key', () => {
   it("passes each key's app shares through, and none for a key without them", async () => {
     const answer = await admin.inject({ method: 'GET', url: '/status' })
     expect(answer.statusCode).toBe(200)
-    const keys = (answer.json() as { keys: Record<string, unknown>[] }).keys
+    const keys = answer.json<{ keys: Record<string, unknown>[] }>().keys
     expect(keys[0]!.apps).toEqual([
       { app: 'batch', held: 1, queued: 24 },
       { app: 'web', held: 0, queued: 1 },

@@ -35,7 +35,7 @@ const values: Tree = {
   },
 }
 
-const volumesOf = (spec: PodSpec): Volume[] => spec.volumes as Volume[]
+const volumesOf = (spec: PodSpec): Volume[] => spec.volumes
 
 describe.skipIf(!canRender)('helm/sluice with app identity and credential injection', () => {
   it('mounts the app list and every organisation key from Secrets, and sluice reads the settings the env makes', () => {

@@ -53,7 +53,7 @@ describe('the app label', () => {
     let now = 1_000_000
     const metrics = createMetrics(settings({ maxApps: 1, rankIntervalMs: 60_000 }), { limiter: () => undefined, catalog, now: () => now })
     const held = async (): Promise<Record<string, number>> =>
-      Object.fromEntries(select(parsePromText((await metrics.scrape()).body), 'sluice_app_permits_held').map((x) => [x.labels.app, x.value]))
+      Object.fromEntries(select(parsePromText((await metrics.scrape()).body), 'sluice_app_permits_held').map((x): [string, number] => [x.labels.app!, x.value]))
 
     expect(await held()).toEqual({})
     const web1 = metrics.permitHeld('web')

@@ -10,7 +10,7 @@ const stack = useSimAndProxy({ latencyMs: 0 })
 
 async function held(): Promise<Record<string, number>> {
   const text = await (await fetch(stack.proxy.adminUrl + '/metrics')).text()
-  return Object.fromEntries(select(parsePromText(text), 'sluice_app_permits_held').map((s) => [s.labels.app, s.value]))
+  return Object.fromEntries(select(parsePromText(text), 'sluice_app_permits_held').map((s): [string, number] => [s.labels.app!, s.value]))
 }
 
 const search = (app: string, delayMs: number) =>
