@@ -4,7 +4,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
 import type { Dispatcher } from 'undici'
 import { badPathError } from '../catalog/index.js'
-import type { AppGate } from '../apps/gate.js'
+import { appOfRefusal } from '../apps/errors.js'
+import type { AppGate, Caller } from '../apps/gate.js'
 import type { Catalog, Endpoint } from '../catalog/types.js'
 import type { ProxySettings } from './settings.js'
 import { QueueTimeoutError } from '../limiter/errors.js'
@@ -122,7 +123,14 @@ export function createProxyHandler(ctx: ProxyContext) {
       const headers = request.headers
       // Read before the path check (the record names the organisation); refused only now, after it.
       if (trace.instanceError !== undefined) throw withOutcome(trace.instanceError, 'bad_request')
-      const caller = apps.resolve(headers, trace.instance, endpoint.id, request.method)
+      let caller: Caller
+      try {
+        caller = apps.resolve(headers, trace.instance, endpoint.id, request.method)
+      } catch (err) {
+        // a 403 of a known app is that app's refusal (metrics, access line); a 401 has no app
+        trace.app = appOfRefusal(err)
+        throw err
+      }
       trace.app = caller.app
       request.sluiceApp = caller.app
       const deadline = arrivedAt + maxWaitMs(headers[waitHeader], waitHeader, settings.queue.maxWaitMs)
