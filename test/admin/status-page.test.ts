@@ -4,6 +4,7 @@ import { hasChromium, launchChromium, nextRender, readField, readKeys, servePage
 
 // A status document as the admin server answers it, with an instance name that tries to be markup.
 const XSS = '<img src=x onerror="window.__pwned=1">'
+const APP_XSS = '<img src=y onerror="window.__pwned=2">'
 const fixture = () => ({
   mode: 'redis',
   backend: 'redis',
@@ -23,7 +24,25 @@ const fixture = () => ({
       ],
     },
     { instance: 'org1', endpoint: 'GET /accounts/{id}/contacts', limit: 5, inFlight: 3, queued: 0, oldestWaitMs: 0 },
-    { instance: XSS, endpoint: 'GET /donations/{id}', limit: 5, inFlight: 5, queued: 2, oldestWaitMs: 800 },
+    {
+      instance: XSS,
+      endpoint: 'GET /donations/{id}',
+      limit: 5,
+      inFlight: 5,
+      queued: 2,
+      oldestWaitMs: 800,
+      // more apps than the cell shows, one of them named like markup
+      apps: [
+        { app: 'a1', held: 0, queued: 1 },
+        { app: APP_XSS, held: 4, queued: 0 },
+        { app: 'a2', held: 1, queued: 0 },
+        { app: 'a3', held: 0, queued: 1 },
+        { app: 'a4', held: 0, queued: 0 },
+        { app: 'a5', held: 0, queued: 0 },
+        { app: 'a6', held: 0, queued: 0 },
+        { app: 'a7', held: 0, queued: 0 },
+      ],
+    },
   ],
   versions: [
     { version: '2.9', state: 'deprecated', retiresOn: '2026-09-12', requests: 42 },
@@ -100,6 +119,9 @@ describe.skipIf(!hasChromium)('the status page in headless Chromium (a fixed /st
       ['batch', '0', '6', 'batch 0 held · 6 waiting', 'batch: 0 of 1 permits held (0%), 6 of 7 waiters (86%)'],
     ])
     expect(apps['org1|GET /accounts/{id}/contacts']).toEqual([])
+    // the busiest six, holding first, then a count of the rest; a name that looks like markup is text
+    expect(apps[`${XSS}|GET /donations/{id}`]!.map((a) => a[0])).toEqual([APP_XSS, 'a2', 'a1', 'a3', 'a4', 'a5'])
+    expect(await page.evaluate(`document.querySelector('tr[data-key="org1|POST /accounts/search"]') !== null && [...document.querySelectorAll('#keys tr[data-key]')].find((tr) => tr.getAttribute('data-key').endsWith('|GET /donations/{id}')).querySelector('.app.more').textContent`)).toBe('+2 more')
     expect(await page.evaluate(`document.querySelector('tr[data-key="org1|GET /accounts/{id}/contacts"] [data-field=apps]').textContent`)).toBe('')
 
     // the instance name was shown as text, never run as markup; and the CSP let the page's own script run
