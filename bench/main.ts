@@ -6,13 +6,14 @@
  */
 import { startRedis } from '../test/support/redis.js'
 import { coreTable, runCoreBench } from './core.js'
+import { runFairnessBench } from './fairness.js'
 import { runMetricsCostBench } from './metrics/proxy-cost.js'
 import { runPermitsBench } from './permits/main.js'
 import { runRedisBench } from './redis/index.js'
 import { runReplicasBench } from './redis/replicas.js'
 
 async function main(): Promise<void> {
-  // `npm run bench -- core`, `-- metrics`, `-- redis` or `-- permits` runs one part.
+  // `npm run bench -- core`, `-- metrics`, `-- redis`, `-- permits` or `-- fairness` runs one part.
   const only = process.argv[2]
   const out = (s: string): boolean => process.stdout.write(`${s}\n`)
   out(`# sluice benchmarks — node ${process.version}, ${new Date().toISOString()}\n`)
@@ -47,6 +48,12 @@ async function main(): Promise<void> {
   if (only === undefined || only === 'permits') {
     out('## Permits saved by coalescing and the lookup-list cache (a realistic mix, closed loop)\n')
     out(await runPermitsBench())
+    out('')
+  }
+
+  if (only === undefined || only === 'fairness') {
+    out("## Fair share between apps: three replicas on Redis, sim at 50 ms, organisation 1001's limit-1 POST /accounts/search\n")
+    out(await runFairnessBench())
     out('')
   }
 }

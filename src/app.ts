@@ -142,6 +142,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     apps,
     onUpstream429: (endpoint, instance) => metrics.upstream429(endpoint.id, instance),
     onUpstreamAttempt: (endpoint, seconds) => metrics.upstreamAttempt(endpoint.id, seconds),
+    onPermit: (app) => metrics.permitHeld(app),
   })
 
   const admin = buildAdminServer({

@@ -2,15 +2,34 @@
 import { buildApp } from './app.js'
 import { loadSettings, unknownEnvVars } from './config/load.js'
 import type { Settings } from './config/schema.js'
-import { maskUrl } from './log/secret-text.js'
+import { maskSecretText, maskUrl } from './log/secret-text.js'
 import { describeStartFailure, START_FAILURE_EXIT_CODE } from './start-failure.js'
 
 let settings: Settings | undefined
+/** the running app's logger, once there is one: a crash is logged through it (redacted, masked) */
+let crashLog: { fatal(obj: object, msg: string): void } | undefined
+
+// A crash (an exception nothing caught) is one log line through pino's error serializer, which
+// replaces credential-named fields at any depth and masks credentials in free text (README "Admin
+// port, metrics and logs"), then exit code 70 (EX_SOFTWARE). Node's own report would print the error
+// with util.inspect: a library error carrying its request's headers would print an API key.
+process.on('uncaughtException', (err: unknown) => {
+  if (crashLog !== undefined) crashLog.fatal({ err }, 'sluice crashed: an exception nothing caught')
+  else process.stderr.write(`sluice: crashed: ${maskSecretText(oneLineMessage(err))}\n`)
+  process.exit(CRASH_EXIT_CODE)
+})
+
+/** EX_SOFTWARE (sysexits.h): an internal error. */
+const CRASH_EXIT_CODE = 70
+
+const oneLineMessage = (err: unknown): string =>
+  (err instanceof Error ? `${err.name}: ${err.message}` : typeof err === 'string' ? err : 'a value that is not an Error').replace(/\s+/g, ' ')
 
 /** Process entry: settings, app, listen, signals. Anything that stops the start is one line and exit 78. */
 async function main(): Promise<void> {
   settings = loadSettings()
   const app = await buildApp(settings)
+  crashLog = app.proxy.log
   const { proxyUrl, adminUrl } = await app.listen()
   const strays = unknownEnvVars()
   if (strays.length > 0) app.proxy.log.warn({ variables: strays }, 'ignoring SLUICE_* variables that are no setting (a typo?)')

@@ -6,7 +6,7 @@ import { STATUS_PAGE_CSS } from './page/style.js'
  * The live status page of the admin port: one self-contained HTML document (inline CSS and JS, no
  * external assets, no build step) that polls `./status` every 2 s (`?refresh=<ms>` to change it) and
  * shows every active (instance, endpoint) with its permits in use against the limit, its queue and
- * oldest wait, the permits saved per key (coalesced reads, cache hits), the limiter mode and the API
+ * oldest wait, each app's share of it (held and waiting, when the limiter tells), the permits saved per key (coalesced reads, cache hits), the limiter mode and the API
  * versions seen. Mount it at `/` and `/status.html`, next
  * to `/status`, and send it with `statusPageHeaders()`.
  */
@@ -45,7 +45,7 @@ const PAGE = `<!doctype html>
       <input id="filter" type="search" placeholder="filter: instance or endpoint" aria-label="filter keys"></h2>
     <table>
       <thead><tr><th>Instance</th><th>Endpoint</th><th>Permits in use</th><th class="num">In flight</th>
-        <th class="num">Limit</th><th class="num">Queued</th><th class="num">Oldest wait</th></tr></thead>
+        <th class="num">Limit</th><th class="num">Queued</th><th class="num">Oldest wait</th><th>Apps: held · waiting</th></tr></thead>
       <tbody></tbody>
     </table>
   </section>

@@ -13,3 +13,16 @@ export const AppOrgForbiddenError = createError<[string, string]>('SLUICE_APP_OR
 export const AppEndpointForbiddenError = createError<[string, string]>('SLUICE_APP_ENDPOINT_FORBIDDEN', 'The app %s may not use %s', 403)
 
 export const NoApiKeyError = createError<[string]>('SLUICE_NO_API_KEY', 'sluice holds no API key for organisation %s', 403)
+
+const APP = Symbol('sluice.app')
+
+/** A refusal of a known app, carrying its name so the refusal is counted and logged as that app's. */
+export function refusalOf<E extends Error>(err: E, app: string): E {
+  return Object.assign(err, { [APP]: app })
+}
+
+/** The app a refusal was for (refusalOf), or undefined: a 401 names no app. */
+export const appOfRefusal = (err: unknown): string | undefined => {
+  const app = (err as { [APP]?: unknown } | null)?.[APP]
+  return typeof app === 'string' ? app : undefined
+}

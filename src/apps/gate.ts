@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
-import { AppEndpointForbiddenError, AppOrgForbiddenError, AppUnauthenticatedError, NoApiKeyError } from './errors.js'
+import { AppEndpointForbiddenError, AppOrgForbiddenError, AppUnauthenticatedError, NoApiKeyError, refusalOf } from './errors.js'
 import { readAppFile, readOrgKeys } from './sources.js'
 import type { AppSettings, CredentialSettings } from './settings.js'
 import { mayUseEndpoint, mayUseOrg, TokenTable } from './tokens.js'
@@ -93,11 +93,11 @@ export function createAppGate(apps: AppSettings, credentials: CredentialSettings
       const token = typeof fromHeader === 'string' ? fromHeader : basicPassword(headers.authorization)
       const app = token === undefined || token === '' ? undefined : table.identify(token)
       if (app === undefined) throw new AppUnauthenticatedError()
-      if (!mayUseOrg(app, org)) throw new AppOrgForbiddenError(app.name, org)
-      if (!mayUseEndpoint(app, endpointId, method)) throw new AppEndpointForbiddenError(app.name, endpointId)
+      if (!mayUseOrg(app, org)) throw refusalOf(new AppOrgForbiddenError(app.name, org), app.name)
+      if (!mayUseEndpoint(app, endpointId, method)) throw refusalOf(new AppEndpointForbiddenError(app.name, endpointId), app.name)
       if (credentials.inject) {
         const key = keys.get(org)
-        if (key === undefined) throw new NoApiKeyError(org)
+        if (key === undefined) throw refusalOf(new NoApiKeyError(org), app.name)
         return { app: app.name, authorization: 'Basic ' + Buffer.from(`${org}:${key}`, 'utf8').toString('base64') }
       }
       // The token came in the Basic password: it is the app's, not an API key, so it never goes upstream.

@@ -66,10 +66,12 @@ function originAt(origins: Origins, path: readonly string[]): string | undefined
 }
 
 const valueAt = (tree: unknown, path: readonly PropertyKey[]): unknown =>
-  path.reduce<unknown>((node, key) => (isTree(node) ? node[String(key)] : undefined), tree)
+  path.reduce<unknown>((node, key) => (isTree(node) ? node[String(key)] : Array.isArray(node) ? (node as unknown[])[Number(key)] : undefined), tree)
 
-// Settings whose values are credentials: never shown, even in an error about them.
-const SECRET_SETTING = /(token|password|secret)$/i
+// Settings whose values are credentials: never shown, even in an error about them. The app list is
+// one as a whole: a token pasted in plain text where its hash belongs (README "Apps: identity, access
+// and keys") must not reach the one line a failed start prints.
+const SECRET_SETTING = /(token|password|secret)$|^apps$|^apps\.list(\.|$)/i
 const MAX_SHOWN = 80
 
 /** A bad value as an error shows it: JSON, cut short, credentials masked (a URL's password, a token). */

@@ -31,6 +31,11 @@ export interface SluiceMetrics {
   /** one attempt upstream is done (answered to the end, 429s included, or failed); `endpoint` is the endpoint id */
   upstreamAttempt(endpoint: string, seconds: number): void
   /**
+   * A permit was granted to `app`; the function returned is called when it is given back (calls after
+   * the first do nothing). Feeds sluice_app_permits_held: this replica's permits per app.
+   */
+  permitHeld(app: string): () => void
+  /**
    * The org label of an instance, for other areas' per-org series (versions), and a hook called with
    * each organisation that lost its own series; undefined when series carry no org.
    */
@@ -102,6 +107,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
       requestFinished: () => {},
       upstream429: () => {},
       upstreamAttempt: () => {},
+      permitHeld: () => () => {},
       orgs: undefined,
       scrape: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
     }
@@ -173,6 +179,41 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     registry,
   )
   appMetrics.push(appRequests, appQueueWait)
+  // Permits this replica holds per app, kept by raw app name (bounded by the permits held) and
+  // labelled at scrape time, so an app that loses its own series folds into `_other` at once.
+  const heldByApp = new Map<string, number>()
+  /** labels shown before: they stay at 0 while their app holds nothing, until it loses its own series */
+  const heldShown = new Set<string>()
+  new Gauge({
+    name: 'sluice_app_permits_held',
+    help: 'Permits this replica holds (requests in progress upstream), by calling app; sum over replicas for the whole',
+    labelNames: ['app'],
+    registers: [registry],
+    collect() {
+      const byLabel = new Map<string, number>()
+      for (const label of heldShown) byLabel.set(label, 0)
+      for (const [app, n] of heldByApp) {
+        const label = apps.label(app)
+        byLabel.set(label, (byLabel.get(label) ?? 0) + n)
+      }
+      this.reset()
+      for (const [app, n] of byLabel) {
+        heldShown.add(app)
+        this.set({ app }, n)
+      }
+    },
+  })
+  const permitHeld = (app: string): (() => void) => {
+    heldByApp.set(app, (heldByApp.get(app) ?? 0) + 1)
+    let given = false
+    return () => {
+      if (given) return
+      given = true
+      const n = heldByApp.get(app)! - 1
+      if (n === 0) heldByApp.delete(app)
+      else heldByApp.set(app, n)
+    }
+  }
 
   const requests = counter(
     'sluice_requests_total',
@@ -301,6 +342,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     const dropped = apps.rerankIfDue(now())
     for (const app of dropped) for (const metric of appMetrics) metric.dropOrg(app)
     for (const app of dropped) appCells.delete(app)
+    for (const app of dropped) heldShown.delete(app)
   }
   if (!withOrg) rerank = rerankApps
   if (withOrg) {
@@ -397,6 +439,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     registry,
     observer,
     requestFinished,
+    permitHeld,
     upstream429(endpointId, instance) {
       keyCell(upstream429s, endpointOf(endpointId), withOrg ? orgs.label(instance) : '').n++
     },

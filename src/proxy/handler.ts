@@ -4,7 +4,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
 import type { Dispatcher } from 'undici'
 import { badPathError } from '../catalog/index.js'
-import type { AppGate } from '../apps/gate.js'
+import { appOfRefusal } from '../apps/errors.js'
+import type { AppGate, Caller } from '../apps/gate.js'
 import type { Catalog, Endpoint } from '../catalog/types.js'
 import type { ProxySettings } from './settings.js'
 import { QueueTimeoutError } from '../limiter/errors.js'
@@ -55,6 +56,8 @@ export interface ProxyContext {
   readonly onUpstream429?: (endpoint: Endpoint, instance: string) => void
   /** one attempt upstream is done (read to the end, a 429 included, or failed), with the upstream's time */
   readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number) => void
+  /** a permit was granted to `app`; the function returned is called once it is given back (permits held per app) */
+  readonly onPermit?: (app: string) => () => void
   /** coalescing of identical reads and the lookup-list cache; none when undefined */
   readonly reuse?: Reuse
 }
@@ -120,7 +123,14 @@ export function createProxyHandler(ctx: ProxyContext) {
       const headers = request.headers
       // Read before the path check (the record names the organisation); refused only now, after it.
       if (trace.instanceError !== undefined) throw withOutcome(trace.instanceError, 'bad_request')
-      const caller = apps.resolve(headers, trace.instance, endpoint.id, request.method)
+      let caller: Caller
+      try {
+        caller = apps.resolve(headers, trace.instance, endpoint.id, request.method)
+      } catch (err) {
+        // a 403 of a known app is that app's refusal (metrics, access line); a 401 has no app
+        trace.app = appOfRefusal(err)
+        throw err
+      }
       trace.app = caller.app
       request.sluiceApp = caller.app
       const deadline = arrivedAt + maxWaitMs(headers[waitHeader], waitHeader, settings.queue.maxWaitMs)
@@ -181,12 +191,18 @@ export function createProxyHandler(ctx: ProxyContext) {
       let requeued = false
       for (let attempt = 0; ; attempt++) {
         const permit = await acquire(limiter, key, app, endpoint.limit, deadline, requeued ? arrivedAt : undefined, settings.queue.maxLength, client, trace)
+        const givenBack = ctx.onPermit?.(app)
+        // Every release of this permit goes through here, so the count of permits held per app follows it.
+        const release = (): void => {
+          givenBack?.()
+          permit.release()
+        }
         requeued = true
         if (!permit.canStart()) {
           // Its lease was lost, or may have run out, before the request started (docs/redis-limiter.md,
           // "Leases"): never used — given back, and the request waits again at its place.
           if (!permit.isLost) request.log.warn({ instance: key.instance, endpoint: key.endpoint, at: 'granted' }, HELD_BACK)
-          permit.release()
+          release()
           attempt--
           continue
         }
@@ -227,11 +243,11 @@ export function createProxyHandler(ctx: ProxyContext) {
             // The upstream is done with the request when its answer has been read to the end (or torn).
             onDone: (cutOff, failed) => {
               // stopped unsent (see beforeSend): the permit goes back, the request waits again
-              if (heldBack !== undefined) return void permit.release()
+              if (heldBack !== undefined) return void release()
               trace.upstreamEndedAt = performance.now()
               ctx.onUpstreamAttempt?.(endpoint, (trace.upstreamEndedAt - sentAt) / 1000)
               if (cutOff) trace.outcome = 'upstream_error'
-              permit.release()
+              release()
               if (busy === undefined) shared?.end(!failed)
             },
             // The client did not take its answer in time: cut off, and the API's answer read out and dropped.

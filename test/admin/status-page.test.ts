@@ -4,15 +4,45 @@ import { hasChromium, launchChromium, nextRender, readField, readKeys, servePage
 
 // A status document as the admin server answers it, with an instance name that tries to be markup.
 const XSS = '<img src=x onerror="window.__pwned=1">'
+const APP_XSS = '<img src=y onerror="window.__pwned=2">'
 const fixture = () => ({
   mode: 'redis',
   backend: 'redis',
   uptimeSeconds: 3725,
   closing: false,
   keys: [
-    { instance: 'org1', endpoint: 'POST /accounts/search', limit: 1, inFlight: 1, queued: 7, oldestWaitMs: 12_500 },
+    {
+      instance: 'org1',
+      endpoint: 'POST /accounts/search',
+      limit: 1,
+      inFlight: 1,
+      queued: 7,
+      oldestWaitMs: 12_500,
+      apps: [
+        { app: 'batch', held: 0, queued: 6 },
+        { app: 'web', held: 1, queued: 1 },
+      ],
+    },
     { instance: 'org1', endpoint: 'GET /accounts/{id}/contacts', limit: 5, inFlight: 3, queued: 0, oldestWaitMs: 0 },
-    { instance: XSS, endpoint: 'GET /donations/{id}', limit: 5, inFlight: 5, queued: 2, oldestWaitMs: 800 },
+    {
+      instance: XSS,
+      endpoint: 'GET /donations/{id}',
+      limit: 5,
+      inFlight: 5,
+      queued: 2,
+      oldestWaitMs: 800,
+      // more apps than the cell shows, one of them named like markup
+      apps: [
+        { app: 'a1', held: 0, queued: 1 },
+        { app: APP_XSS, held: 4, queued: 0 },
+        { app: 'a2', held: 1, queued: 0 },
+        { app: 'a3', held: 0, queued: 1 },
+        { app: 'a4', held: 0, queued: 0 },
+        { app: 'a5', held: 0, queued: 0 },
+        { app: 'a6', held: 0, queued: 0 },
+        { app: 'a7', held: 0, queued: 0 },
+      ],
+    },
   ],
   versions: [
     { version: '2.9', state: 'deprecated', retiresOn: '2026-09-12', requests: 42 },
@@ -79,6 +109,20 @@ describe.skipIf(!hasChromium)('the status page in headless Chromium (a fixed /st
       ['2.9', 'deprecated', '2026-09-12', '42'],
     ])
     expect(await page.evaluate(`document.querySelector('[data-detail=redis]').textContent`)).toBe('{"state":"ready"}')
+
+    // each app's share of a key, holding apps first; nothing for a key whose status has no `apps`
+    const apps = await page.evaluate<Record<string, string[][]>>(`Object.fromEntries([...document.querySelectorAll('#keys tr[data-key]')].map((tr) => [
+      tr.getAttribute('data-key'),
+      [...tr.querySelectorAll('[data-field=apps] [data-app]')].map((a) => [a.getAttribute('data-app'), a.getAttribute('data-held'), a.getAttribute('data-queued'), a.textContent, a.getAttribute('title')])]))`)
+    expect(apps['org1|POST /accounts/search']).toEqual([
+      ['web', '1', '1', 'web 1 held · 1 waiting', 'web: 1 of 1 permits held (100%), 1 of 7 waiters (14%)'],
+      ['batch', '0', '6', 'batch 0 held · 6 waiting', 'batch: 0 of 1 permits held (0%), 6 of 7 waiters (86%)'],
+    ])
+    expect(apps['org1|GET /accounts/{id}/contacts']).toEqual([])
+    // the busiest six, holding first, then a count of the rest; a name that looks like markup is text
+    expect(apps[`${XSS}|GET /donations/{id}`]!.map((a) => a[0])).toEqual([APP_XSS, 'a2', 'a1', 'a3', 'a4', 'a5'])
+    expect(await page.evaluate(`document.querySelector('tr[data-key="org1|POST /accounts/search"]') !== null && [...document.querySelectorAll('#keys tr[data-key]')].find((tr) => tr.getAttribute('data-key').endsWith('|GET /donations/{id}')).querySelector('.app.more').textContent`)).toBe('+2 more')
+    expect(await page.evaluate(`document.querySelector('tr[data-key="org1|GET /accounts/{id}/contacts"] [data-field=apps]').textContent`)).toBe('')
 
     // the instance name was shown as text, never run as markup; and the CSP let the page's own script run
     expect(await page.evaluate('window.__pwned')).toBeUndefined()

@@ -15,6 +15,8 @@ const everything: Tree = {
   image: { digest: `sha256:${'a'.repeat(64)}` },
   settings: { logLevel: 'warn' },
   adminToken: { existingSecret: 'sluice-admin', existingSecretKey: 'token' },
+  apps: { enabled: true, existingSecret: 'sluice-apps', existingSecretKey: 'apps.yaml' },
+  credentials: { inject: true, orgKeys: [{ org: '1001', secretName: 'crm-key-1001' }], existingSecret: 'crm-keys' },
   autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 5 },
   serviceMonitor: { enabled: true, labels: { release: 'prometheus' } },
   prometheusRule: { enabled: true },
@@ -32,6 +34,7 @@ const cases: [string, Tree, RenderOptions][] = [
   ['defaults', {}, {}],
   ['deployment with every optional object', everything, {}],
   ['sidecar (native) in an app pod, scraped', { mode: 'sidecar', redis: { url: 'redis://r:6379' }, adminToken: { existingSecret: 'sluice-admin', existingSecretKey: 'token' }, podMonitor: { enabled: true, selector: { app: 'app' } } }, { parent: APP_DEPLOYMENT }],
+  ['sidecar with app identity and keys', { mode: 'sidecar', apps: { enabled: true, existingSecret: 'sluice-apps' }, credentials: { inject: true, orgKeys: [{ org: '1001', secretName: 'k' }] } }, { parent: APP_DEPLOYMENT }],
   ['sidecar (regular container) in an app pod, loopback admin', { mode: 'sidecar', sidecar: { native: false }, settings: { logLevel: 'info' } }, { parent: APP_DEPLOYMENT }],
   ...exampleValueFiles().map((file): [string, Tree, RenderOptions] => {
     const values = readYamlFile(file) as Tree

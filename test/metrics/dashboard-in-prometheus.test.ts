@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -42,6 +43,11 @@ const asSent = (expr: string, org: string): string =>
   expr.replaceAll('$__rate_interval', RATE_INTERVAL).replaceAll('$org', org).replaceAll('$endpoint', '.*').replaceAll('$app', '.*')
 
 
+// App identity is on, so the Apps row has its refusals to show: every worker is an app with a token,
+// and one more sends a token sluice does not know (401) now and then.
+const TOKENS = { web: 'dashboard-web-token-1c9e', batch: 'dashboard-batch-token-7a42' }
+const sha256 = (token: string): string => 'sha256:' + createHash('sha256').update(token).digest('hex')
+
 interface Series {
   metric: Record<string, string>
   values: [number, string][]
@@ -83,6 +89,13 @@ describe.skipIf(!hasPrometheus)("the dashboard against a real Prometheus scrapin
       requestLog: false,
       // three organisations, two own series: the third is `_other`; waits by organisation for its panel
       metrics: { maxInstances: 2, queueWaitByOrg: true },
+      apps: {
+        enabled: true,
+        list: {
+          web: { tokens: [sha256(TOKENS.web)], orgs: ['*'] },
+          batch: { tokens: [sha256(TOKENS.batch)], orgs: ['*'] },
+        },
+      },
       retry: { baseDelayMs: 5, maxDelayMs: 20 },
     })
 
@@ -118,11 +131,13 @@ describe.skipIf(!hasPrometheus)("the dashboard against a real Prometheus scrapin
     // The load: queueing on a limit-1 endpoint (org1, and org3 counted as _other), a limit-5 endpoint
     // with versions (org2), an endpoint the catalog does not know, and the sim's 10% of 429s.
     loadStart = Date.now()
-    const worker = async (org: string, path: string, init: { method?: string; headers?: Record<string, string>; body?: string }): Promise<void> => {
+    const worker = async (org: string, path: string, init: { method?: string; headers?: Record<string, string>; body?: string }, pauseMs = 0): Promise<void> => {
+      const token = org === 'org1' ? TOKENS.web : TOKENS.batch
       while (!stopLoad) {
-        await fetch(`${proxy.url}${path}`, { ...init, headers: { authorization: basic(org), ...init.headers } })
+        await fetch(`${proxy.url}${path}`, { ...init, headers: { authorization: basic(org), 'x-sluice-app-token': token, ...init.headers } })
           .then((r) => r.arrayBuffer())
           .catch(() => undefined)
+        if (pauseMs > 0) await new Promise((r) => setTimeout(r, pauseMs))
       }
     }
     const search = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }
@@ -130,6 +145,8 @@ describe.skipIf(!hasPrometheus)("the dashboard against a real Prometheus scrapin
     for (let i = 0; i < 2; i++) workers.push(worker('org3', '/v2/accounts/search', { ...search, headers: { ...search.headers, 'neon-api-version': '2.9' } }))
     for (let i = 0; i < 2; i++) workers.push(worker('org2', '/v2/accounts/42/contacts', { headers: { 'neon-api-version': '2.11' } }))
     workers.push(worker('org2', '/v2/widgets/7', {}))
+    // an app whose token was rotated away: 401s, a few a second
+    workers.push(worker('org2', '/v2/accounts/42', { headers: { 'x-sluice-app-token': 'a-token-sluice-does-not-know' } }, 200))
     // Warm up, then wait until Prometheus holds enough scrapes of the load for every rate() window.
     await new Promise((r) => setTimeout(r, WARM_UP_MS))
     const scrapedBy = Date.now() + 10_000

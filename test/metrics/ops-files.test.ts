@@ -84,6 +84,10 @@ describe('ops/grafana/sluice-dashboard.json', () => {
       /^Retirements ahead$/,
       /^Limiter mode/,
       /^Queue wait by organisation$/,
+      /^Requests per second by app and outcome/,
+      /^Queue wait p50 \/ p99 by app/,
+      /^Permits held by app/,
+      /^App identity refusals \(401 \/ 403\) by app/,
     ]) {
       expect(titles.some((t) => wanted.test(t)), String(wanted)).toBe(true)
     }
@@ -129,6 +133,9 @@ describe('ops/grafana/sluice-dashboard.json', () => {
       'sluice_limiter_mode',
       'sluice_version_requests_total',
       'sluice_version_retirement_timestamp_seconds',
+      'sluice_app_requests_total',
+      'sluice_app_queue_wait_seconds_bucket',
+      'sluice_app_permits_held',
     ]) {
       expect(used.has(family), family).toBe(true)
     }
@@ -159,6 +166,7 @@ describe('ops/prometheus/sluice-alerts.yaml', () => {
         'SluiceRedisErrors',
         'SluiceLeasesLost',
         'SluiceRetiredVersionInUse',
+        'SluiceAppRefusals',
       ]),
     )
     for (const r of rules) {

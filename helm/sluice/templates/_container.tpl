@@ -66,6 +66,22 @@ Every SLUICE_* name used here is a real setting: test/deploy checks them against
     - name: SLUICE_CONFIG
       value: {{ include "sluice.settingsPath" $ctx }}
     {{- end }}
+    {{- if $v.apps.enabled }}
+    - name: SLUICE_APPS_ENABLED
+      value: "true"
+    {{- if $v.apps.existingSecret }}
+    - name: SLUICE_APPS_FILE
+      value: {{ printf "%s/%s" (include "sluice.appsDir" $ctx) $v.apps.existingSecretKey | quote }}
+    {{- end }}
+    {{- end }}
+    {{- if $v.credentials.inject }}
+    - name: SLUICE_CREDENTIALS_INJECT
+      value: "true"
+    {{- end }}
+    {{- if include "sluice.hasKeys" $ctx }}
+    - name: SLUICE_CREDENTIALS_KEYS_DIR
+      value: {{ include "sluice.keysDir" $ctx | quote }}
+    {{- end }}
     {{- with $v.extraEnv }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
@@ -112,6 +128,17 @@ Every SLUICE_* name used here is a real setting: test/deploy checks them against
       mountPath: {{ include "sluice.settingsPath" $ctx | dir }}
       readOnly: true
     {{- end }}
+    {{- /* Whole volumes, never subPath: a subPath mount is not refreshed when its Secret changes. */}}
+    {{- if and $v.apps.enabled $v.apps.existingSecret }}
+    - name: sluice-apps
+      mountPath: {{ include "sluice.appsDir" $ctx }}
+      readOnly: true
+    {{- end }}
+    {{- if include "sluice.hasKeys" $ctx }}
+    - name: sluice-keys
+      mountPath: {{ include "sluice.keysDir" $ctx }}
+      readOnly: true
+    {{- end }}
     {{- with $v.extraVolumeMounts }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
@@ -126,6 +153,34 @@ Every SLUICE_* name used here is a real setting: test/deploy checks them against
 - name: sluice-settings
   configMap:
     name: {{ include "sluice.fullname" . }}-settings
+{{- end }}
+{{- if and .Values.apps.enabled .Values.apps.existingSecret }}
+- name: sluice-apps
+  secret:
+    secretName: {{ .Values.apps.existingSecret }}
+    items:
+      - key: {{ .Values.apps.existingSecretKey }}
+        path: {{ .Values.apps.existingSecretKey }}
+    {{- /* 0440 in decimal (YAML readers disagree on 0-prefixed octal): readable by the pod's fsGroup, not by others. */}}
+    defaultMode: 288
+{{- end }}
+{{- if include "sluice.hasKeys" . }}
+{{- /* One file per organisation (its id), from every Secret named: sluice reads the directory (README "Apps"). */}}
+- name: sluice-keys
+  projected:
+    defaultMode: 288
+    sources:
+      {{- with .Values.credentials.existingSecret }}
+      - secret:
+          name: {{ . }}
+      {{- end }}
+      {{- range .Values.credentials.orgKeys }}
+      - secret:
+          name: {{ .secretName }}
+          items:
+            - key: {{ .secretKey | default "apiKey" }}
+              path: {{ .org | quote }}
+      {{- end }}
 {{- end }}
 {{- with .Values.extraVolumes }}
 {{ toYaml . }}

@@ -132,6 +132,19 @@ type: Recreate
 /etc/sluice/settings.yaml
 {{- end -}}
 
+{{/* Where the app list Secret and the organisations' keys are mounted: beside, not inside, the settings' /etc/sluice (a read-only ConfigMap volume). */}}
+{{- define "sluice.appsDir" -}}
+/etc/sluice-apps
+{{- end -}}
+{{- define "sluice.keysDir" -}}
+/etc/sluice-keys
+{{- end -}}
+
+{{/* "true" when any Secret holds organisations' API keys for injection. */}}
+{{- define "sluice.hasKeys" -}}
+{{- if and .Values.credentials.inject (or .Values.credentials.existingSecret .Values.credentials.orgKeys) -}}true{{- end -}}
+{{- end -}}
+
 {{/*
 Refuses values that would deploy something broken, with a message saying what to do instead.
 Included by templates/validate.yaml, so it runs in both modes.
@@ -149,6 +162,27 @@ Included by templates/validate.yaml, so it runs in both modes.
 {{- end -}}
 {{- if hasKey $settings "adminToken" -}}
 {{- fail "sluice: settings.adminToken would put the admin token in a ConfigMap: put it in a Secret and name it in adminToken.existingSecret instead" -}}
+{{- end -}}
+{{- range $key := list "enabled" "file" -}}
+{{- if hasKey (dig "apps" dict $settings) $key -}}
+{{- fail (printf "sluice: settings.apps.%s is set by the chart: use the chart values apps.enabled and apps.existingSecret (the app list as a mounted Secret) instead" $key) -}}
+{{- end -}}
+{{- end -}}
+{{- if hasKey $settings "credentials" -}}
+{{- fail "sluice: settings.credentials is set by the chart: use the chart values credentials.inject, credentials.orgKeys and credentials.existingSecret (API keys from Secrets) instead" -}}
+{{- end -}}
+{{- if and $v.credentials.inject (not $v.apps.enabled) -}}
+{{- fail "sluice: credentials.inject needs apps.enabled: without app identity anyone who reaches sluice could use every organisation's API key. Set apps.enabled: true and give each app a token (apps.existingSecret)." -}}
+{{- end -}}
+{{- if and $v.apps.enabled (not $v.apps.existingSecret) (not (dig "apps" "list" dict $settings)) -}}
+{{- fail "sluice: apps.enabled with no app: every request would be refused 401. Name the Secret holding the app list in apps.existingSecret (or list apps in settings.apps.list)." -}}
+{{- end -}}
+{{- $orgs := list -}}
+{{- range $v.credentials.orgKeys -}}
+{{- if has (toString .org) $orgs -}}
+{{- fail (printf "sluice: credentials.orgKeys names organisation %s twice" (toString .org)) -}}
+{{- end -}}
+{{- $orgs = append $orgs (toString .org) -}}
 {{- end -}}
 {{- if dig "redis" "url" "" $settings -}}
 {{- fail "sluice: settings.redis.url would put the Redis URL (and its password) in a ConfigMap: use redis.url (rendered into a Secret) or redis.existingSecret instead" -}}

@@ -5,7 +5,8 @@
  *
  * Stable hooks for tests and scrapers: rows `tr[data-key="<instance>|<endpoint>"]` with cells
  * `[data-field=inFlight|limit|queued|oldestWaitMs]` (text: the number, `data-value`: the raw number),
- * `[data-field=mode]`, `[data-version="<v>"]` rows, `tr[data-saved-key="<instance>|<endpoint>"]` rows with
+ * `[data-field=mode]`, per key `[data-field=apps]` holding one `[data-app="<app>"]` per app of the
+ * key's `apps` (attributes `data-held`, `data-queued`; none when /status has no `apps`), `[data-version="<v>"]` rows, `tr[data-saved-key="<instance>|<endpoint>"]` rows with
  * `[data-field=coalesced|cacheHits|saved]`, and `body[data-updates]` counting renders.
  */
 export const STATUS_PAGE_SCRIPT = `
@@ -93,6 +94,7 @@ export const STATUS_PAGE_SCRIPT = `
       bar.classList.toggle('full', inFlight >= limit && inFlight <= limit);
       bar.classList.toggle('over', inFlight > limit);
       bar.setAttribute('title', inFlight + ' of ' + limit + ' permits in use');
+      renderApps(tr.querySelector('[data-field=apps]'), k.apps, inFlight, queued);
       tr.classList.toggle('waiting', queued > 0 && oldest < LATE_MS);
       tr.classList.toggle('late', oldest >= LATE_MS);
       var visible = !filter || id.toLowerCase().indexOf(filter) >= 0;
@@ -110,7 +112,7 @@ export const STATUS_PAGE_SCRIPT = `
     if (shown === 0) {
       if (!empty) {
         empty = el('tr', { class: 'empty' });
-        empty.appendChild(el('td', { colspan: '7' }));
+        empty.appendChild(el('td', { colspan: '8' }));
       }
       setText(empty.firstChild, keys.length ? 'No key matches the filter.' : 'No active keys: nothing in flight and nothing queued.');
       body.appendChild(empty);
@@ -139,7 +141,30 @@ export const STATUS_PAGE_SCRIPT = `
     ['inFlight', 'limit', 'queued', 'oldestWaitMs'].forEach(function (f) {
       tr.appendChild(el('td', { class: 'num', 'data-field': f }));
     });
+    tr.appendChild(el('td', { class: 'apps', 'data-field': 'apps' }));
     return tr;
+  }
+
+  // Each app's share of a key (README "Fair share between apps"): the permits it holds and the waiters
+  // it has queued, of the key's whole. Apps holding most first; the busiest few, then a count of the rest.
+  var MAX_APPS_SHOWN = 6;
+  function share(part, whole) { return whole > 0 ? Math.round(part / whole * 100) + '%' : '0%'; }
+  function renderApps(cell, apps, inFlight, queued) {
+    while (cell.firstChild) cell.firstChild.remove();
+    if (!Array.isArray(apps)) return;
+    var sorted = apps.slice().sort(function (a, b) {
+      return num(b.held) - num(a.held) || num(b.queued) - num(a.queued) || (String(a.app) < String(b.app) ? -1 : 1);
+    });
+    sorted.slice(0, MAX_APPS_SHOWN).forEach(function (a) {
+      var held = num(a.held), waiting = num(a.queued);
+      var chip = el('span', { class: 'app', 'data-app': String(a.app), 'data-held': String(held), 'data-queued': String(waiting),
+        title: a.app + ': ' + held + ' of ' + inFlight + ' permits held (' + share(held, inFlight) + '), ' +
+          waiting + ' of ' + queued + ' waiters (' + share(waiting, queued) + ')' });
+      chip.appendChild(el('b', null, a.app));
+      chip.appendChild(el('span', null, ' ' + held + ' held · ' + waiting + ' waiting'));
+      cell.appendChild(chip);
+    });
+    if (sorted.length > MAX_APPS_SHOWN) cell.appendChild(el('span', { class: 'app more' }, '+' + (sorted.length - MAX_APPS_SHOWN) + ' more'));
   }
 
   // Permits not spent per (instance, endpoint) since the start: /status's reuse.permitsSaved, most first.

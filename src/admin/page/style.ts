@@ -48,6 +48,10 @@ td.bar-cell { width: 32%; min-width: 160px; }
 .empty td { color: var(--muted); text-align: center; padding: 18px; }
 .late-text { color: var(--bad); font-weight: 600; }
 tr.idle td { opacity: .55; }
+td.apps { white-space: normal; }
+.app { display: inline-block; margin: 1px 8px 1px 0; font-size: 12px; font-variant-numeric: tabular-nums; }
+.app b { font-weight: 600; }
+.app.more { color: var(--muted); }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 0; padding: 10px 14px; }
 dt { color: var(--muted); } dd { margin: 0; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
   font-size: 13px; word-break: break-all; }
