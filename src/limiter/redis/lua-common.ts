@@ -61,12 +61,18 @@ local function grant(holders, queue, meta, now, lease, chan, limit, held, idle, 
   local given = {}
   local empty = false
   local counts = nil -- permits held per app, read once a capped waiter comes up
+  local v = nil -- V, read with the first replica's liveness (one command for both)
   local function live(id)
     local rid = replica_of(id)
     if not rid then return false end
     local until_ms = alive[rid]
     if until_ms == nil then
-      until_ms = tonumber(redis.call('HGET', meta, '@' .. rid) or '0')
+      if v == nil then
+        local got = redis.call('HMGET', meta, '@' .. rid, 'v')
+        until_ms, v = tonumber(got[1] or '0'), got[2]
+      else
+        until_ms = tonumber(redis.call('HGET', meta, '@' .. rid) or '0')
+      end
       alive[rid] = until_ms
     end
     return until_ms > now
@@ -123,7 +129,7 @@ local function grant(holders, queue, meta, now, lease, chan, limit, held, idle, 
     end
     from = from + #page / 2 - removed
   end
-  advance(meta, top, idle)
+  advance(meta, top, idle, v)
   -- a release that emptied the set deleted the key: the grant re-created it without an expiry
   if was_empty and #given > 0 then redis.call('PEXPIRE', holders, idle) end
   local next_head = false

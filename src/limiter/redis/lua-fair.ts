@@ -34,10 +34,12 @@ local function start_tag(meta, app, cost, age, idle)
 end
 
 -- V moves up to the highest start tag granted (never down: a re-queued waiter granted below it
--- must not let later arrivals in ahead of the waiters already queued).
-local function advance(meta, top, idle)
+-- must not let later arrivals in ahead of the waiters already queued). "known": V as already read
+-- in this script (false: absent), nil when not read yet.
+local function advance(meta, top, idle, known)
   if top == nil then return end
-  local v = redis.call('HGET', meta, 'v')
+  local v = known
+  if v == nil then v = redis.call('HGET', meta, 'v') end
   if v and tonumber(v) >= top then return end
   redis.call('HSET', meta, 'v', fmt(top))
   if not v then redis.call('PEXPIRE', meta, idle) end
