@@ -70,10 +70,15 @@ export class MemoryLimiter implements Limiter {
       this.dropIfIdle(id, queue)
       return Promise.reject(abortReason(options.signal))
     }
-    // the key's queue, or this app's part of it, is full (fairness.apps.<app>.maxQueued)
-    if (queue.queued >= options.maxQueue || queue.queuedOf(policy.app) >= policy.maxQueued) {
+    if (queue.queued >= options.maxQueue) {
       this.dropIfIdle(id, queue)
       return Promise.reject(new QueueFullError(describeKey(key), queue.queued))
+    }
+    // this app's part of the queue is full (fairness.apps.<app>.maxQueued)
+    const mine = queue.queuedOf(policy.app)
+    if (mine >= policy.maxQueued) {
+      this.dropIfIdle(id, queue)
+      return Promise.reject(new QueueFullError(`${describeKey(key)} for app ${policy.app}`, mine))
     }
     return this.wait(id, queue, key, options, policy)
   }

@@ -212,7 +212,12 @@ export class SharedPermits {
     } else if (reply.kind === 'full') {
       this.#forget(waiter)
       ticket.withdraw = undefined
-      ticket.fail(new QueueFullError(describeKey(ticket.key), sem.queuedCount))
+      const appFull = sem.queuedCount < ticket.options.maxQueue
+      ticket.fail(
+        appFull
+          ? new QueueFullError(`${describeKey(ticket.key)} for app ${policy.app}`, sem.queuedOf(policy.app))
+          : new QueueFullError(describeKey(ticket.key), sem.queuedCount),
+      )
       this.#collect(sem)
     } else {
       sem.setPhase(waiter, 'queued')

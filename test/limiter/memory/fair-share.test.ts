@@ -134,7 +134,9 @@ describe('memory limiter: fair share between apps', () => {
     const log: Granted[] = []
     await request(limiter, log, 'batch#0')
     const queued = [request(limiter, log, 'batch#1'), request(limiter, log, 'batch#2')]
-    await expect(request(limiter, log, 'batch#3')).rejects.toBeInstanceOf(QueueFullError)
+    const refused = request(limiter, log, 'batch#3')
+    await expect(refused).rejects.toBeInstanceOf(QueueFullError)
+    await expect(refused).rejects.toThrow('The queue for POST /accounts/search (instance org1) for app batch is full (2 waiting); try again later')
     const web = request(limiter, log, 'web#0')
     expect((await limiter.status()).keys[0]).toMatchObject({ queued: 3 })
     limiter.drain()
