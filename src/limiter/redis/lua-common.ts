@@ -104,6 +104,8 @@ local function grant(holders, queue, meta, now, lease, chan, limit, held, idle, 
         take(head[1], head[2])
       else
         redis.call('ZADD', queue, head[2], head[1])
+        -- it may have been the last waiter: ZPOPMIN deleted the key, ZADD made it anew
+        redis.call('PEXPIRE', queue, idle)
         blocked = true
         break
       end

@@ -152,6 +152,7 @@ describe('redis scripts: weighted fair order between apps, FIFO within an app', 
     // batch's permit comes back: its next waiter is under the cap again
     expect(await leave([b0.id], limit)).toEqual([b1.id])
     expect(await leave([w1.id], limit)).toEqual([]) // b2 still held back by b1
+    expect(await client.pttl(keys.queue)).toBeGreaterThan(0) // put back as the last waiter: the key made anew has its expiry
     expect(await leave([b1.id], limit)).toEqual([b2.id])
   })
 
