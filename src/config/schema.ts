@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { adminSettingsShape } from '../admin/settings.js'
 import { appSettingsSchema, credentialSettingsSchema } from '../apps/settings.js'
 import { limitSettingsSchema } from '../catalog/settings.js'
+import { fairnessSettingsSchema } from '../limiter/fairness/settings.js'
 import { redisSettingsSchema } from '../limiter/redis/settings.js'
 import { logSettingsShape } from '../log/settings.js'
 import { metricsSettingsSchema } from '../metrics/settings.js'
@@ -24,6 +25,7 @@ export const settingsSchema = z.strictObject({
   cache: cacheSettingsSchema.prefault({}),
   failFast: failFastSettingsSchema.prefault({}),
   redis: redisSettingsSchema.prefault({}),
+  fairness: fairnessSettingsSchema.prefault({}),
   versions: versionSettingsSchema.prefault({}),
   metrics: metricsSettingsSchema.prefault({}),
   apps: appSettingsSchema.prefault({}),

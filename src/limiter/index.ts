@@ -1,3 +1,5 @@
+import { FairShare } from './fairness/policy.js'
+import type { FairnessSettings } from './fairness/settings.js'
 import { createMemoryLimiter } from './memory/index.js'
 import { createRedisLimiter } from './redis/index.js'
 import type { RedisSettings } from './redis/settings.js'
@@ -8,8 +10,12 @@ export interface LimiterDeps {
   readonly observer?: LimiterObserver
 }
 
-/** The backend the settings ask for: Redis when `redis.url` is set, else in-process. */
-export function createLimiter(settings: { readonly redis: RedisSettings }, deps: LimiterDeps): Promise<Limiter> {
-  if (settings.redis.url !== undefined) return createRedisLimiter(settings.redis, deps)
-  return Promise.resolve(createMemoryLimiter({ observer: deps.observer }))
+/**
+ * The backend the settings ask for: Redis when `redis.url` is set, else in-process; both share
+ * permits between apps by `fairness` (README "Fair share between apps").
+ */
+export function createLimiter(settings: { readonly redis: RedisSettings; readonly fairness?: FairnessSettings }, deps: LimiterDeps): Promise<Limiter> {
+  const fairness = new FairShare(settings.fairness)
+  if (settings.redis.url !== undefined) return createRedisLimiter(settings.redis, { ...deps, fairness })
+  return Promise.resolve(createMemoryLimiter({ observer: deps.observer, fairness }))
 }

@@ -1,5 +1,6 @@
 import { deadlineTimer } from '../deadline-timer.js'
 import { LimiterClosedError, QueueFullError, QueueTimeoutError } from '../errors.js'
+import { FairShare, type AppPolicy } from '../fairness/policy.js'
 import type { AcquireOptions, Limiter, LimiterObserver, LimiterStatus, Permit, PermitKey } from '../types.js'
 import { KeyQueue, type Waiter } from './key-queue.js'
 
@@ -7,6 +8,14 @@ export interface MemoryLimiterOptions {
   readonly observer?: LimiterObserver
   /** reported mode; the Redis backend reuses this limiter as its `local` fallback */
   readonly mode?: 'memory' | 'local'
+  /** weights and caps per app (README "Fair share between apps"); default: every app weight 1, no caps */
+  readonly fairness?: FairShare
+}
+
+/** What the Redis backend's fallback may add to an acquire. */
+export interface LocalAcquireOptions extends AcquireOptions {
+  /** a local slot for a permit already in flight (a pin): no app cap holds it back */
+  readonly uncapped?: boolean
 }
 
 /** A signal that never aborts: an in-process permit cannot be lost. */
@@ -16,17 +25,20 @@ const keyOf = (key: PermitKey): string => `${key.instance}\n${key.endpoint}`
 const describeKey = (key: PermitKey): string => `${key.endpoint} (instance ${key.instance})`
 
 /**
- * The in-process backend: FIFO semaphores per (instance, endpoint) for a single replica.
- * Uncontended acquires resolve without a timer or a listener; idle keys are dropped.
+ * The in-process backend: semaphores per (instance, endpoint) for a single replica, waiters in
+ * weighted fair order between apps and FIFO within an app (KeyQueue). Uncontended acquires resolve
+ * without a timer or a listener; idle keys are dropped.
  */
 export class MemoryLimiter implements Limiter {
   readonly backend = 'memory' as const
   private readonly queues = new Map<string, KeyQueue>()
   private closedReason: string | undefined
   private readonly reportedMode: 'memory' | 'local'
+  private readonly fairness: FairShare
 
   constructor(options: MemoryLimiterOptions = {}) {
     this.reportedMode = options.mode ?? 'memory'
+    this.fairness = options.fairness ?? new FairShare()
     options.observer?.modeChanged?.(this.reportedMode)
   }
 
@@ -38,8 +50,9 @@ export class MemoryLimiter implements Limiter {
     return this.closedReason === undefined
   }
 
-  acquire(key: PermitKey, options: AcquireOptions): Promise<Permit> {
+  acquire(key: PermitKey, options: LocalAcquireOptions): Promise<Permit> {
     if (this.closedReason !== undefined) return Promise.reject(new LimiterClosedError(this.closedReason))
+    const policy = this.fairness.of(options.app)
     const id = keyOf(key)
     let queue = this.queues.get(id)
     if (queue === undefined) {
@@ -49,9 +62,9 @@ export class MemoryLimiter implements Limiter {
       queue.limit = options.limit
       queue.dispatch()
     }
-    if (queue.canGrantNow()) {
-      queue.inFlight++
-      return Promise.resolve(this.permit(id, queue, 0))
+    if (queue.canGrantNow(policy)) {
+      queue.take(policy)
+      return Promise.resolve(this.permit(id, queue, policy.app, 0))
     }
     if (options.signal?.aborted) {
       this.dropIfIdle(id, queue)
@@ -61,10 +74,16 @@ export class MemoryLimiter implements Limiter {
       this.dropIfIdle(id, queue)
       return Promise.reject(new QueueFullError(describeKey(key), queue.queued))
     }
-    return this.wait(id, queue, key, options)
+    // this app's part of the queue is full (fairness.apps.<app>.maxQueued)
+    const mine = queue.queuedOf(policy.app)
+    if (mine >= policy.maxQueued) {
+      this.dropIfIdle(id, queue)
+      return Promise.reject(new QueueFullError(`${describeKey(key)} for app ${policy.app}`, mine))
+    }
+    return this.wait(id, queue, key, options, policy)
   }
 
-  private wait(id: string, queue: KeyQueue, key: PermitKey, options: AcquireOptions): Promise<Permit> {
+  private wait(id: string, queue: KeyQueue, key: PermitKey, options: LocalAcquireOptions, policy: AppPolicy): Promise<Permit> {
     const enqueuedAt = Date.now()
     return new Promise<Permit>((resolve, reject) => {
       const { signal } = options
@@ -82,9 +101,12 @@ export class MemoryLimiter implements Limiter {
       const waiter: Waiter = {
         arrivedAt: options.arrivedAt ?? enqueuedAt,
         enqueuedAt,
+        policy,
+        requeued: options.arrivedAt !== undefined,
+        uncapped: options.uncapped,
         grant: () => {
           cleanup()
-          resolve(this.permit(id, queue, Date.now() - enqueuedAt))
+          resolve(this.permit(id, queue, policy.app, Date.now() - enqueuedAt))
         },
         fail: (err) => {
           cleanup()
@@ -93,13 +115,13 @@ export class MemoryLimiter implements Limiter {
       }
       const timer = deadlineTimer(options.deadline, () => giveUp(new QueueTimeoutError(Date.now() - enqueuedAt, describeKey(key))))
       signal?.addEventListener('abort', onAbort, { once: true })
-      queue.enqueue(waiter)
+      queue.enqueue(waiter, enqueuedAt)
       // The queue may have room after all (its limit was raised, or a permit came back meanwhile).
       queue.dispatch()
     })
   }
 
-  private permit(id: string, queue: KeyQueue, waitedMs: number): Permit {
+  private permit(id: string, queue: KeyQueue, app: string, waitedMs: number): Permit {
     let released = false
     return {
       waitedMs,
@@ -109,7 +131,7 @@ export class MemoryLimiter implements Limiter {
       release: () => {
         if (released) return
         released = true
-        queue.inFlight--
+        queue.give(app)
         queue.dispatch()
         this.dropIfIdle(id, queue)
       },
@@ -131,6 +153,7 @@ export class MemoryLimiter implements Limiter {
         inFlight: q.inFlight,
         queued: q.queued,
         oldestWaitMs: oldest === undefined ? 0 : now - oldest,
+        apps: q.apps(),
       }
     })
     return Promise.resolve({ backend: this.backend, mode: this.reportedMode, keys })

@@ -1,4 +1,6 @@
 import { LimiterClosedError } from '../errors.js'
+import { DEFAULT_APP } from '../../apps/gate.js'
+import type { FairShare } from '../fairness/policy.js'
 import { createMemoryLimiter, type MemoryLimiter } from '../memory/index.js'
 import type { KeyStatus, Permit, PermitKey } from '../types.js'
 import type { SharedPermits } from './shared.js'
@@ -24,7 +26,7 @@ interface Pin {
 const PIN_DEADLINE_MS = 86_400_000
 
 export interface FallbackHooks {
-  makePermit(key: PermitKey, limit: number, grant: Grant, waitedMs: number): SluicePermit
+  makePermit(key: PermitKey, limit: number, grant: Grant, waitedMs: number, app: string): SluicePermit
   /** how many replicas share the limits (the `local` mode's share is max(1, floor(limit / replicas))) */
   replicas(): number
   /** a permit was granted by the fallback after Redis came back: it must be counted there */
@@ -41,7 +43,7 @@ export interface FallbackHooks {
  * permits still in flight so the fallback does not grant their slots a second time.
  */
 export class Fallback {
-  readonly #local: MemoryLimiter = createMemoryLimiter({ mode: 'local' })
+  readonly #local: MemoryLimiter
   readonly #attempts = new Map<Ticket, LocalAttempt>()
   readonly #pins = new Map<SluicePermit, Pin>()
   /** permits granted by the fallback and not (yet) counted in Redis */
@@ -50,7 +52,11 @@ export class Fallback {
   constructor(
     readonly mode: FallbackMode,
     private readonly hooks: FallbackHooks,
-  ) {}
+    fairness?: FairShare,
+  ) {
+    // the same fair share between apps as through Redis, within this replica's share of each limit
+    this.#local = createMemoryLimiter({ mode: 'local', fairness })
+  }
 
   #localLimit(limit: number): number {
     return Math.max(1, Math.floor(limit / Math.max(1, this.hooks.replicas())))
@@ -71,7 +77,7 @@ export class Fallback {
   }
 
   #permit(ticket: Ticket, grant: Grant, waitedMs: number): SluicePermit {
-    const permit = this.hooks.makePermit(ticket.key, ticket.options.limit, grant, waitedMs)
+    const permit = this.hooks.makePermit(ticket.key, ticket.options.limit, grant, waitedMs, ticket.options.app ?? DEFAULT_APP)
     this.#unshared.add(permit)
     return permit
   }
@@ -90,8 +96,10 @@ export class Fallback {
         limit: this.#localLimit(options.limit),
         deadline: options.deadline,
         signal: attempt.abort.signal,
-        arrivedAt: ticket.arrivedAt,
+        // only a request that waited before keeps its place (at the head); a new one queues fairly
+        arrivedAt: ticket.hasWaited ? ticket.arrivedAt : undefined,
         maxQueue: options.maxQueue,
+        app: options.app,
       })
       .then(
         (local) => {
@@ -165,6 +173,8 @@ export class Fallback {
           signal: pin.abort.signal,
           arrivedAt: 0,
           maxQueue: Number.MAX_SAFE_INTEGER,
+          app: permit.app,
+          uncapped: true,
         })
         .then(
           (local) => {

@@ -1,3 +1,4 @@
+import type { AppPolicy } from '../fairness/policy.js'
 import type { PermitKey } from '../types.js'
 import type { SemaphoreKeys } from './keys.js'
 import type { SluicePermit, Ticket } from './ticket.js'
@@ -6,6 +7,8 @@ import type { SluicePermit, Ticket } from './ticket.js'
 export interface Waiter {
   readonly id: string
   readonly ticket: Ticket
+  /** its app's weight and caps (README "Fair share between apps") */
+  readonly policy: AppPolicy
   readonly semaphore: KeySemaphore
   /**
    * `deferred`: its acquire script goes out after this turn (see SharedPermits.enqueue); `sending`:
@@ -102,6 +105,13 @@ export class KeySemaphore {
     if (waiter.phase === 'queued') this.queuedCount--
   }
 
+  /** this replica's waiters of one app in the queue (as `queuedCount` for all): its `maxQueued` counts them */
+  queuedOf(app: string): number {
+    let n = 0
+    for (const w of this.waiters.values()) if (w.phase === 'queued' && w.policy.app === app) n++
+    return n
+  }
+
   /** ids of the waiters Redis has in the queue (for sync) */
   queuedIds(): string[] {
     const ids: string[] = []
@@ -113,16 +123,19 @@ export class KeySemaphore {
    * The waiter a permit released now may be handed to, or undefined. Only when this replica held
    * every permit of the key when releasing (`holdsAll` before the release), Redis named one of our
    * waiters as the head and it is queued, and the permit's lease is sure to last beyond the next
-   * renewal (`leaseUntil - now >= minLeaseLeftMs`: a stalled replica hands over nothing). The hint is
-   * used once.
+   * renewal (`leaseUntil - now >= minLeaseLeftMs`: a stalled replica hands over nothing), and it is
+   * of the same app as the permit (`app`). The hint is used once.
    */
-  handOverTarget(heldAll: boolean, leaseUntil: number, now: number, minLeaseLeftMs: number): Waiter | undefined {
+  handOverTarget(heldAll: boolean, leaseUntil: number, now: number, minLeaseLeftMs: number, app: string): Waiter | undefined {
     const hint = this.headHint
     this.headHint = undefined
     if (!heldAll || hint === undefined) return undefined
     const next = this.waiters.get(hint)
     if (next?.phase !== 'queued') return undefined
     if (leaseUntil - now < minLeaseLeftMs) return undefined
+    // Only within one app: the permit keeps its id in Redis, and the id names the app Redis counts
+    // it for (the app's cap, `/status`). Between apps, the release script grants (one round trip).
+    if (next.policy.app !== app) return undefined
     return next
   }
 

@@ -12,6 +12,7 @@ import type {
   Permit,
   PermitKey,
 } from '../types.js'
+import type { FairShare } from '../fairness/policy.js'
 import { connect, type Connections } from './connection.js'
 import { Fallback } from './fallback.js'
 import { LeaseLostError } from './errors.js'
@@ -33,6 +34,8 @@ export interface RedisLimiterDeps {
   readonly observer?: LimiterObserver
   /** a readable name for this replica (default: hostname-pid); a random suffix keeps it unique */
   readonly replicaId?: string
+  /** weights and caps per app (README "Fair share between apps"); default: every app weight 1, no caps */
+  readonly fairness?: FairShare
 }
 
 /** How often a replica that lost Redis checks whether it is back. */
@@ -84,12 +87,16 @@ export class RedisLimiter implements Limiter {
     this.#global = globalKeysOf(settings.keyPrefix)
     const channelPrefix = grantChannelPrefix(settings.keyPrefix)
     this.#channel = channelPrefix + this.replicaId
-    this.#fallback = new Fallback(settings.fallback, {
-      makePermit: (key, limit, grant, waitedMs) => this.#permit(key, limit, grant, waitedMs),
-      replicas: () => this.#replicas,
-      grantedAfterRecovery: () => void this.#adoptUnshared(),
-      redisIsBack: () => this.#mode === 'redis',
-    })
+    this.#fallback = new Fallback(
+      settings.fallback,
+      {
+        makePermit: (key, limit, grant, waitedMs, app) => this.#permit(key, limit, grant, waitedMs, app),
+        replicas: () => this.#replicas,
+        grantedAfterRecovery: () => void this.#adoptUnshared(),
+        redisIsBack: () => this.#mode === 'redis',
+      },
+      deps.fairness,
+    )
     this.#connections = connect(settings)
     this.#scripts = new Scripts(this.#connections.command, deps.observer, settings.commandTimeoutMs)
     this.#shared = new SharedPermits(
@@ -102,9 +109,10 @@ export class RedisLimiter implements Limiter {
         syncMs: this.#syncMs,
         liveMs: settings.leaseMs,
         idleMs: settings.leaseMs * 3,
+        fairness: deps.fairness,
       },
       {
-        makePermit: (key, limit, grant, waitedMs) => this.#permit(key, limit, grant, waitedMs),
+        makePermit: (key, limit, grant, waitedMs, app) => this.#permit(key, limit, grant, waitedMs, app),
         failed: (err) => this.#redisFailed(err),
         keyBroken: (key, err) => this.#keyBroken(key, err),
         reroute: (ticket) => this.#route(ticket),
@@ -191,7 +199,7 @@ export class RedisLimiter implements Limiter {
     else this.#fallback.serve(ticket)
   }
 
-  #permit(key: PermitKey, limit: number, grant: Grant, waitedMs: number): SluicePermit {
+  #permit(key: PermitKey, limit: number, grant: Grant, waitedMs: number, app: string): SluicePermit {
     return new SluicePermit(
       key,
       limit,
@@ -199,6 +207,7 @@ export class RedisLimiter implements Limiter {
       waitedMs,
       (p) => this.#release(p),
       (p) => p.grant.kind !== 'redis' || this.#shared.leaseHolds(p),
+      app,
     )
   }
 

@@ -1,12 +1,15 @@
+import { LUA_FAIR } from './lua-fair.js'
+
 /**
  * Lua shared by the semaphore scripts, pasted at the top of each one (a script cannot call another).
  *
  * The semaphore's keys (KEYS[1..3], one hash slot):
  *   holders  ZSET permit id → lease expiry in ms on Redis's clock
- *   queue    ZSET waiter id → arrival ticket in µs on Redis's clock (minus the request's age)
- *   meta     HASH limit, instance, endpoint, and `@<replica>` → that replica's liveness expiry (ms)
- * Permit and waiter ids are `<replica>/<sequence>`: the replica part says where to publish a grant
- * and whose liveness decides whether a waiter is still wanted.
+ *   queue    ZSET waiter id → start tag (fair share between apps, see lua-fair.ts): lowest is next
+ *   meta     HASH limit, instance, endpoint, `@<replica>` → that replica's liveness expiry (ms),
+ *            `v` → virtual time, `f:<app>` → the app's finish tag
+ * Permit and waiter ids are `<arrived>~<replica>/<sequence>:<cap>:<app>` (waiter-id.ts): the replica
+ * part says where to publish a grant and whose liveness decides whether a waiter is still wanted.
  *
  * Keys expire when idle (`idle`, three leases): acquire sets the expiry of the key it adds to, and
  * every replica with a permit or a waiter in a semaphore renews all three every third of a lease
@@ -18,17 +21,15 @@
  */
 export const LUA_COMMON = `
 if redis.replicate_commands then redis.replicate_commands() end
+${LUA_FAIR}
 
--- Redis's own clock, in ms (leases) and µs (queue tickets); replica clocks never decide anything.
+-- Redis's own clock, in ms (leases) and µs; replica clocks never decide anything.
 local function clock()
   local t = redis.call('TIME')
   local s, us = tonumber(t[1]), tonumber(t[2])
   return s * 1000 + math.floor(us / 1000), s * 1000000 + us
 end
 
-local function replica_of(id)
-  return string.match(id, '^(.*)/')
-end
 
 -- Live holders, after dropping expired leases if the semaphore looks full (only then can a dead
 -- lease keep someone waiting): the permits of a replica that died or stalled come back.
@@ -43,6 +44,9 @@ end
 -- Fills free slots from the head of the queue: each live head waiter becomes a holder at once (a
 -- direct handoff, so nobody can overtake it) and its replica hears of it on its own channel. Waiters
 -- whose replica stopped renewing its liveness are dropped, so a dead replica never blocks the queue.
+-- A waiter whose app already holds its cap of permits (the cap is in its id) stays where it is and
+-- the next waiters of other apps are served, in order, past it. V moves to the highest start tag
+-- granted (see lua-fair).
 -- At limit 1 each grant's message is "<id> <head>", naming the waiter left at the head of the queue
 -- (just "<id>" when the queue is empty): the replica granted holds the only permit, so when it learns
 -- that its own waiter is next it hands the permit over on release without a round trip (see
@@ -50,34 +54,84 @@ end
 -- want_head is set, that head (false when the queue is empty or not asked). No head is named while
 -- the semaphore counts more holders than its limit (permits granted during an outage and adopted):
 -- a replica holding "all" of them must give its surplus back, not hand it on. Given a table
--- "granted", also lists the ids granted.
-local function grant(holders, queue, meta, now, lease, chan, limit, held, idle, granted, want_head)
+-- "granted", also lists the ids granted. "top": a start tag already served (a handover's), for V.
+local function grant(holders, queue, meta, now, lease, chan, limit, held, idle, granted, want_head, top)
   local was_empty = held == 0
   local alive = {}
   local given = {}
   local empty = false
+  local counts = nil -- permits held per app, read once a capped waiter comes up
+  local v = nil -- V, read with the first replica's liveness (one command for both)
+  local function live(id)
+    local rid = replica_of(id)
+    if not rid then return false end
+    local until_ms = alive[rid]
+    if until_ms == nil then
+      if v == nil then
+        local got = redis.call('HMGET', meta, '@' .. rid, 'v')
+        until_ms, v = tonumber(got[1] or '0'), got[2]
+      else
+        until_ms = tonumber(redis.call('HGET', meta, '@' .. rid) or '0')
+      end
+      alive[rid] = until_ms
+    end
+    return until_ms > now
+  end
+  local function under_cap(id)
+    local cap = cap_of(id)
+    if cap == nil then return true end
+    if counts == nil then counts = held_by_app(holders) end
+    return (counts[app_of(id)] or 0) < cap
+  end
+  local function take(id, score)
+    redis.call('ZADD', holders, now + lease, id)
+    held = held + 1
+    given[#given + 1] = id
+    if granted then granted[#granted + 1] = id end
+    if counts then counts[app_of(id)] = (counts[app_of(id)] or 0) + 1 end
+    local s = tonumber(score)
+    if top == nil or s > top then top = s end
+  end
+  local blocked = false
   while held < limit do
     local head = redis.call('ZPOPMIN', queue)
     if #head == 0 then
       empty = true
       break
     end
-    local id = head[1]
-    local rid = replica_of(id)
-    if rid then
-      local until_ms = alive[rid]
-      if until_ms == nil then
-        until_ms = tonumber(redis.call('HGET', meta, '@' .. rid) or '0')
-        alive[rid] = until_ms
-      end
-      if until_ms > now then
-        redis.call('ZADD', holders, now + lease, id)
-        held = held + 1
-        given[#given + 1] = id
-        if granted then granted[#granted + 1] = id end
+    if live(head[1]) then
+      if under_cap(head[1]) then
+        take(head[1], head[2])
+      else
+        redis.call('ZADD', queue, head[2], head[1])
+        -- it may have been the last waiter: ZPOPMIN deleted the key, ZADD made it anew
+        redis.call('PEXPIRE', queue, idle)
+        blocked = true
+        break
       end
     end
   end
+  -- The head's app holds its cap: look further down the queue, a page at a time, leaving its waiters in place.
+  local from = 0
+  while blocked and held < limit do
+    local page = redis.call('ZRANGE', queue, from, from + 63, 'WITHSCORES')
+    if #page == 0 then break end
+    local removed = 0
+    for i = 1, #page, 2 do
+      if held >= limit then break end
+      local id = page[i]
+      if not live(id) then
+        redis.call('ZREM', queue, id)
+        removed = removed + 1
+      elseif under_cap(id) then
+        redis.call('ZREM', queue, id)
+        removed = removed + 1
+        take(id, page[i + 1])
+      end
+    end
+    from = from + #page / 2 - removed
+  end
+  advance(meta, top, idle, v)
   -- a release that emptied the set deleted the key: the grant re-created it without an expiry
   if was_empty and #given > 0 then redis.call('PEXPIRE', holders, idle) end
   local next_head = false

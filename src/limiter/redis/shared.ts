@@ -1,4 +1,5 @@
 import { LimiterClosedError, QueueFullError } from '../errors.js'
+import { FairShare, type AppPolicy } from '../fairness/policy.js'
 import type { KeyStatus, PermitKey } from '../types.js'
 import { acquire } from './acquire/index.js'
 import { adopt } from './adopt/index.js'
@@ -10,6 +11,7 @@ import { isKeyError, type ScriptRunner } from './script.js'
 import { activeTags, semaphoreStatus } from './status/index.js'
 import { sync } from './sync/index.js'
 import { describeKey, type Grant, type SluicePermit, type Ticket } from './ticket.js'
+import { appOfId, waiterId } from './waiter-id.js'
 
 /** Timings derived from the lease, and names. */
 export interface SharedConfig {
@@ -25,11 +27,13 @@ export interface SharedConfig {
   readonly idleMs: number
   /** a monotonic clock in ms (`performance.now()`; a fake one in tests of the races) */
   readonly now?: () => number
+  /** weights and caps per app (README "Fair share between apps"); default: every app weight 1, no caps */
+  readonly fairness?: FairShare
 }
 
 /** What the shared side asks of the limiter around it. */
 export interface SharedHooks {
-  makePermit(key: PermitKey, limit: number, grant: Grant, waitedMs: number): SluicePermit
+  makePermit(key: PermitKey, limit: number, grant: Grant, waitedMs: number, app: string): SluicePermit
   /** a Redis call failed: Redis is treated as unreachable */
   failed(err: unknown): void
   /** Redis answered an error about one semaphore's keys (see isKeyError): only that key is broken */
@@ -60,6 +64,7 @@ export class SharedPermits {
   readonly #touched = new Set<string>()
   #sequence = 0
   readonly #now: () => number
+  readonly #fairness: FairShare
 
   constructor(
     private readonly scripts: ScriptRunner,
@@ -67,10 +72,12 @@ export class SharedPermits {
     private readonly hooks: SharedHooks,
   ) {
     this.#now = config.now ?? (() => performance.now())
+    this.#fairness = config.fairness ?? new FairShare()
   }
 
-  #nextId(): string {
-    return `${this.config.replicaId}/${(++this.#sequence).toString(36)}`
+  /** A new id carrying the app, its cap and the arrival (waiter-id.ts): the scripts read them there. */
+  #nextId(policy: AppPolicy, arrivedAt: number): string {
+    return waiterId({ replicaId: this.config.replicaId, sequence: ++this.#sequence, arrivedAt, maxHeld: policy.maxHeld, app: policy.app })
   }
 
   /** (instance, endpoint) → tag, so the hot path does not hash each time; bounded */
@@ -110,7 +117,8 @@ export class SharedPermits {
   /** Starts a ticket's wait in Redis: granted at once when a slot is free and nobody is ahead. */
   enqueue(ticket: Ticket): void {
     const sem = this.#semaphoreOf(ticket.key, ticket.options.limit)
-    const waiter: Waiter = { id: this.#nextId(), ticket, semaphore: sem, phase: 'sending', grantedEarly: false, notGrantedAt: 0 }
+    const policy = this.#fairness.of(ticket.options.app)
+    const waiter: Waiter = { id: this.#nextId(policy, ticket.arrivedAt), ticket, policy, semaphore: sem, phase: 'sending', grantedEarly: false, notGrantedAt: 0 }
     sem.addWaiter(waiter)
     this.#waiters.set(waiter.id, waiter)
     ticket.withdraw = () => this.#withdraw(waiter)
@@ -143,9 +151,9 @@ export class SharedPermits {
    * nothing is left to withdraw.
    */
   #requeue(old: Waiter): void {
-    const { semaphore: sem, ticket } = old
+    const { semaphore: sem, ticket, policy } = old
     this.#forget(old)
-    const waiter: Waiter = { id: this.#nextId(), ticket, semaphore: sem, phase: 'sending', grantedEarly: false, notGrantedAt: 0 }
+    const waiter: Waiter = { id: this.#nextId(policy, ticket.arrivedAt), ticket, policy, semaphore: sem, phase: 'sending', grantedEarly: false, notGrantedAt: 0 }
     sem.addWaiter(waiter)
     this.#waiters.set(waiter.id, waiter)
     ticket.withdraw = () => this.#withdraw(waiter)
@@ -154,12 +162,14 @@ export class SharedPermits {
 
   /** `keepAge`: place the waiter by its age (it waited before), not by when Redis sees it. */
   async #sendAcquire(waiter: Waiter, keepAge: boolean): Promise<void> {
-    const { semaphore: sem, ticket } = waiter
+    const { semaphore: sem, ticket, policy } = waiter
     const sentAt = this.#now()
     waiter.notGrantedAt = sentAt
     waiter.grantedEarly = false
-    // placed by its age, it may go ahead of the waiter named as head: forget that name
-    if (keepAge) sem.headHint = undefined
+    // Placed by its age, or an app other than the named head's (whose start tag may be lower), it
+    // may go ahead of the waiter named as head: forget that name. A waiter of the head's own app
+    // queues behind it (FIFO within an app).
+    if (keepAge || (sem.headHint !== undefined && appOfId(sem.headHint) !== policy.app)) sem.headHint = undefined
     const announce = sentAt - sem.announcedAt >= this.config.syncMs
     // Redis not knowing this replica is news only if it was told before (a new key never was)
     const announcedBefore = sem.announcedAt > Number.NEGATIVE_INFINITY
@@ -176,12 +186,14 @@ export class SharedPermits {
           liveMs: this.config.liveMs,
           idleMs: this.config.idleMs,
           ageMs: keepAge ? ticket.ageMs : 0,
-          full: sem.queuedCount >= ticket.options.maxQueue,
+          // the replica's queue for the key, or its app's part of it, is full: refuse rather than queue
+          full: sem.queuedCount >= ticket.options.maxQueue || (Number.isFinite(policy.maxQueued) && sem.queuedOf(policy.app) >= policy.maxQueued),
           announce,
           instance: ticket.key.instance,
           endpoint: ticket.key.endpoint,
           channelPrefix: this.config.channelPrefix,
           wantHead: sem.holdsAll(),
+          cost: policy.cost,
         },
         // a NOSCRIPT re-send of an acquire withdrawn meanwhile would run after its withdrawal
         { resendIf: () => this.#isCurrent(waiter) },
@@ -200,7 +212,12 @@ export class SharedPermits {
     } else if (reply.kind === 'full') {
       this.#forget(waiter)
       ticket.withdraw = undefined
-      ticket.fail(new QueueFullError(describeKey(ticket.key), sem.queuedCount))
+      const appFull = sem.queuedCount < ticket.options.maxQueue
+      ticket.fail(
+        appFull
+          ? new QueueFullError(`${describeKey(ticket.key)} for app ${policy.app}`, sem.queuedOf(policy.app))
+          : new QueueFullError(describeKey(ticket.key), sem.queuedCount),
+      )
       this.#collect(sem)
     } else {
       sem.setPhase(waiter, 'queued')
@@ -271,7 +288,7 @@ export class SharedPermits {
     ticket.withdraw = undefined
     const tag = sem.tag
     const taken = ticket.succeed((waitedMs) => {
-      const permit = this.hooks.makePermit(sem.key, ticket.options.limit, { kind: 'redis', tag, id }, waitedMs)
+      const permit = this.hooks.makePermit(sem.key, ticket.options.limit, { kind: 'redis', tag, id }, waitedMs, waiter.policy.app)
       sem.held.set(id, { permit, leaseUntil })
       return permit
     })
@@ -351,7 +368,7 @@ export class SharedPermits {
     // every permit of the key is ours: no other replica can have released one since Redis named the head
     const heldAll = sem.holdsAll()
     sem.held.delete(grant.id)
-    const next = sem.handOverTarget(heldAll, held.leaseUntil, this.#now(), this.config.syncMs)
+    const next = sem.handOverTarget(heldAll, held.leaseUntil, this.#now(), this.config.syncMs, permit.app)
     if (next) this.#handOver(sem, next, grant.id, held.leaseUntil)
     else void this.#release(sem, [grant.id], heldAll)
   }
@@ -376,11 +393,15 @@ export class SharedPermits {
   #handOver(sem: KeySemaphore, next: Waiter, id: string, leaseUntil: number): void {
     this.#grant(next, id, leaseUntil)
     // after this turn of the event loop: the request now served starts first, its bookkeeping after
-    setImmediate(() => void this.#release(sem, [next.id], true))
+    // (served: its start tag moves the virtual time, as Redis's own grant would)
+    setImmediate(() => void this.#release(sem, [next.id], true, true))
   }
 
-  /** `wantHead`: this replica holds every permit of the key, so the head Redis names may be its to hand over */
-  async #release(sem: KeySemaphore, ids: string[], wantHead = false): Promise<void> {
+  /**
+   * `wantHead`: this replica holds every permit of the key, so the head Redis names may be its to hand
+   * over; `served`: the ids are waiters a handover served
+   */
+  async #release(sem: KeySemaphore, ids: string[], wantHead = false, served = false): Promise<void> {
     const sentAt = this.#now()
     try {
       const { granted, head } = await release(this.scripts, sem.keys, {
@@ -390,6 +411,7 @@ export class SharedPermits {
         idleMs: this.config.idleMs,
         channelPrefix: this.config.channelPrefix,
         wantHead,
+        served,
       })
       sem.headHint = head
       // A slot handed to one of our own waiters needs no round through pub/sub: grant it now (the
@@ -559,7 +581,8 @@ export class SharedPermits {
       const sem = this.#semaphoreOf(permit.key, permit.limit)
       const group = groups.get(sem.tag) ?? { sem, permits: [], ids: [] }
       group.permits.push(permit)
-      group.ids.push(this.#nextId())
+      // its app in the id: Redis counts it against the app's cap and in `/status`
+      group.ids.push(this.#nextId(this.#fairness.of(permit.app), Date.now()))
       groups.set(sem.tag, group)
     }
     const results = await Promise.allSettled(

@@ -1,3 +1,4 @@
+import { DEFAULT_APP } from '../../apps/gate.js'
 import { deadlineTimer, type DeadlineTimer } from '../deadline-timer.js'
 import { QueueTimeoutError } from '../errors.js'
 import { abortReason } from '../memory/index.js'
@@ -30,6 +31,8 @@ export class SluicePermit implements Permit {
     private readonly onRelease: (permit: SluicePermit) => void,
     /** whether its lease (if any) is sure to last until the next renewal */
     private readonly leaseHolds: (permit: SluicePermit) => boolean,
+    /** the app it was acquired for (README "Fair share between apps") */
+    readonly app: string = DEFAULT_APP,
   ) {}
 
   canStart(): boolean {

@@ -1,3 +1,4 @@
+import type { FairShare } from '../../../src/limiter/fairness/policy.js'
 import { createRedisLimiter, type RedisLimiter, type RedisSettings } from '../../../src/limiter/redis/index.js'
 import type { Limiter, LimiterObserver, PermitKey } from '../../../src/limiter/types.js'
 import { uniquePrefix } from '../../support/redis.js'
@@ -38,19 +39,20 @@ export function memoryLog(): { lines: LogLine[]; info(o: object, m: string): voi
 
 export async function redisLimiter(
   settings: RedisSettings,
-  deps: { observer?: LimiterObserver; replicaId?: string } = {},
+  deps: { observer?: LimiterObserver; replicaId?: string; fairness?: FairShare } = {},
 ): Promise<RedisLimiter> {
   return (await createRedisLimiter(settings, { log: memoryLog(), ...deps })) as RedisLimiter
 }
 
 export const key: PermitKey = { instance: 'org1', endpoint: 'POST /accounts/search' }
 
-export const opts = (limit: number, over: { maxQueue?: number; deadlineMs?: number; signal?: AbortSignal; arrivedAt?: number } = {}) => ({
+export const opts = (limit: number, over: { maxQueue?: number; deadlineMs?: number; signal?: AbortSignal; arrivedAt?: number; app?: string } = {}) => ({
   limit,
   maxQueue: over.maxQueue ?? 1000,
   deadline: Date.now() + (over.deadlineMs ?? 10_000),
   signal: over.signal,
   arrivedAt: over.arrivedAt,
+  app: over.app,
 })
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))

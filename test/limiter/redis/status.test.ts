@@ -9,15 +9,37 @@ const search: PermitKey = { instance: 'org1', endpoint: 'POST /accounts/search' 
 const accounts: PermitKey = { instance: 'org2', endpoint: 'GET /accounts/{id}' }
 
 describe('redis limiter: status', () => {
-  it('every replica reports the global in-flight and queued counts of every active key', async () => {
+  it('every replica reports the global in-flight and queued counts of every active key, and each app\'s share', async () => {
     const settings = testSettings(redis.url, { leaseMs: 1_500 })
     const a = await redisLimiter(settings)
     const b = await redisLimiter(settings)
-    const held = [await a.acquire(search, opts(1)), await b.acquire(accounts, opts(5)), await b.acquire(accounts, opts(5))]
-    const waiting = [b.acquire(search, opts(1)), b.acquire(search, opts(1))]
+    const held = [await a.acquire(search, opts(1, { app: 'batch' })), await b.acquire(accounts, opts(5)), await b.acquire(accounts, opts(5, { app: 'web' }))]
+    const waiting = [b.acquire(search, opts(1, { app: 'web' })), a.acquire(search, opts(1, { app: 'batch' }))]
     const expected = [
-      { instance: 'org1', endpoint: 'POST /accounts/search', limit: 1, inFlight: 1, queued: 2, oldestWaitMs: expect.any(Number) as number },
-      { instance: 'org2', endpoint: 'GET /accounts/{id}', limit: 5, inFlight: 2, queued: 0, oldestWaitMs: 0 },
+      {
+        instance: 'org1',
+        endpoint: 'POST /accounts/search',
+        limit: 1,
+        inFlight: 1,
+        queued: 2,
+        oldestWaitMs: expect.any(Number) as number,
+        apps: [
+          { app: 'batch', held: 1, queued: 1 },
+          { app: 'web', held: 0, queued: 1 },
+        ],
+      },
+      {
+        instance: 'org2',
+        endpoint: 'GET /accounts/{id}',
+        limit: 5,
+        inFlight: 2,
+        queued: 0,
+        oldestWaitMs: 0,
+        apps: [
+          { app: 'default', held: 1, queued: 0 },
+          { app: 'web', held: 1, queued: 0 },
+        ],
+      },
     ]
     // `a` never touched org2's key: it learns of it through b's heartbeat
     for (const limiter of [a, b]) {
@@ -27,7 +49,8 @@ describe('redis limiter: status', () => {
       expect(status.keys).toEqual(expected)
     }
     for (const p of held) p.release()
-    for (const w of waiting) (await w).release()
+    // in whichever order they are served
+    await Promise.all(waiting.map(async (w) => (await w).release()))
     await eventually(async () => (await a.status()).keys.length === 0, 5_000, 'no active keys')
     await closeAll([a, b])
   })

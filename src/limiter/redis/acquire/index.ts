@@ -22,6 +22,8 @@ export interface AcquireArgs {
   readonly channelPrefix: string
   /** say whether the waiter is queued at the head (the replica holds every permit of the key) */
   readonly wantHead: boolean
+  /** virtual time one permit costs the waiter's app: 1 / its weight (README "Fair share between apps") */
+  readonly cost: number
 }
 
 export type AcquireReply = (
@@ -51,6 +53,8 @@ export async function acquire(scripts: ScriptRunner, keys: SemaphoreKeys, a: Acq
     a.endpoint,
     a.channelPrefix,
     a.wantHead ? '1' : '0',
+    // 17 significant digits, as the scripts keep tags (lua-fair.ts)
+    a.cost.toPrecision(17),
     ],
     options,
   )) as [number, number, number]

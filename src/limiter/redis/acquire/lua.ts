@@ -3,28 +3,31 @@ import { LUA_COMMON } from '../lua-common.js'
 /**
  * acquire: take a permit now, or join the queue.
  * KEYS: holders queue meta
- * ARGV: id replica limit leaseMs liveMs idleMs ageMs full announce instance endpoint channelPrefix wantHead
+ * ARGV: id replica limit leaseMs liveMs idleMs ageMs full announce instance endpoint channelPrefix wantHead cost
  * Reply: {1, 0, f} granted · {0, 0, f} queued · {0, 1, f} queued at the head (asked with wantHead,
  *        which the replica sets when it holds every permit of the key) · {2, 0, f} refused, the
- *        replica's queue is full. f is 1 when `announce` found that Redis no longer knew this replica
- *        (its data was lost): the replica's next sync counts its held permits again.
+ *        replica's queue (or its app's part of it) is full. f is 1 when `announce` found that Redis
+ *        no longer knew this replica (its data was lost): the replica's next sync counts its held
+ *        permits again.
  *
  * Safe because: free slots are handed to the queue's head BEFORE the caller is considered, so a
- * newcomer never overtakes a waiter; the caller takes a slot only when the queue is then empty.
- * The queue ticket is Redis's clock when the script runs: arrivals are ordered as Redis sees them.
- * A request that waited before (re-queued after an upstream 429, or moved from the fallback) passes
+ * newcomer never overtakes a waiter; the caller takes a slot only when the queue is then empty (and
+ * its app is under its cap). Queued, its score is its start tag (lua-fair): a new waiter at
+ * max(V, F_app) — behind its own app's waiters, possibly ahead of a busier app's — and a request
+ * that waited before (re-queued after an upstream 429, or moved from the fallback) just below V by
  * its age, a duration measured by the replica (so clock skew between replicas cannot reorder the
- * queue), and lands ahead of everyone who arrived after it; landing at the head, it tells every
- * holder's replica that the head it may know of is stale. `announce` (set by the replica at least
- * every third of a lease, and for a new key) refreshes its liveness and the key's description.
+ * queue). Landing at the head ahead of others, it tells every holder's replica that the head it may
+ * know of is stale. `announce` (set by the replica at least every third of a lease, and for a new
+ * key) refreshes its liveness and the key's description. Nothing of fair share runs when the
+ * permit is taken at once: an uncontended acquire costs what it did.
  */
 export const ACQUIRE_LUA = `${LUA_COMMON}
 local holders, queue, meta = KEYS[1], KEYS[2], KEYS[3]
 local id, rid = ARGV[1], ARGV[2]
 local limit, lease, live, idle = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local age, full, announce = tonumber(ARGV[7]), ARGV[8] == '1', ARGV[9] == '1'
-local chan, want_head = ARGV[12], ARGV[13] == '1'
-local now, now_us = clock()
+local chan, want_head, cost = ARGV[12], ARGV[13] == '1', tonumber(ARGV[14] or '1')
+local now = clock()
 
 local forgot = 0
 if announce then
@@ -37,20 +40,24 @@ local held = grant(holders, queue, meta, now, lease, chan, limit, redis.call('ZC
 -- more holders than the limit (adopted after an outage): no head is named, the surplus goes back
 if held > limit then want_head = false end
 if held < limit then
-  -- the queue is empty (grant stops only then or when full) and a slot is left: take it
-  redis.call('ZADD', holders, now + lease, id)
-  redis.call('PEXPIRE', holders, idle)
-  return {1, 0, forgot}
+  -- The queue is empty, or holds only waiters of apps at their cap (grant stops only then or when
+  -- full), and a slot is left: take it, unless this app is at its cap too.
+  local cap = cap_of(id)
+  if cap == nil or (held_by_app(holders)[app_of(id)] or 0) < cap then
+    redis.call('ZADD', holders, now + lease, id)
+    redis.call('PEXPIRE', holders, idle)
+    return {1, 0, forgot}
+  end
 end
 if full then return {2, 0, forgot} end
-redis.call('ZADD', queue, now_us - age * 1000, id)
+redis.call('ZADD', queue, fmt(start_tag(meta, app_of(id), cost, age, idle)), id)
 redis.call('PEXPIRE', queue, idle)
-local rank = -1
-if age > 0 or want_head then rank = redis.call('ZRANK', queue, id) end
-if age > 0 and rank == 0 then
-  -- Placed by its age ahead of the waiter that was the head: a replica holding permits may have been
-  -- told that waiter is next (to hand it a permit on release), so every holder's replica hears that
-  -- the head it knows of is stale: " <tag>" on its channel.
+local first = redis.call('ZRANGE', queue, 0, 1)
+local at_head = first[1] == id
+if at_head and first[2] then
+  -- Placed ahead of the waiter that was the head: a replica holding permits may have been told that
+  -- waiter is next (to hand it a permit on release), so every holder's replica hears that the head
+  -- it knows of is stale: " <tag>" on its channel.
   local tag = string.match(holders, '{(.-)}')
   local told = {}
   for _, holder in ipairs(redis.call('ZRANGE', holders, 0, -1)) do
@@ -61,6 +68,6 @@ if age > 0 and rank == 0 then
     end
   end
 end
-if want_head and rank == 0 then return {0, 1, forgot} end
+if want_head and at_head then return {0, 1, forgot} end
 return {0, 0, forgot}
 `

@@ -13,6 +13,8 @@ export interface ReleaseArgs {
   readonly channelPrefix: string
   /** name the waiter left at the head in the reply (the releasing replica holds every permit of the key) */
   readonly wantHead: boolean
+  /** the ids are waiters a handover served: their start tags move the virtual time (implies wantHead) */
+  readonly served?: boolean
 }
 
 export interface ReleaseResult {
@@ -26,6 +28,6 @@ export interface ReleaseResult {
 
 /** Releases holders / withdraws waiters, and hands the freed slots to the head waiters. */
 export async function release(scripts: ScriptRunner, keys: SemaphoreKeys, a: ReleaseArgs): Promise<ReleaseResult> {
-  const reply = (await scripts.run(RELEASE_SCRIPT, keyList(keys), [a.limit, a.leaseMs, a.idleMs, a.channelPrefix, a.wantHead ? '1' : '0', ...a.ids])) as [number, string[] | undefined, string | null | undefined]
+  const reply = (await scripts.run(RELEASE_SCRIPT, keyList(keys), [a.limit, a.leaseMs, a.idleMs, a.channelPrefix, a.served === true ? '2' : a.wantHead ? '1' : '0', ...a.ids])) as [number, string[] | undefined, string | null | undefined]
   return { found: Number(reply[0]), granted: reply[1] ?? [], head: reply[2] ?? undefined }
 }

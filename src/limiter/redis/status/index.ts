@@ -1,4 +1,4 @@
-import type { KeyStatus } from '../../types.js'
+import type { AppShare, KeyStatus } from '../../types.js'
 import { keyList, type GlobalKeys, type SemaphoreKeys } from '../keys.js'
 import { stringsOf, type ScriptDef, type ScriptRunner } from '../script.js'
 import { ACTIVE_LUA, STATUS_LUA } from './lua.js'
@@ -11,7 +11,10 @@ export type SemaphoreStatus = KeyStatus
 
 /** Live holders and waiters of one semaphore, across every replica. */
 export async function semaphoreStatus(scripts: ScriptRunner, keys: SemaphoreKeys, idleMs: number): Promise<SemaphoreStatus> {
-  const r = (await scripts.run(STATUS_SCRIPT, keyList(keys), [idleMs])) as [number, number, number, number, string, string]
+  const r = (await scripts.run(STATUS_SCRIPT, keyList(keys), [idleMs])) as [number, number, number, number, string, string, unknown]
+  const flat = Array.isArray(r[6]) ? (r[6] as unknown[]) : []
+  const apps: AppShare[] = []
+  for (let i = 0; i + 2 < flat.length; i += 3) apps.push({ app: String(flat[i]), held: Number(flat[i + 1]), queued: Number(flat[i + 2]) })
   return {
     inFlight: Number(r[0]),
     queued: Number(r[1]),
@@ -19,6 +22,7 @@ export async function semaphoreStatus(scripts: ScriptRunner, keys: SemaphoreKeys
     limit: Number(r[3]),
     instance: String(r[4]),
     endpoint: String(r[5]),
+    apps,
   }
 }
 

@@ -4,14 +4,16 @@ import { LUA_COMMON } from '../lua-common.js'
  * status: the shared picture of one semaphore, as `/status` shows it.
  * KEYS: holders queue meta
  * ARGV: idleMs
- * Reply: {inFlight, queued, oldestWaitMs, limit, instance, endpoint}
+ * Reply: {inFlight, queued, oldestWaitMs, limit, instance, endpoint, {app, held, queued, ...}}
  *
  * Counts only live entries: expired leases and waiters of replicas that stopped renewing their
  * liveness are removed first (the same rules grant applies), so the figures never include the dead.
+ * Each app's share is read from the ids (waiter-id.ts); so is the oldest waiter's arrival, on the
+ * clock of the replica that queued it (the queue's scores are start tags, not times).
  */
 export const STATUS_LUA = `${LUA_COMMON}
 local holders, queue, meta = KEYS[1], KEYS[2], KEYS[3]
-local now, now_us = clock()
+local now = clock()
 redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
 local alive = {}
 local fields = redis.call('HGETALL', meta)
@@ -29,20 +31,45 @@ for i = 1, #fields, 2 do
     info[f] = v
   end
 end
-local waiters = redis.call('ZRANGE', queue, 0, -1, 'WITHSCORES')
+local shares, order = {}, {}
+local function share(app)
+  local s = shares[app]
+  if s == nil then
+    s = {0, 0}
+    shares[app] = s
+    order[#order + 1] = app
+  end
+  return s
+end
+local in_flight = 0
+for _, id in ipairs(redis.call('ZRANGE', holders, 0, -1)) do
+  in_flight = in_flight + 1
+  local s = share(app_of(id))
+  s[1] = s[1] + 1
+end
 local queued, oldest = 0, nil
-for i = 1, #waiters, 2 do
-  local rid = replica_of(waiters[i])
+for _, id in ipairs(redis.call('ZRANGE', queue, 0, -1)) do
+  local rid = replica_of(id)
   if rid and alive[rid] then
     queued = queued + 1
-    if oldest == nil then oldest = tonumber(waiters[i + 1]) end
+    local s = share(app_of(id))
+    s[2] = s[2] + 1
+    local t = arrived_of(id)
+    if t and (oldest == nil or t < oldest) then oldest = t end
   else
-    redis.call('ZREM', queue, waiters[i])
+    redis.call('ZREM', queue, id)
   end
 end
 local oldest_ms = 0
-if oldest ~= nil then oldest_ms = math.max(0, math.floor((now_us - oldest) / 1000)) end
-return {redis.call('ZCARD', holders), queued, oldest_ms, tonumber(info['limit'] or '0'), info['instance'] or '', info['endpoint'] or ''}
+if oldest ~= nil then oldest_ms = math.max(0, now - oldest) end
+table.sort(order)
+local apps = {}
+for _, app in ipairs(order) do
+  apps[#apps + 1] = app
+  apps[#apps + 1] = shares[app][1]
+  apps[#apps + 1] = shares[app][2]
+end
+return {in_flight, queued, oldest_ms, tonumber(info['limit'] or '0'), info['instance'] or '', info['endpoint'] or '', apps}
 `
 
 /**

@@ -9,7 +9,7 @@ import { LUA_COMMON } from '../lua-common.js'
  *
  *  - renews the replica's liveness (so its waiters stay in the queue) and the keys' expiry, and with
  *    `sweep` removes the liveness fields of replicas gone for longer than the idle time (the hash
- *    would grow with restarts);
+ *    would grow with restarts) and the finish tags of apps no longer ahead of the virtual time;
  *  - drops ids the replica gave up on while Redis was unreachable (as release does);
  *  - renews the lease of every permit still held that Redis still counts, even past its expiry: a
  *    lease still in `holders` was never given to anyone, so renewing it is safe;
@@ -34,8 +34,15 @@ redis.call('HSET', meta, 'limit', limit, 'instance', ARGV[7], 'endpoint', ARGV[8
 redis.call('PEXPIRE', meta, idle)
 if ARGV[9] == '1' then
   local fields = redis.call('HGETALL', meta)
+  local v = nil
   for f = 1, #fields, 2 do
-    if string.sub(fields[f], 1, 1) == '@' and tonumber(fields[f + 1]) + idle <= now then redis.call('HDEL', meta, fields[f]) end
+    if fields[f] == 'v' then v = tonumber(fields[f + 1]) end
+  end
+  for f = 1, #fields, 2 do
+    local name = fields[f]
+    if string.sub(name, 1, 1) == '@' and tonumber(fields[f + 1]) + idle <= now then redis.call('HDEL', meta, name) end
+    -- an app's finish tag at or behind V places its next waiter no differently than none (lua-fair)
+    if v and string.sub(name, 1, 2) == 'f:' and tonumber(fields[f + 1]) <= v then redis.call('HDEL', meta, name) end
   end
 end
 

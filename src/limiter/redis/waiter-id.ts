@@ -1,0 +1,62 @@
+/**
+ * Permit and waiter ids: `<arrived>~<replica>/<sequence>:<cap>:<app>` (base 36 numbers, `arrived`
+ * nine digits wide). The replica part says where to publish a grant and whose liveness keeps a
+ * waiter queued; the rest carries what a script needs to know about the waiter without another read
+ * (docs/redis-limiter.md, "Fair share between apps"): its app (per-app counts for `/status`, and its
+ * cap), the app's cap of held permits (empty: none), and when the request arrived on the replica's
+ * wall clock. That arrival is `/status`'s oldest wait, and — leading the id, fixed-width — the order
+ * of waiters whose start tags are equal (a sorted set orders equal scores by member): different apps
+ * starting at the same virtual time are served in arrival order, to within the replicas' clock skew.
+ * Order within an app never depends on it (its tags strictly increase). App names have no `/`, `:`,
+ * `~` or white space (apps/settings.ts).
+ */
+
+export interface WaiterIdParts {
+  readonly replicaId: string
+  readonly sequence: number
+  /** ms since epoch, the replica's clock */
+  readonly arrivedAt: number
+  /** most permits the app may hold on the key; Infinity: no cap */
+  readonly maxHeld: number
+  readonly app: string
+}
+
+export function waiterId(p: WaiterIdParts): string {
+  const cap = Number.isFinite(p.maxHeld) ? p.maxHeld.toString(36) : ''
+  const arrived = Math.max(0, Math.floor(p.arrivedAt)).toString(36).padStart(9, '0')
+  return `${arrived}~${p.replicaId}/${p.sequence.toString(36)}:${cap}:${p.app}`
+}
+
+/** The app an id names; undefined for an id of the older form `<replica>/<sequence>`. */
+export function appOfId(id: string): string | undefined {
+  const slash = id.lastIndexOf('/')
+  const colon = id.lastIndexOf(':')
+  return colon > slash ? id.slice(colon + 1) : undefined
+}
+
+/**
+ * The same reading in Lua, pasted into the scripts (lua-common.ts). An id of the older form
+ * `<replica>/<sequence>` is the app `default` with no cap and no known arrival.
+ */
+export const LUA_WAITER_ID = `
+local function replica_of(id)
+  return string.match(id, '^%w+~(.*)/') or string.match(id, '^(.*)/')
+end
+
+local function app_of(id)
+  return string.match(id, '/[^/]*:([^:/]*)$') or 'default'
+end
+
+local function cap_of(id)
+  local c = string.match(id, '/[^/]*:(%w*):[^:/]*$')
+  if c == nil or c == '' then return nil end
+  return tonumber(c, 36)
+end
+
+-- when the request arrived (ms, the replica's clock), nil for an id of the older form
+local function arrived_of(id)
+  local t = string.match(id, '^(%w+)~')
+  if t == nil then return nil end
+  return tonumber(t, 36)
+end
+`

@@ -1,0 +1,80 @@
+import type { Redis } from 'ioredis'
+import { describe, expect, it } from 'vitest'
+import { acquire } from '../../../src/limiter/redis/acquire/index.js'
+import { grantChannelPrefix, semaphoreKeysOf } from '../../../src/limiter/redis/keys.js'
+import { release } from '../../../src/limiter/redis/release/index.js'
+import { Scripts } from '../../../src/limiter/redis/script.js'
+import { waiterId } from '../../../src/limiter/redis/waiter-id.js'
+import { uniquePrefix } from '../../support/redis.js'
+import { useRedis } from '../../support/use-redis.js'
+
+// What a request costs inside Redis (docs/redis-limiter.md, "Scripts", costs): the commands each
+// script runs, counted with INFO commandstats on a private redis-server. Fair share between apps
+// adds nothing to the uncontended path.
+
+const redis = useRedis()
+const LEASE = 60_000
+
+/** Commands run by `fn`, by name (the scripts' EVALSHA itself not counted). */
+async function commandsOf(client: Redis, fn: () => Promise<unknown>): Promise<Record<string, number>> {
+  await client.config('RESETSTAT')
+  await fn()
+  const info = await client.info('commandstats')
+  const counts: Record<string, number> = {}
+  for (const line of info.split('\n')) {
+    const m = /^cmdstat_([a-z|]+):calls=(\d+)/.exec(line)
+    if (!m || ['evalsha', 'eval', 'info', 'config|resetstat'].includes(m[1]!)) continue
+    counts[m[1]!] = Number(m[2])
+  }
+  return counts
+}
+
+describe('redis scripts: commands per request', () => {
+  it('uncontended: acquire TIME ZCARD ZPOPMIN ZADD PEXPIRE, release TIME ZREM ZCARD ZPOPMIN; contended: a queued acquire and the release that grants it', async () => {
+    const client = redis.client()
+    const scripts = new Scripts(client, undefined, 5_000)
+    const prefix = uniquePrefix('cost')
+    const keys = semaphoreKeysOf(prefix, 'k')
+    let sequence = 0
+    const id = (app: string, replica: string): string => waiterId({ replicaId: replica, sequence: ++sequence, arrivedAt: Date.now(), maxHeld: Infinity, app })
+    const acq = (who: string, replica: string, limit: number, announce = false) =>
+      acquire(scripts, keys, {
+        id: who,
+        replicaId: replica,
+        limit,
+        leaseMs: LEASE,
+        liveMs: LEASE,
+        idleMs: 3 * LEASE,
+        ageMs: 0,
+        full: false,
+        announce,
+        instance: 'org1',
+        endpoint: 'POST /accounts/search',
+        channelPrefix: grantChannelPrefix(prefix),
+        wantHead: false,
+        cost: 1,
+      })
+    const rel = (ids: string[], limit: number) => release(scripts, keys, { ids, limit, leaseMs: LEASE, idleMs: 3 * LEASE, channelPrefix: grantChannelPrefix(prefix), wantHead: false })
+
+    // both replicas announced, and a first contention done (V exists): the steady state
+    const warm = [id('web', 'r1'), id('batch', 'r2'), id('batch', 'r2')]
+    await acq(warm[0]!, 'r1', 1, true)
+    await acq(warm[1]!, 'r2', 1, true)
+    await rel([warm[0]!], 1)
+    await acq(warm[2]!, 'r2', 1)
+    await rel([warm[1]!], 1)
+    await rel([warm[2]!], 1)
+
+    const a = id('web', 'r1')
+    expect(await commandsOf(client, () => acq(a, 'r1', 5))).toEqual({ time: 1, zcard: 1, zpopmin: 1, zadd: 1, pexpire: 1 })
+    expect(await commandsOf(client, () => rel([a], 5))).toEqual({ time: 1, zrem: 1, zcard: 1, zpopmin: 1 })
+
+    const holder = id('web', 'r1')
+    await acq(holder, 'r1', 1)
+    const waiter = id('batch', 'r2')
+    // queued: its start tag (HMGET V and F_app, HSET F_app) and whether it landed at the head (ZRANGE)
+    expect(await commandsOf(client, () => acq(waiter, 'r2', 1))).toEqual({ time: 1, zcard: 1, hmget: 1, hset: 1, zadd: 1, pexpire: 1, zrange: 1 })
+    // granting it: liveness and V in one HMGET, V moved (HSET), the next head named at limit 1 (ZRANGE)
+    expect(await commandsOf(client, () => rel([holder], 1))).toEqual({ time: 1, zrem: 1, zcard: 1, zpopmin: 1, hmget: 1, zadd: 1, hset: 1, pexpire: 1, zrange: 1, publish: 1 })
+  })
+})

@@ -1,0 +1,156 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { FairShare } from '../../../src/limiter/fairness/policy.js'
+import { fairnessSettingsSchema } from '../../../src/limiter/fairness/settings.js'
+import { SharedPermits } from '../../../src/limiter/redis/shared.js'
+import { SluicePermit, Ticket } from '../../../src/limiter/redis/ticket.js'
+import { appOfId } from '../../../src/limiter/redis/waiter-id.js'
+import type { Permit } from '../../../src/limiter/types.js'
+import { FakeScripts, settle, turn, type Call } from './fake-scripts.js'
+import { key } from './helpers.js'
+
+// Fair share on the replica's side of the Redis limiter, deterministically (a fake script runner
+// and clock, as in races.test.ts): what an acquire tells Redis about its app, and when a release may
+// hand its permit over without Redis now that a newcomer of another app can land at the head.
+
+const LEASE_MS = 3_000
+const SYNC_MS = 1_000
+// acquire replies: [kind, head, forgot]
+const GRANTED = [1, 0, 0]
+const QUEUED = [0, 0, 0]
+const QUEUED_AT_HEAD = [0, 1, 0]
+const idOf = (call: Call): string => String(call.args[0])
+const permitId = (permit: Permit | undefined): string => {
+  const grant = (permit as SluicePermit).grant
+  if (grant.kind !== 'redis') throw new Error('expected a Redis permit')
+  return grant.id
+}
+
+function setUp(fairness: unknown = {}) {
+  const scripts = new FakeScripts()
+  const now = 1_000
+  const shared: SharedPermits = new SharedPermits(
+    scripts,
+    {
+      prefix: 'p',
+      replicaId: 'r1',
+      channelPrefix: 'p:grant:',
+      leaseMs: LEASE_MS,
+      syncMs: SYNC_MS,
+      liveMs: LEASE_MS,
+      idleMs: 3 * LEASE_MS,
+      now: () => now,
+      fairness: new FairShare(fairnessSettingsSchema.parse(fairness)),
+    },
+    {
+      makePermit: (k, limit, grant, waitedMs, app) => new SluicePermit(k, limit, grant, waitedMs, (p) => shared.releasePermit(p), (p) => shared.leaseHolds(p), app),
+      failed: () => {},
+      keyBroken: () => {},
+      reroute: () => {},
+      lost: () => {},
+    },
+  )
+  const tickets: Ticket[] = []
+  const request = (app: string, limit = 1) => {
+    const outcome: { permit?: Permit; error?: Error } = {}
+    const ticket = new Ticket(key, { limit, maxQueue: 100, deadline: Date.now() + 60_000, app }, (p) => (outcome.permit = p), (e) => (outcome.error = e), () => {})
+    tickets.push(ticket)
+    shared.enqueue(ticket)
+    return outcome
+  }
+  const close = (): void => {
+    for (const t of tickets) t.fail(new Error('test over'))
+    shared.stop()
+  }
+  return { scripts, shared, request, close }
+}
+
+let current: ReturnType<typeof setUp> | undefined
+afterEach(() => current?.close())
+const fresh = (fairness?: unknown) => (current = setUp(fairness))
+
+describe('shared permits: fair share between apps, deterministically (fake script runner and clock)', () => {
+  it("an acquire carries its app's cost (1 / weight), and its app and cap in the id", async () => {
+    const { scripts, request } = fresh({ interactiveBoost: 4, apps: { nightly: { class: 'batch', weight: 2, maxHeld: 3 } } })
+    request('nightly')
+    const acquire = scripts.take('acquire')
+    expect(acquire.args[13]).toBe((1 / 2).toPrecision(17))
+    expect(idOf(acquire)).toMatch(/^[0-9a-z]{9}~r1\/1:3:nightly$/)
+    expect(appOfId(idOf(acquire))).toBe('nightly')
+    acquire.answer(GRANTED)
+    await settle()
+    request('web', 2)
+    const web = scripts.take('acquire')
+    expect(web.args[13]).toBe((1 / 4).toPrecision(17)) // default weight 1 × interactive boost 4
+    expect(idOf(web)).toMatch(/~r1\/2::web$/) // no cap
+  })
+
+  it("an app's waiters past its maxQueued on this replica are refused by the script (full); another app's still queue", async () => {
+    const { scripts, request } = fresh({ apps: { batch: { maxQueued: 1 } } })
+    request('batch')
+    scripts.take('acquire').answer(GRANTED)
+    await settle()
+    request('batch')
+    await turn()
+    const first = scripts.take('acquire')
+    expect(first.args[7]).toBe('0')
+    first.answer(QUEUED)
+    await settle()
+    const refused = request('batch')
+    await turn()
+    const second = scripts.take('acquire')
+    expect(second.args[7]).toBe('1') // full: queue only if a slot is free at once
+    second.answer([2, 0, 0])
+    await settle()
+    expect(refused.error?.name).toBe('FastifyError')
+    expect((refused.error as { code?: string }).code).toBe('SLUICE_QUEUE_FULL')
+    request('web')
+    await turn()
+    expect(scripts.take('acquire').args[7]).toBe('0')
+  })
+
+  it('a handover stays within an app: a permit of one app is not handed to the head of another (Redis decides, one round trip)', async () => {
+    const { scripts, request } = fresh()
+    const batch = request('batch')
+    scripts.take('acquire').answer(GRANTED)
+    await settle()
+    const web = request('web')
+    await turn()
+    scripts.take('acquire').answer(QUEUED_AT_HEAD) // Redis names our web waiter as the head
+    await settle()
+    batch.permit!.release()
+    await settle()
+    expect(web.permit).toBeUndefined()
+    expect(scripts.take('release').args.slice(5)).toEqual([permitId(batch.permit)])
+  })
+
+  it("a handover within an app, and its waiter's queue entry leaves as served (V moves); a waiter of another app sent meanwhile makes the named head stale", async () => {
+    const { scripts, request } = fresh()
+    const first = request('batch')
+    scripts.take('acquire').answer(GRANTED)
+    await settle()
+    const next = request('batch')
+    await turn()
+    const acquire = scripts.take('acquire')
+    acquire.answer(QUEUED_AT_HEAD)
+    await settle()
+    first.permit!.release() // handed over here and now
+    expect(permitId(next.permit)).toBe(permitId(first.permit))
+    await turn()
+    const served = scripts.take('release')
+    expect(served.args[4]).toBe('2') // wantHead, and served by a handover
+    expect(served.args.slice(5)).toEqual([idOf(acquire)])
+
+    const third = request('batch')
+    await turn()
+    scripts.take('acquire').answer(QUEUED_AT_HEAD)
+    await settle()
+    // a web request of this replica may land ahead of that head (its start tag can be lower)
+    request('web')
+    await turn()
+    scripts.take('acquire')
+    next.permit!.release()
+    await settle()
+    expect(third.permit).toBeUndefined()
+    expect(scripts.take('release').args.slice(4)).toEqual(['1', permitId(next.permit)])
+  })
+})
