@@ -24,15 +24,13 @@ const APP_HEADER = 'x-sluice-app'
 const basic = `Basic ${Buffer.from(`${ORG}:bench-key`).toString('base64')}`
 
 /**
- * ── The one place the fairness settings are made. ──
- * The env of every replica for the given per-app weights (app name → weight; empty: no weights, every
- * app weight 1). The setting's name is the fair-share limiter's: change it here, and only here, if it
- * is named otherwise. Until the limiter reads it, sluice warns of an unknown SLUICE_* variable and
- * serves first come, first served: the figures then show the unfair baseline.
+ * The env of every replica for the given per-app weights (app name → weight; empty: every app weight
+ * 1): `fairness.apps.<name>.weight` (README "Fair share between apps") through SLUICE_FAIRNESS_APPS.
  */
 export function fairnessEnv(weights: Readonly<Record<string, number>>): Record<string, string> {
   if (Object.keys(weights).length === 0) return {}
-  return { SLUICE_FAIRNESS_WEIGHTS: JSON.stringify(weights) }
+  const apps = Object.fromEntries(Object.entries(weights).map(([app, weight]) => [app, { weight }]))
+  return { SLUICE_FAIRNESS_APPS: JSON.stringify(apps) }
 }
 
 export interface FairnessFigures {
