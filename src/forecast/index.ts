@@ -76,11 +76,11 @@ export class ForecastingLimiter implements Limiter {
           },
           // read through too: asked right before the request is written upstream
           canStart: () => permit.canStart(),
-          release: () => {
+          release: (outcome) => {
             if (released) return
             released = true
             load.released(grantedAt, this.now())
-            permit.release()
+            permit.release(outcome)
           },
         }
         if (this.settings.header && prediction.waits && expectedMs !== undefined) predictedWaits.set(timed, Math.round(expectedMs))

@@ -1,12 +1,22 @@
 import { deadlineTimer } from '../deadline-timer.js'
 import { LimiterClosedError, QueueFullError, QueueTimeoutError } from '../errors.js'
-import type { AcquireOptions, Limiter, LimiterObserver, LimiterStatus, Permit, PermitKey } from '../types.js'
+import { LearnedLimits } from '../learning/store.js'
+import type { LearnBounds } from '../learning/rule.js'
+import type { AcquireOptions, Limiter, LimiterObserver, LimiterStatus, Permit, PermitKey, PermitOutcome } from '../types.js'
 import { KeyQueue, type Waiter } from './key-queue.js'
 
 export interface MemoryLimiterOptions {
   readonly observer?: LimiterObserver
   /** reported mode; the Redis backend reuses this limiter as its `local` fallback */
   readonly mode?: 'memory' | 'local'
+  /** the clock of learned limits (ms); a fake one in tests of the rule */
+  readonly now?: () => number
+}
+
+/** What learning needs of a key's acquire options, kept with its queue. */
+interface Learning {
+  readonly bounds: LearnBounds
+  readonly idleMs: number
 }
 
 /** A signal that never aborts: an in-process permit cannot be lost. */
@@ -24,9 +34,18 @@ export class MemoryLimiter implements Limiter {
   private readonly queues = new Map<string, KeyQueue>()
   private closedReason: string | undefined
   private readonly reportedMode: 'memory' | 'local'
+  private readonly observer: LimiterObserver | undefined
+  private readonly now: () => number
+  /** learned limits, kept beyond their queues (README "Learned limits") */
+  private readonly learned: LearnedLimits
+  /** the learning of each key with a queue, from its latest acquire */
+  private readonly learning = new WeakMap<KeyQueue, Learning>()
 
   constructor(options: MemoryLimiterOptions = {}) {
     this.reportedMode = options.mode ?? 'memory'
+    this.observer = options.observer
+    this.now = options.now ?? Date.now
+    this.learned = new LearnedLimits(this.now)
     options.observer?.modeChanged?.(this.reportedMode)
   }
 
@@ -41,14 +60,23 @@ export class MemoryLimiter implements Limiter {
   acquire(key: PermitKey, options: AcquireOptions): Promise<Permit> {
     if (this.closedReason !== undefined) return Promise.reject(new LimiterClosedError(this.closedReason))
     const id = keyOf(key)
+    const learn = options.learn
+    let learning: Learning | undefined
+    let limit = options.limit
+    if (learn !== undefined) {
+      learning = { bounds: { start: options.limit, ceiling: learn.ceiling, floor: learn.floor }, idleMs: learn.idleMs }
+      limit = this.learned.limitOf(id, learning.bounds)
+    }
     let queue = this.queues.get(id)
     if (queue === undefined) {
-      queue = new KeyQueue(key.instance, key.endpoint, options.limit)
+      queue = new KeyQueue(key.instance, key.endpoint, limit)
       this.queues.set(id, queue)
-    } else if (queue.limit !== options.limit) {
-      queue.limit = options.limit
+    } else if (queue.limit !== limit) {
+      queue.limit = limit
       queue.dispatch()
     }
+    if (learning === undefined) this.learning.delete(queue)
+    else this.learning.set(queue, learning)
     if (queue.canGrantNow()) {
       queue.inFlight++
       return Promise.resolve(this.permit(id, queue, 0))
@@ -101,18 +129,36 @@ export class MemoryLimiter implements Limiter {
 
   private permit(id: string, queue: KeyQueue, waitedMs: number): Permit {
     let released = false
+    const grantedAt = this.now()
     return {
       waitedMs,
       lost: NEVER_LOST,
       isLost: false,
       canStart: () => true,
-      release: () => {
+      release: (outcome?: PermitOutcome) => {
         if (released) return
         released = true
+        if (outcome === 'success' || outcome === 'throttled') this.learn(id, queue, outcome, grantedAt)
         queue.inFlight--
         queue.dispatch()
         this.dropIfIdle(id, queue)
       },
+    }
+  }
+
+  /** One answer for a learned key: the rule of docs/learned-limits.md, and the queue's limit after it. */
+  private learn(id: string, queue: KeyQueue, outcome: 'success' | 'throttled', grantedAt: number): void {
+    const learning = this.learning.get(queue)
+    if (learning === undefined) return
+    const held = queue.inFlight
+    const saturated = queue.queued > 0 || held >= queue.limit
+    const { from, to, value } = this.learned.apply(id, learning.bounds, learning.idleMs, { outcome, held, saturated, grantedAt })
+    if (to === from) return
+    queue.limit = to
+    try {
+      this.observer?.limitChanged?.({ instance: queue.instance, endpoint: queue.endpoint }, { from, to, value, reason: outcome === 'throttled' ? 'throttled' : 'saturated', held })
+    } catch {
+      // metrics and logs never break the limiter
     }
   }
 
@@ -124,10 +170,12 @@ export class MemoryLimiter implements Limiter {
     const now = Date.now()
     const keys = [...this.queues.values()].map((q) => {
       const oldest = q.oldestEnqueuedAt()
+      const learning = this.learning.get(q)
       return {
         instance: q.instance,
         endpoint: q.endpoint,
         limit: q.limit,
+        ...(learning === undefined ? {} : { learned: { value: this.learned.valueOf(keyOf(q), learning.bounds), ceiling: learning.bounds.ceiling } }),
         inFlight: q.inFlight,
         queued: q.queued,
         oldestWaitMs: oldest === undefined ? 0 : now - oldest,
