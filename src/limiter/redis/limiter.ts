@@ -9,8 +9,10 @@ import type {
   LimiterMode,
   LimiterObserver,
   LimiterStatus,
+  LimitChange,
   Permit,
   PermitKey,
+  PermitOutcome,
 } from '../types.js'
 import { connect, type Connections } from './connection.js'
 import { Fallback } from './fallback.js'
@@ -20,7 +22,7 @@ import { globalKeysOf, grantChannelPrefix, type GlobalKeys } from './keys.js'
 import { Scripts } from './script.js'
 import type { RedisSettings } from './settings.js'
 import { SharedPermits } from './shared.js'
-import { SluicePermit, Ticket, describeKey, type Grant } from './ticket.js'
+import { SluicePermit, Ticket, describeKey, type Grant, type LimitOptions } from './ticket.js'
 
 export interface RedisLimiterLog {
   info(obj: object, msg: string): void
@@ -85,7 +87,8 @@ export class RedisLimiter implements Limiter {
     const channelPrefix = grantChannelPrefix(settings.keyPrefix)
     this.#channel = channelPrefix + this.replicaId
     this.#fallback = new Fallback(settings.fallback, {
-      makePermit: (key, limit, grant, waitedMs) => this.#permit(key, limit, grant, waitedMs),
+      makePermit: (key, limits, grant, waitedMs) => this.#permit(key, limits, grant, waitedMs),
+      limitOf: (key, limits) => this.#shared.knownLimit(key, limits),
       replicas: () => this.#replicas,
       grantedAfterRecovery: () => void this.#adoptUnshared(),
       redisIsBack: () => this.#mode === 'redis',
@@ -104,7 +107,8 @@ export class RedisLimiter implements Limiter {
         idleMs: settings.leaseMs * 3,
       },
       {
-        makePermit: (key, limit, grant, waitedMs) => this.#permit(key, limit, grant, waitedMs),
+        makePermit: (key, limits, grant, waitedMs) => this.#permit(key, limits, grant, waitedMs),
+        limitChanged: (key, change) => this.#limitChanged(key, change),
         failed: (err) => this.#redisFailed(err),
         keyBroken: (key, err) => this.#keyBroken(key, err),
         reroute: (ticket) => this.#route(ticket),
@@ -191,21 +195,21 @@ export class RedisLimiter implements Limiter {
     else this.#fallback.serve(ticket)
   }
 
-  #permit(key: PermitKey, limit: number, grant: Grant, waitedMs: number): SluicePermit {
+  #permit(key: PermitKey, limits: LimitOptions, grant: Grant, waitedMs: number): SluicePermit {
     return new SluicePermit(
       key,
-      limit,
+      limits,
       grant,
       waitedMs,
-      (p) => this.#release(p),
+      (p, outcome) => this.#release(p, outcome),
       (p) => p.grant.kind !== 'redis' || this.#shared.leaseHolds(p),
     )
   }
 
-  #release(permit: SluicePermit): void {
+  #release(permit: SluicePermit, outcome: PermitOutcome | undefined): void {
     if (permit.grant.kind === 'redis') {
       this.#fallback.unpin(permit)
-      if (!this.#closed) this.#shared.releasePermit(permit)
+      if (!this.#closed) this.#shared.releasePermit(permit, outcome)
     } else {
       this.#fallback.release(permit)
     }
@@ -228,6 +232,14 @@ export class RedisLimiter implements Limiter {
       { err, instance: key.instance, endpoint: key.endpoint },
       'limiter: Redis refused this semaphore (a key of the wrong type or a corrupt entry?); its requests fail with SLUICE_UNAVAILABLE, every other key goes on',
     )
+  }
+
+  #limitChanged(key: PermitKey, change: LimitChange): void {
+    try {
+      this.#observer?.limitChanged?.(key, change)
+    } catch {
+      // metrics and logs never break the limiter
+    }
   }
 
   #permitLost(permit: SluicePermit): void {

@@ -164,7 +164,7 @@ describe('shared permits: races, deterministically (fake script runner and clock
     const acquire = scripts.take('acquire')
     abort.abort()
     const withdrawal = scripts.take('release')
-    expect(withdrawal.args.slice(5)).toEqual([idOf(acquire)])
+    expect(withdrawal.args.slice(6)).toEqual([idOf(acquire)])
     acquire.answer(GRANTED) // Redis ran the acquire first: the withdrawal releases that permit
     await settle()
     expect(w.permit).toBeUndefined()
@@ -190,7 +190,7 @@ describe('shared permits: races, deterministically (fake script runner and clock
     first.permit!.release() // handed over here and now, no round trip
     expect(permitId(w.permit)).toBe(permitId(first.permit))
     await turn()
-    expect(scripts.take('release').args.slice(5)).toEqual([idOf(acquire)]) // its queue entry, in the background
+    expect(scripts.take('release').args.slice(6)).toEqual([idOf(acquire)]) // its queue entry, in the background
 
     const x = request()
     await turn()
@@ -201,7 +201,7 @@ describe('shared permits: races, deterministically (fake script runner and clock
     w.permit!.release() // the head may not be x any more: Redis decides
     await settle()
     expect(x.permit).toBeUndefined()
-    expect(scripts.take('release').args.slice(5)).toEqual([permitId(w.permit)])
+    expect(scripts.take('release').args.slice(6)).toEqual([permitId(w.permit)])
   })
 
   it('a grant read after a stall longer than the lease is confirmed first; given away meanwhile, the request queues again by its age', async () => {
@@ -290,7 +290,7 @@ describe('shared permits: races, deterministically (fake script runner and clock
     advance(LEASE_MS - SYNC_MS + 1) // less than a renewal period of the lease is sure
     first.permit!.release()
     expect(w.permit).toBeUndefined()
-    expect(scripts.take('release').args.slice(5)).toEqual([permitId(first.permit)])
+    expect(scripts.take('release').args.slice(6)).toEqual([permitId(first.permit)])
   })
 
   it('a permit granted just before a stall longer than the lease cannot start a request after it: given back, never used', async () => {
@@ -304,7 +304,7 @@ describe('shared permits: races, deterministically (fake script runner and clock
     expect(w.permit!.isLost).toBe(false) // no sync has run yet: nothing reported it lost
     expect(w.permit!.canStart()).toBe(false) // the proxy asks again right before the write
     w.permit!.release()
-    expect(scripts.take('release').args.slice(5)).toEqual([permitId(w.permit)])
+    expect(scripts.take('release').args.slice(6)).toEqual([permitId(w.permit)])
     expect(w.permit!.canStart()).toBe(false)
   })
 })

@@ -2,15 +2,16 @@ import { LUA_COMMON } from '../lua-common.js'
 
 /**
  * status: the shared picture of one semaphore, as `/status` shows it.
- * KEYS: holders queue meta
+ * KEYS: holders queue meta learned
  * ARGV: idleMs
- * Reply: {inFlight, queued, oldestWaitMs, limit, instance, endpoint}
+ * Reply: {inFlight, queued, oldestWaitMs, limit, instance, endpoint, learned value or nil, ceiling or nil}
+ *        (limit: the one in force, learned or fixed)
  *
  * Counts only live entries: expired leases and waiters of replicas that stopped renewing their
  * liveness are removed first (the same rules grant applies), so the figures never include the dead.
  */
 export const STATUS_LUA = `${LUA_COMMON}
-local holders, queue, meta = KEYS[1], KEYS[2], KEYS[3]
+local holders, queue, meta, learned = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local now, now_us = clock()
 redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
 local alive = {}
@@ -42,7 +43,13 @@ for i = 1, #waiters, 2 do
 end
 local oldest_ms = 0
 if oldest ~= nil then oldest_ms = math.max(0, math.floor((now_us - oldest) / 1000)) end
-return {redis.call('ZCARD', holders), queued, oldest_ms, tonumber(info['limit'] or '0'), info['instance'] or '', info['endpoint'] or ''}
+local spec = limit_spec(info['limit'] or '0')
+local value, ceiling = false, false
+if not spec.fixed then
+  value = redis.call('HGET', learned, 'v') or tostring(spec.start)
+  ceiling = spec.ceiling
+end
+return {redis.call('ZCARD', holders), queued, oldest_ms, effective_limit(learned, spec) or 0, info['instance'] or '', info['endpoint'] or '', value, ceiling}
 `
 
 /**
