@@ -118,10 +118,26 @@ export interface KeyStatus {
   readonly apps?: readonly AppShare[]
 }
 
+/** A learned limit, as `/status` lists it (README "Learned limits"). */
+export interface LearnedLimitStatus {
+  readonly instance: string
+  readonly endpoint: string
+  /** the whole number of permits in force */
+  readonly limit: number
+  /** the learned value (a real number) */
+  readonly value: number
+  readonly ceiling: number
+}
+
 export interface LimiterStatus {
   readonly backend: 'memory' | 'redis'
   readonly mode: LimiterMode
   readonly keys: readonly KeyStatus[]
+  /**
+   * Learned limits the backend knows: in process, every one not yet forgotten; with Redis, those of
+   * the keys some replica used within the last lease (the 1 000 most recent at most)
+   */
+  readonly learned?: readonly LearnedLimitStatus[]
   /** extra, backend-specific facts (replica count, redis state) */
   readonly details?: Record<string, unknown>
 }
@@ -138,6 +154,8 @@ export interface Limiter {
   acquire(key: PermitKey, options: AcquireOptions): Promise<Permit>
   /** a snapshot of every active key */
   status(): Promise<LimiterStatus>
+  /** the limit in force for a key now (a learned one as last known), without a round trip; cheap */
+  limitOf?(key: PermitKey, options: Pick<AcquireOptions, 'limit' | 'learn'>): number
   /** true when the limiter can decide permits (used by /readyz) */
   ready(): boolean
   /** Rejects every waiter with LimiterClosedError; keeps held permits releasable. */

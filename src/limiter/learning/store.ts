@@ -4,6 +4,15 @@ interface Entry {
   state: LearnedState
   usedAt: number
   idleMs: number
+  bounds: LearnBounds
+}
+
+/** One learned limit, as `/status` lists it. */
+export interface LearnedEntry {
+  readonly id: string
+  readonly limit: number
+  readonly value: number
+  readonly ceiling: number
 }
 
 /** How many updates between two sweeps of forgotten entries (a sweep reads them all). */
@@ -43,17 +52,29 @@ export class LearnedLimits {
   /** Applies one answer; returns the whole limit before and after, and the value after. */
   apply(id: string, bounds: LearnBounds, idleMs: number, fb: Omit<Feedback, 'now'>): { from: number; to: number; value: number } {
     const now = this.now()
-    const entry = this.#entry(id, now)
-    const before = entry?.state ?? initialState(bounds)
+    const before = this.#entry(id, now)?.state ?? initialState(bounds)
     const state = learn(before, bounds, { ...fb, now })
-    if (entry === undefined) this.#entries.set(id, { state, usedAt: now, idleMs })
-    else Object.assign(entry, { state, usedAt: now, idleMs })
+    // re-inserted, so the map stays in the order of last use
+    this.#entries.delete(id)
+    this.#entries.set(id, { state, usedAt: now, idleMs, bounds })
     if (++this.#updates % SWEEP_EVERY === 0) this.#sweep(now)
     return { from: enforced(before.value, bounds), to: enforced(state.value, bounds), value: state.value }
   }
 
   #sweep(now: number): void {
     for (const [id, entry] of this.#entries) if (now - entry.usedAt > entry.idleMs) this.#entries.delete(id)
+  }
+
+  /** The most recently used learned limits, newest first. */
+  list(max = 1_000): LearnedEntry[] {
+    const now = this.now()
+    const out: LearnedEntry[] = []
+    for (const [id, entry] of [...this.#entries].reverse()) {
+      if (out.length >= max) break
+      if (now - entry.usedAt > entry.idleMs) continue
+      out.push({ id, limit: enforced(entry.state.value, entry.bounds), value: entry.state.value, ceiling: entry.bounds.ceiling })
+    }
+    return out
   }
 
   get size(): number {

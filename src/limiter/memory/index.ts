@@ -92,6 +92,12 @@ export class MemoryLimiter implements Limiter {
     return this.wait(id, queue, key, options)
   }
 
+  limitOf(key: PermitKey, options: Pick<AcquireOptions, 'limit' | 'learn'>): number {
+    const learn = options.learn
+    if (learn === undefined) return options.limit
+    return this.learned.limitOf(keyOf(key), { start: options.limit, ceiling: learn.ceiling, floor: learn.floor })
+  }
+
   private wait(id: string, queue: KeyQueue, key: PermitKey, options: AcquireOptions): Promise<Permit> {
     const enqueuedAt = Date.now()
     return new Promise<Permit>((resolve, reject) => {
@@ -181,7 +187,11 @@ export class MemoryLimiter implements Limiter {
         oldestWaitMs: oldest === undefined ? 0 : now - oldest,
       }
     })
-    return Promise.resolve({ backend: this.backend, mode: this.reportedMode, keys })
+    const learned = this.learned.list().map(({ id, limit, value, ceiling }) => {
+      const cut = id.indexOf('\n')
+      return { instance: id.slice(0, cut), endpoint: id.slice(cut + 1), limit, value, ceiling }
+    })
+    return Promise.resolve({ backend: this.backend, mode: this.reportedMode, keys, learned })
   }
 
   /** Every waiter gets LimiterClosedError; held permits stay releasable; new acquires are refused. */

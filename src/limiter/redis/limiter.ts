@@ -188,6 +188,10 @@ export class RedisLimiter implements Limiter {
     })
   }
 
+  limitOf(key: PermitKey, options: LimitOptions): number {
+    return this.#shared.knownLimit(key, options)
+  }
+
   #route(ticket: Ticket): void {
     if (ticket.settled) return
     ticket.routes++
@@ -354,8 +358,8 @@ export class RedisLimiter implements Limiter {
     let keys: KeyStatus[] = []
     if (this.#mode === 'redis') {
       try {
-        keys = await this.#shared.status(this.#global)
-        return { backend: this.backend, mode: this.#mode, keys, details }
+        const shared = await this.#shared.status(this.#global)
+        return { backend: this.backend, mode: this.#mode, keys: shared.keys, learned: shared.learned, details }
       } catch (err) {
         details.statusError = err instanceof Error ? err.message : String(err)
       }

@@ -1,5 +1,5 @@
 import { LimiterClosedError, QueueFullError } from '../errors.js'
-import type { KeyStatus, LimitChange, PermitKey, PermitOutcome } from '../types.js'
+import type { KeyStatus, LearnedLimitStatus, LimitChange, PermitKey, PermitOutcome } from '../types.js'
 import { acquire } from './acquire/index.js'
 import { adopt } from './adopt/index.js'
 import { limitArg, semaphoreKeysOf, tagOf, type GlobalKeys } from './keys.js'
@@ -663,16 +663,26 @@ export class SharedPermits {
     return [...tags]
   }
 
-  /** Every semaphore any live replica uses, with its global counts, read from Redis. */
-  async status(globalKeys: GlobalKeys): Promise<KeyStatus[]> {
+  /**
+   * Every semaphore any live replica uses, with its global counts, read from Redis; and the learned
+   * limits among the semaphores used within the last lease (busy or not).
+   */
+  async status(globalKeys: GlobalKeys): Promise<{ keys: KeyStatus[]; learned: LearnedLimitStatus[] }> {
     const tags = new Set([...(await activeTags(this.scripts, globalKeys)), ...this.activeTags()])
     const all = await Promise.all(
       [...tags].map((tag) => semaphoreStatus(this.scripts, semaphoreKeysOf(this.config.prefix, tag), this.config.idleMs)),
     )
-    return all
+    const byKey = (a: KeyStatus, b: KeyStatus): number => a.instance.localeCompare(b.instance) || a.endpoint.localeCompare(b.endpoint)
+    const keys = all
       .filter((s) => s.inFlight > 0 || s.queued > 0)
       .map((s) => ({ ...s }))
-      .sort((a, b) => a.instance.localeCompare(b.instance) || a.endpoint.localeCompare(b.endpoint))
+      .sort(byKey)
+    const learned = all
+      .filter((s) => s.learned !== undefined && s.instance !== '')
+      .sort(byKey)
+      .slice(0, 1_000)
+      .map((s) => ({ instance: s.instance, endpoint: s.endpoint, limit: s.limit, value: s.learned!.value, ceiling: s.learned!.ceiling }))
+    return { keys, learned }
   }
 
   /** Clears timers (close). */
