@@ -58,10 +58,11 @@ export function enforced(value: number, bounds: LearnBounds): number {
 /**
  * The state after one answer.
  *
- * A 429 with `held` permits out says the API allows fewer than `held`: the value drops to at most
- * `held - 1` (the evidence), and by DECREASE — once per window: a 429 for a permit granted before the
+ * A 429 with `held` permits out says the API allows fewer than `held` (or than the whole limit, when
+ * permits came back since: the larger is the `level` that drew it): the value drops to at most
+ * `level - 1` (the evidence), and by DECREASE — once per window: a 429 for a permit granted before the
  * last decrease was sent under the old limit and says nothing new (TCP NewReno's rule, RFC 6582), so
- * a burst of 429s cuts once. `held` is remembered as `bad`.
+ * a burst of 429s cuts once. `level` is remembered as `bad`.
  *
  * A success while the key is saturated adds `rate / value` (about `rate` a round trip, RFC 5681's
  * congestion avoidance); `rate` is PROBE_RATE when the next whole permit would reach `bad`, else 1.
@@ -71,10 +72,13 @@ export function learn(state: LearnedState, bounds: LearnBounds, fb: Feedback): L
   const { floor, ceiling } = bounds
   if (fb.outcome === 'throttled') {
     const fresh = fb.grantedAt >= state.cutAt
-    let value = Math.min(state.value, fb.held - 1)
+    // The concurrency that drew the 429: what was held — or the whole limit, if permits came back
+    // between the 429 and this release (it was sent while the limit was in use).
+    const level = Math.max(fb.held, Math.floor(state.value + 1e-9))
+    let value = Math.min(state.value, level - 1)
     if (fresh) value = Math.min(value, state.value * DECREASE)
     value = Math.max(floor, Math.min(ceiling, value))
-    const bad = state.bad === 0 ? fb.held : Math.min(state.bad, fb.held)
+    const bad = state.bad === 0 ? level : Math.min(state.bad, level)
     return { value, bad, cutAt: fresh ? fb.now : state.cutAt }
   }
   let bad = state.bad

@@ -124,13 +124,14 @@ local function learn(learned, spec, outcome, held, saturated, held_ms, now)
   local before = enforced(value, spec)
   if outcome == 't' then
     local fresh = now - held_ms >= cut
-    local v = math.min(value, held - 1)
+    local level = math.max(held, math.floor(value + 1e-9))
+    local v = math.min(value, level - 1)
     if fresh then
       v = math.min(v, value * 0.9)
       cut = now
     end
     value = math.max(spec.floor, math.min(spec.ceiling, v))
-    if bad == 0 then bad = held else bad = math.min(bad, held) end
+    if bad == 0 then bad = level else bad = math.min(bad, level) end
   else
     if bad > 0 and held >= bad then bad = 0 end
     if saturated and value < spec.ceiling then

@@ -39,9 +39,15 @@ describe('the learned-limit rule', () => {
     expect(s.cutAt).toBe(2_000)
   })
 
+  it('permits that came back between a 429 and its release do not take the value further down than one below the limit', () => {
+    // probing 3 against an API allowing 2: the 429'd request is released after another came back
+    const after = learn({ value: 3.01, bad: 0, cutAt: 0 }, BOUNDS, busy(2, 1_000))
+    expect(after).toEqual({ value: 2, bad: 3, cutAt: 1_000 })
+  })
+
   it('never goes below the floor nor above the ceiling', () => {
     expect(learn({ value: 1, bad: 0, cutAt: 0 }, BOUNDS, busy(1, 10)).value).toBe(1)
-    expect(learn({ value: 3, bad: 0, cutAt: 0 }, { ...BOUNDS, floor: 2 }, busy(1, 10)).value).toBe(2)
+    expect(learn({ value: 2, bad: 0, cutAt: 0 }, { ...BOUNDS, floor: 2 }, busy(1, 10)).value).toBe(2)
     let s = initialState({ start: 5, ceiling: 6, floor: 1 })
     for (let i = 0; i < 100; i++) s = learn(s, { start: 5, ceiling: 6, floor: 1 }, ok(6, i))
     expect(s.value).toBe(6)
