@@ -11,7 +11,7 @@ const fixture = () => ({
   closing: false,
   keys: [
     { instance: 'org1', endpoint: 'POST /accounts/search', limit: 1, inFlight: 1, queued: 7, oldestWaitMs: 12_500 },
-    { instance: 'org1', endpoint: 'GET /accounts/{id}/contacts', limit: 5, inFlight: 3, queued: 0, oldestWaitMs: 0 },
+    { instance: 'org1', endpoint: 'GET /accounts/{id}/contacts', limit: 5, inFlight: 3, queued: 0, oldestWaitMs: 0, learned: { value: 5.43, ceiling: 50 } },
     { instance: XSS, endpoint: 'GET /donations/{id}', limit: 5, inFlight: 5, queued: 2, oldestWaitMs: 800 },
   ],
   versions: [
@@ -59,6 +59,11 @@ describe.skipIf(!hasChromium)('the status page in headless Chromium (a fixed /st
         oldestWaitMs: k.oldestWaitMs,
       })
     }
+    // a learned limit is marked as such, with its value on hover; the others are plain numbers (README "Learned limits")
+    const limitCell = (key: string): Promise<string[]> =>
+      page.evaluate<string[]>(`(() => { const c = document.querySelector('tr[data-key="${key}"] [data-field=limit]'); return [c.textContent, c.getAttribute('data-learned'), c.getAttribute('title')] })()`)
+    expect(await limitCell('org1|GET /accounts/{id}/contacts')).toEqual(['5 learned', '5.43', 'learned from the answers of the API: 5.43, never above 50'])
+    expect(await limitCell('org1|POST /accounts/search')).toEqual(['1', null, null])
     // the bar is in flight against the limit
     expect(keys.find((k) => k.key === 'org1|GET /accounts/{id}/contacts')!.barWidth).toBe('60%')
     expect(keys.find((k) => k.key === 'org1|POST /accounts/search')!.barWidth).toBe('100%')

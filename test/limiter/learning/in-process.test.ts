@@ -32,6 +32,17 @@ describe('learned limits, in process', () => {
     // and it used more than 5 at once where 12 are allowed
     expect(judged(stack.sim, 'high').maxInProgress).toBeGreaterThanOrEqual(9)
     expect(judged(stack.sim, 'high').share429).toBeLessThan(0.1)
+    // each change counted, by direction (README "Learned limits")
+    const metrics = await (await fetch(`${stack.proxy.adminUrl}/metrics`)).text()
+    const changed = (org: string, direction: string): number =>
+      Number(new RegExp(`^sluice_limit_changes_total\\{endpoint="GET /accounts/\\{id\\}/memberships",org="${org}",direction="${direction}"\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? 0)
+    expect(changed('low', 'down')).toBeGreaterThanOrEqual(1)
+    expect(changed('high', 'up')).toBeGreaterThanOrEqual(5)
+    // /status lists learned limits, the idle keys' too
+    const status = (await (await fetch(`${stack.proxy.adminUrl}/status`)).json()) as { learned: { instance: string; endpoint: string; limit: number; value: number; ceiling: number }[] }
+    const low = status.learned.find((l) => l.instance === 'low' && l.endpoint === MEMBERSHIPS)
+    expect(low?.ceiling).toBe(50)
+    expect(low?.limit).toBe(lastLimit(changesIn(stack.proxy.logs), 'low'))
   })
 
   it('a limit that drops mid-run (the API under load) is followed down, and back up when it recovers', async () => {
@@ -65,5 +76,16 @@ describe('learned limits, in process', () => {
     expect(changes.filter((c) => c.instance === 'roomy')).toEqual([])
     expect(lastLimit(changes, 'tight', CONTACTS)).toBeGreaterThanOrEqual(3)
     expect(lastLimit(changes, 'tight', CONTACTS)).toBeLessThanOrEqual(4)
+  })
+})
+
+describe('learned limits, turned off', () => {
+  const off = useSimAndProxy({ latencyMs: 15, hiddenLimits: { high: { [MEMBERSHIPS]: 12 } } }, { requestLog: false, learning: { enabled: false } })
+
+  it('keeps limits.default where the API would allow more, and learns nothing', async () => {
+    const statuses = await drive([off.proxy.url], 'high', 24, 8)
+    expect(statuses.filter((s) => s !== 200)).toEqual([])
+    expect(judged(off.sim, 'high').maxAttempted).toBe(5)
+    expect(changesIn(off.proxy.logs)).toEqual([])
   })
 })
