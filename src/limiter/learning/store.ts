@@ -52,11 +52,15 @@ export class LearnedLimits {
   /** Applies one answer; returns the whole limit before and after, and the value after. */
   apply(id: string, bounds: LearnBounds, idleMs: number, fb: Omit<Feedback, 'now'>): { from: number; to: number; value: number } {
     const now = this.now()
-    const before = this.#entry(id, now)?.state ?? initialState(bounds)
+    const entry = this.#entry(id, now)
+    const before = entry?.state ?? initialState(bounds)
     const state = learn(before, bounds, { ...fb, now })
-    // re-inserted, so the map stays in the order of last use
-    this.#entries.delete(id)
-    this.#entries.set(id, { state, usedAt: now, idleMs, bounds })
+    // nothing learned yet (successes of a key not saturated): no entry made for it
+    if (entry !== undefined || state.value !== before.value || state.bad !== before.bad || state.cutAt !== before.cutAt) {
+      // re-inserted, so the map stays in the order of last use
+      this.#entries.delete(id)
+      this.#entries.set(id, { state, usedAt: now, idleMs, bounds })
+    }
     if (++this.#updates % SWEEP_EVERY === 0) this.#sweep(now)
     return { from: enforced(before.value, bounds), to: enforced(state.value, bounds), value: state.value }
   }

@@ -121,6 +121,7 @@ end
 local function learn(learned, spec, outcome, held, saturated, held_ms, now)
   local s = redis.call('HMGET', learned, 'v', 'b', 'c')
   local value, bad, cut = tonumber(s[1]) or spec.start, tonumber(s[2]) or 0, tonumber(s[3]) or 0
+  local value0, bad0, cut0 = value, bad, cut
   local before = enforced(value, spec)
   if outcome == 't' then
     local fresh = now - held_ms >= cut
@@ -140,7 +141,10 @@ local function learn(learned, spec, outcome, held, saturated, held_ms, now)
       value = math.min(spec.ceiling, value + rate / value)
     end
   end
-  redis.call('HSET', learned, 'v', string.format('%.17g', value), 'b', bad, 'c', cut)
+  -- nothing learned (a success of a key not saturated): no write, and no key made for it
+  if value ~= value0 or bad ~= bad0 or cut ~= cut0 then
+    redis.call('HSET', learned, 'v', string.format('%.17g', value), 'b', bad, 'c', cut)
+  end
   redis.call('PEXPIRE', learned, spec.ttl)
   return before, enforced(value, spec), value
 end

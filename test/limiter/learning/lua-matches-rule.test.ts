@@ -49,4 +49,13 @@ describe('the Lua rule and the TypeScript rule', () => {
     // the learned key carries its own expiry
     expect(await client.pttl(key)).toBeGreaterThan(0)
   })
+
+  it('make no key for a success that teaches nothing (a key not saturated), and one for the first 429', async () => {
+    const client = redis.client()
+    const key = 'learn-check:{idle}:learned'
+    await client.eval(STEP, 1, key, '5 50 1 60000', 's', 2, '0', 10, 1_000)
+    expect(await client.exists(key)).toBe(0)
+    await client.eval(STEP, 1, key, '5 50 1 60000', 't', 5, '1', 10, 1_000)
+    expect(await client.hget(key, 'v')).toBe('4')
+  })
 })
