@@ -14,7 +14,7 @@ let stack: ReplicaStack
 beforeAll(async () => {
   stack = await startReplicaStack({
     prefixName: 'learning',
-    sim: { latencyMs: 15, hiddenLimits: { low: { [MEMBERSHIPS]: 2 }, high: { [MEMBERSHIPS]: 12 }, roomy: { [CONTACTS]: 12 } } },
+    sim: { latencyMs: 15, hiddenLimits: { low: { [MEMBERSHIPS]: 2 }, high: { [MEMBERSHIPS]: 12 }, drop: { [MEMBERSHIPS]: 8 }, roomy: { [CONTACTS]: 12 } } },
   })
 }, 60_000)
 afterAll(async () => {
@@ -49,6 +49,24 @@ describe('learned limits, three replicas on Redis', () => {
     const statuses = await drive(urls(), 'low', 24, 1)
     expect(statuses.filter((s) => s !== 200)).toEqual([])
     expect(stack.sim.stats().keys[`low ${MEMBERSHIPS}`]!.rejected429).toBeLessThanOrEqual(1)
+  })
+
+  it('follow a limit that drops mid-run (the API under load) down, and back up when it recovers', async () => {
+    await drive(urls(), 'drop', 24, 10)
+    expect(lastLimit(changes(), 'drop')).toBeGreaterThanOrEqual(7)
+    stack.sim.setHiddenLimit('drop', MEMBERSHIPS, 3)
+    await drive(urls(), 'drop', 24, 10)
+    stack.sim.reset()
+    const lowered = await drive(urls(), 'drop', 24, 10)
+    expect(lowered.filter((s) => s !== 200)).toEqual([])
+    expect(lastLimit(changes(), 'drop')).toBeGreaterThanOrEqual(3)
+    expect(lastLimit(changes(), 'drop')).toBeLessThanOrEqual(4)
+    expect(judged(stack.sim, 'drop').share429).toBeLessThan(0.1)
+    stack.sim.setHiddenLimit('drop', MEMBERSHIPS, 8)
+    await drive(urls(), 'drop', 24, 15)
+    stack.sim.reset()
+    await drive(urls(), 'drop', 24, 10)
+    expect(judged(stack.sim, 'drop').maxInProgress).toBeGreaterThanOrEqual(6)
   })
 
   it('a published limit is a ceiling: the API allowing 12 on a limit-5 endpoint gets 5 at most', async () => {
