@@ -38,6 +38,11 @@ export class LearnedLimits {
     return entry
   }
 
+  /** Whether anything was learned for the key (an entry that expired may still count). */
+  has(id: string): boolean {
+    return this.#entries.has(id)
+  }
+
   /** The whole number of permits the key's learned value allows now. */
   limitOf(id: string, bounds: LearnBounds): number {
     const entry = this.#entry(id, this.now())

@@ -13,10 +13,21 @@ export interface MemoryLimiterOptions {
   readonly now?: () => number
 }
 
-/** What learning needs of a key's acquire options, kept with its queue. */
+/** What learning needs of a key's acquire options, kept with its queue (made once per options: the proxy reuses them). */
 interface Learning {
   readonly bounds: LearnBounds
   readonly idleMs: number
+}
+
+/** The learning of one key's acquire options, made once per (learn options, start). */
+const learnings = new WeakMap<NonNullable<AcquireOptions['learn']>, Learning>()
+function learningOf(learn: NonNullable<AcquireOptions['learn']>, start: number): Learning {
+  let learning = learnings.get(learn)
+  if (learning === undefined || learning.bounds.start !== start) {
+    learning = { bounds: { start, ceiling: learn.ceiling, floor: learn.floor }, idleMs: learn.idleMs }
+    learnings.set(learn, learning)
+  }
+  return learning
 }
 
 /** A signal that never aborts: an in-process permit cannot be lost. */
@@ -39,7 +50,7 @@ export class MemoryLimiter implements Limiter {
   /** learned limits, kept beyond their queues (README "Learned limits") */
   private readonly learned: LearnedLimits
   /** the learning of each key with a queue, from its latest acquire */
-  private readonly learning = new WeakMap<KeyQueue, Learning>()
+  private readonly learning = new Map<string, Learning>()
 
   constructor(options: MemoryLimiterOptions = {}) {
     this.reportedMode = options.mode ?? 'memory'
@@ -64,7 +75,7 @@ export class MemoryLimiter implements Limiter {
     let learning: Learning | undefined
     let limit = options.limit
     if (learn !== undefined) {
-      learning = { bounds: { start: options.limit, ceiling: learn.ceiling, floor: learn.floor }, idleMs: learn.idleMs }
+      learning = learningOf(learn, options.limit)
       limit = this.learned.limitOf(id, learning.bounds)
     }
     let queue = this.queues.get(id)
@@ -75,8 +86,9 @@ export class MemoryLimiter implements Limiter {
       queue.limit = limit
       queue.dispatch()
     }
-    if (learning === undefined) this.learning.delete(queue)
-    else this.learning.set(queue, learning)
+    if (learning === undefined) {
+      if (this.learning.size > 0) this.learning.delete(id)
+    } else if (this.learning.get(id) !== learning) this.learning.set(id, learning)
     if (queue.canGrantNow()) {
       queue.inFlight++
       return Promise.resolve(this.permit(id, queue, 0))
@@ -154,10 +166,12 @@ export class MemoryLimiter implements Limiter {
 
   /** One answer for a learned key: the rule of docs/learned-limits.md, and the queue's limit after it. */
   private learn(id: string, queue: KeyQueue, outcome: 'success' | 'throttled', grantedAt: number): void {
-    const learning = this.learning.get(queue)
+    const learning = this.learning.get(id)
     if (learning === undefined) return
     const held = queue.inFlight
     const saturated = queue.queued > 0 || held >= queue.limit
+    // the common case, a key with room that never drew a 429: nothing to learn, nothing to look up
+    if (outcome === 'success' && !saturated && !this.learned.has(id)) return
     const { from, to, value } = this.learned.apply(id, learning.bounds, learning.idleMs, { outcome, held, saturated, grantedAt })
     if (to === from) return
     queue.limit = to
@@ -169,14 +183,17 @@ export class MemoryLimiter implements Limiter {
   }
 
   private dropIfIdle(id: string, queue: KeyQueue): void {
-    if (queue.idle && this.queues.get(id) === queue) this.queues.delete(id)
+    if (queue.idle && this.queues.get(id) === queue) {
+      this.queues.delete(id)
+      this.learning.delete(id)
+    }
   }
 
   status(): Promise<LimiterStatus> {
     const now = Date.now()
     const keys = [...this.queues.values()].map((q) => {
       const oldest = q.oldestEnqueuedAt()
-      const learning = this.learning.get(q)
+      const learning = this.learning.get(keyOf(q))
       return {
         instance: q.instance,
         endpoint: q.endpoint,
