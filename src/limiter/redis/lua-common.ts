@@ -144,8 +144,10 @@ local function learn(learned, spec, outcome, held, saturated, held_ms, now)
   -- nothing learned (a success of a key not saturated): no write, and no key made for it
   if value ~= value0 or bad ~= bad0 or cut ~= cut0 then
     redis.call('HSET', learned, 'v', string.format('%.17g', value), 'b', bad, 'c', cut)
+    redis.call('PEXPIRE', learned, spec.ttl)
+  elseif s[1] then
+    redis.call('PEXPIRE', learned, spec.ttl)
   end
-  redis.call('PEXPIRE', learned, spec.ttl)
   return before, enforced(value, spec), value
 end
 
