@@ -8,12 +8,13 @@ import { startRedis } from '../test/support/redis.js'
 import { coreTable, runCoreBench } from './core.js'
 import { runFairnessBench } from './fairness.js'
 import { runMetricsCostBench } from './metrics/proxy-cost.js'
+import { runLearningBench } from './learning.js'
 import { runPermitsBench } from './permits/main.js'
 import { runRedisBench } from './redis/index.js'
 import { runReplicasBench } from './redis/replicas.js'
 
 async function main(): Promise<void> {
-  // `npm run bench -- core`, `-- metrics`, `-- redis`, `-- permits` or `-- fairness` runs one part.
+  // `npm run bench -- core`, `-- metrics`, `-- redis`, `-- permits`, `-- fairness` or `-- learning` runs one part.
   const only = process.argv[2]
   const out = (s: string): boolean => process.stdout.write(`${s}\n`)
   out(`# sluice benchmarks — node ${process.version}, ${new Date().toISOString()}\n`)
@@ -42,6 +43,12 @@ async function main(): Promise<void> {
     out('')
     out('## Upstream utilisation through the proxy: 60 clients, sim at 20 ms a request\n')
     out(await runReplicasBench())
+    out('')
+  }
+
+  if (only === undefined || only === 'learning') {
+    out('## Learned limits: three replicas on Redis, the sim keeping 2 (org 1001) and 12 (org 1002) to itself on GET /accounts/{id}/memberships, 24 client loops per org, sim at 40 ms\n')
+    out(await runLearningBench())
     out('')
   }
 

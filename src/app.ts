@@ -6,7 +6,7 @@ import { buildAdminServer } from './admin/server.js'
 import { createAppGate, type AppGate } from './apps/gate.js'
 import { loadCatalog } from './catalog/index.js'
 import type { Settings } from './config/schema.js'
-import { createLimiter } from './limiter/index.js'
+import { createLimiter, learnOptionsCache } from './limiter/index.js'
 import { REDIS_OPERATIONS } from './limiter/redis/index.js'
 import type { Limiter } from './limiter/types.js'
 import { accessLogLine, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from './log/access-log.js'
@@ -140,6 +140,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     tracker,
     reuse,
     apps,
+    learnOf: learnOptionsCache(settings.learning),
     onUpstream429: (endpoint, instance) => metrics.upstream429(endpoint.id, instance),
     onUpstreamAttempt: (endpoint, seconds) => metrics.upstreamAttempt(endpoint.id, seconds),
     onPermit: (app) => metrics.permitHeld(app),

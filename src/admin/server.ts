@@ -81,6 +81,8 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
       uptimeSeconds: Math.round((Date.now() - deps.startedAt) / 1000),
       closing: deps.isClosing(),
       keys: status.keys,
+      // learned limits (README "Learned limits"), busy keys or not
+      learned: status.learned ?? [],
       ...deps.statusExtras?.(),
       // a Redis error's text may hold a connection string: masked like the logs
       details: JSON.parse(maskSecretText(JSON.stringify(status.details ?? {}))) as Record<string, unknown>,

@@ -3,6 +3,7 @@ import { adminSettingsShape } from '../admin/settings.js'
 import { appSettingsSchema, credentialSettingsSchema } from '../apps/settings.js'
 import { limitSettingsSchema } from '../catalog/settings.js'
 import { fairnessSettingsSchema } from '../limiter/fairness/settings.js'
+import { learningSettingsSchema } from '../limiter/learning/settings.js'
 import { redisSettingsSchema } from '../limiter/redis/settings.js'
 import { logSettingsShape } from '../log/settings.js'
 import { metricsSettingsSchema } from '../metrics/settings.js'
@@ -21,6 +22,7 @@ export const settingsSchema = z.strictObject({
   ...adminSettingsShape,
   ...logSettingsShape,
   limits: limitSettingsSchema.prefault({}),
+  learning: learningSettingsSchema.prefault({}),
   coalesce: coalesceSettingsSchema.prefault({}),
   cache: cacheSettingsSchema.prefault({}),
   failFast: failFastSettingsSchema.prefault({}),

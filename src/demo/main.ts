@@ -5,7 +5,9 @@
  * 1. A request through sluice to the sim, shown as the curl line that makes it and its answer.
  * 2. The same burst, well over the API's limits, fired straight at the sim and through sluice; the
  *    table shows what each client got.
- * 3. Curl lines to paste into another terminal; both stay up until Ctrl-C (SIGINT) or SIGTERM.
+ * 3. Waves of requests to an endpoint whose limit the API does not publish and the sim keeps to itself:
+ *    sluice learns it (README "Learned limits").
+ * 4. Curl lines to paste into another terminal; both stay up until Ctrl-C (SIGINT) or SIGTERM.
  *
  * Ports: sluice's settings as usual (SLUICE_PORT 8080, SLUICE_ADMIN_PORT 9090, ...), the sim on
  * SIM_PORT (8081); 0 picks a free port. The upstream is always the sim: the demo never reaches the API.
@@ -23,6 +25,8 @@ const BURST = [
   { method: 'GET', path: '/accounts/1001/contacts', endpoint: 'GET /accounts/{id}/contacts', count: 40 },
 ] as const
 const LATENCY_MS = 40
+/** A "–" endpoint (no published limit) and the limit the sim keeps to itself for it. */
+const UNPUBLISHED = { endpoint: 'GET /accounts/{id}/memberships', hidden: 2, waves: 4, wave: 20 } as const
 /** The demo's organisation and key: the sim takes any; they are the Basic-auth user and password an app sends. */
 const ORG = 'demo-org'
 const KEY = 'demo-key'
@@ -97,6 +101,34 @@ async function showBurst(sim: Sim, proxyUrl: string): Promise<void> {
   )
 }
 
+/** Waves of requests at once to a "–" endpoint: the 429s the API answered in each, and the limit sluice has after it. */
+async function showLearning(sim: Sim, proxyUrl: string, adminUrl: string): Promise<void> {
+  const { endpoint, hidden, waves, wave } = UNPUBLISHED
+  out(
+    `\nLearning a limit the API does not publish: it allows ${hidden} in progress for ${endpoint} and does not say so;\n` +
+      `sluice starts from limits.default (5). ${waves} waves of ${wave} requests at once, one after the other:\n\n`,
+  )
+  const rows = [['wave', '429s the API answered (sluice retried them)', "sluice's limit after", 'client answers 200']]
+  let page = 0
+  for (let w = 1; w <= waves; w++) {
+    sim.reset()
+    const statuses = await Promise.all(
+      Array.from({ length: wave }, async () => {
+        const res = await request(`${proxyUrl}/v2/accounts/1001/memberships?page=${++page}`, { headers: { authorization: auth } })
+        await res.body.dump()
+        return res.statusCode
+      }),
+    )
+    const refused = sim.stats().keys[`${ORG} ${endpoint}`]?.rejected429 ?? 0
+    const status = (await (await request(`${adminUrl}/status`)).body.json()) as { learned?: { instance: string; endpoint: string; limit: number }[] }
+    const learned = status.learned?.find((l) => l.instance === ORG && l.endpoint === endpoint)
+    rows.push([String(w), String(refused), learned === undefined ? '5' : `${learned.limit} (learned)`, String(statuses.filter((s) => s === 200).length)])
+  }
+  const widths = [0, 1, 2, 3].map((c) => Math.max(...rows.map((r) => r[c]!.length)))
+  for (const row of rows) out(`  ${row.map((cell, c) => cell.padEnd(widths[c]!)).join('  │  ').trimEnd()}\n`)
+  out(`\nThe first wave drew 429s (never passed on to the app), and each lowered the limit; then the waves went through at the API's own limit.\n`)
+}
+
 function tryLines(proxyUrl: string, adminUrl: string, simUrl: string): string {
   return [
     '',
@@ -117,7 +149,7 @@ const SIM_PORT = /^\d+$/.test(process.env.SIM_PORT ?? '') ? Number(process.env.S
 
 async function main(): Promise<void> {
   const once = process.argv.includes('--once')
-  const sim = await startSim({ host: '127.0.0.1', port: SIM_PORT, latencyMs: LATENCY_MS })
+  const sim = await startSim({ host: '127.0.0.1', port: SIM_PORT, latencyMs: LATENCY_MS, hiddenLimits: { [ORG]: { [UNPUBLISHED.endpoint]: UNPUBLISHED.hidden } } })
   // The user's settings apply, except the upstream: the demo never forwards anywhere but the sim.
   const settings = loadSettings(process.env, { upstream: sim.apiUrl, logLevel: process.env.SLUICE_LOG_LEVEL ?? 'warn' })
   const app = await buildApp(settings)
@@ -136,6 +168,7 @@ async function main(): Promise<void> {
   )
   await showOneRequest(proxyUrl)
   await showBurst(sim, proxyUrl)
+  await showLearning(sim, proxyUrl, adminUrl)
 
   if (once) {
     await app.close()

@@ -50,7 +50,9 @@ export class ForecastingLimiter implements Limiter {
   acquire(key: PermitKey, options: AcquireOptions): Promise<Permit> {
     const load = this.#forecasts.of(key.instance, key.endpoint)
     const arrived = this.now()
-    const prediction = this.#forecasts.predict(load, options.limit, arrived)
+    // a learned limit as the backend last knew it (README "Learned limits"), else the fixed one
+    const limit = options.learn === undefined ? options.limit : (this.#inner.limitOf?.(key, options) ?? options.limit)
+    const prediction = this.#forecasts.predict(load, limit, arrived)
     const { expectedMs, lowerMs } = prediction
     if (this.settings.enabled && lowerMs !== undefined && arrived + lowerMs > options.deadline) {
       const expected = Math.max(expectedMs ?? lowerMs, lowerMs)
@@ -76,11 +78,11 @@ export class ForecastingLimiter implements Limiter {
           },
           // read through too: asked right before the request is written upstream
           canStart: () => permit.canStart(),
-          release: () => {
+          release: (outcome) => {
             if (released) return
             released = true
             load.released(grantedAt, this.now())
-            permit.release()
+            permit.release(outcome)
           },
         }
         if (this.settings.header && prediction.waits && expectedMs !== undefined) predictedWaits.set(timed, Math.round(expectedMs))
@@ -95,6 +97,10 @@ export class ForecastingLimiter implements Limiter {
 
   status(): Promise<LimiterStatus> {
     return this.#inner.status()
+  }
+
+  limitOf(key: PermitKey, options: Pick<AcquireOptions, 'limit' | 'learn'>): number {
+    return this.#inner.limitOf?.(key, options) ?? options.limit
   }
 
   ready(): boolean {

@@ -24,9 +24,28 @@ export interface PermitKey {
   readonly endpoint: string
 }
 
+/**
+ * A key whose limit is learned from the API's answers (README "Learned limits"): `AcquireOptions.limit`
+ * is where learning starts, `ceiling` and `floor` bound it, and a value unused for `idleMs` is forgotten.
+ */
+export interface LearnOptions {
+  readonly ceiling: number
+  readonly floor: number
+  readonly idleMs: number
+}
+
+/**
+ * What the API said about the request a permit was used for, given back with the permit: the ground
+ * of learned limits. `throttled`: a 429; `success`: an answer that is neither a 429 nor a 5xx;
+ * `neutral` (or nothing): no word on the limit (a failure, a 5xx, a permit never used).
+ */
+export type PermitOutcome = 'success' | 'throttled' | 'neutral'
+
 export interface AcquireOptions {
-  /** how many requests may be in progress at once for this key */
+  /** how many requests may be in progress at once for this key (where learning starts, when `learn` is set) */
   readonly limit: number
+  /** the key's limit is learned (README "Learned limits"); absent: `limit` is fixed */
+  readonly learn?: LearnOptions
   /** absolute time (ms since epoch, `Date.now()` clock) after which the wait fails with QueueTimeoutError */
   readonly deadline: number
   /**
@@ -51,8 +70,8 @@ export interface AcquireOptions {
 }
 
 export interface Permit {
-  /** Gives the permit back. Idempotent, never throws, never rejects. */
-  release(): void
+  /** Gives the permit back, with what the API answered (learned limits read it). Idempotent, never throws, never rejects. */
+  release(outcome?: PermitOutcome): void
   /**
    * Aborted when the backend knows the permit no longer holds (a Redis lease that expired during an
    * event-loop stall). The in-flight request goes on; the proxy logs and counts it. Never re-acquired silently.
@@ -85,7 +104,10 @@ export interface AppShare {
 export interface KeyStatus {
   readonly instance: string
   readonly endpoint: string
+  /** the limit in force (a learned one when `learned` is present) */
   readonly limit: number
+  /** present when the limit is learned: the learned value (a real number; its whole part is `limit`) and its ceiling */
+  readonly learned?: { readonly value: number; readonly ceiling: number }
   /** permits held (upstream requests in progress) — for the Redis backend, across every replica */
   readonly inFlight: number
   /** waiters queued — for the Redis backend, across every replica */
@@ -96,10 +118,26 @@ export interface KeyStatus {
   readonly apps?: readonly AppShare[]
 }
 
+/** A learned limit, as `/status` lists it (README "Learned limits"). */
+export interface LearnedLimitStatus {
+  readonly instance: string
+  readonly endpoint: string
+  /** the whole number of permits in force */
+  readonly limit: number
+  /** the learned value (a real number) */
+  readonly value: number
+  readonly ceiling: number
+}
+
 export interface LimiterStatus {
   readonly backend: 'memory' | 'redis'
   readonly mode: LimiterMode
   readonly keys: readonly KeyStatus[]
+  /**
+   * Learned limits the backend knows: in process, every one not yet forgotten; with Redis, those of
+   * the keys some replica used within the last lease (the 1 000 most recent at most)
+   */
+  readonly learned?: readonly LearnedLimitStatus[]
   /** extra, backend-specific facts (replica count, redis state) */
   readonly details?: Record<string, unknown>
 }
@@ -116,6 +154,8 @@ export interface Limiter {
   acquire(key: PermitKey, options: AcquireOptions): Promise<Permit>
   /** a snapshot of every active key */
   status(): Promise<LimiterStatus>
+  /** the limit in force for a key now (a learned one as last known), without a round trip; cheap */
+  limitOf?(key: PermitKey, options: Pick<AcquireOptions, 'limit' | 'learn'>): number
   /** true when the limiter can decide permits (used by /readyz) */
   ready(): boolean
   /** Rejects every waiter with LimiterClosedError; keeps held permits releasable. */
@@ -132,4 +172,17 @@ export interface LimiterObserver {
   redisCommand?(operation: string, seconds: number, ok: boolean): void
   /** a held permit's lease was lost (see Permit.lost) */
   leaseLost?(key: PermitKey): void
+  /** a learned limit changed its whole number of permits (reported once, by the replica whose release changed it) */
+  limitChanged?(key: PermitKey, change: LimitChange): void
+}
+
+/** A learned limit that went up or down, and why (the log line and the counter of changes). */
+export interface LimitChange {
+  readonly from: number
+  readonly to: number
+  /** the learned value after the change (a real number) */
+  readonly value: number
+  /** `throttled`: an upstream 429 with `held` permits out; `saturated`: successes while every permit was in use */
+  readonly reason: 'throttled' | 'saturated'
+  readonly held: number
 }

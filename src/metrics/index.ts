@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
 import type { Catalog } from '../catalog/types.js'
-import type { KeyStatus, Limiter, LimiterMode, LimiterObserver, PermitKey } from '../limiter/types.js'
+import type { KeyStatus, LimitChange, Limiter, LimiterMode, LimiterObserver, PermitKey } from '../limiter/types.js'
 import type { Outcome, RequestRecord } from '../proxy/record.js'
 import { QUEUE_WAIT_BUCKETS, REDIS_BUCKETS, REQUEST_BUCKETS, UPSTREAM_BUCKETS } from './buckets.js'
 import { registerKeyGauges } from './key-gauges.js'
@@ -242,6 +242,11 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     'Permits whose Redis lease expired while the upstream request was still in progress',
     keyLabels,
   )
+  const limitChanges = counter(
+    'sluice_limit_changes_total',
+    'Learned limits that went down (an upstream 429) or up (successes while saturated), counted when their whole number of permits changes',
+    [...keyLabels, 'direction'],
+  )
   const redisDuration = histogram(
     'sluice_redis_command_duration_seconds',
     'Redis commands and scripts of the limiter, by operation',
@@ -295,6 +300,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
       const org = labels.org ?? ''
       keyCellAtZero(upstream429s, endpoint, org)
       keyCellAtZero(retries, endpoint, org)
+      for (const direction of ['down', 'up'] as const) limitChanges.cellAtZero(`${endpoint}\n${org}\n${direction}`, withOrg ? { endpoint, org, direction } : { endpoint, direction }, org)
       if (redisOperations.length > 0) keyCellAtZero(leasesLost, endpoint, org)
     },
   })
@@ -322,6 +328,13 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     },
     leaseLost(key: PermitKey) {
       keyCell(leasesLost, endpointOf(key.endpoint), withOrg ? orgs.label(key.instance) : '').n++
+    },
+    limitChanged(key: PermitKey, change: LimitChange) {
+      const endpoint = endpointOf(key.endpoint)
+      const org = withOrg ? orgs.label(key.instance) : ''
+      const direction = change.to < change.from ? 'down' : 'up'
+      const id = `${endpoint}\n${org}\n${direction}`
+      ;(limitChanges.find(id) ?? limitChanges.cellByKey(id, withOrg ? { endpoint, org, direction } : { endpoint, direction }, org)).n++
     },
   }
 

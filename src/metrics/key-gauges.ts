@@ -12,6 +12,17 @@ interface KeyRow {
   keys: number
 }
 
+/** One row of `sluice_limit`: the key's labels and where its limit comes from, limits summed. */
+interface LimitRow {
+  readonly labels: Record<string, string>
+  limit: number
+}
+
+interface Snapshot {
+  readonly rows: KeyRow[]
+  readonly limits: LimitRow[]
+}
+
 export interface KeyGaugeOptions {
   readonly registry: Registry
   readonly limiter: () => Limiter | undefined
@@ -30,9 +41,9 @@ export interface KeyGaugeOptions {
  */
 export function registerKeyGauges(options: KeyGaugeOptions): void {
   const { registry, labelNames } = options
-  let pending: Promise<KeyRow[]> | undefined
+  let pending: Promise<Snapshot> | undefined
 
-  const snapshot = (): Promise<KeyRow[]> => {
+  const snapshot = (): Promise<Snapshot> => {
     if (pending) return pending
     const current = readRows(options)
     pending = current
@@ -50,12 +61,24 @@ export function registerKeyGauges(options: KeyGaugeOptions): void {
       labelNames,
       registers: [registry],
       async collect() {
-        const rows = await snapshot()
+        const { rows } = await snapshot()
         this.reset()
         for (const row of rows) this.set(row.labels, read(row))
       },
     })
   }
+
+  new Gauge({
+    name: 'sluice_limit',
+    help: 'Concurrency limit in force per endpoint (and org), by source: learned from the API\'s answers, or fixed (published, limits.overrides, or limits.default with learning off)',
+    labelNames: [...labelNames, 'source'],
+    registers: [registry],
+    async collect() {
+      const { limits } = await snapshot()
+      this.reset()
+      for (const row of limits) this.set(row.labels, row.limit)
+    },
+  })
 
   gauge('sluice_queue_depth', 'Requests waiting for a permit, per endpoint (and org)', (r) => r.queued)
   gauge('sluice_permits_in_flight', 'Permits held: requests in progress upstream, per endpoint (and org)', (r) => r.inFlight)
@@ -71,25 +94,31 @@ export function registerKeyGauges(options: KeyGaugeOptions): void {
     registers: [registry],
     async collect() {
       // Same snapshot as the per-key gauges: the key count is the sum of the rows' key counts.
-      const rows = await snapshot()
+      const { rows } = await snapshot()
       this.set(rows.reduce((n, r) => n + r.keys, 0))
     },
   })
 }
 
-async function readRows(options: KeyGaugeOptions): Promise<KeyRow[]> {
+async function readRows(options: KeyGaugeOptions): Promise<Snapshot> {
   const limiter = options.limiter()
-  if (!limiter) return []
+  if (!limiter) return { rows: [], limits: [] }
   let keys: readonly KeyStatus[]
   try {
     keys = (await limiter.status()).keys
   } catch {
     // A limiter that cannot say (Redis away) must not break the whole scrape: the gauges go empty.
-    return []
+    return { rows: [], limits: [] }
   }
   const rows = new Map<string, KeyRow>()
+  const limits = new Map<string, LimitRow>()
   for (const key of keys) {
     const labels = options.labelsOf(key)
+    const source = key.learned === undefined ? 'fixed' : 'learned'
+    const limitId = options.labelNames.map((n) => labels[n]).join('\n') + '\n' + source
+    const limitRow = limits.get(limitId)
+    if (limitRow === undefined) limits.set(limitId, { labels: { ...labels, source }, limit: key.limit })
+    else limitRow.limit += key.limit
     const id = options.labelNames.map((n) => labels[n]).join('\n')
     const row = rows.get(id)
     if (row === undefined) {
@@ -110,5 +139,5 @@ async function readRows(options: KeyGaugeOptions): Promise<KeyRow[]> {
       row.keys++
     }
   }
-  return [...rows.values()]
+  return { rows: [...rows.values()], limits: [...limits.values()] }
 }

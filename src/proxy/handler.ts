@@ -9,7 +9,7 @@ import type { AppGate, Caller } from '../apps/gate.js'
 import type { Catalog, Endpoint } from '../catalog/types.js'
 import type { ProxySettings } from './settings.js'
 import { QueueTimeoutError } from '../limiter/errors.js'
-import type { Limiter, Permit } from '../limiter/types.js'
+import type { LearnOptions, Limiter, Permit, PermitOutcome } from '../limiter/types.js'
 import { PREDICTED_WAIT_HEADER, predictedWaitOf } from '../forecast/index.js'
 import { writeReused, type Reuse, type ReuseTicket } from '../reuse/index.js'
 import { retryDelayMs, sleep } from './backoff.js'
@@ -60,6 +60,8 @@ export interface ProxyContext {
   readonly onPermit?: (app: string) => () => void
   /** coalescing of identical reads and the lookup-list cache; none when undefined */
   readonly reuse?: Reuse
+  /** whether (and how) an endpoint's limit is learned (README "Learned limits"); none: every limit is fixed */
+  readonly learnOf?: (endpoint: Endpoint) => LearnOptions | undefined
 }
 
 /** A request stopped before it was sent, because its permit could no longer start it (never leaves the proxy). */
@@ -172,6 +174,7 @@ export function createProxyHandler(ctx: ProxyContext) {
       }
       const key = { instance: trace.instance, endpoint: endpoint.id }
       const app = caller.app
+      const learn = ctx.learnOf?.(endpoint)
 
       // ── an identical read in progress, or the lookup-list cache, may answer without a permit
       shared = ctx.reuse?.open({ ...key, endpointId: endpoint.id, method: request.method, path: match.path, query, headers, version: decision.upstream, deadline, hasBody: body.kind !== 'none' })
@@ -190,12 +193,12 @@ export function createProxyHandler(ctx: ProxyContext) {
       // goes back to its old place in the queue; a first attempt takes its place as it arrives.
       let requeued = false
       for (let attempt = 0; ; attempt++) {
-        const permit = await acquire(limiter, key, app, endpoint.limit, deadline, requeued ? arrivedAt : undefined, settings.queue.maxLength, client, trace)
+        const permit = await acquire(limiter, key, app, endpoint.limit, learn, deadline, requeued ? arrivedAt : undefined, settings.queue.maxLength, client, trace)
         const givenBack = ctx.onPermit?.(app)
         // Every release of this permit goes through here, so the count of permits held per app follows it.
-        const release = (): void => {
+        const release = (outcome?: PermitOutcome): void => {
           givenBack?.()
-          permit.release()
+          permit.release(outcome)
         }
         requeued = true
         if (!permit.canStart()) {
@@ -207,6 +210,8 @@ export function createProxyHandler(ctx: ProxyContext) {
           continue
         }
         let busy: IncomingHttpHeaders | undefined
+        // what the answer says about the limit, given back with the permit (README "Learned limits")
+        let outcome: PermitOutcome = 'neutral'
         // set when the request was stopped unsent because its permit could no longer start it
         let heldBack: LeaseInDoubt | undefined
         const sentAt = performance.now()
@@ -222,8 +227,10 @@ export function createProxyHandler(ctx: ProxyContext) {
               versioning.observeUpstream(decision, status, key)
               if (status === 429) {
                 busy = upstreamHeaders
+                outcome = 'throttled'
                 return undefined
               }
+              if (status < 500) outcome = 'success'
               const passed = clientResponseHeaders(upstreamHeaders)
               // Identical requests that followed this call, and the cache, get a copy (whether or not this client is still here).
               const reuseHeaders = shared?.head(status, passed)
@@ -247,7 +254,8 @@ export function createProxyHandler(ctx: ProxyContext) {
               trace.upstreamEndedAt = performance.now()
               ctx.onUpstreamAttempt?.(endpoint, (trace.upstreamEndedAt - sentAt) / 1000)
               if (cutOff) trace.outcome = 'upstream_error'
-              release()
+              // a torn answer says nothing about the limit; a 429 read to its end does
+              release(failed && outcome === 'success' ? 'neutral' : outcome)
               if (busy === undefined) shared?.end(!failed)
             },
             // The client did not take its answer in time: cut off, and the API's answer read out and dropped.
@@ -300,6 +308,7 @@ async function acquire(
   key: { instance: string; endpoint: string },
   app: string,
   limit: number,
+  learn: LearnOptions | undefined,
   deadline: number,
   arrivedAt: number | undefined,
   maxQueue: number,
@@ -311,6 +320,7 @@ async function acquire(
     // The signal is read only if the request has to wait (see AcquireOptions.signal).
     return await limiter.acquire(key, {
       limit,
+      learn,
       deadline,
       arrivedAt,
       maxQueue,

@@ -7,6 +7,8 @@
  *   SIM_JITTER_MS       extra random latency in [0, N), default 0
  *   SIM_UNLISTED_LIMIT  limit of "–" and unknown endpoints, default none (unlimited)
  *   SIM_REJECT_RATIO    fraction 0-1 of admissible requests answered 429 anyway, default 0
+ *   SIM_HIDDEN_LIMITS   limits the API keeps to itself, JSON by organisation and endpoint id, e.g.
+ *                       {"1001": {"GET /accounts/{id}/memberships": 2}}; default none
  */
 import { z } from 'zod'
 import { startSim } from './server.js'
@@ -25,6 +27,18 @@ const envSchema = z.object({
   SIM_JITTER_MS: number('SIM_JITTER_MS').optional(),
   SIM_UNLISTED_LIMIT: number('SIM_UNLISTED_LIMIT').pipe(z.number().int().min(1)).optional(),
   SIM_REJECT_RATIO: number('SIM_REJECT_RATIO').pipe(z.number().max(1)).optional(),
+  SIM_HIDDEN_LIMITS: z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'SIM_HIDDEN_LIMITS must be JSON' })
+        return z.NEVER
+      }
+    })
+    .pipe(z.record(z.string(), z.record(z.string(), z.number().int().min(1))))
+    .optional(),
 })
 
 const parsed = envSchema.safeParse(process.env)
@@ -52,6 +66,7 @@ const sim = await startSim({
   jitterMs: env.SIM_JITTER_MS,
   unlistedLimit: env.SIM_UNLISTED_LIMIT,
   rejectRatio: env.SIM_REJECT_RATIO,
+  hiddenLimits: env.SIM_HIDDEN_LIMITS,
 }).catch((err: unknown) => {
   const code = (err as { code?: unknown }).code
   const why = typeof code === 'string' ? (LISTEN_CAUSES[code] ?? code) : err instanceof Error ? err.message.split('\n', 1)[0] : String(err)
@@ -60,7 +75,7 @@ const sim = await startSim({
 console.log(
   `sim: listening on ${sim.url} — the API is under ${sim.apiUrl} (SLUICE_UPSTREAM=${sim.apiUrl}); ` +
     `latency ${env.SIM_LATENCY_MS ?? 0} ms + jitter ${env.SIM_JITTER_MS ?? 0} ms, ` +
-    `unlisted limit ${env.SIM_UNLISTED_LIMIT ?? 'none'}, reject ratio ${env.SIM_REJECT_RATIO ?? 0}; stats: GET ${sim.url}/__sim/stats`,
+    `unlisted limit ${env.SIM_UNLISTED_LIMIT ?? 'none'}, hidden limits ${env.SIM_HIDDEN_LIMITS === undefined ? 'none' : JSON.stringify(env.SIM_HIDDEN_LIMITS)}, reject ratio ${env.SIM_REJECT_RATIO ?? 0}; stats: GET ${sim.url}/__sim/stats`,
 )
 
 function stop(signal: NodeJS.Signals): void {

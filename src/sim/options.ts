@@ -17,6 +17,12 @@ export interface SimOptions {
   unlistedLimit: number | undefined
   /** per-endpoint limits by endpoint id (`{ "GET /groups/list": 2 }`), same rules as the proxy's `limits.overrides` */
   overrides: Record<string, number>
+  /**
+   * Limits the API keeps to itself, per organisation and endpoint id: `{ "1001": { "GET /accounts/{id}/memberships": 2 } }`.
+   * They win over every other limit of that organisation's endpoint (README "Learned limits" uses them
+   * on "–" endpoints); `Sim.setHiddenLimit` changes them while the sim runs.
+   */
+  hiddenLimits: Record<string, Record<string, number>>
   /** answer this fraction (0–1) of admissible requests 429 anyway, to simulate pushback; default 0 */
   rejectRatio: number
   /** the date clock for retirement checks; default `() => new Date()` */
@@ -39,6 +45,7 @@ export const DEFAULT_SIM_OPTIONS: Readonly<SimOptions> = Object.freeze({
   catalogFile: DEFAULT_CATALOG_FILE,
   unlistedLimit: undefined,
   overrides: {},
+  hiddenLimits: {},
   rejectRatio: 0,
   now: () => new Date(),
   isRetired: isRetiredAsPublished,
@@ -52,6 +59,7 @@ const numbers = z.object({
   latencyMs: z.number().min(0).finite(),
   jitterMs: z.number().min(0).finite(),
   unlistedLimit: z.number().int().min(1).optional(),
+  hiddenLimits: z.record(z.string(), z.record(z.string(), z.number().int().min(1))),
   rejectRatio: z.number().min(0).max(1),
   arrivalLogSize: z.number().int().min(0),
   echoBodyBytes: z.number().int().min(0),

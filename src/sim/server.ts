@@ -39,6 +39,11 @@ export interface Sim {
   stats(): SimStats
   /** Zero every counter, max and integral, and clear the arrival log (requests in progress stay counted). */
   reset(): void
+  /**
+   * Sets the limit the API keeps to itself for one organisation's endpoint (`undefined`: back to the
+   * published or unlisted limit), from now on: requests in progress stay, new ones over it get 429.
+   */
+  setHiddenLimit(instance: string, endpoint: string, limit: number | undefined): void
   /** Stop listening, drop every connection and pending answer. */
   close(): Promise<void>
 }
@@ -107,14 +112,31 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
   let epoch = performance.now()
   let badRequests = 0
 
-  const limitOf = (endpoint: Endpoint): number | null =>
+  const hidden = new Map<string, number>()
+  for (const [instance, limits] of Object.entries(opts.hiddenLimits)) {
+    for (const [endpoint, limit] of Object.entries(limits)) hidden.set(statsKey(instance, endpoint), limit)
+  }
+  const publicLimitOf = (endpoint: Endpoint): number | null =>
     endpoint.limitSource === 'published' || endpoint.limitSource === 'override' ? endpoint.limit : (opts.unlistedLimit ?? null)
+  /** the published (or unlisted) limit of each endpoint id seen, for a hidden limit taken back */
+  const publicLimits = new Map<string, number | null>()
 
   function keyState(instance: string, endpoint: Endpoint, now: number): KeyState {
     const key = statsKey(instance, endpoint.id)
     let state = keys.get(key)
-    if (state === undefined) keys.set(key, (state = new KeyState(instance, endpoint.id, limitOf(endpoint), now)))
+    if (state === undefined) {
+      publicLimits.set(endpoint.id, publicLimitOf(endpoint))
+      keys.set(key, (state = new KeyState(instance, endpoint.id, hidden.get(key) ?? publicLimitOf(endpoint), now)))
+    }
     return state
+  }
+
+  function setHiddenLimit(instance: string, endpoint: string, limit: number | undefined): void {
+    const key = statsKey(instance, endpoint)
+    if (limit === undefined) hidden.delete(key)
+    else hidden.set(key, limit)
+    const state = keys.get(key)
+    if (state !== undefined) state.limit = limit ?? publicLimits.get(endpoint) ?? null
   }
 
   function log(req: IncomingMessage, state: KeyState, now: number, outcome: ArrivalOutcome): void {
@@ -279,6 +301,7 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
     port,
     stats,
     reset,
+    setHiddenLimit,
     close() {
       closing ??= new Promise<void>((resolve) => {
         for (const timer of timers) clearTimeout(timer)

@@ -84,7 +84,8 @@ export class KeyState {
   constructor(
     readonly instance: string,
     readonly endpoint: string,
-    readonly limit: number | null,
+    /** changes with `Sim.setHiddenLimit` */
+    public limit: number | null,
     now: number,
   ) {
     this.lastChange = now

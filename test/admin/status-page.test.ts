@@ -5,6 +5,17 @@ import { hasChromium, launchChromium, nextRender, readField, readKeys, servePage
 // A status document as the admin server answers it, with an instance name that tries to be markup.
 const XSS = '<img src=x onerror="window.__pwned=1">'
 const APP_XSS = '<img src=y onerror="window.__pwned=2">'
+/** one key of /status, with the optional parts of fair share (apps) and learned limits */
+interface KeyRow {
+  instance: string
+  endpoint: string
+  limit: number
+  inFlight: number
+  queued: number
+  oldestWaitMs: number
+  apps?: { app: string; held: number; queued: number }[]
+  learned?: { value: number; ceiling: number }
+}
 const fixture = () => ({
   mode: 'redis',
   backend: 'redis',
@@ -23,7 +34,7 @@ const fixture = () => ({
         { app: 'web', held: 1, queued: 1 },
       ],
     },
-    { instance: 'org1', endpoint: 'GET /accounts/{id}/contacts', limit: 5, inFlight: 3, queued: 0, oldestWaitMs: 0 },
+    { instance: 'org1', endpoint: 'GET /accounts/{id}/contacts', limit: 5, inFlight: 3, queued: 0, oldestWaitMs: 0, learned: { value: 5.43, ceiling: 50 } },
     {
       instance: XSS,
       endpoint: 'GET /donations/{id}',
@@ -43,7 +54,7 @@ const fixture = () => ({
         { app: 'a7', held: 0, queued: 0 },
       ],
     },
-  ],
+  ] as KeyRow[],
   versions: [
     { version: '2.9', state: 'deprecated', retiresOn: '2026-09-12', requests: 42 },
     { version: '2.11', state: 'supported', requests: 1234 },
@@ -89,6 +100,11 @@ describe.skipIf(!hasChromium)('the status page in headless Chromium (a fixed /st
         oldestWaitMs: k.oldestWaitMs,
       })
     }
+    // a learned limit is marked as such, with its value on hover; the others are plain numbers (README "Learned limits")
+    const limitCell = (key: string): Promise<string[]> =>
+      page.evaluate<string[]>(`(() => { const c = document.querySelector('tr[data-key="${key}"] [data-field=limit]'); return [c.textContent, c.getAttribute('data-learned'), c.getAttribute('title')] })()`)
+    expect(await limitCell('org1|GET /accounts/{id}/contacts')).toEqual(['5 learned', '5.43', 'learned from the answers of the API: 5.43, never above 50'])
+    expect(await limitCell('org1|POST /accounts/search')).toEqual(['1', null, null])
     // the bar is in flight against the limit
     expect(keys.find((k) => k.key === 'org1|GET /accounts/{id}/contacts')!.barWidth).toBe('60%')
     expect(keys.find((k) => k.key === 'org1|POST /accounts/search')!.barWidth).toBe('100%')

@@ -40,6 +40,12 @@ describe('npm run demo', () => {
       expect(row('2xx answers')[2]).toBe('60')
       expect(row('most in progress at the API')[2]).toBe('/accounts/search: 1, /accounts/{id}/contacts: 5')
 
+      // the learning screen: the API keeps a limit of 2 to itself; the last wave draws no 429, every answer is 200
+      const waves = stdout.split('\n').filter((l) => /^\s+\d+\s+│/.test(l)).map((l) => l.split('│').map((c) => c.trim()))
+      expect(waves.length, stdout).toBe(4)
+      for (const w of waves) expect(w[3]).toBe('20')
+      expect(waves.at(-1)!.slice(1, 3)).toEqual(['0', '2 (learned)'])
+
       // the curl lines, run as printed (user:password is Basic auth)
       const lines = stdout.split('\n').filter((l) => l.trimStart().startsWith('curl '))
       expect(lines.length).toBeGreaterThanOrEqual(5)

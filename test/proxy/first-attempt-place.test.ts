@@ -28,8 +28,8 @@ function recordAcquireAges(): { readonly ages: number[]; stop(): void } {
   const ages: number[] = []
   proto.sendCommand = function (this: Redis, command, ...rest) {
     const args = command.args.map(String)
-    // EVALSHA sha 3 holders queue meta id replica limit lease live idle age …
-    if (command.name === 'evalsha' && args[0] === sha) ages.push(Number(args[11]))
+    // EVALSHA sha 4 holders queue meta learned id replica limit lease live idle age …
+    if (command.name === 'evalsha' && args[0] === sha) ages.push(Number(args[12]))
     return original.call(this, command, ...rest)
   }
   return { ages, stop: () => void (proto.sendCommand = original) }

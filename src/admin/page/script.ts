@@ -4,7 +4,8 @@
  * setAttribute, never as markup: instance names come from clients and must not become HTML.
  *
  * Stable hooks for tests and scrapers: rows `tr[data-key="<instance>|<endpoint>"]` with cells
- * `[data-field=inFlight|limit|queued|oldestWaitMs]` (text: the number, `data-value`: the raw number),
+ * `[data-field=inFlight|limit|queued|oldestWaitMs]` (text: the number, `data-value`: the raw number; a
+ * learned limit's cell reads "<n> learned" and carries `data-learned`: the learned value),
  * `[data-field=mode]`, per key `[data-field=apps]` holding one `[data-app="<app>"]` per app of the
  * key's `apps` (attributes `data-held`, `data-queued`; none when /status has no `apps`), `[data-version="<v>"]` rows, `tr[data-saved-key="<instance>|<endpoint>"]` rows with
  * `[data-field=coalesced|cacheHits|saved]`, and `body[data-updates]` counting renders.
@@ -83,7 +84,18 @@ export const STATUS_PAGE_SCRIPT = `
       var tr = existing.get(id) || newKeyRow(k);
       var limit = num(k.limit), inFlight = num(k.inFlight), queued = num(k.queued), oldest = num(k.oldestWaitMs);
       setNum(tr.querySelector('[data-field=inFlight]'), inFlight);
-      setNum(tr.querySelector('[data-field=limit]'), limit);
+      var limitCell = tr.querySelector('[data-field=limit]');
+      var learned = k.learned && typeof k.learned.value === 'number' ? k.learned : null;
+      // a learned limit is marked, with the learned value and its ceiling on hover (README "Learned limits")
+      setNum(limitCell, limit, learned ? limit + ' learned' : undefined);
+      limitCell.classList.toggle('learned', !!learned);
+      if (learned) {
+        limitCell.setAttribute('data-learned', String(learned.value));
+        limitCell.setAttribute('title', 'learned from the answers of the API: ' + learned.value.toFixed(2) + ', never above ' + learned.ceiling);
+      } else {
+        limitCell.removeAttribute('data-learned');
+        limitCell.removeAttribute('title');
+      }
       setNum(tr.querySelector('[data-field=queued]'), queued);
       var o = tr.querySelector('[data-field=oldestWaitMs]');
       setNum(o, oldest, duration(oldest));

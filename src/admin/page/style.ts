@@ -35,6 +35,7 @@ th, td { text-align: left; padding: 6px 14px; border-bottom: 1px solid var(--lin
 th { font-size: 12px; color: var(--muted); font-weight: 600; text-transform: uppercase; letter-spacing: .4px;
   background: #fafbfc; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.learned { font-style: italic; }
 td.endpoint { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }
 tr.instance-first td.instance { font-weight: 600; }
 tr:not(.instance-first) td.instance { color: transparent; }

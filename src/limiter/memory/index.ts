@@ -1,7 +1,9 @@
 import { deadlineTimer } from '../deadline-timer.js'
 import { LimiterClosedError, QueueFullError, QueueTimeoutError } from '../errors.js'
 import { FairShare, type AppPolicy } from '../fairness/policy.js'
-import type { AcquireOptions, Limiter, LimiterObserver, LimiterStatus, Permit, PermitKey } from '../types.js'
+import { LearnedLimits } from '../learning/store.js'
+import type { LearnBounds } from '../learning/rule.js'
+import type { AcquireOptions, Limiter, LimiterObserver, LimiterStatus, Permit, PermitKey, PermitOutcome } from '../types.js'
 import { KeyQueue, type Waiter } from './key-queue.js'
 
 export interface MemoryLimiterOptions {
@@ -10,12 +12,31 @@ export interface MemoryLimiterOptions {
   readonly mode?: 'memory' | 'local'
   /** weights and caps per app (README "Fair share between apps"); default: every app weight 1, no caps */
   readonly fairness?: FairShare
+  /** the clock of learned limits (ms); a fake one in tests of the rule */
+  readonly now?: () => number
 }
 
 /** What the Redis backend's fallback may add to an acquire. */
 export interface LocalAcquireOptions extends AcquireOptions {
   /** a local slot for a permit already in flight (a pin): no app cap holds it back */
   readonly uncapped?: boolean
+}
+
+/** What learning needs of a key's acquire options, kept with its queue (made once per options: the proxy reuses them). */
+interface Learning {
+  readonly bounds: LearnBounds
+  readonly idleMs: number
+}
+
+/** The learning of one key's acquire options, made once per (learn options, start). */
+const learnings = new WeakMap<NonNullable<AcquireOptions['learn']>, Learning>()
+function learningOf(learn: NonNullable<AcquireOptions['learn']>, start: number): Learning {
+  let learning = learnings.get(learn)
+  if (learning === undefined || learning.bounds.start !== start) {
+    learning = { bounds: { start, ceiling: learn.ceiling, floor: learn.floor }, idleMs: learn.idleMs }
+    learnings.set(learn, learning)
+  }
+  return learning
 }
 
 /** A signal that never aborts: an in-process permit cannot be lost. */
@@ -35,10 +56,19 @@ export class MemoryLimiter implements Limiter {
   private closedReason: string | undefined
   private readonly reportedMode: 'memory' | 'local'
   private readonly fairness: FairShare
+  private readonly observer: LimiterObserver | undefined
+  private readonly now: () => number
+  /** learned limits, kept beyond their queues (README "Learned limits") */
+  private readonly learned: LearnedLimits
+  /** the learning of each key with a queue, from its latest acquire */
+  private readonly learning = new Map<string, Learning>()
 
   constructor(options: MemoryLimiterOptions = {}) {
     this.reportedMode = options.mode ?? 'memory'
     this.fairness = options.fairness ?? new FairShare()
+    this.observer = options.observer
+    this.now = options.now ?? Date.now
+    this.learned = new LearnedLimits(this.now)
     options.observer?.modeChanged?.(this.reportedMode)
   }
 
@@ -54,14 +84,24 @@ export class MemoryLimiter implements Limiter {
     if (this.closedReason !== undefined) return Promise.reject(new LimiterClosedError(this.closedReason))
     const policy = this.fairness.of(options.app)
     const id = keyOf(key)
+    const learn = options.learn
+    let learning: Learning | undefined
+    let limit = options.limit
+    if (learn !== undefined) {
+      learning = learningOf(learn, options.limit)
+      limit = this.learned.limitOf(id, learning.bounds)
+    }
     let queue = this.queues.get(id)
     if (queue === undefined) {
-      queue = new KeyQueue(key.instance, key.endpoint, options.limit)
+      queue = new KeyQueue(key.instance, key.endpoint, limit)
       this.queues.set(id, queue)
-    } else if (queue.limit !== options.limit) {
-      queue.limit = options.limit
+    } else if (queue.limit !== limit) {
+      queue.limit = limit
       queue.dispatch()
     }
+    if (learning === undefined) {
+      if (this.learning.size > 0) this.learning.delete(id)
+    } else if (this.learning.get(id) !== learning) this.learning.set(id, learning)
     if (queue.canGrantNow(policy)) {
       queue.take(policy)
       return Promise.resolve(this.permit(id, queue, policy.app, 0))
@@ -81,6 +121,12 @@ export class MemoryLimiter implements Limiter {
       return Promise.reject(new QueueFullError(`${describeKey(key)} for app ${policy.app}`, mine))
     }
     return this.wait(id, queue, key, options, policy)
+  }
+
+  limitOf(key: PermitKey, options: Pick<AcquireOptions, 'limit' | 'learn'>): number {
+    const learn = options.learn
+    if (learn === undefined) return options.limit
+    return this.learned.limitOf(keyOf(key), { start: options.limit, ceiling: learn.ceiling, floor: learn.floor })
   }
 
   private wait(id: string, queue: KeyQueue, key: PermitKey, options: LocalAcquireOptions, policy: AppPolicy): Promise<Permit> {
@@ -123,14 +169,17 @@ export class MemoryLimiter implements Limiter {
 
   private permit(id: string, queue: KeyQueue, app: string, waitedMs: number): Permit {
     let released = false
+    const grantedAt = this.now()
     return {
       waitedMs,
       lost: NEVER_LOST,
       isLost: false,
       canStart: () => true,
-      release: () => {
+      release: (outcome?: PermitOutcome) => {
         if (released) return
         released = true
+        // learned before the slot is given back: `held` counts this permit, as Redis's release does
+        if (outcome === 'success' || outcome === 'throttled') this.learn(id, queue, outcome, grantedAt)
         queue.give(app)
         queue.dispatch()
         this.dropIfIdle(id, queue)
@@ -138,25 +187,52 @@ export class MemoryLimiter implements Limiter {
     }
   }
 
+  /** One answer for a learned key: the rule of docs/learned-limits.md, and the queue's limit after it. */
+  private learn(id: string, queue: KeyQueue, outcome: 'success' | 'throttled', grantedAt: number): void {
+    const learning = this.learning.get(id)
+    if (learning === undefined) return
+    const held = queue.inFlight
+    const saturated = queue.queued > 0 || held >= queue.limit
+    // the common case, a key with room that never drew a 429: nothing to learn, nothing to look up
+    if (outcome === 'success' && !saturated && !this.learned.has(id)) return
+    const { from, to, value } = this.learned.apply(id, learning.bounds, learning.idleMs, { outcome, held, saturated, grantedAt })
+    if (to === from) return
+    queue.limit = to
+    try {
+      this.observer?.limitChanged?.({ instance: queue.instance, endpoint: queue.endpoint }, { from, to, value, reason: outcome === 'throttled' ? 'throttled' : 'saturated', held })
+    } catch {
+      // metrics and logs never break the limiter
+    }
+  }
+
   private dropIfIdle(id: string, queue: KeyQueue): void {
-    if (queue.idle && this.queues.get(id) === queue) this.queues.delete(id)
+    if (queue.idle && this.queues.get(id) === queue) {
+      this.queues.delete(id)
+      this.learning.delete(id)
+    }
   }
 
   status(): Promise<LimiterStatus> {
     const now = Date.now()
     const keys = [...this.queues.values()].map((q) => {
       const oldest = q.oldestEnqueuedAt()
+      const learning = this.learning.get(keyOf(q))
       return {
         instance: q.instance,
         endpoint: q.endpoint,
         limit: q.limit,
+        ...(learning === undefined ? {} : { learned: { value: this.learned.valueOf(keyOf(q), learning.bounds), ceiling: learning.bounds.ceiling } }),
         inFlight: q.inFlight,
         queued: q.queued,
         oldestWaitMs: oldest === undefined ? 0 : now - oldest,
         apps: q.apps(),
       }
     })
-    return Promise.resolve({ backend: this.backend, mode: this.reportedMode, keys })
+    const learned = this.learned.list().map(({ id, limit, value, ceiling }) => {
+      const cut = id.indexOf('\n')
+      return { instance: id.slice(0, cut), endpoint: id.slice(cut + 1), limit, value, ceiling }
+    })
+    return Promise.resolve({ backend: this.backend, mode: this.reportedMode, keys, learned })
   }
 
   /** Every waiter gets LimiterClosedError; held permits stay releasable; new acquires are refused. */

@@ -4,7 +4,7 @@ import type { FairShare } from '../fairness/policy.js'
 import { createMemoryLimiter, type MemoryLimiter } from '../memory/index.js'
 import type { KeyStatus, Permit, PermitKey } from '../types.js'
 import type { SharedPermits } from './shared.js'
-import type { Grant, SluicePermit, Ticket } from './ticket.js'
+import type { Grant, LimitOptions, SluicePermit, Ticket } from './ticket.js'
 
 /** What a replica does while Redis is unreachable (README: "Redis limiter", `redis.fallback`). */
 export type FallbackMode = 'local' | 'open' | 'closed'
@@ -26,7 +26,9 @@ interface Pin {
 const PIN_DEADLINE_MS = 86_400_000
 
 export interface FallbackHooks {
-  makePermit(key: PermitKey, limit: number, grant: Grant, waitedMs: number, app: string): SluicePermit
+  makePermit(key: PermitKey, limits: LimitOptions, grant: Grant, waitedMs: number, app: string): SluicePermit
+  /** the key's limit as last known (a learned one as Redis last said, else where it starts) */
+  limitOf?(key: PermitKey, limits: LimitOptions): number
   /** how many replicas share the limits (the `local` mode's share is max(1, floor(limit / replicas))) */
   replicas(): number
   /** a permit was granted by the fallback after Redis came back: it must be counted there */
@@ -58,8 +60,8 @@ export class Fallback {
     this.#local = createMemoryLimiter({ mode: 'local', fairness })
   }
 
-  #localLimit(limit: number): number {
-    return Math.max(1, Math.floor(limit / Math.max(1, this.hooks.replicas())))
+  #localLimit(key: PermitKey, limits: LimitOptions): number {
+    return Math.max(1, Math.floor((this.hooks.limitOf?.(key, limits) ?? limits.limit) / Math.max(1, this.hooks.replicas())))
   }
 
   /** Serves a ticket while Redis is unreachable. */
@@ -77,7 +79,7 @@ export class Fallback {
   }
 
   #permit(ticket: Ticket, grant: Grant, waitedMs: number): SluicePermit {
-    const permit = this.hooks.makePermit(ticket.key, ticket.options.limit, grant, waitedMs, ticket.options.app ?? DEFAULT_APP)
+    const permit = this.hooks.makePermit(ticket.key, ticket.options, grant, waitedMs, ticket.options.app ?? DEFAULT_APP)
     this.#unshared.add(permit)
     return permit
   }
@@ -93,7 +95,7 @@ export class Fallback {
     const { options } = ticket
     this.#local
       .acquire(ticket.key, {
-        limit: this.#localLimit(options.limit),
+        limit: this.#localLimit(ticket.key, options),
         deadline: options.deadline,
         signal: attempt.abort.signal,
         // only a request that waited before keeps its place (at the head); a new one queues fairly
@@ -168,7 +170,7 @@ export class Fallback {
       this.#pins.set(permit, pin)
       this.#local
         .acquire(permit.key, {
-          limit: this.#localLimit(permit.limit),
+          limit: this.#localLimit(permit.key, permit.limits),
           deadline: Date.now() + PIN_DEADLINE_MS,
           signal: pin.abort.signal,
           arrivedAt: 0,

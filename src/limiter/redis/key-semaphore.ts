@@ -31,6 +31,8 @@ export interface HeldPermit {
   readonly permit: SluicePermit
   /** the lease lasts at least until then (monotonic ms): a lower bound from when the grant or the last renewal was sent */
   leaseUntil: number
+  /** when this replica got the permit (monotonic ms): a learned limit's decrease window reads it */
+  readonly grantedAt: number
 }
 
 /**
@@ -40,6 +42,9 @@ export interface HeldPermit {
  * later rule needs (per-app queues, a learned limit) belongs here.
  */
 export class KeySemaphore {
+  /** the limit argument of its scripts (see limitArg in keys.ts) */
+  arg: string
+  /** the limit in force, as Redis last said (a learned limit changes with the API's answers) */
   limit: number
   /**
    * when this replica last refreshed its liveness and the key's description in Redis (monotonic ms);
@@ -70,8 +75,10 @@ export class KeySemaphore {
   constructor(
     readonly key: PermitKey,
     readonly keys: SemaphoreKeys,
+    arg: string,
     limit: number,
   ) {
+    this.arg = arg
     this.limit = limit
   }
 

@@ -19,6 +19,8 @@ export interface SemaphoreKeys {
   readonly queue: string
   /** HASH limit, instance, endpoint, and `@<replica>` → that replica's liveness expiry (ms) */
   readonly meta: string
+  /** HASH the learned limit (v, b, c: see lua-common.ts), expiring after `learning.idleMs` unused */
+  readonly learned: string
 }
 
 /** Keys shared by every semaphore (one slot of their own: `{global}`). */
@@ -35,7 +37,7 @@ export function tagOf(key: PermitKey): string {
 
 export function semaphoreKeysOf(prefix: string, tag: string): SemaphoreKeys {
   const base = `${prefix}:{${tag}}`
-  return { tag, holders: `${base}:holders`, queue: `${base}:queue`, meta: `${base}:meta` }
+  return { tag, holders: `${base}:holders`, queue: `${base}:queue`, meta: `${base}:meta`, learned: `${base}:learned` }
 }
 
 export function globalKeysOf(prefix: string): GlobalKeys {
@@ -47,7 +49,16 @@ export function grantChannelPrefix(prefix: string): string {
   return `${prefix}:grant:`
 }
 
-/** The three semaphore keys in script order (KEYS[1..3]). */
-export function keyList(keys: SemaphoreKeys): [string, string, string] {
-  return [keys.holders, keys.queue, keys.meta]
+/** The four semaphore keys in script order (KEYS[1..4]). */
+export function keyList(keys: SemaphoreKeys): [string, string, string, string] {
+  return [keys.holders, keys.queue, keys.meta, keys.learned]
+}
+
+/**
+ * The limit argument of the scripts (see limit_spec in lua-common.ts): "<n>" for a fixed limit, or
+ * "<start> <ceiling> <floor> <idleMs>" for one learned from the API's answers.
+ */
+export function limitArg(options: { readonly limit: number; readonly learn?: { readonly ceiling: number; readonly floor: number; readonly idleMs: number } | undefined }): string {
+  const learn = options.learn
+  return learn === undefined ? String(options.limit) : `${options.limit} ${learn.ceiling} ${learn.floor} ${learn.idleMs}`
 }

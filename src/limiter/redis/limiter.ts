@@ -9,8 +9,10 @@ import type {
   LimiterMode,
   LimiterObserver,
   LimiterStatus,
+  LimitChange,
   Permit,
   PermitKey,
+  PermitOutcome,
 } from '../types.js'
 import type { FairShare } from '../fairness/policy.js'
 import { connect, type Connections } from './connection.js'
@@ -21,7 +23,7 @@ import { globalKeysOf, grantChannelPrefix, type GlobalKeys } from './keys.js'
 import { Scripts } from './script.js'
 import type { RedisSettings } from './settings.js'
 import { SharedPermits } from './shared.js'
-import { SluicePermit, Ticket, describeKey, type Grant } from './ticket.js'
+import { SluicePermit, Ticket, describeKey, type Grant, type LimitOptions } from './ticket.js'
 
 export interface RedisLimiterLog {
   info(obj: object, msg: string): void
@@ -90,7 +92,8 @@ export class RedisLimiter implements Limiter {
     this.#fallback = new Fallback(
       settings.fallback,
       {
-        makePermit: (key, limit, grant, waitedMs, app) => this.#permit(key, limit, grant, waitedMs, app),
+        makePermit: (key, limits, grant, waitedMs, app) => this.#permit(key, limits, grant, waitedMs, app),
+        limitOf: (key, limits) => this.#shared.knownLimit(key, limits),
         replicas: () => this.#replicas,
         grantedAfterRecovery: () => void this.#adoptUnshared(),
         redisIsBack: () => this.#mode === 'redis',
@@ -112,7 +115,8 @@ export class RedisLimiter implements Limiter {
         fairness: deps.fairness,
       },
       {
-        makePermit: (key, limit, grant, waitedMs, app) => this.#permit(key, limit, grant, waitedMs, app),
+        makePermit: (key, limits, grant, waitedMs, app) => this.#permit(key, limits, grant, waitedMs, app),
+        limitChanged: (key, change) => this.#limitChanged(key, change),
         failed: (err) => this.#redisFailed(err),
         keyBroken: (key, err) => this.#keyBroken(key, err),
         reroute: (ticket) => this.#route(ticket),
@@ -192,6 +196,10 @@ export class RedisLimiter implements Limiter {
     })
   }
 
+  limitOf(key: PermitKey, options: LimitOptions): number {
+    return this.#shared.knownLimit(key, options)
+  }
+
   #route(ticket: Ticket): void {
     if (ticket.settled) return
     ticket.routes++
@@ -199,22 +207,22 @@ export class RedisLimiter implements Limiter {
     else this.#fallback.serve(ticket)
   }
 
-  #permit(key: PermitKey, limit: number, grant: Grant, waitedMs: number, app: string): SluicePermit {
+  #permit(key: PermitKey, limits: LimitOptions, grant: Grant, waitedMs: number, app: string): SluicePermit {
     return new SluicePermit(
       key,
-      limit,
+      limits,
       grant,
       waitedMs,
-      (p) => this.#release(p),
+      (p, outcome) => this.#release(p, outcome),
       (p) => p.grant.kind !== 'redis' || this.#shared.leaseHolds(p),
       app,
     )
   }
 
-  #release(permit: SluicePermit): void {
+  #release(permit: SluicePermit, outcome: PermitOutcome | undefined): void {
     if (permit.grant.kind === 'redis') {
       this.#fallback.unpin(permit)
-      if (!this.#closed) this.#shared.releasePermit(permit)
+      if (!this.#closed) this.#shared.releasePermit(permit, outcome)
     } else {
       this.#fallback.release(permit)
     }
@@ -237,6 +245,14 @@ export class RedisLimiter implements Limiter {
       { err, instance: key.instance, endpoint: key.endpoint },
       'limiter: Redis refused this semaphore (a key of the wrong type or a corrupt entry?); its requests fail with SLUICE_UNAVAILABLE, every other key goes on',
     )
+  }
+
+  #limitChanged(key: PermitKey, change: LimitChange): void {
+    try {
+      this.#observer?.limitChanged?.(key, change)
+    } catch {
+      // metrics and logs never break the limiter
+    }
   }
 
   #permitLost(permit: SluicePermit): void {
@@ -351,8 +367,8 @@ export class RedisLimiter implements Limiter {
     let keys: KeyStatus[] = []
     if (this.#mode === 'redis') {
       try {
-        keys = await this.#shared.status(this.#global)
-        return { backend: this.backend, mode: this.#mode, keys, details }
+        const shared = await this.#shared.status(this.#global)
+        return { backend: this.backend, mode: this.#mode, keys: shared.keys, learned: shared.learned, details }
       } catch (err) {
         details.statusError = err instanceof Error ? err.message : String(err)
       }

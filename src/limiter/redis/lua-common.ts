@@ -3,11 +3,18 @@ import { LUA_FAIR } from './lua-fair.js'
 /**
  * Lua shared by the semaphore scripts, pasted at the top of each one (a script cannot call another).
  *
- * The semaphore's keys (KEYS[1..3], one hash slot):
+ * The semaphore's keys (KEYS[1..4], one hash slot):
  *   holders  ZSET permit id → lease expiry in ms on Redis's clock
  *   queue    ZSET waiter id → start tag (fair share between apps, see lua-fair.ts): lowest is next
- *   meta     HASH limit, instance, endpoint, `@<replica>` → that replica's liveness expiry (ms),
- *            `v` → virtual time, `f:<app>` → the app's finish tag
+ *   meta     HASH limit (the limit argument as given), instance, endpoint, `@<replica>` → that
+ *            replica's liveness expiry (ms), `v` → virtual time, `f:<app>` → the app's finish tag
+ *   learned  HASH the learned limit (docs/learned-limits.md): v the value, b the concurrency that last
+ *            drew a 429 (0: none), c when the last decrease was made (ms); its own expiry
+ *            (`learning.idleMs`), so it outlives the semaphore's idle keys
+ *
+ * The limit argument of a script is "<n>" for a fixed limit, or "<start> <ceiling> <floor> <idleMs>"
+ * for a learned one; scripts read it with limit_spec and enforce effective_limit (grant, the caps'
+ * put-back and the limit-1 handover all use that one number).
  * Permit and waiter ids are `<arrived>~<replica>/<sequence>:<cap>:<app>` (waiter-id.ts): the replica
  * part says where to publish a grant and whose liveness decides whether a waiter is still wanted.
  *
@@ -142,6 +149,61 @@ local function grant(holders, queue, meta, now, lease, chan, limit, held, idle, 
     redis.call('PUBLISH', chan .. replica_of(id), next_head and (id .. ' ' .. next_head) or id)
   end
   return held, next_head
+end
+
+-- The limit argument: {fixed = n}, or the bounds of a learned limit.
+local function limit_spec(arg)
+  local start, ceiling, floor, ttl = string.match(arg, '^(%d+) (%d+) (%d+) (%d+)$')
+  if not start then return { fixed = tonumber(arg) } end
+  return { start = tonumber(start), ceiling = tonumber(ceiling), floor = tonumber(floor), ttl = tonumber(ttl) }
+end
+
+local function enforced(value, spec)
+  return math.max(1, math.min(spec.ceiling, math.floor(value + 1e-9)))
+end
+
+-- The whole number of permits the semaphore allows now: min(ceiling, learned), or the fixed limit.
+local function effective_limit(learned, spec)
+  if spec.fixed then return spec.fixed end
+  return enforced(tonumber(redis.call('HGET', learned, 'v') or spec.start), spec)
+end
+
+-- One answer for a learned limit: the rule of src/limiter/learning/rule.ts, constants included
+-- (DECREASE 0.9, PROBE_RATE 0.02). outcome 's' (success) or 't' (429); held: permits held, the
+-- answered one included; held_ms: how long ago its permit was granted (a duration, immune to clock
+-- skew: a 429 for a permit granted before the last decrease cuts nothing more). Returns the whole
+-- limit before and after, and the value after.
+local function learn(learned, spec, outcome, held, saturated, held_ms, now)
+  local s = redis.call('HMGET', learned, 'v', 'b', 'c')
+  local value, bad, cut = tonumber(s[1]) or spec.start, tonumber(s[2]) or 0, tonumber(s[3]) or 0
+  local value0, bad0, cut0 = value, bad, cut
+  local before = enforced(value, spec)
+  if outcome == 't' then
+    local fresh = now - held_ms >= cut
+    local level = math.max(held, math.floor(value + 1e-9))
+    local v = math.min(value, level - 1)
+    if fresh then
+      v = math.min(v, value * 0.9)
+      cut = now
+    end
+    value = math.max(spec.floor, math.min(spec.ceiling, v))
+    if bad == 0 then bad = level else bad = math.min(bad, level) end
+  else
+    if bad > 0 and held >= bad then bad = 0 end
+    if saturated and value < spec.ceiling then
+      local rate = 1
+      if bad > 0 and math.floor(value + 1e-9) + 1 >= bad then rate = 0.02 end
+      value = math.min(spec.ceiling, value + rate / value)
+    end
+  end
+  -- nothing learned (a success of a key not saturated): no write, and no key made for it
+  if value ~= value0 or bad ~= bad0 or cut ~= cut0 then
+    redis.call('HSET', learned, 'v', string.format('%.17g', value), 'b', bad, 'c', cut)
+    redis.call('PEXPIRE', learned, spec.ttl)
+  elseif s[1] then
+    redis.call('PEXPIRE', learned, spec.ttl)
+  end
+  return before, enforced(value, spec), value
 end
 
 -- Delay in ms until the nearest lease expires (a waiter's safety timer), -1 when nothing is held.

@@ -1,16 +1,16 @@
 import { LimiterClosedError, QueueFullError } from '../errors.js'
 import { FairShare, type AppPolicy } from '../fairness/policy.js'
-import type { KeyStatus, PermitKey } from '../types.js'
+import type { KeyStatus, LearnedLimitStatus, LimitChange, PermitKey, PermitOutcome } from '../types.js'
 import { acquire } from './acquire/index.js'
 import { adopt } from './adopt/index.js'
-import { semaphoreKeysOf, tagOf, type GlobalKeys } from './keys.js'
+import { limitArg, semaphoreKeysOf, tagOf, type GlobalKeys } from './keys.js'
 import { release } from './release/index.js'
 import { KeySemaphore, type Waiter } from './key-semaphore.js'
 import { renew } from './renew/index.js'
 import { isKeyError, type ScriptRunner } from './script.js'
 import { activeTags, semaphoreStatus } from './status/index.js'
 import { sync } from './sync/index.js'
-import { describeKey, type Grant, type SluicePermit, type Ticket } from './ticket.js'
+import { describeKey, type Grant, type LimitOptions, type SluicePermit, type Ticket } from './ticket.js'
 import { appOfId, waiterId } from './waiter-id.js'
 
 /** Timings derived from the lease, and names. */
@@ -33,7 +33,9 @@ export interface SharedConfig {
 
 /** What the shared side asks of the limiter around it. */
 export interface SharedHooks {
-  makePermit(key: PermitKey, limit: number, grant: Grant, waitedMs: number, app: string): SluicePermit
+  makePermit(key: PermitKey, limits: LimitOptions, grant: Grant, waitedMs: number, app: string): SluicePermit
+  /** a learned limit changed by a release of this replica (README "Learned limits") */
+  limitChanged?(key: PermitKey, change: LimitChange): void
   /** a Redis call failed: Redis is treated as unreachable */
   failed(err: unknown): void
   /** Redis answered an error about one semaphore's keys (see isKeyError): only that key is broken */
@@ -46,6 +48,9 @@ export interface SharedHooks {
 }
 
 const SWEEP_EVERY = 30
+
+/** What the API answered a released permit's request, for a learned limit (see the release script). */
+type Answer = { readonly outcome: 'success' | 'throttled'; readonly heldMs: number }
 
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)))
 
@@ -94,19 +99,44 @@ export class SharedPermits {
     return tag
   }
 
-  #semaphoreOf(key: PermitKey, limit: number): KeySemaphore {
+  /** the limit in force each semaphore last had, kept after its state is forgotten (bounded): a key used again starts from it */
+  readonly #known = new Map<string, number>()
+
+  #semaphoreOf(key: PermitKey, limits: LimitOptions): KeySemaphore {
     const tag = this.#tagOf(key)
+    const arg = limitArg(limits)
     let sem = this.#semaphores.get(tag)
     if (!sem) {
-      sem = new KeySemaphore({ instance: key.instance, endpoint: key.endpoint }, semaphoreKeysOf(this.config.prefix, tag), limit)
+      sem = new KeySemaphore({ instance: key.instance, endpoint: key.endpoint }, semaphoreKeysOf(this.config.prefix, tag), arg, this.#knownOf(tag, limits))
       this.#semaphores.set(tag, sem)
     }
     this.#touched.add(tag)
-    if (sem.limit !== limit) {
-      sem.limit = limit
+    if (sem.arg !== arg) {
+      sem.arg = arg
+      if (limits.learn === undefined) sem.limit = limits.limit
       sem.announcedAt = Number.NEGATIVE_INFINITY
     }
     return sem
+  }
+
+  #knownOf(tag: string, limits: LimitOptions): number {
+    const { limit, learn } = limits
+    if (learn === undefined) return limit
+    return this.#known.get(tag) ?? Math.max(1, Math.min(limit, learn.ceiling))
+  }
+
+  /** The limit a script said is in force. */
+  #setLimit(sem: KeySemaphore, limit: number | undefined): void {
+    if (limit === undefined || !Number.isFinite(limit)) return
+    sem.limit = limit
+    if (this.#known.size >= 10_000) this.#known.clear()
+    this.#known.set(sem.tag, limit)
+  }
+
+  /** A key's limit as this replica last heard it from Redis (for the fallback's share while Redis is away). */
+  knownLimit(key: PermitKey, limits: LimitOptions): number {
+    const tag = this.#tagOf(key)
+    return this.#semaphores.get(tag)?.limit ?? this.#knownOf(tag, limits)
   }
 
   /** How many semaphores this replica keeps state for (none once its last request is done). */
@@ -116,7 +146,7 @@ export class SharedPermits {
 
   /** Starts a ticket's wait in Redis: granted at once when a slot is free and nobody is ahead. */
   enqueue(ticket: Ticket): void {
-    const sem = this.#semaphoreOf(ticket.key, ticket.options.limit)
+    const sem = this.#semaphoreOf(ticket.key, ticket.options)
     const policy = this.#fairness.of(ticket.options.app)
     const waiter: Waiter = { id: this.#nextId(policy, ticket.arrivedAt), ticket, policy, semaphore: sem, phase: 'sending', grantedEarly: false, notGrantedAt: 0 }
     sem.addWaiter(waiter)
@@ -181,7 +211,7 @@ export class SharedPermits {
         {
           id: waiter.id,
           replicaId: this.config.replicaId,
-          limit: ticket.options.limit,
+          limit: sem.arg,
           leaseMs: this.config.leaseMs,
           liveMs: this.config.liveMs,
           idleMs: this.config.idleMs,
@@ -205,6 +235,7 @@ export class SharedPermits {
     }
     if (announce) sem.announcedAt = Math.max(sem.announcedAt, sentAt)
     if (reply.forgot && announcedBefore) sem.recount = true
+    this.#setLimit(sem, reply.limit)
     // Withdrawn meanwhile: the release sent after this acquire on the same connection undoes it.
     if (!this.#isCurrent(waiter)) return
     if (reply.kind === 'granted') {
@@ -288,8 +319,8 @@ export class SharedPermits {
     ticket.withdraw = undefined
     const tag = sem.tag
     const taken = ticket.succeed((waitedMs) => {
-      const permit = this.hooks.makePermit(sem.key, ticket.options.limit, { kind: 'redis', tag, id }, waitedMs, waiter.policy.app)
-      sem.held.set(id, { permit, leaseUntil })
+      const permit = this.hooks.makePermit(sem.key, ticket.options, { kind: 'redis', tag, id }, waitedMs, waiter.policy.app)
+      sem.held.set(id, { permit, leaseUntil, grantedAt: this.#now() })
       return permit
     })
     if (!taken) void this.#release(sem, [id])
@@ -358,8 +389,11 @@ export class SharedPermits {
     return !KeySemaphore.leaseInDoubt(held.leaseUntil, this.#now(), this.config.syncMs)
   }
 
-  /** Gives back a permit Redis granted. Never throws; on failure the id is retried on the next sync. */
-  releasePermit(permit: SluicePermit): void {
+  /**
+   * Gives back a permit Redis granted, with what the API answered its request (a learned limit learns
+   * it in the same script). Never throws; on failure the id is retried on the next sync.
+   */
+  releasePermit(permit: SluicePermit, outcome?: PermitOutcome): void {
     const grant = permit.grant
     if (grant.kind !== 'redis') return
     const sem = this.#semaphores.get(grant.tag)
@@ -368,9 +402,14 @@ export class SharedPermits {
     // every permit of the key is ours: no other replica can have released one since Redis named the head
     const heldAll = sem.holdsAll()
     sem.held.delete(grant.id)
-    const next = sem.handOverTarget(heldAll, held.leaseUntil, this.#now(), this.config.syncMs, permit.app)
-    if (next) this.#handOver(sem, next, grant.id, held.leaseUntil)
-    else void this.#release(sem, [grant.id], heldAll)
+    const now = this.#now()
+    const answer = permit.limits.learn !== undefined && (outcome === 'success' || outcome === 'throttled') ? { outcome, heldMs: now - held.grantedAt } : undefined
+    // A 429 on a learned limit may lower it: that slot goes back through Redis, which learns first
+    // and grants only under the new limit (a handover would keep the old concurrency one more turn).
+    const target = sem.handOverTarget(heldAll, held.leaseUntil, now, this.config.syncMs, permit.app)
+    const next = answer?.outcome === 'throttled' ? undefined : target
+    if (next) this.#handOver(sem, next, grant.id, held.leaseUntil, answer)
+    else void this.#release(sem, [grant.id], heldAll, answer)
   }
 
   /**
@@ -390,30 +429,37 @@ export class SharedPermits {
    * then). Should the waiter have been granted anyway (one of our leases ran out and its slot
    * went to it), the background script finds it a holder and gives that slot back to the next head.
    */
-  #handOver(sem: KeySemaphore, next: Waiter, id: string, leaseUntil: number): void {
+  #handOver(sem: KeySemaphore, next: Waiter, id: string, leaseUntil: number, answer?: Answer): void {
     this.#grant(next, id, leaseUntil)
     // after this turn of the event loop: the request now served starts first, its bookkeeping after
-    // (served: its start tag moves the virtual time, as Redis's own grant would)
-    setImmediate(() => void this.#release(sem, [next.id], true, true))
+    // (served: its start tag moves the virtual time, as Redis's own grant would; and the answer of
+    // the request that had the permit is learned from there)
+    setImmediate(() => void this.#release(sem, [next.id], true, answer, true))
   }
 
   /**
    * `wantHead`: this replica holds every permit of the key, so the head Redis names may be its to hand
-   * over; `served`: the ids are waiters a handover served
+   * over. `answer`: what the API answered the released permit's request, for a learned limit.
+   * `served`: the ids are waiters a handover served.
    */
-  async #release(sem: KeySemaphore, ids: string[], wantHead = false, served = false): Promise<void> {
+  async #release(sem: KeySemaphore, ids: string[], wantHead = false, answer?: Answer, served = false): Promise<void> {
     const sentAt = this.#now()
     try {
-      const { granted, head } = await release(this.scripts, sem.keys, {
+      const { granted, head, limit, learned } = await release(this.scripts, sem.keys, {
         ids,
-        limit: sem.limit,
+        limit: sem.arg,
         leaseMs: this.config.leaseMs,
         idleMs: this.config.idleMs,
         channelPrefix: this.config.channelPrefix,
         wantHead,
+        answer,
         served,
       })
       sem.headHint = head
+      this.#setLimit(sem, limit)
+      if (answer !== undefined && learned !== undefined && limit !== undefined && limit !== learned.from) {
+        this.hooks.limitChanged?.(sem.key, { from: learned.from, to: limit, value: learned.value, reason: answer.outcome === 'throttled' ? 'throttled' : 'saturated', held: learned.held })
+      }
       // A slot handed to one of our own waiters needs no round through pub/sub: grant it now (the
       // message that follows finds no waiter and is ignored). Other replicas' ids are not ours.
       for (const id of granted) {
@@ -474,7 +520,7 @@ export class SharedPermits {
     try {
       reply = await sync(this.scripts, sem.keys, {
         replicaId: this.config.replicaId,
-        limit: sem.limit,
+        limit: sem.arg,
         instance: sem.key.instance,
         endpoint: sem.key.endpoint,
         leaseMs: this.config.leaseMs,
@@ -493,6 +539,7 @@ export class SharedPermits {
     }
     if (recount) sem.recount = false
     sem.announcedAt = Math.max(sem.announcedAt, sentAt)
+    this.#setLimit(sem, reply.limit)
     sem.headHint = reply.head
     for (const id of reply.lost) {
       const held = sem.held.get(id)
@@ -578,7 +625,7 @@ export class SharedPermits {
     const groups = new Map<string, { sem: KeySemaphore; permits: SluicePermit[]; ids: string[] }>()
     for (const permit of permits) {
       if (permit.grant.kind === 'redis' || permit.released) continue
-      const sem = this.#semaphoreOf(permit.key, permit.limit)
+      const sem = this.#semaphoreOf(permit.key, permit.limits)
       const group = groups.get(sem.tag) ?? { sem, permits: [], ids: [] }
       group.permits.push(permit)
       // its app in the id: Redis counts it against the app's cap and in `/status`
@@ -593,7 +640,7 @@ export class SharedPermits {
         try {
           await adopt(this.scripts, sem.keys, {
             replicaId: this.config.replicaId,
-            limit: sem.limit,
+            limit: sem.arg,
             leaseMs: this.config.leaseMs,
             liveMs: this.config.liveMs,
             idleMs: this.config.idleMs,
@@ -614,7 +661,7 @@ export class SharedPermits {
           sem.drops.delete(id)
           const before = permit.grant
           permit.grant = { kind: 'redis', tag: sem.tag, id }
-          sem.held.set(id, { permit, leaseUntil: sentAt + this.config.leaseMs })
+          sem.held.set(id, { permit, leaseUntil: sentAt + this.config.leaseMs, grantedAt: sentAt })
           adopted(permit, before)
         })
       }),
@@ -640,16 +687,26 @@ export class SharedPermits {
     return [...tags]
   }
 
-  /** Every semaphore any live replica uses, with its global counts, read from Redis. */
-  async status(globalKeys: GlobalKeys): Promise<KeyStatus[]> {
+  /**
+   * Every semaphore any live replica uses, with its global counts, read from Redis; and the learned
+   * limits among the semaphores used within the last lease (busy or not).
+   */
+  async status(globalKeys: GlobalKeys): Promise<{ keys: KeyStatus[]; learned: LearnedLimitStatus[] }> {
     const tags = new Set([...(await activeTags(this.scripts, globalKeys)), ...this.activeTags()])
     const all = await Promise.all(
       [...tags].map((tag) => semaphoreStatus(this.scripts, semaphoreKeysOf(this.config.prefix, tag), this.config.idleMs)),
     )
-    return all
+    const byKey = (a: KeyStatus, b: KeyStatus): number => a.instance.localeCompare(b.instance) || a.endpoint.localeCompare(b.endpoint)
+    const keys = all
       .filter((s) => s.inFlight > 0 || s.queued > 0)
       .map((s) => ({ ...s }))
-      .sort((a, b) => a.instance.localeCompare(b.instance) || a.endpoint.localeCompare(b.endpoint))
+      .sort(byKey)
+    const learned = all
+      .filter((s) => s.learned !== undefined && s.instance !== '')
+      .sort(byKey)
+      .slice(0, 1_000)
+      .map((s) => ({ instance: s.instance, endpoint: s.endpoint, limit: s.limit, value: s.learned!.value, ceiling: s.learned!.ceiling }))
+    return { keys, learned }
   }
 
   /** Clears timers (close). */

@@ -2,7 +2,10 @@ import { DEFAULT_APP } from '../../apps/gate.js'
 import { deadlineTimer, type DeadlineTimer } from '../deadline-timer.js'
 import { QueueTimeoutError } from '../errors.js'
 import { abortReason } from '../memory/index.js'
-import type { AcquireOptions, Permit, PermitKey } from '../types.js'
+import type { AcquireOptions, Permit, PermitKey, PermitOutcome } from '../types.js'
+
+/** What a permit keeps of its acquire options: its limit, and how it is learned. */
+export type LimitOptions = Pick<AcquireOptions, 'limit' | 'learn'>
 
 export const describeKey = (key: PermitKey): string => `${key.endpoint} (instance ${key.instance})`
 
@@ -25,10 +28,10 @@ export class SluicePermit implements Permit {
   constructor(
     readonly key: PermitKey,
     /** the limit it was acquired under (needed to adopt it into Redis) */
-    readonly limit: number,
+    readonly limits: LimitOptions,
     public grant: Grant,
     readonly waitedMs: number,
-    private readonly onRelease: (permit: SluicePermit) => void,
+    private readonly onRelease: (permit: SluicePermit, outcome: PermitOutcome | undefined) => void,
     /** whether its lease (if any) is sure to last until the next renewal */
     private readonly leaseHolds: (permit: SluicePermit) => boolean,
     /** the app it was acquired for (README "Fair share between apps") */
@@ -51,11 +54,11 @@ export class SluicePermit implements Permit {
     return this.#lostReason !== undefined
   }
 
-  release(): void {
+  release(outcome?: PermitOutcome): void {
     if (this.released) return
     this.released = true
     try {
-      this.onRelease(this)
+      this.onRelease(this, outcome)
     } catch {
       // release never throws: the lease runs out in Redis if anything went wrong here
     }

@@ -10,7 +10,8 @@ import { useRedis } from '../../support/use-redis.js'
 
 // What a request costs inside Redis (docs/redis-limiter.md, "Scripts", costs): the commands each
 // script runs, counted with INFO commandstats on a private redis-server. Fair share between apps
-// adds nothing to the uncontended path.
+// adds nothing to the uncontended path; a fixed limit costs nothing for learned limits, a learned
+// one an HGET per script and, in the release that learns, the rule's reads and writes.
 
 const redis = useRedis()
 const LEASE = 60_000
@@ -41,7 +42,7 @@ describe('redis scripts: commands per request', () => {
       acquire(scripts, keys, {
         id: who,
         replicaId: replica,
-        limit,
+        limit: String(limit),
         leaseMs: LEASE,
         liveMs: LEASE,
         idleMs: 3 * LEASE,
@@ -54,7 +55,7 @@ describe('redis scripts: commands per request', () => {
         wantHead: false,
         cost: 1,
       })
-    const rel = (ids: string[], limit: number) => release(scripts, keys, { ids, limit, leaseMs: LEASE, idleMs: 3 * LEASE, channelPrefix: grantChannelPrefix(prefix), wantHead: false })
+    const rel = (ids: string[], limit: number) => release(scripts, keys, { ids, limit: String(limit), leaseMs: LEASE, idleMs: 3 * LEASE, channelPrefix: grantChannelPrefix(prefix), wantHead: false })
 
     // both replicas announced, and a first contention done (V exists): the steady state
     const warm = [id('web', 'r1'), id('batch', 'r2'), id('batch', 'r2')]
@@ -76,5 +77,77 @@ describe('redis scripts: commands per request', () => {
     expect(await commandsOf(client, () => acq(waiter, 'r2', 1))).toEqual({ time: 1, zcard: 1, hmget: 1, hset: 1, zadd: 1, pexpire: 1, zrange: 1 })
     // granting it: liveness and V in one HMGET, V moved (HSET), the next head named at limit 1 (ZRANGE)
     expect(await commandsOf(client, () => rel([holder], 1))).toEqual({ time: 1, zrem: 1, zcard: 1, zpopmin: 1, hmget: 1, zadd: 1, hset: 1, pexpire: 1, zrange: 1, publish: 1 })
+  })
+
+  it('a learned limit: one HGET more per script; the release that learns reads (and writes) the learned hash; a lowered limit grants nobody', async () => {
+    const client = redis.client()
+    const scripts = new Scripts(client, undefined, 5_000)
+    const prefix = uniquePrefix('cost-learned')
+    const keys = semaphoreKeysOf(prefix, 'k')
+    let sequence = 0
+    const id = (app: string, replica: string): string => waiterId({ replicaId: replica, sequence: ++sequence, arrivedAt: Date.now(), maxHeld: Infinity, app })
+    // start 2, ceiling 50, floor 1: learned as "<start> <ceiling> <floor> <idleMs>"
+    const spec = `2 50 1 ${3_600_000}`
+    const acq = (who: string, replica: string, announce = false) =>
+      acquire(scripts, keys, {
+        id: who,
+        replicaId: replica,
+        limit: spec,
+        leaseMs: LEASE,
+        liveMs: LEASE,
+        idleMs: 3 * LEASE,
+        ageMs: 0,
+        full: false,
+        announce,
+        instance: 'org1',
+        endpoint: 'GET /accounts/{id}/memberships',
+        channelPrefix: grantChannelPrefix(prefix),
+        wantHead: false,
+        cost: 1,
+      })
+    const rel = (ids: string[], outcome: 's' | 't' | undefined) =>
+      release(scripts, keys, {
+        ids,
+        limit: spec,
+        leaseMs: LEASE,
+        idleMs: 3 * LEASE,
+        channelPrefix: grantChannelPrefix(prefix),
+        wantHead: false,
+        answer: outcome === undefined ? undefined : { outcome: outcome === 's' ? 'success' : 'throttled', heldMs: 10 },
+      })
+
+    // warm: both replicas announced, V exists, and a learned value exists (a success at 2 of 2 raised it)
+    const warm = [id('web', 'r1'), id('batch', 'r2'), id('batch', 'r2')]
+    await acq(warm[0]!, 'r1', true)
+    await acq(warm[1]!, 'r2', true)
+    await acq(warm[2]!, 'r2')
+    await rel([warm[0]!], 's')
+    await rel([warm[1]!], undefined)
+    await rel([warm[2]!], undefined)
+    expect(await client.hget(keys.learned, 'v')).toBe('2.5')
+
+    // uncontended: the fixed path's five commands and the HGET of the learned value
+    const a = id('web', 'r1')
+    expect(await commandsOf(client, () => acq(a, 'r1'))).toEqual({ time: 1, hget: 1, zcard: 1, zpopmin: 1, zadd: 1, pexpire: 1 })
+    // a success with a slot free (not saturated): the rule reads the holders, the queue and the
+    // learned hash, learns nothing (no HSET) and keeps the learned key alive (PEXPIRE)
+    expect(await commandsOf(client, () => rel([a], 's'))).toEqual({ time: 1, hget: 1, zcard: 3, hmget: 1, pexpire: 1, zrem: 1, zpopmin: 1 })
+
+    const h1 = id('web', 'r1')
+    const h2 = id('web', 'r1')
+    await acq(h1, 'r1')
+    await acq(h2, 'r1')
+    const waiter = id('batch', 'r2')
+    // queued: the fixed path's seven commands and the HGET of the learned value
+    expect(await commandsOf(client, () => acq(waiter, 'r2'))).toEqual({ time: 1, hget: 1, zcard: 1, hmget: 1, hset: 1, zadd: 1, pexpire: 1, zrange: 1 })
+    // a 429 with both permits held: learned 2.5 → 1 (HMGET, HSET, PEXPIRE), and the freed slot is NOT
+    // granted: one holder left is the new limit, so grant pops nobody (ZCARD and the lease check only)
+    expect(await commandsOf(client, () => rel([h1], 't'))).toEqual({ time: 1, hget: 1, zcard: 2, hmget: 1, hset: 1, pexpire: 1, zrem: 1, zrange: 1 })
+    expect(await client.hget(keys.learned, 'v')).toBe('1')
+    expect(await client.zcard(keys.queue)).toBe(1)
+    // a success at the limit (saturated) raises the value a little (a probe: 1 drew the 429 at 2)
+    // and grants the waiter: the learning's HMGET HSET PEXPIRE, then the fixed path's granting release
+    expect(await commandsOf(client, () => rel([h2], 's'))).toEqual({ time: 1, hget: 1, zcard: 2, hmget: 2, hset: 2, pexpire: 2, zrem: 1, zpopmin: 1, zadd: 1, zrange: 1, publish: 1 })
+    expect(await client.zrange(keys.holders, 0, -1)).toEqual([waiter])
   })
 })

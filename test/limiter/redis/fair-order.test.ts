@@ -49,7 +49,7 @@ async function enter(who: Who, limit = 1): Promise<{ id: string; kind: string }>
   const reply = await acquire(scripts, keys, {
     id,
     replicaId: replica,
-    limit,
+    limit: String(limit),
     leaseMs: LEASE_MS,
     liveMs: LEASE_MS,
     idleMs: 3 * LEASE_MS,
@@ -66,7 +66,7 @@ async function enter(who: Who, limit = 1): Promise<{ id: string; kind: string }>
 }
 
 async function leave(ids: string[], limit = 1): Promise<string[]> {
-  const r = await release(scripts, keys, { ids, limit, leaseMs: LEASE_MS, idleMs: 3 * LEASE_MS, channelPrefix: grantChannelPrefix(prefix), wantHead: false })
+  const r = await release(scripts, keys, { ids, limit: String(limit), leaseMs: LEASE_MS, idleMs: 3 * LEASE_MS, channelPrefix: grantChannelPrefix(prefix), wantHead: false })
   return [...r.granted]
 }
 
@@ -161,7 +161,7 @@ describe('redis scripts: weighted fair order between apps, FIFO within an app', 
     const w = await enter({ app: 'a', cost: 5 }) // tag 0, F_a = 5
     const w2 = await enter({ app: 'a', cost: 5 }) // tag 5
     // the holder's replica hands its permit to w without Redis (shared.ts): then its queue entry leaves, served
-    await release(scripts, keys, { ids: [w.id], limit: 1, leaseMs: LEASE_MS, idleMs: 3 * LEASE_MS, channelPrefix: grantChannelPrefix(prefix), wantHead: true, served: true })
+    await release(scripts, keys, { ids: [w.id], limit: '1', leaseMs: LEASE_MS, idleMs: 3 * LEASE_MS, channelPrefix: grantChannelPrefix(prefix), wantHead: true, served: true })
     expect(await client.hget(keys.meta, 'v')).toBe('0')
     await leave([holder.id]) // w2 granted by Redis
     expect(await client.hget(keys.meta, 'v')).toBe('5')

@@ -4,7 +4,7 @@ import { fairnessSettingsSchema } from '../../../src/limiter/fairness/settings.j
 import { SharedPermits } from '../../../src/limiter/redis/shared.js'
 import { SluicePermit, Ticket } from '../../../src/limiter/redis/ticket.js'
 import { appOfId } from '../../../src/limiter/redis/waiter-id.js'
-import type { Permit } from '../../../src/limiter/types.js'
+import type { LearnOptions, Permit } from '../../../src/limiter/types.js'
 import { FakeScripts, settle, turn, type Call } from './fake-scripts.js'
 import { key } from './helpers.js'
 
@@ -42,7 +42,7 @@ function setUp(fairness: unknown = {}) {
       fairness: new FairShare(fairnessSettingsSchema.parse(fairness)),
     },
     {
-      makePermit: (k, limit, grant, waitedMs, app) => new SluicePermit(k, limit, grant, waitedMs, (p) => shared.releasePermit(p), (p) => shared.leaseHolds(p), app),
+      makePermit: (k, limit, grant, waitedMs, app) => new SluicePermit(k, limit, grant, waitedMs, (p, outcome) => shared.releasePermit(p, outcome), (p) => shared.leaseHolds(p), app),
       failed: () => {},
       keyBroken: () => {},
       reroute: () => {},
@@ -50,9 +50,9 @@ function setUp(fairness: unknown = {}) {
     },
   )
   const tickets: Ticket[] = []
-  const request = (app: string, limit = 1) => {
+  const request = (app: string, limit = 1, learn?: LearnOptions) => {
     const outcome: { permit?: Permit; error?: Error } = {}
-    const ticket = new Ticket(key, { limit, maxQueue: 100, deadline: Date.now() + 60_000, app }, (p) => (outcome.permit = p), (e) => (outcome.error = e), () => {})
+    const ticket = new Ticket(key, { limit, learn, maxQueue: 100, deadline: Date.now() + 60_000, app }, (p) => (outcome.permit = p), (e) => (outcome.error = e), () => {})
     tickets.push(ticket)
     shared.enqueue(ticket)
     return outcome
@@ -120,7 +120,7 @@ describe('shared permits: fair share between apps, deterministically (fake scrip
     batch.permit!.release()
     await settle()
     expect(web.permit).toBeUndefined()
-    expect(scripts.take('release').args.slice(5)).toEqual([permitId(batch.permit)])
+    expect(scripts.take('release').args.slice(6)).toEqual([permitId(batch.permit)])
   })
 
   it("a handover within an app, and its waiter's queue entry leaves as served (V moves); a waiter of another app sent meanwhile makes the named head stale", async () => {
@@ -138,7 +138,7 @@ describe('shared permits: fair share between apps, deterministically (fake scrip
     await turn()
     const served = scripts.take('release')
     expect(served.args[4]).toBe('2') // wantHead, and served by a handover
-    expect(served.args.slice(5)).toEqual([idOf(acquire)])
+    expect(served.args.slice(6)).toEqual([idOf(acquire)])
 
     const third = request('batch')
     await turn()
@@ -151,6 +151,48 @@ describe('shared permits: fair share between apps, deterministically (fake scrip
     next.permit!.release()
     await settle()
     expect(third.permit).toBeUndefined()
-    expect(scripts.take('release').args.slice(4)).toEqual(['1', permitId(next.permit)])
+    expect(scripts.take('release').args.slice(4)).toEqual(['1', '-', permitId(next.permit)])
+  })
+
+  it('a learned limit: a 429 is not handed over (Redis learns the decrease first, then grants under it); a success is, with its answer', async () => {
+    const learn: LearnOptions = { ceiling: 50, floor: 1, idleMs: 3_600_000 }
+    const { scripts, request } = fresh()
+    const first = request('batch', 1, learn)
+    const acq = scripts.take('acquire')
+    expect(acq.args[2]).toBe('1 50 1 3600000') // the limit argument of a learned limit
+    acq.answer([1, 0, 0, 1])
+    await settle()
+    const next = request('batch', 1, learn)
+    await turn()
+    const queued = scripts.take('acquire')
+    queued.answer([0, 1, 0, 1]) // Redis names our waiter as the head
+    await settle()
+    first.permit!.release('throttled')
+    await settle()
+    expect(next.permit).toBeUndefined()
+    const back = scripts.take('release')
+    expect(back.args[4]).toBe('1') // not served: Redis grants (or not) after learning
+    expect(back.args[5]).toMatch(/^t \d+$/)
+    expect(back.args.slice(6)).toEqual([permitId(first.permit)])
+    // Redis learned (still 1: the floor) and granted the waiter in the same script
+    back.answer([1, [idOf(queued)], null, 1, 1, '1', 1])
+    await settle()
+    expect(next.permit).toBeDefined()
+
+    // the same with a success: handed over here and now, and the answer rides on the served release
+    const { scripts: s2, request: r2 } = fresh()
+    const a = r2('batch', 1, learn)
+    s2.take('acquire').answer([1, 0, 0, 1])
+    await settle()
+    const b = r2('batch', 1, learn)
+    await turn()
+    s2.take('acquire').answer([0, 1, 0, 1])
+    await settle()
+    a.permit!.release('success')
+    expect(permitId(b.permit)).toBe(permitId(a.permit))
+    await turn()
+    const served = s2.take('release')
+    expect(served.args[4]).toBe('2')
+    expect(served.args[5]).toMatch(/^s \d+$/)
   })
 })

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { ScriptDef, ScriptRunner, RunOptions } from '../../../src/limiter/redis/script.js'
 import { SharedPermits } from '../../../src/limiter/redis/shared.js'
 import { SluicePermit, Ticket } from '../../../src/limiter/redis/ticket.js'
-import type { Permit } from '../../../src/limiter/types.js'
+import type { LearnOptions, LimitChange, Permit } from '../../../src/limiter/types.js'
 import { key } from './helpers.js'
 
 // The race rules of the shared side, without timing: a fake script runner answers each script when
@@ -47,11 +47,13 @@ function setUp(startAt = 1_000) {
   let now = startAt
   const lost: SluicePermit[] = []
   const failed: unknown[] = []
+  const changes: LimitChange[] = []
   const shared: SharedPermits = new SharedPermits(
     scripts,
     { prefix: 'p', replicaId: 'r1', channelPrefix: 'p:grant:', leaseMs: LEASE_MS, syncMs: SYNC_MS, liveMs: LEASE_MS, idleMs: 3 * LEASE_MS, now: () => now },
     {
-      makePermit: (k, limit, grant, waitedMs) => new SluicePermit(k, limit, grant, waitedMs, (p) => shared.releasePermit(p), (p) => shared.leaseHolds(p)),
+      makePermit: (k, limit, grant, waitedMs) => new SluicePermit(k, limit, grant, waitedMs, (p, outcome) => shared.releasePermit(p, outcome), (p) => shared.leaseHolds(p)),
+      limitChanged: (_k, change) => changes.push(change),
       failed: (err) => failed.push(err),
       keyBroken: (_k, err) => failed.push(err),
       reroute: () => {},
@@ -60,7 +62,7 @@ function setUp(startAt = 1_000) {
   )
   const tickets: Ticket[] = []
   /** A request for the key at limit `limit`; its outcome is read from the returned record. */
-  const request = (limit = 1, o: { signal?: AbortSignal; arrivedAt?: number } = {}) => {
+  const request = (limit = 1, o: { signal?: AbortSignal; arrivedAt?: number; learn?: LearnOptions } = {}) => {
     const outcome: { permit?: Permit; error?: Error } = {}
     const ticket = new Ticket(
       key,
@@ -78,7 +80,7 @@ function setUp(startAt = 1_000) {
     for (const t of tickets) t.fail(new Error('test over'))
     shared.stop()
   }
-  return { scripts, shared, request, advance, lost, failed, close }
+  return { scripts, shared, request, advance, lost, failed, changes, close }
 }
 
 // acquire replies: [kind, head, forgot] with kind 1 granted, 0 queued, 2 full
@@ -164,7 +166,7 @@ describe('shared permits: races, deterministically (fake script runner and clock
     const acquire = scripts.take('acquire')
     abort.abort()
     const withdrawal = scripts.take('release')
-    expect(withdrawal.args.slice(5)).toEqual([idOf(acquire)])
+    expect(withdrawal.args.slice(6)).toEqual([idOf(acquire)])
     acquire.answer(GRANTED) // Redis ran the acquire first: the withdrawal releases that permit
     await settle()
     expect(w.permit).toBeUndefined()
@@ -190,7 +192,7 @@ describe('shared permits: races, deterministically (fake script runner and clock
     first.permit!.release() // handed over here and now, no round trip
     expect(permitId(w.permit)).toBe(permitId(first.permit))
     await turn()
-    expect(scripts.take('release').args.slice(5)).toEqual([idOf(acquire)]) // its queue entry, in the background
+    expect(scripts.take('release').args.slice(6)).toEqual([idOf(acquire)]) // its queue entry, in the background
 
     const x = request()
     await turn()
@@ -201,7 +203,7 @@ describe('shared permits: races, deterministically (fake script runner and clock
     w.permit!.release() // the head may not be x any more: Redis decides
     await settle()
     expect(x.permit).toBeUndefined()
-    expect(scripts.take('release').args.slice(5)).toEqual([permitId(w.permit)])
+    expect(scripts.take('release').args.slice(6)).toEqual([permitId(w.permit)])
   })
 
   it('a grant read after a stall longer than the lease is confirmed first; given away meanwhile, the request queues again by its age', async () => {
@@ -290,7 +292,7 @@ describe('shared permits: races, deterministically (fake script runner and clock
     advance(LEASE_MS - SYNC_MS + 1) // less than a renewal period of the lease is sure
     first.permit!.release()
     expect(w.permit).toBeUndefined()
-    expect(scripts.take('release').args.slice(5)).toEqual([permitId(first.permit)])
+    expect(scripts.take('release').args.slice(6)).toEqual([permitId(first.permit)])
   })
 
   it('a permit granted just before a stall longer than the lease cannot start a request after it: given back, never used', async () => {
@@ -304,7 +306,87 @@ describe('shared permits: races, deterministically (fake script runner and clock
     expect(w.permit!.isLost).toBe(false) // no sync has run yet: nothing reported it lost
     expect(w.permit!.canStart()).toBe(false) // the proxy asks again right before the write
     w.permit!.release()
-    expect(scripts.take('release').args.slice(5)).toEqual([permitId(w.permit)])
+    expect(scripts.take('release').args.slice(6)).toEqual([permitId(w.permit)])
     expect(w.permit!.canStart()).toBe(false)
+  })
+})
+
+describe('shared permits and learned limits (fake script runner and clock)', () => {
+  const LEARN: LearnOptions = { ceiling: 50, floor: 1, idleMs: 60_000 }
+  // acquire replies with the limit in force as their fourth element
+  const grantedAt = (limit: number) => [1, 0, 0, limit]
+
+  it('a handover passes the answer of the permit it hands on to the release it sends anyway; a change Redis reports is told once', async () => {
+    const { scripts, request, advance, changes } = fresh()
+    const a = request(2, { learn: LEARN })
+    const acquireA = scripts.take('acquire')
+    expect(acquireA.args[2]).toBe('2 50 1 60000') // a learned limit's argument: start ceiling floor idleMs
+    acquireA.answer(grantedAt(2))
+    await settle()
+    const b = request(2, { learn: LEARN })
+    scripts.take('acquire').answer(grantedAt(2))
+    await settle()
+    const w = request(2, { learn: LEARN }) // both permits here: deferred, then asks for the head
+    await turn()
+    const acquireW = scripts.take('acquire')
+    acquireW.answer([0, 1, 0, 2])
+    await settle()
+
+    advance(40)
+    a.permit!.release('success') // handed over to w here and now
+    expect(permitId(w.permit)).toBe(permitId(a.permit))
+    await turn()
+    const background = scripts.take('release')
+    expect(background.args[5]).toBe('s 40') // a's answer, 40 ms after its grant
+    expect(background.args.slice(6)).toEqual([idOf(acquireW)])
+    background.answer([1, [], null, 2, 2, '2.5', 2])
+    await settle()
+    expect(changes).toEqual([]) // 2 → 2: no change of the whole limit
+
+    b.permit!.release('throttled')
+    const release = scripts.take('release')
+    expect(String(release.args[5])).toMatch(/^t \d+$/)
+    expect(release.args.slice(6)).toEqual([permitId(b.permit)])
+    release.answer([1, [], null, 1, 2, '1', 2])
+    await settle()
+    expect(changes).toEqual([{ from: 2, to: 1, value: 1, reason: 'throttled', held: 2 }])
+  })
+
+  it('a limit lowered in Redis below what this replica holds means it no longer holds them all: the next release goes through Redis, no handover', async () => {
+    const { scripts, shared, request } = fresh()
+    const a = request(2, { learn: LEARN })
+    scripts.take('acquire').answer(grantedAt(2))
+    await settle()
+    const b = request(2, { learn: LEARN })
+    scripts.take('acquire').answer(grantedAt(2))
+    await settle()
+    const w = request(2, { learn: LEARN })
+    await turn()
+    const acquireW = scripts.take('acquire')
+    acquireW.answer([0, 1, 0, 2]) // queued at the head: a handover would be possible at limit 2
+    await settle()
+
+    // another replica's 429 lowered the learned limit to 1; this replica's sync hears of it
+    const syncing = shared.syncAll()
+    scripts.take('sync').answer([-1, [], [], [], idOf(acquireW), [], 1])
+    await syncing
+
+    a.permit!.release('success') // holds 2 against a limit of 1: the surplus goes back to Redis
+    expect(w.permit).toBeUndefined()
+    const release = scripts.take('release')
+    expect(release.args.slice(6)).toEqual([permitId(a.permit)])
+    expect(release.args[4]).toBe('0') // not every permit is ours: no head asked for
+    void b
+  })
+
+  it('a fixed limit sends no answer to learn from', async () => {
+    const { scripts, request } = fresh()
+    const a = request(1)
+    const acquire = scripts.take('acquire')
+    expect(acquire.args[2]).toBe('1')
+    acquire.answer(GRANTED)
+    await settle()
+    a.permit!.release('success')
+    expect(scripts.take('release').args[5]).toBe('-')
   })
 })

@@ -2,12 +2,13 @@ import { keyList, type SemaphoreKeys } from '../keys.js'
 import type { RunOptions, ScriptDef, ScriptRunner } from '../script.js'
 import { ACQUIRE_LUA } from './lua.js'
 
-export const ACQUIRE_SCRIPT: ScriptDef = { name: 'acquire', numberOfKeys: 3, lua: ACQUIRE_LUA }
+export const ACQUIRE_SCRIPT: ScriptDef = { name: 'acquire', numberOfKeys: 4, lua: ACQUIRE_LUA }
 
 export interface AcquireArgs {
   readonly id: string
   readonly replicaId: string
-  readonly limit: number
+  /** the limit argument: "<n>" fixed, or a learned limit's bounds (see limitArg) */
+  readonly limit: string
   readonly leaseMs: number
   readonly liveMs: number
   readonly idleMs: number
@@ -33,6 +34,8 @@ export type AcquireReply = (
 ) & {
   /** `announce` found that Redis no longer knew this replica: it lost its data since the last sync */
   readonly forgot: boolean
+  /** the limit in force (learned or fixed) */
+  readonly limit: number | undefined
 }
 
 export async function acquire(scripts: ScriptRunner, keys: SemaphoreKeys, a: AcquireArgs, options?: RunOptions): Promise<AcquireReply> {
@@ -57,9 +60,10 @@ export async function acquire(scripts: ScriptRunner, keys: SemaphoreKeys, a: Acq
     a.cost.toPrecision(17),
     ],
     options,
-  )) as [number, number, number]
+  )) as [number, number, number, number | undefined]
   const forgot = reply[2] === 1
-  if (reply[0] === 1) return { kind: 'granted', forgot }
-  if (reply[0] === 2) return { kind: 'full', forgot }
-  return { kind: 'queued', head: reply[1] === 1, forgot }
+  const limit = reply[3] === undefined ? undefined : Number(reply[3])
+  if (reply[0] === 1) return { kind: 'granted', forgot, limit }
+  if (reply[0] === 2) return { kind: 'full', forgot, limit }
+  return { kind: 'queued', head: reply[1] === 1, forgot, limit }
 }

@@ -2,13 +2,14 @@ import { LUA_COMMON } from '../lua-common.js'
 
 /**
  * acquire: take a permit now, or join the queue.
- * KEYS: holders queue meta
+ * KEYS: holders queue meta learned
  * ARGV: id replica limit leaseMs liveMs idleMs ageMs full announce instance endpoint channelPrefix wantHead cost
- * Reply: {1, 0, f} granted · {0, 0, f} queued · {0, 1, f} queued at the head (asked with wantHead,
- *        which the replica sets when it holds every permit of the key) · {2, 0, f} refused, the
- *        replica's queue (or its app's part of it) is full. f is 1 when `announce` found that Redis
- *        no longer knew this replica (its data was lost): the replica's next sync counts its held
- *        permits again.
+ * Reply: {1, 0, f, L} granted · {0, 0, f, L} queued · {0, 1, f, L} queued at the head (asked with
+ *        wantHead, which the replica sets when it holds every permit of the key) · {2, 0, f, L}
+ *        refused, the replica's queue (or its app's part of it) is full. f is 1 when `announce` found
+ *        that Redis no longer knew this replica (its data was lost): the replica's next sync counts
+ *        its held permits again. L is the limit in force (learned or fixed, see limit_spec in
+ *        lua-common).
  *
  * Safe because: free slots are handed to the queue's head BEFORE the caller is considered, so a
  * newcomer never overtakes a waiter; the caller takes a slot only when the queue is then empty (and
@@ -22,9 +23,10 @@ import { LUA_COMMON } from '../lua-common.js'
  * permit is taken at once: an uncontended acquire costs what it did.
  */
 export const ACQUIRE_LUA = `${LUA_COMMON}
-local holders, queue, meta = KEYS[1], KEYS[2], KEYS[3]
+local holders, queue, meta, learned = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, rid = ARGV[1], ARGV[2]
-local limit, lease, live, idle = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local limit = effective_limit(learned, limit_spec(ARGV[3]))
+local lease, live, idle = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local age, full, announce = tonumber(ARGV[7]), ARGV[8] == '1', ARGV[9] == '1'
 local chan, want_head, cost = ARGV[12], ARGV[13] == '1', tonumber(ARGV[14] or '1')
 local now = clock()
@@ -32,7 +34,7 @@ local now = clock()
 local forgot = 0
 if announce then
   if redis.call('HEXISTS', meta, '@' .. rid) == 0 then forgot = 1 end
-  redis.call('HSET', meta, 'limit', limit, 'instance', ARGV[10], 'endpoint', ARGV[11], '@' .. rid, now + live)
+  redis.call('HSET', meta, 'limit', ARGV[3], 'instance', ARGV[10], 'endpoint', ARGV[11], '@' .. rid, now + live)
   redis.call('PEXPIRE', meta, idle)
 end
 -- No purge of expired leases here (sync does it, at the nearest expiry): a full semaphore means queue.
@@ -46,10 +48,10 @@ if held < limit then
   if cap == nil or (held_by_app(holders)[app_of(id)] or 0) < cap then
     redis.call('ZADD', holders, now + lease, id)
     redis.call('PEXPIRE', holders, idle)
-    return {1, 0, forgot}
+    return {1, 0, forgot, limit}
   end
 end
-if full then return {2, 0, forgot} end
+if full then return {2, 0, forgot, limit} end
 redis.call('ZADD', queue, fmt(start_tag(meta, app_of(id), cost, age, idle)), id)
 redis.call('PEXPIRE', queue, idle)
 local first = redis.call('ZRANGE', queue, 0, 1)
@@ -68,6 +70,6 @@ if at_head and first[2] then
     end
   end
 end
-if want_head and at_head then return {0, 1, forgot} end
-return {0, 0, forgot}
+if want_head and at_head then return {0, 1, forgot, limit} end
+return {0, 0, forgot, limit}
 `

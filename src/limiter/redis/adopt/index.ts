@@ -2,11 +2,12 @@ import { keyList, type SemaphoreKeys } from '../keys.js'
 import type { ScriptDef, ScriptRunner } from '../script.js'
 import { ADOPT_LUA } from './lua.js'
 
-export const ADOPT_SCRIPT: ScriptDef = { name: 'adopt', numberOfKeys: 3, lua: ADOPT_LUA }
+export const ADOPT_SCRIPT: ScriptDef = { name: 'adopt', numberOfKeys: 4, lua: ADOPT_LUA }
 
 export interface AdoptArgs {
   readonly replicaId: string
-  readonly limit: number
+  /** the limit argument (see limitArg) */
+  readonly limit: string
   readonly leaseMs: number
   readonly liveMs: number
   readonly idleMs: number

@@ -2,12 +2,13 @@ import { keyList, type SemaphoreKeys } from '../keys.js'
 import type { ScriptDef, ScriptRunner } from '../script.js'
 import { RELEASE_LUA } from './lua.js'
 
-export const RELEASE_SCRIPT: ScriptDef = { name: 'release', numberOfKeys: 3, lua: RELEASE_LUA }
+export const RELEASE_SCRIPT: ScriptDef = { name: 'release', numberOfKeys: 4, lua: RELEASE_LUA }
 
 export interface ReleaseArgs {
   /** permit or waiter ids of one semaphore */
   readonly ids: readonly string[]
-  readonly limit: number
+  /** the limit argument (see limitArg) */
+  readonly limit: string
   readonly leaseMs: number
   readonly idleMs: number
   readonly channelPrefix: string
@@ -15,6 +16,8 @@ export interface ReleaseArgs {
   readonly wantHead: boolean
   /** the ids are waiters a handover served: their start tags move the virtual time (implies wantHead) */
   readonly served?: boolean
+  /** what the API answered the request of the permit given back, for a learned limit; none: nothing to learn */
+  readonly answer?: { readonly outcome: 'success' | 'throttled'; readonly heldMs: number }
 }
 
 export interface ReleaseResult {
@@ -24,10 +27,25 @@ export interface ReleaseResult {
   readonly granted: readonly string[]
   /** the waiter left at the head of the queue, if any (when asked, or at limit 1) */
   readonly head: string | undefined
+  /** the limit in force after the release (undefined from a script that did not say) */
+  readonly limit: number | undefined
+  /** when the answer was learned from: the limit before, the learned value after, the permits held */
+  readonly learned: { readonly from: number; readonly value: number; readonly held: number } | undefined
 }
 
 /** Releases holders / withdraws waiters, and hands the freed slots to the head waiters. */
 export async function release(scripts: ScriptRunner, keys: SemaphoreKeys, a: ReleaseArgs): Promise<ReleaseResult> {
-  const reply = (await scripts.run(RELEASE_SCRIPT, keyList(keys), [a.limit, a.leaseMs, a.idleMs, a.channelPrefix, a.served === true ? '2' : a.wantHead ? '1' : '0', ...a.ids])) as [number, string[] | undefined, string | null | undefined]
-  return { found: Number(reply[0]), granted: reply[1] ?? [], head: reply[2] ?? undefined }
+  const answer = a.answer === undefined ? '-' : `${a.answer.outcome === 'success' ? 's' : 't'} ${Math.max(0, Math.round(a.answer.heldMs))}`
+  const wantHead = a.served === true ? '2' : a.wantHead ? '1' : '0'
+  const reply = (await scripts.run(RELEASE_SCRIPT, keyList(keys), [a.limit, a.leaseMs, a.idleMs, a.channelPrefix, wantHead, answer, ...a.ids])) as [
+    number,
+    string[] | undefined,
+    string | null | undefined,
+    number | undefined,
+    number | undefined,
+    string | null | undefined,
+    number | null | undefined,
+  ]
+  const learned = typeof reply[5] === 'string' ? { from: Number(reply[4]), value: Number(reply[5]), held: Number(reply[6]) } : undefined
+  return { found: Number(reply[0]), granted: reply[1] ?? [], head: reply[2] ?? undefined, limit: reply[3] == null ? undefined : Number(reply[3]), learned }
 }

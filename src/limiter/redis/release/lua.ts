@@ -2,12 +2,20 @@ import { LUA_COMMON } from '../lua-common.js'
 
 /**
  * release: give back permits, or withdraw waiters — whichever each id is now.
- * KEYS: holders queue meta
- * ARGV: limit leaseMs idleMs channelPrefix wantHead id...   (wantHead `2`: as `1`, and the ids are waiters
- *       a handover here served: their start tags move V, as a grant by Redis would)
- * Reply: { how many ids were found (0 for a second release: harmless), the ids granted, and the
+ * KEYS: holders queue meta learned
+ * ARGV: limit leaseMs idleMs channelPrefix wantHead answer id...   (wantHead `2`: as `1`, and the ids
+ *       are waiters a handover here served: their start tags move V, as a grant by Redis would)
+ * Reply: { how many ids were found (0 for a second release: harmless), the ids granted, the
  *          waiter now at the head of the queue when wantHead is 1 (the releasing replica holds every
- *          permit of the key) or at limit 1 after a grant (nil otherwise, or when the queue is empty) }
+ *          permit of the key) or at limit 1 after a grant (nil otherwise, or when the queue is empty),
+ *          the limit in force after, the limit before the answer was learned from, the learned value
+ *          (nil for a fixed limit or no answer), the permits held when it was learned }
+ *
+ * `answer` is what the API said about the request of the permit given back: "s <heldMs>" (success),
+ * "t <heldMs>" (a 429) or "-" (nothing to learn). For a learned limit it is learned from here, before
+ * the ids leave, so a decrease costs nothing beyond the release a 429 costs anyway, and an increase
+ * nothing beyond the release of a success (docs/learned-limits.md). The permit may have been handed
+ * over already (a handover's background release names the waiter's id): it is still a holder then.
  *
  * One script serves release and cancel because a waiter may have been granted between the replica's
  * decision to give up and this script: the id is then a holder and is released here, never leaked.
@@ -16,13 +24,24 @@ import { LUA_COMMON } from '../lua-common.js'
  * for its pub/sub message (which still comes, and is then ignored).
  */
 export const RELEASE_LUA = `${LUA_COMMON}
-local holders, queue, meta = KEYS[1], KEYS[2], KEYS[3]
-local limit, lease, idle, chan = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local holders, queue, meta, learned = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local spec = limit_spec(ARGV[1])
+local lease, idle, chan = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local want_head, served = ARGV[5] ~= '0', ARGV[5] == '2'
 local now = clock()
+local limit = effective_limit(learned, spec)
+local before, value, in_use = limit, false, false
+local outcome, held_ms = string.match(ARGV[6], '^([st]) (%d+)$')
+if outcome and not spec.fixed then
+  in_use = redis.call('ZCARD', holders)
+  local saturated = in_use >= limit or redis.call('ZCARD', queue) > 0
+  local v
+  before, limit, v = learn(learned, spec, outcome, in_use, saturated, tonumber(held_ms), now)
+  value = string.format('%.17g', v)
+end
 local found = 0
 local top = nil
-for i = 6, #ARGV do
+for i = 7, #ARGV do
   if served then
     local s = redis.call('ZSCORE', queue, ARGV[i])
     if s and (top == nil or tonumber(s) > top) then top = tonumber(s) end
@@ -34,5 +53,5 @@ end
 local held = live_holders(holders, now, limit)
 local granted = {}
 local _, head = grant(holders, queue, meta, now, lease, chan, limit, held, idle, granted, want_head, top)
-return { found, granted, head }
+return { found, granted, head, limit, before, value, in_use }
 `

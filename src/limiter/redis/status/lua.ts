@@ -2,9 +2,10 @@ import { LUA_COMMON } from '../lua-common.js'
 
 /**
  * status: the shared picture of one semaphore, as `/status` shows it.
- * KEYS: holders queue meta
+ * KEYS: holders queue meta learned
  * ARGV: idleMs
- * Reply: {inFlight, queued, oldestWaitMs, limit, instance, endpoint, {app, held, queued, ...}}
+ * Reply: {inFlight, queued, oldestWaitMs, limit, instance, endpoint, {app, held, queued, ...},
+ *         learned value or nil, ceiling or nil}   (limit: the one in force, learned or fixed)
  *
  * Counts only live entries: expired leases and waiters of replicas that stopped renewing their
  * liveness are removed first (the same rules grant applies), so the figures never include the dead.
@@ -12,7 +13,7 @@ import { LUA_COMMON } from '../lua-common.js'
  * clock of the replica that queued it (the queue's scores are start tags, not times).
  */
 export const STATUS_LUA = `${LUA_COMMON}
-local holders, queue, meta = KEYS[1], KEYS[2], KEYS[3]
+local holders, queue, meta, learned = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local now = clock()
 redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
 local alive = {}
@@ -69,7 +70,13 @@ for _, app in ipairs(order) do
   apps[#apps + 1] = shares[app][1]
   apps[#apps + 1] = shares[app][2]
 end
-return {in_flight, queued, oldest_ms, tonumber(info['limit'] or '0'), info['instance'] or '', info['endpoint'] or '', apps}
+local spec = limit_spec(info['limit'] or '0')
+local value, ceiling = false, false
+if not spec.fixed then
+  value = redis.call('HGET', learned, 'v') or tostring(spec.start)
+  ceiling = spec.ceiling
+end
+return {in_flight, queued, oldest_ms, effective_limit(learned, spec) or 0, info['instance'] or '', info['endpoint'] or '', apps, value, ceiling}
 `
 
 /**

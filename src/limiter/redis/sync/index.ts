@@ -2,11 +2,12 @@ import { keyList, type SemaphoreKeys } from '../keys.js'
 import { stringsOf, type ScriptDef, type ScriptRunner } from '../script.js'
 import { SYNC_LUA } from './lua.js'
 
-export const SYNC_SCRIPT: ScriptDef = { name: 'sync', numberOfKeys: 3, lua: SYNC_LUA }
+export const SYNC_SCRIPT: ScriptDef = { name: 'sync', numberOfKeys: 4, lua: SYNC_LUA }
 
 export interface SyncArgs {
   readonly replicaId: string
-  readonly limit: number
+  /** the limit argument (see limitArg) */
+  readonly limit: string
   readonly instance: string
   readonly endpoint: string
   readonly leaseMs: number
@@ -35,6 +36,8 @@ export interface SyncReply {
   readonly head: string | undefined
   /** held permits Redis no longer counted because it had lost its data: counted again */
   readonly recounted: readonly string[]
+  /** the limit in force (learned or fixed) */
+  readonly limit: number | undefined
 }
 
 export async function sync(scripts: ScriptRunner, keys: SemaphoreKeys, a: SyncArgs): Promise<SyncReply> {
@@ -55,7 +58,7 @@ export async function sync(scripts: ScriptRunner, keys: SemaphoreKeys, a: SyncAr
     ...a.waiting,
     a.drop.length,
     ...a.drop,
-  ])) as [number, unknown, unknown, unknown, string | null | undefined, unknown]
+  ])) as [number, unknown, unknown, unknown, string | null | undefined, unknown, number | undefined]
   return {
     nearestExpiryMs: Number(reply[0]),
     lost: stringsOf(reply[1]),
@@ -63,5 +66,6 @@ export async function sync(scripts: ScriptRunner, keys: SemaphoreKeys, a: SyncAr
     missing: stringsOf(reply[3]),
     head: reply[4] ?? undefined,
     recounted: stringsOf(reply[5]),
+    limit: reply[6] == null ? undefined : Number(reply[6]),
   }
 }

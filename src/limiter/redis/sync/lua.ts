@@ -2,10 +2,10 @@ import { LUA_COMMON } from '../lua-common.js'
 
 /**
  * sync: one replica's periodic bookkeeping for one semaphore, in one round trip.
- * KEYS: holders queue meta
+ * KEYS: holders queue meta learned
  * ARGV: replica limit leaseMs liveMs idleMs channelPrefix instance endpoint sweep recount
  *       nHeld held-id... nWaiting waiting-id... nDrop drop-id...
- * Reply: {nearestExpiryMs, {lost-id...}, {granted-id...}, {missing-id...}, head waiter or nil, {recounted-id...}}
+ * Reply: {nearestExpiryMs, {lost-id...}, {granted-id...}, {missing-id...}, head waiter or nil, {recounted-id...}, limit in force}
  *
  *  - renews the replica's liveness (so its waiters stay in the queue) and the keys' expiry, and with
  *    `sweep` removes the liveness fields of replicas gone for longer than the idle time (the hash
@@ -24,13 +24,14 @@ import { LUA_COMMON } from '../lua-common.js'
  *    and which are in neither set (dropped while the replica looked dead: it queues them again).
  */
 export const SYNC_LUA = `${LUA_COMMON}
-local holders, queue, meta = KEYS[1], KEYS[2], KEYS[3]
+local holders, queue, meta, learned = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local rid = ARGV[1]
-local limit, lease, live, idle = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local limit = effective_limit(learned, limit_spec(ARGV[2]))
+local lease, live, idle = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local chan = ARGV[6]
 local now = clock()
 local known = ARGV[10] ~= '1' and redis.call('HEXISTS', meta, '@' .. rid) == 1
-redis.call('HSET', meta, 'limit', limit, 'instance', ARGV[7], 'endpoint', ARGV[8], '@' .. rid, now + live)
+redis.call('HSET', meta, 'limit', ARGV[2], 'instance', ARGV[7], 'endpoint', ARGV[8], '@' .. rid, now + live)
 redis.call('PEXPIRE', meta, idle)
 if ARGV[9] == '1' then
   local fields = redis.call('HGETALL', meta)
@@ -85,5 +86,5 @@ for _, id in ipairs(wait_ids) do
 end
 redis.call('PEXPIRE', holders, idle)
 redis.call('PEXPIRE', queue, idle)
-return {nearest_expiry(holders, now), lost, granted, missing, head, recounted}
+return {nearest_expiry(holders, now), lost, granted, missing, head, recounted, limit}
 `
