@@ -15,9 +15,9 @@ export interface SemaphoreKeys {
   readonly tag: string
   /** ZSET permit id → lease expiry (ms, Redis clock) */
   readonly holders: string
-  /** ZSET waiter id → arrival ticket (µs, Redis clock, minus the request's age) */
+  /** ZSET waiter id → start tag (fair share between apps, see lua-fair.ts): the lowest is next */
   readonly queue: string
-  /** HASH limit, instance, endpoint, and `@<replica>` → that replica's liveness expiry (ms) */
+  /** HASH limit (the limit argument), instance, endpoint, `@<replica>` → that replica's liveness expiry (ms), `v` and `f:<app>` (lua-fair.ts) */
   readonly meta: string
   /** HASH the learned limit (v, b, c: see lua-common.ts), expiring after `learning.idleMs` unused */
   readonly learned: string

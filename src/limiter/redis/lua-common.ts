@@ -19,8 +19,9 @@ import { LUA_FAIR } from './lua-fair.js'
  * part says where to publish a grant and whose liveness decides whether a waiter is still wanted.
  *
  * Keys expire when idle (`idle`, three leases): acquire sets the expiry of the key it adds to, and
- * every replica with a permit or a waiter in a semaphore renews all three every third of a lease
- * (sync), so a key in use always has more than two leases to live and an abandoned one disappears.
+ * every replica with a permit or a waiter in a semaphore renews holders, queue and meta every third
+ * of a lease (sync), so a key in use always has more than two leases to live and an abandoned one
+ * disappears. `learned` has its own, longer expiry, renewed by the releases that learn (learn).
  * A handoff adds to `holders` without touching its expiry (the holders it replaces kept it fresh),
  * except when `holders` was empty: then the grant re-creates the key, and gives it its expiry.
  * Scripts keep their command count low: expired leases are purged by sync (every third of a lease,
