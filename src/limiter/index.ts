@@ -1,5 +1,4 @@
 import { createMemoryLimiter } from './memory/index.js'
-import { createRedisLimiter } from './redis/index.js'
 import type { RedisSettings } from './redis/settings.js'
 import type { Limiter, LimiterObserver } from './types.js'
 
@@ -9,7 +8,10 @@ export interface LimiterDeps {
 }
 
 /** The backend the settings ask for: Redis when `redis.url` is set, else in-process. */
-export function createLimiter(settings: { readonly redis: RedisSettings }, deps: LimiterDeps): Promise<Limiter> {
-  if (settings.redis.url !== undefined) return createRedisLimiter(settings.redis, deps)
-  return Promise.resolve(createMemoryLimiter({ observer: deps.observer }))
+export async function createLimiter(settings: { readonly redis: RedisSettings }, deps: LimiterDeps): Promise<Limiter> {
+  if (settings.redis.url === undefined) return createMemoryLimiter({ observer: deps.observer })
+  // Loaded only when used: ioredis alone adds about 10 MB to an in-process replica's resident
+  // memory (docs/benchmarks.md, "Memory").
+  const { createRedisLimiter } = await import('./redis/index.js')
+  return createRedisLimiter(settings.redis, deps)
 }
