@@ -193,15 +193,10 @@ export async function runCompare(log: (line: string) => void = () => {}): Promis
 
 /** Two seconds of the contention scenario under MONITOR: what each proxied request sent to Redis. */
 async function breakdown(sim: ServerChild, replicas: readonly ProxyProcess[], redis: TestRedis): Promise<MonitorCounts & { requests: number }> {
-  const inspect = redis.client()
-  try {
-    let counts: Promise<MonitorCounts> | undefined
-    const figures = await runContention(sim.url, replicas.map((r) => r.url), 2_000, (phase) => {
-      if (phase === 'start') counts = monitor(inspect, 2_000)
-      return Promise.resolve()
-    })
-    return { ...(await counts!), requests: figures.requests }
-  } finally {
-    inspect.disconnect()
-  }
+  let counts: Promise<MonitorCounts> | undefined
+  const figures = await runContention(sim.url, replicas.map((r) => r.url), 2_000, (phase) => {
+    if (phase === 'start') counts = monitor(redis.url, 2_000)
+    return Promise.resolve()
+  })
+  return { ...(await counts!), requests: figures.requests }
 }

@@ -4,6 +4,7 @@
  * each script named, apart from the commands the scripts ran.
  */
 import { createHash } from 'node:crypto'
+import { connect } from 'node:net'
 import type { Redis } from 'ioredis'
 import { ACQUIRE_SCRIPT } from '../../src/limiter/redis/acquire/index.js'
 import { ADOPT_SCRIPT } from '../../src/limiter/redis/adopt/index.js'
@@ -55,24 +56,25 @@ export interface MonitorCounts {
 }
 
 /**
- * MONITOR for `ms` on a connection of its own: every command the server runs, the ones run by a
- * script marked `[0 lua]`, which are attributed to the client command just before them (Redis runs
- * a script to its end before anything else, so its commands follow its EVALSHA in the stream).
+ * MONITOR for `ms` on a socket of its own (plain RESP: ioredis's monitor mode mixed its replies up
+ * with commands under this load): every command the server runs, the ones a script ran marked
+ * `[0 lua]`, which are attributed to the client command just before them (Redis runs a script to its
+ * end before anything else, so its commands follow its EVALSHA in the stream).
  */
-export async function monitor(client: Redis, ms: number): Promise<MonitorCounts> {
+export async function monitor(url: string, ms: number): Promise<MonitorCounts> {
   const sent = new Map<string, number>()
   const inScripts = new Map<string, number>()
   const scriptCalls = new Map<string, number>()
   const add = (map: Map<string, number>, key: string): void => void map.set(key, (map.get(key) ?? 0) + 1)
   let current = 'unknown'
-  const m = await client.monitor()
-  m.on('monitor', (_time: string, args: string[], source: string) => {
+  const line = (text: string): void => {
+    const m = /^\+[\d.]+ \[\d+ ([^\]]+)\] (.*)$/.exec(text)
+    if (m === null) return
+    const args = [...m[2]!.matchAll(/"((?:[^"\\]|\\.)*)"/g)].slice(0, 2).map((a) => a[1]!)
     const name = (args[0] ?? '').toLowerCase()
-    if (source.startsWith('lua')) {
+    if (m[1]!.startsWith('lua')) {
       add(inScripts, `${current}: ${name}`)
-      return
-    }
-    if (name === 'evalsha' || name === 'eval') {
+    } else if (name === 'evalsha' || name === 'eval') {
       const script = name === 'evalsha' ? (SCRIPT_BY_SHA.get(args[1] ?? '') ?? 'unknown script') : 'eval (source sent)'
       current = script
       add(scriptCalls, script)
@@ -81,8 +83,19 @@ export async function monitor(client: Redis, ms: number): Promise<MonitorCounts>
       current = name
       add(sent, name)
     }
+  }
+  const { hostname, port } = new URL(url)
+  const socket = connect(Number(port), hostname)
+  let rest = ''
+  socket.setEncoding('latin1')
+  socket.on('data', (chunk: string) => {
+    const lines = (rest + chunk).split('\r\n')
+    rest = lines.pop()!
+    for (const l of lines) line(l)
   })
+  socket.on('error', () => {})
+  socket.write('MONITOR\r\n')
   await new Promise((r) => setTimeout(r, ms))
-  m.disconnect()
+  socket.destroy()
   return { sent, inScripts, scriptCalls }
 }
