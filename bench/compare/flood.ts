@@ -7,6 +7,7 @@
  * client's socket and Fastify request, the handler's state, the limiter's waiter (and in Redis mode
  * its entry in Redis, which is not in this process).
  */
+import { readFileSync } from 'node:fs'
 import { Pool } from 'undici'
 import { rssOf, spawnProxy, type ProxyProcess } from '../../test/support/process.js'
 
@@ -19,6 +20,7 @@ const HOLD_MS = Number(process.env.SLUICE_BENCH_FLOOD_HOLD_MS ?? 20_000)
 export interface FloodFigures {
   readonly waiters: number
   readonly idleRss: number
+  /** the most resident memory the process had (VmHWM), the queue's drain included */
   readonly peakRss: number
   /** resident set once the flood has drained and the process has been idle `settleMs` */
   readonly afterRss: number
@@ -42,7 +44,11 @@ async function queued(proxy: ProxyProcess): Promise<number> {
   return status.keys.reduce((n, k) => n + k.queued, 0)
 }
 
-const peakRssOf = (pid: number): number => rssOf(pid) ?? 0
+/** VmHWM: the most resident memory the process has had, bytes (Linux /proc). */
+function peakRssOf(pid: number): number {
+  const m = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+  return m ? Number(m[1]) * 1024 : 0
+}
 
 export async function runFlood(
   simApiUrl: string,
@@ -92,6 +98,7 @@ export async function runFlood(
     await onPhase?.('queued', proxy)
     await holder
     await Promise.all(waiters)
+    peakRss = Math.max(peakRss, peakRssOf(proxy.pid)) // the drain included
     // the clients leave (their keep-alive connections would otherwise stay open, and with them
     // each connection's socket and parser), then the proxy idles
     await pool.close()
