@@ -20,6 +20,8 @@ const HOLD_MS = Number(process.env.SLUICE_BENCH_FLOOD_HOLD_MS ?? 20_000)
 export interface FloodFigures {
   readonly waiters: number
   readonly idleRss: number
+  /** resident set with every waiter queued */
+  readonly queuedRss: number
   /** the most resident memory the process had (VmHWM), the queue's drain included */
   readonly peakRss: number
   /** resident set once the flood has drained and the process has been idle `settleMs` */
@@ -94,6 +96,7 @@ export async function runFlood(
     }
     await sleep(500)
     peakRss = Math.max(peakRss, peakRssOf(proxy.pid))
+    const queuedRss = rssOf(proxy.pid) ?? 0
     queuedHeap = await heapUsed(proxy)
     await onPhase?.('queued', proxy)
     await holder
@@ -109,12 +112,13 @@ export async function runFlood(
     return {
       waiters: FLOOD,
       idleRss,
+      queuedRss,
       peakRss,
       afterRss,
       idleHeap,
       queuedHeap,
       afterHeap,
-      rssPerWaiter: (peakRss - idleRss) / FLOOD,
+      rssPerWaiter: (queuedRss - idleRss) / FLOOD,
       heapPerWaiter: (queuedHeap - idleHeap) / FLOOD,
       non200,
     }

@@ -19,7 +19,8 @@ export function summaryTable(r: CompareResults): string {
   const tp = (i: number): string => (t ? t.figures[i]!.vsBaseline.rps.toFixed(2) : '–')
   const floodMem = r.flood.find((x) => x.setup.includes('in-process'))?.figures
   const floodRed = r.flood.find((x) => x.setup.includes('Redis'))?.figures
-  const flood = (x: typeof floodMem): string => (x ? `${mb(x.peakRss)} peak, ${mb(x.afterRss)} after (${mb(x.idleRss)} idle); ${kb(x.heapPerWaiter)} heap / ${kb(x.rssPerWaiter)} RSS per waiter` : '–')
+  const flood = (x: typeof floodMem): string =>
+    x ? `${mb(x.queuedRss)} queued (${mb(x.idleRss)} idle), ${mb(x.peakRss)} peak while draining, ${mb(x.afterRss)} after; ${kb(x.heapPerWaiter)} heap / ${kb(x.rssPerWaiter)} RSS per waiter` : '–'
   const lines = [
     '| figure | HAProxy 1 node | redis-semaphore, 3 processes | sluice | target |',
     '|---|---|---|---|---|',
@@ -61,11 +62,11 @@ export function throughputTable(r: CompareResults): string {
 
 export function floodTable(r: CompareResults): string {
   const lines = [
-    `| setup | RSS idle | RSS peak, ${FLOOD.toLocaleString('en')} queued | RSS after | heap idle | heap queued | heap after | per waiter: heap / RSS | answers ≠ 200 |`,
-    '|---|---:|---:|---:|---:|---:|---:|---|---:|',
+    `| setup | RSS idle | RSS, ${FLOOD.toLocaleString('en')} queued | RSS peak (drain included) | RSS after | heap idle | heap queued | heap after (garbage included) | per waiter: heap / RSS | answers ≠ 200 |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---|---:|',
   ]
   for (const { setup, figures: x } of r.flood) {
-    lines.push(`| ${setup} | ${mb(x.idleRss)} | ${mb(x.peakRss)} | ${mb(x.afterRss)} | ${mb(x.idleHeap)} | ${mb(x.queuedHeap)} | ${mb(x.afterHeap)} | ${kb(x.heapPerWaiter)} / ${kb(x.rssPerWaiter)} | ${x.non200} |`)
+    lines.push(`| ${setup} | ${mb(x.idleRss)} | ${mb(x.queuedRss)} | ${mb(x.peakRss)} | ${mb(x.afterRss)} | ${mb(x.idleHeap)} | ${mb(x.queuedHeap)} | ${mb(x.afterHeap)} | ${kb(x.heapPerWaiter)} / ${kb(x.rssPerWaiter)} | ${x.non200} |`)
   }
   return lines.join('\n')
 }
