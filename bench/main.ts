@@ -5,6 +5,8 @@
  * proxy benchmarks and the measured time of each (default 30 rounds of 500 ms per target).
  */
 import { startRedis } from '../test/support/redis.js'
+import { runCompare } from './compare/index.js'
+import { breakdownTable, contentionTable, floodTable, summaryTable, throughputTable } from './compare/table.js'
 import { coreTable, runCoreBench } from './core.js'
 import { runFairnessBench } from './fairness.js'
 import { runMetricsCostBench } from './metrics/proxy-cost.js'
@@ -14,10 +16,25 @@ import { runRedisBench } from './redis/index.js'
 import { runReplicasBench } from './redis/replicas.js'
 
 async function main(): Promise<void> {
-  // `npm run bench -- core`, `-- metrics`, `-- redis`, `-- permits`, `-- fairness` or `-- learning` runs one part.
+  // `npm run bench -- core`, `-- metrics`, `-- redis`, `-- permits`, `-- fairness`, `-- learning` or `-- compare` runs one part.
   const only = process.argv[2]
   const out = (s: string): boolean => process.stdout.write(`${s}\n`)
   out(`# sluice benchmarks — node ${process.version}, ${new Date().toISOString()}\n`)
+
+  if (only === undefined || only === 'compare') {
+    const r = await runCompare((line) => process.stderr.write(`${line}\n`))
+    out('## sluice beside HAProxy and redis-semaphore (one run; the 2 cores are shared by the load generator, the sim, the proxies and Redis)\n')
+    out(summaryTable(r))
+    out('\n### Contention: 2 organisations × 4 endpoints (limits 1 and 5), 60 client loops, API 50 ms — what the API saw\n')
+    out(contentionTable(r))
+    out('\n### Uncontended: 32 connections, one organisation each, a limit-5 endpoint, API at 0 ms (in turns, medians of the rounds)\n')
+    out(throughputTable(r))
+    out('\n### 5,000 requests queued on one key\n')
+    out(floodTable(r))
+    out('\n### What a proxied request costs in Redis (sluice, 3 replicas, the contention scenario)\n')
+    out(breakdownTable(r))
+    out('')
+  }
 
   if (only === undefined || only === 'core') {
     const redis = await startRedis()

@@ -1,7 +1,6 @@
 import { FairShare } from './fairness/policy.js'
 import type { FairnessSettings } from './fairness/settings.js'
 import { createMemoryLimiter } from './memory/index.js'
-import { createRedisLimiter } from './redis/index.js'
 import type { RedisSettings } from './redis/settings.js'
 import { learnOptionsOf, type LimitOrigin } from './learning/policy.js'
 import type { LearningSettings } from './learning/settings.js'
@@ -16,11 +15,14 @@ export interface LimiterDeps {
  * The backend the settings ask for: Redis when `redis.url` is set, else in-process; both share
  * permits between apps by `fairness` (README "Fair share between apps").
  */
-export function createLimiter(settings: { readonly redis: RedisSettings; readonly fairness?: FairnessSettings }, deps: LimiterDeps): Promise<Limiter> {
+export async function createLimiter(settings: { readonly redis: RedisSettings; readonly fairness?: FairnessSettings }, deps: LimiterDeps): Promise<Limiter> {
   const fairness = new FairShare(settings.fairness)
   const observer = withLimitLog(deps.observer, deps.log)
-  if (settings.redis.url !== undefined) return createRedisLimiter(settings.redis, { ...deps, observer, fairness })
-  return Promise.resolve(createMemoryLimiter({ observer, fairness }))
+  if (settings.redis.url === undefined) return createMemoryLimiter({ observer, fairness })
+  // Loaded only when used: ioredis alone adds about 10 MB to an in-process replica's resident
+  // memory (docs/benchmarks.md, "Memory").
+  const { createRedisLimiter } = await import('./redis/index.js')
+  return createRedisLimiter(settings.redis, { ...deps, observer, fairness })
 }
 
 /**

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream'
+import { bodyChunks } from './body-chunks.js'
 import { PacedBody, type BodyPace } from './body-pace.js'
 import { BodyReadError, BodyTooSlowError } from './errors.js'
 
@@ -18,7 +19,7 @@ export const NO_BODY: RequestBody = { kind: 'none' }
  * only as long as the client keeps sending.
  */
 export async function readBody(payload: Readable, contentLength: number | undefined, maxBuffer: number, pace: BodyPace): Promise<RequestBody> {
-  const iterator = new PacedBody(payload[Symbol.asyncIterator]() as AsyncIterator<Buffer>, pace)
+  const iterator = new PacedBody(bodyChunks(payload), pace)
   if (contentLength !== undefined && contentLength > maxBuffer) {
     return { kind: 'stream', stream: Readable.from(rest(iterator, []), { objectMode: false }), length: contentLength }
   }

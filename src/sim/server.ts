@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { loadCatalog } from '../catalog/index.js'
 import type { Endpoint } from '../catalog/types.js'
 import { resolveSimOptions, type SimOptions } from './options.js'
-import { ArrivalLog, KeyState, statsKey, type ArrivalOutcome, type SimStats } from './stats.js'
+import { ArrivalLog, handoffFigures, KeyState, statsKey, type ArrivalOutcome, type SimStats } from './stats.js'
 
 /*
  * The simulated upstream: API v2 under `/v2`, enforcing §8 of docs/api/limits-and-versions.md as written — per (instance,
@@ -151,8 +151,15 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
   function stats(): SimStats {
     const now = performance.now()
     const snapshot: Record<string, ReturnType<KeyState['snapshot']>> = {}
-    for (const [key, state] of keys) snapshot[key] = state.snapshot(now)
-    return { elapsedMs: now - epoch, keys: snapshot, arrivals: arrivals.toArray(), arrivalsDropped: arrivals.dropped, badRequests }
+    let handoffs = 0
+    const gaps: number[] = []
+    for (const [key, state] of keys) {
+      snapshot[key] = state.snapshot(now)
+      const samples = state.handoffSamples()
+      handoffs += samples.count
+      for (const gap of samples.gaps) gaps.push(gap)
+    }
+    return { elapsedMs: now - epoch, keys: snapshot, arrivals: arrivals.toArray(), arrivalsDropped: arrivals.dropped, badRequests, handoffs: handoffFigures(handoffs, gaps) }
   }
 
   function reset(): void {

@@ -30,6 +30,15 @@ export interface SimKeyStats {
   readonly busyMs: number
   /** the integral of requests in progress over time, ms (utilisation = requestMs / (limit × elapsedMs)) */
   readonly requestMs: number
+  /**
+   * handoffs: a request left while the key was at its limit, and a later one took the freed slot.
+   * Their idle time — from the one's end to the other's arrival here — is what a limiter in front
+   * of the API loses per handoff (the answer's way back, the release, the next grant, the request's
+   * way in). Quantiles over the latest HANDOFF_SAMPLES handoffs; null when there was none.
+   */
+  readonly handoffs: number
+  readonly handoffP50Ms: number | null
+  readonly handoffP99Ms: number | null
 }
 
 export type ArrivalOutcome =
@@ -63,10 +72,28 @@ export interface SimStats {
   readonly arrivalsDropped: number
   /** requests answered 400 (a path the catalog refuses, a bad x-sim-* header) or 404 (not under /v2) */
   readonly badRequests: number
+  /** the handoffs of every key together (see SimKeyStats.handoffs) */
+  readonly handoffs: HandoffFigures
+}
+
+export interface HandoffFigures {
+  readonly count: number
+  readonly p50Ms: number | null
+  readonly p99Ms: number | null
+}
+
+/** Quantiles of idle times (ms); the samples are sorted in place. */
+export function handoffFigures(count: number, gaps: number[]): HandoffFigures {
+  gaps.sort((a, b) => a - b)
+  const at = (q: number): number | null => (gaps.length === 0 ? null : gaps[Math.min(gaps.length - 1, Math.ceil(q * gaps.length) - 1)]!)
+  return { count, p50Ms: at(0.5), p99Ms: at(0.99) }
 }
 
 /** The key of `stats().keys`. */
 export const statsKey = (instance: string, endpoint: string): string => `${instance} ${endpoint}`
+
+/** How many handoff idle times a key keeps for its quantiles (the latest). */
+export const HANDOFF_SAMPLES = 20_000
 
 /** One (instance, endpoint): counters and the in-progress integrals. */
 export class KeyState {
@@ -80,6 +107,11 @@ export class KeyState {
   private busyMs = 0
   private requestMs = 0
   private lastChange: number
+  /** when slots of the full key were freed and not yet taken again, oldest first */
+  private freedAt: number[] = []
+  private handoffs = 0
+  /** the latest handoff idle times, a ring of HANDOFF_SAMPLES */
+  private readonly gaps: number[] = []
 
   constructor(
     readonly instance: string,
@@ -102,6 +134,10 @@ export class KeyState {
 
   enter(now: number): void {
     this.accumulate(now)
+    const freed = this.freedAt.shift()
+    if (freed !== undefined) {
+      this.gaps[this.handoffs++ % HANDOFF_SAMPLES] = now - freed
+    }
     if (++this.inProgress > this.maxInProgress) this.maxInProgress = this.inProgress
     if (this.inProgress > this.maxAttempted) this.maxAttempted = this.inProgress
   }
@@ -114,6 +150,7 @@ export class KeyState {
 
   leave(now: number): void {
     this.accumulate(now)
+    if (this.limit !== null && this.inProgress >= this.limit) this.freedAt.push(now)
     this.inProgress--
   }
 
@@ -123,12 +160,36 @@ export class KeyState {
     this.maxInProgress = this.maxAttempted = this.inProgress
     this.requests = this.rejected429 = this.pushback429 = this.rejected410 = 0
     this.busyMs = this.requestMs = 0
+    this.handoffs = 0
+    this.gaps.length = 0
   }
 
   snapshot(now: number): SimKeyStats {
     this.accumulate(now)
     const { instance, endpoint, limit, inProgress, maxInProgress, maxAttempted, requests, rejected429, pushback429, rejected410 } = this
-    return { instance, endpoint, limit, inProgress, maxInProgress, maxAttempted, requests, rejected429, pushback429, rejected410, busyMs: this.busyMs, requestMs: this.requestMs }
+    const handoffs = handoffFigures(this.handoffs, [...this.gaps])
+    return {
+      instance,
+      endpoint,
+      limit,
+      inProgress,
+      maxInProgress,
+      maxAttempted,
+      requests,
+      rejected429,
+      pushback429,
+      rejected410,
+      busyMs: this.busyMs,
+      requestMs: this.requestMs,
+      handoffs: this.handoffs,
+      handoffP50Ms: handoffs.p50Ms,
+      handoffP99Ms: handoffs.p99Ms,
+    }
+  }
+
+  /** How many handoffs, and the latest idle times (ms), for figures over every key. */
+  handoffSamples(): { readonly count: number; readonly gaps: readonly number[] } {
+    return { count: this.handoffs, gaps: this.gaps }
   }
 }
 

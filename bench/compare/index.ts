@@ -1,0 +1,202 @@
+/**
+ * sluice beside the references, side by side from one run (`npm run bench -- compare`):
+ *
+ * - contention (2 organisations × 4 endpoints, limits 1 and 5, 60 client loops, API 50 ms): HAProxy
+ *   (one node, `maxconn` per key), sluice in-process (one replica), sluice on Redis (three replicas),
+ *   a pass-through on redis-semaphore (three processes) — the lowest utilisation of a key and the
+ *   handoff idle time, both as the sim saw them, and Redis's commands per proxied request;
+ * - uncontended throughput (32 connections, one organisation each, a limit-5 endpoint, API at 0 ms):
+ *   each proxy ÷ a bare Node pass-through, in turns (bench/turns.ts);
+ * - a flood of 5,000 requests queued on one key: the proxy's resident memory and heap.
+ *
+ * SLUICE_BENCH_CONTENTION_MS (10 s), SLUICE_BENCH_ROUNDS / SLUICE_BENCH_DURATION_MS (turns);
+ * SLUICE_BENCH_PARTS=contention,throughput,flood,breakdown picks parts.
+ */
+import { startRedis, type TestRedis } from '../../test/support/redis.js'
+import { spawnProxy, type ProxyProcess } from '../../test/support/process.js'
+import { cpuMs, freePort, startNode, startSimChild, waitForHttp, type ServerChild } from '../children.js'
+import { measureInTurns, type TurnFigures } from '../turns.js'
+import { CONTENTION_ROUTES, runContention, type ContentionFigures } from './contention.js'
+import { runFlood, type FloodFigures } from './flood.js'
+import { findHaproxy, startHaproxy } from './haproxy.js'
+import { callsBetween, monitor, readCounters, type MonitorCounts, type RedisCounters } from './redis-counts.js'
+
+const CONTENTION_MS = Number(process.env.SLUICE_BENCH_CONTENTION_MS ?? 10_000)
+const ROUNDS = Number(process.env.SLUICE_BENCH_ROUNDS ?? 20)
+const ROUND_MS = Number(process.env.SLUICE_BENCH_DURATION_MS ?? 500)
+const PARTS = new Set((process.env.SLUICE_BENCH_PARTS ?? 'contention,throughput,flood,breakdown').split(','))
+
+export interface ContentionRow extends ContentionFigures {
+  readonly setup: string
+  /** Redis commands per proxied request (INFO commandstats), scripts' own commands included */
+  readonly redisCommandsPerRequest?: number
+  readonly redisCalls?: ReadonlyMap<string, number>
+  /** Redis's CPU time per proxied request, µs */
+  readonly redisCpuUsPerRequest?: number
+  /** the proxies' CPU time per proxied request, µs (all replicas together) */
+  readonly proxyCpuUsPerRequest: number
+}
+
+export interface CompareResults {
+  readonly haproxySkipped?: string
+  readonly contention: ContentionRow[]
+  readonly throughput?: { readonly names: readonly string[]; readonly figures: readonly TurnFigures[]; readonly redisVsMemory: number }
+  readonly flood: { readonly setup: string; readonly figures: FloodFigures }[]
+  readonly breakdown?: MonitorCounts & { readonly requests: number }
+}
+
+/** A bare pass-through (or one on redis-semaphore with `redisUrl`) in front of `upstream`. */
+async function startPassthrough(upstream: string, redisUrl?: string): Promise<ServerChild> {
+  const port = await freePort()
+  const child = startNode(['--import', 'tsx', 'bench/compare/passthrough.ts'], { UPSTREAM: upstream, PORT: String(port), ...(redisUrl ? { REDIS_URL: redisUrl } : {}) })
+  const url = `http://127.0.0.1:${port}`
+  await waitForHttp(url)
+  return { ...child, url, pid: child.process.pid! }
+}
+
+async function contentionWithCounts(
+  setup: string,
+  sim: ServerChild,
+  targets: readonly { url: string; pid: number }[],
+  redis?: TestRedis,
+): Promise<ContentionRow> {
+  const inspect = redis?.client()
+  let before: RedisCounters | undefined
+  let after: RedisCounters | undefined
+  let cpuBefore = 0
+  let cpuAfter = 0
+  const cpu = (): number => targets.reduce((n, t) => n + cpuMs(t.pid), 0)
+  try {
+    const figures = await runContention(sim.url, targets.map((t) => t.url), CONTENTION_MS, async (phase) => {
+      if (phase === 'start') {
+        cpuBefore = cpu()
+        if (inspect) before = await readCounters(inspect)
+      } else {
+        cpuAfter = cpu()
+        if (inspect) after = await readCounters(inspect)
+      }
+    })
+    const requests = Math.max(1, figures.requests)
+    const row: ContentionRow = { setup, ...figures, proxyCpuUsPerRequest: ((cpuAfter - cpuBefore) * 1000) / requests }
+    if (before === undefined || after === undefined) return row
+    const calls = callsBetween(before, after)
+    const total = [...calls.values()].reduce((a, b) => a + b, 0)
+    return { ...row, redisCalls: calls, redisCommandsPerRequest: total / requests, redisCpuUsPerRequest: ((after.cpuMs - before.cpuMs) * 1000) / requests }
+  } finally {
+    inspect?.disconnect()
+  }
+}
+
+export async function runCompare(log: (line: string) => void = () => {}): Promise<CompareResults> {
+  const results: { -readonly [K in keyof CompareResults]: CompareResults[K] } = { contention: [], flood: [] }
+  const haproxy = findHaproxy()
+  if ('skipped' in haproxy) results.haproxySkipped = haproxy.skipped
+
+  if (PARTS.has('contention') || PARTS.has('breakdown')) {
+    const sim = await startSimChild({ SIM_LATENCY_MS: '50' })
+    try {
+      if (PARTS.has('contention') && 'path' in haproxy) {
+        log('contention: HAProxy')
+        const h = await startHaproxy(haproxy.path, sim.url, CONTENTION_ROUTES)
+        try {
+          results.contention.push(await contentionWithCounts('HAProxy, 1 node', sim, [h]))
+        } finally {
+          await h.stop()
+        }
+      }
+      const base = { SLUICE_UPSTREAM: `${sim.url}/v2`, SLUICE_REQUEST_LOG: 'false' }
+      if (PARTS.has('contention')) {
+        log('contention: sluice in-process')
+        const one = await spawnProxy(base)
+        try {
+          results.contention.push(await contentionWithCounts('sluice, 1 replica, in-process', sim, [one]))
+        } finally {
+          await one.stop()
+        }
+      }
+      {
+        log('contention: sluice on Redis')
+        const redis = await startRedis()
+        const replicas: ProxyProcess[] = []
+        try {
+          for (let i = 0; i < 3; i++) replicas.push(await spawnProxy({ ...base, SLUICE_REDIS_URL: redis.url }))
+          if (PARTS.has('contention')) results.contention.push(await contentionWithCounts('sluice, 3 replicas, Redis', sim, replicas, redis))
+          if (PARTS.has('breakdown')) {
+            log('breakdown: MONITOR')
+            results.breakdown = await breakdown(sim, replicas, redis)
+          }
+        } finally {
+          await Promise.all(replicas.map((r) => r.stop()))
+          await redis.close()
+        }
+      }
+      if (PARTS.has('contention')) {
+        log('contention: redis-semaphore')
+        const redis = await startRedis()
+        const procs: ServerChild[] = []
+        try {
+          for (let i = 0; i < 3; i++) procs.push(await startPassthrough(sim.url, redis.url))
+          results.contention.push(await contentionWithCounts('redis-semaphore pass-through, 3 processes', sim, procs, redis))
+        } finally {
+          await Promise.all(procs.map((p) => p.stop()))
+          await redis.close()
+        }
+      }
+    } finally {
+      await sim.stop()
+    }
+  }
+
+  if (PARTS.has('throughput')) {
+    log('throughput: in turns')
+    const sim = await startSimChild()
+    const redisA = await startRedis()
+    const redisB = await startRedis()
+    const children: ServerChild[] = []
+    const proxies: ProxyProcess[] = []
+    try {
+      children.push(await startPassthrough(sim.url), await startPassthrough(sim.url, redisB.url))
+      const base = { SLUICE_UPSTREAM: `${sim.url}/v2`, SLUICE_REQUEST_LOG: 'false' }
+      proxies.push(await spawnProxy(base), await spawnProxy({ ...base, SLUICE_REDIS_URL: redisA.url }))
+      const targets = [
+        { name: 'bare Node pass-through', url: children[0]!.url, pid: children[0]!.pid },
+        { name: 'sluice, in-process', url: proxies[0]!.url, pid: proxies[0]!.pid },
+        { name: 'sluice, Redis', url: proxies[1]!.url, pid: proxies[1]!.pid },
+        { name: 'redis-semaphore pass-through', url: children[1]!.url, pid: children[1]!.pid },
+      ]
+      const figures = await measureInTurns(targets, { connections: 32, rounds: ROUNDS, roundMs: ROUND_MS, baseline: 0 })
+      results.throughput = { names: targets.map((t) => t.name), figures, redisVsMemory: figures[2]!.vsBaseline.rps / figures[1]!.vsBaseline.rps }
+    } finally {
+      await Promise.all(children.map((c) => c.stop()))
+      await Promise.all(proxies.map((p) => p.stop()))
+      await redisA.close()
+      await redisB.close()
+      await sim.stop()
+    }
+  }
+
+  if (PARTS.has('flood')) {
+    const sim = await startSimChild()
+    const redis = await startRedis()
+    try {
+      log('flood: in-process')
+      results.flood.push({ setup: 'sluice, in-process', figures: await runFlood(`${sim.url}/v2`, {}) })
+      log('flood: Redis')
+      results.flood.push({ setup: 'sluice, Redis', figures: await runFlood(`${sim.url}/v2`, { SLUICE_REDIS_URL: redis.url }) })
+    } finally {
+      await redis.close()
+      await sim.stop()
+    }
+  }
+  return results
+}
+
+/** Two seconds of the contention scenario under MONITOR: what each proxied request sent to Redis. */
+async function breakdown(sim: ServerChild, replicas: readonly ProxyProcess[], redis: TestRedis): Promise<MonitorCounts & { requests: number }> {
+  let counts: Promise<MonitorCounts> | undefined
+  const figures = await runContention(sim.url, replicas.map((r) => r.url), 2_000, (phase) => {
+    if (phase === 'start') counts = monitor(redis.url, 2_000)
+    return Promise.resolve()
+  })
+  return { ...(await counts!), requests: figures.requests }
+}

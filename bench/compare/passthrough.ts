@@ -1,0 +1,72 @@
+/**
+ * A bare Node pass-through in front of UPSTREAM on PORT: node:http in, an undici Pool out, the answer
+ * piped back, nothing else — the floor the proxies of the comparison are divided by. With
+ * REDIS_URL set it takes a redis-semaphore `Semaphore` (default options, as documented) for the
+ * request's (organisation, endpoint) at the catalog's limit before forwarding, and releases it when
+ * the upstream's answer has been read: a proxy built on redis-semaphore, beside sluice's Redis limiter.
+ *
+ *   node --import tsx bench/compare/passthrough.ts   (UPSTREAM=http://host:port PORT=n [REDIS_URL=…])
+ */
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
+import { Redis } from 'ioredis'
+import { Semaphore } from 'redis-semaphore'
+import { Pool } from 'undici'
+import { DEFAULT_CATALOG_FILE, loadCatalog } from '../../src/catalog/index.js'
+
+const upstream = process.env.UPSTREAM ?? 'http://127.0.0.1:8081'
+const pool = new Pool(upstream, { connections: 256, keepAliveTimeout: 30_000 })
+const redis = process.env.REDIS_URL === undefined ? undefined : new Redis(process.env.REDIS_URL)
+const catalog = loadCatalog(DEFAULT_CATALOG_FILE, { defaultLimit: 5, overrides: {} })
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'host', 'upgrade', 'proxy-connection'])
+function pass(headers: IncomingHttpHeaders): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {}
+  for (const name in headers) if (!HOP_BY_HOP.has(name)) out[name] = headers[name]!
+  return out
+}
+
+/** The semaphore of the request's (organisation, endpoint), or undefined without Redis. */
+function semaphoreFor(req: IncomingMessage): Semaphore | undefined {
+  if (redis === undefined) return undefined
+  const url = req.url ?? '/'
+  const q = url.indexOf('?')
+  const match = catalog.match(req.method ?? 'GET', (q < 0 ? url : url.slice(0, q)).replace(/^\/v2/, ''))
+  if (!match.ok) return undefined
+  const org = req.headers.authorization ?? 'default'
+  return new Semaphore(redis, `${org} ${match.endpoint.id}`, match.endpoint.limit ?? 5)
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const semaphore = semaphoreFor(req)
+  await semaphore?.acquire()
+  try {
+    const hasBody = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined
+    const answer = await pool.request({
+      path: req.url ?? '/',
+      method: req.method as 'GET',
+      headers: pass(req.headers),
+      body: hasBody ? req : null,
+    })
+    res.writeHead(answer.statusCode, pass(answer.headers))
+    for await (const chunk of answer.body) res.write(chunk as Buffer)
+    res.end()
+  } finally {
+    await semaphore?.release()
+  }
+}
+
+const server = createServer({ keepAlive: true, noDelay: true }, (req, res) => {
+  handle(req, res).catch((err: unknown) => {
+    if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' })
+    res.end(String(err))
+  })
+})
+server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+  process.stdout.write(`${JSON.stringify({ listening: server.address() })}\n`)
+})
+process.once('SIGTERM', () => {
+  server.close()
+  server.closeAllConnections()
+  redis?.disconnect()
+  void pool.close().then(() => process.exit(0))
+})

@@ -1,0 +1,96 @@
+import type { CompareResults, ContentionRow } from './index.js'
+import { FLOOD } from './flood.js'
+
+const MB = 1024 * 1024
+const f3 = (v: number | null | undefined): string => (v === null || v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(3))
+const f2 = (v: number | null | undefined): string => (v === null || v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(2))
+const mb = (bytes: number): string => `${(bytes / MB).toFixed(0)} MB`
+const kb = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KB`
+
+const find = (r: CompareResults, prefix: string): ContentionRow | undefined => r.contention.find((c) => c.setup.startsWith(prefix))
+
+/** The summary: one row per figure, HAProxy / redis-semaphore / sluice side by side. */
+export function summaryTable(r: CompareResults): string {
+  const ha = find(r, 'HAProxy')
+  const sem = find(r, 'redis-semaphore')
+  const mem = find(r, 'sluice, 1 replica')
+  const red = find(r, 'sluice, 3 replicas')
+  const t = r.throughput
+  const tp = (i: number): string => (t ? t.figures[i]!.vsBaseline.rps.toFixed(2) : '–')
+  const floodMem = r.flood.find((x) => x.setup.includes('in-process'))?.figures
+  const floodRed = r.flood.find((x) => x.setup.includes('Redis'))?.figures
+  const flood = (x: typeof floodMem): string =>
+    x ? `${mb(x.queuedRss)} queued (${mb(x.idleRss)} idle), ${mb(x.peakRss)} peak while draining, ${mb(x.afterRss)} after; ${kb(x.heapPerWaiter)} heap / ${kb(x.rssPerWaiter)} RSS per waiter` : '–'
+  const lines = [
+    '| figure | HAProxy 1 node | redis-semaphore, 3 processes | sluice | target |',
+    '|---|---|---|---|---|',
+    `| contention (2 orgs × 4 keys, limits 1/5, 60 loops, API 50 ms): lowest utilisation of a key | ${ha ? f3(ha.minUtilisation) : (r.haproxySkipped ? 'skipped' : '–')} | ${f3(sem?.minUtilisation)} | ${f3(red?.minUtilisation)} (3 replicas, Redis); ${f3(mem?.minUtilisation)} (1 replica, in-process) | ≥ 0.985 on Redis, ≥ 0.99 in-process |`,
+    `| handoff idle at the API (a slot freed → the next request arrives), p50 / p99 ms | ${ha ? `${f2(ha.handoffP50Ms)} / ${f2(ha.handoffP99Ms)}` : '–'} | ${f2(sem?.handoffP50Ms)} / ${f2(sem?.handoffP99Ms)} | ${f2(red?.handoffP50Ms)} / ${f2(red?.handoffP99Ms)} (Redis); ${f2(mem?.handoffP50Ms)} / ${f2(mem?.handoffP99Ms)} (in-process) | p50 ≤ 1 across replicas, ≤ 0.3 in-process |`,
+    `| Redis commands per proxied request (contention, INFO commandstats) | – | ${f2(sem?.redisCommandsPerRequest)} | ${f2(red?.redisCommandsPerRequest)}${red?.redisCalls ? ` (${f2(scripts(red) / Math.max(1, red.requests))} scripts)` : ''} | ≤ 8, ≤ 2 round trips |`,
+    `| uncontended throughput (32 connections, limited endpoint, one org each), proxy ÷ bare Node pass-through | – | ${tp(3)} | ${tp(2)} with Redis, ${tp(1)} in-process (Redis ÷ in-process ${t ? t.redisVsMemory.toFixed(2) : '–'}) | Redis ≥ 0.8 of in-process |`,
+    `| RSS with ${FLOOD.toLocaleString('en')} requests queued on one key | – | – | in-process: ${flood(floodMem)}; Redis: ${flood(floodRed)} | ≤ 150 MB, back to idle after |`,
+  ]
+  if (r.haproxySkipped) lines.push('', `HAProxy: skipped — ${r.haproxySkipped}.`)
+  return lines.join('\n')
+}
+
+const scripts = (row: ContentionRow): number => (row.redisCalls?.get('evalsha') ?? 0) + (row.redisCalls?.get('eval') ?? 0)
+
+export function contentionTable(r: CompareResults): string {
+  const lines = [
+    '| setup | requests | lowest utilisation (key) | lowest, limit-1 keys | lowest, limit-5 keys | handoff idle p50 / p99 ms (handoffs) | most in progress ≤ limit | API 429s | client answers ≠ 200 | proxy CPU µs / request | Redis commands / request | Redis CPU µs / request |',
+    '|---|---:|---|---:|---:|---|---|---:|---:|---:|---:|---:|',
+  ]
+  for (const c of r.contention) {
+    lines.push(
+      `| ${c.setup} | ${c.requests} | ${f3(c.minUtilisation)} (${c.minKey}) | ${f3(c.minUtilisationByLimit[1])} | ${f3(c.minUtilisationByLimit[5])} | ${f2(c.handoffP50Ms)} / ${f2(c.handoffP99Ms)} (${c.handoffs}) | ${c.overLimit ? '**no**' : 'yes'} | ${c.upstream429s} | ${c.clientNon200} | ${c.proxyCpuUsPerRequest.toFixed(0)} | ${f2(c.redisCommandsPerRequest)} | ${c.redisCpuUsPerRequest === undefined ? '–' : c.redisCpuUsPerRequest.toFixed(0)} |`,
+    )
+  }
+  return lines.join('\n')
+}
+
+export function throughputTable(r: CompareResults): string {
+  const t = r.throughput
+  if (!t) return ''
+  const lines = ['| target | req/s | p50 ms | p99 ms | non-200 | CPU µs / request | ÷ bare: req/s | ÷ bare: CPU / request |', '|---|---:|---:|---:|---:|---:|---:|---:|']
+  t.names.forEach((name, i) => {
+    const x = t.figures[i]!
+    lines.push(`| ${name} | ${x.rps.toFixed(0)} | ${x.p50Ms.toFixed(3)} | ${x.p99Ms.toFixed(3)} | ${x.failed} | ${x.cpuUsPerRequest.toFixed(0)} | ${x.vsBaseline.rps.toFixed(2)} | ${x.vsBaseline.cpu.toFixed(2)} |`)
+  })
+  return lines.join('\n')
+}
+
+export function floodTable(r: CompareResults): string {
+  const lines = [
+    `| setup | RSS idle | RSS, ${FLOOD.toLocaleString('en')} queued | RSS peak (drain included) | RSS after | heap idle | heap queued | heap after (garbage included) | per waiter: heap / RSS | answers ≠ 200 |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---|---:|',
+  ]
+  for (const { setup, figures: x } of r.flood) {
+    lines.push(`| ${setup} | ${mb(x.idleRss)} | ${mb(x.queuedRss)} | ${mb(x.peakRss)} | ${mb(x.afterRss)} | ${mb(x.idleHeap)} | ${mb(x.queuedHeap)} | ${mb(x.afterHeap)} | ${kb(x.heapPerWaiter)} / ${kb(x.rssPerWaiter)} | ${x.non200} |`)
+  }
+  return lines.join('\n')
+}
+
+/** Per proxied request: what the replicas sent to Redis, and what each script ran inside Redis. */
+export function breakdownTable(r: CompareResults): string {
+  const b = r.breakdown
+  if (!b) return ''
+  const per = (n: number): string => (n / Math.max(1, b.requests)).toFixed(2)
+  const sent = [...b.sent].sort((x, y) => y[1] - x[1])
+  const roundTrips = sent.reduce((n, [, c]) => n + c, 0)
+  const lines = [
+    `${b.requests} proxied requests under MONITOR; ${per(roundTrips)} commands sent (round trips, pipelined or not) per request:`,
+    '',
+    '| sent by the replicas | per request |',
+    '|---|---:|',
+    ...sent.map(([name, c]) => `| ${name} | ${per(c)} |`),
+    '',
+    '| inside the scripts: script: command | per request | per call of the script |',
+    '|---|---:|---:|',
+  ]
+  for (const [key, c] of [...b.inScripts].sort((x, y) => y[1] - x[1])) {
+    const script = key.slice(0, key.indexOf(':'))
+    lines.push(`| ${key} | ${per(c)} | ${(c / Math.max(1, b.scriptCalls.get(script) ?? 0)).toFixed(2)} |`)
+  }
+  return lines.join('\n')
+}
