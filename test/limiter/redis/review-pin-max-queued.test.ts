@@ -34,12 +34,12 @@ describe('review: pins and maxQueued', () => {
     }
     // this replica held three Redis permits of `batch` when Redis went away
     const [p1, p2, p3] = [redisPermit(1), redisPermit(2), redisPermit(3)]
-    fallback.pinAll([p1!, p2!, p3!])
+    fallback.pinAll([p1, p2, p3])
     await tick()
     // the first two finish; p3 is still in flight upstream
-    fallback.unpin(p1!)
+    fallback.unpin(p1)
     await tick()
-    fallback.unpin(p2!)
+    fallback.unpin(p2)
     await tick()
     // a new request now, in local mode: the only local slot is p3's
     let granted: Permit | undefined
