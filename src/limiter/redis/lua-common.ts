@@ -8,7 +8,7 @@ import { LUA_FAIR } from './lua-fair.js'
  *   queue    ZSET waiter id → start tag (fair share between apps, see lua-fair.ts): lowest is next
  *   meta     HASH limit, instance, endpoint, `@<replica>` → that replica's liveness expiry (ms),
  *            `v` → virtual time, `f:<app>` → the app's finish tag
- * Permit and waiter ids are `<arrived>~<replica>/<sequence>:<cap>:<app>` (waiter-id.ts): the replica
+ * Permit and waiter ids are `<replica>/<arrived>~<sequence>:<cap>:<app>` (waiter-id.ts): the replica
  * part says where to publish a grant and whose liveness decides whether a waiter is still wanted.
  *
  * Keys expire when idle (`idle`, three leases): acquire sets the expiry of the key it adds to, and
@@ -89,8 +89,9 @@ local function grant(holders, queue, meta, now, lease, chan, limit, held, idle, 
     given[#given + 1] = id
     if granted then granted[#granted + 1] = id end
     if counts then counts[app_of(id)] = (counts[app_of(id)] or 0) + 1 end
+    -- an id of the previous release's form has its arrival in µs as score: it never moves V
     local s = tonumber(score)
-    if top == nil or s > top then top = s end
+    if not is_old_form(id) and (top == nil or s > top) then top = s end
   end
   local blocked = false
   while held < limit do
