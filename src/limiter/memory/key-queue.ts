@@ -14,7 +14,7 @@ export interface Waiter {
   readonly enqueuedAt: number
   /** the calling app's weight and caps */
   readonly policy: AppPolicy
-  /** it waited before (sent back by an upstream 429, moved from another backend): placed at the head */
+  /** sent back by an upstream 429: placed at the head (a request moved from Redis queues as new) */
   readonly requeued: boolean
   /** a local slot for a permit already in flight elsewhere (the Redis fallback's pin): no cap holds it back */
   readonly uncapped?: boolean

@@ -18,7 +18,7 @@ end
 
 -- The start tag of a waiter arriving now. New (age 0): S = max(V, F_app), and F_app becomes S + cost,
 -- so each backlogged app gets turns in proportion to 1 / cost (its weight). Waited before (re-queued
--- after an upstream 429, moved from the fallback): in (V - 1, V], lower the older it is: ahead of
+-- after an upstream 429, or after losing its place in Redis): in (V - 1, V], lower the older it is: ahead of
 -- every new waiter, in arrival order among themselves, and not charged again.
 local function start_tag(meta, app, cost, age, idle)
   if age > 0 then

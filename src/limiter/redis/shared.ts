@@ -122,7 +122,7 @@ export class SharedPermits {
     sem.addWaiter(waiter)
     this.#waiters.set(waiter.id, waiter)
     ticket.withdraw = () => this.#withdraw(waiter)
-    const keepAge = ticket.hasWaited
+    const keepAge = ticket.retried
     if (!sem.holdsAll()) {
       void this.#sendAcquire(waiter, keepAge)
       return
