@@ -164,6 +164,7 @@ export class SharedPermits {
   async #sendAcquire(waiter: Waiter, keepAge: boolean): Promise<void> {
     const { semaphore: sem, ticket, policy } = waiter
     const sentAt = this.#now()
+    const stale = sem.staleMessages
     waiter.notGrantedAt = sentAt
     waiter.grantedEarly = false
     // Placed by its age, or an app other than the named head's (whose start tag may be lower), it
@@ -221,7 +222,7 @@ export class SharedPermits {
       this.#collect(sem)
     } else {
       sem.setPhase(waiter, 'queued')
-      if (reply.head) sem.headHint = waiter.id
+      if (reply.head) sem.headFromReply(waiter.id, stale)
       // the next sync (within a third of a lease) arms the safety timer at the nearest lease expiry
       if (waiter.grantedEarly) this.#grant(waiter)
     }
@@ -341,7 +342,10 @@ export class SharedPermits {
   /** A request re-queued by its age went ahead of the head this replica may have been told of. */
   onHeadStale(tag: string): void {
     const sem = this.#semaphores.get(tag)
-    if (sem) sem.headHint = undefined
+    if (sem === undefined) return
+    sem.headHint = undefined
+    // a reply read after this message may name the head as it was before: it is not believed
+    sem.staleMessages++
   }
 
   /**
@@ -384,7 +388,8 @@ export class SharedPermits {
    * no release elsewhere can have granted it. A request re-queued with its age (after an
    * upstream 429) that lands ahead of it makes Redis tell this replica that the head is stale
    * (`onHeadStale`); only if that re-queue and this release cross, within a message's flight,
-   * may a handover pass it. Safe: the permit stays counted in Redis all along, and it is handed
+   * may a handover pass it. A reply naming a head read after such a message is not believed (the
+   * message may be the newer: `KeySemaphore.headFromReply`). Safe: the permit stays counted in Redis all along, and it is handed
    * over only while its lease is sure to last beyond the next renewal (a stalled replica hands
    * over nothing), and never while Redis counts more holders than the limit (it names no head
    * then). Should the waiter have been granted anyway (one of our leases ran out and its slot
@@ -403,6 +408,7 @@ export class SharedPermits {
    */
   async #release(sem: KeySemaphore, ids: string[], wantHead = false, served = false): Promise<void> {
     const sentAt = this.#now()
+    const stale = sem.staleMessages
     try {
       const { granted, head } = await release(this.scripts, sem.keys, {
         ids,
@@ -413,7 +419,7 @@ export class SharedPermits {
         wantHead,
         served,
       })
-      sem.headHint = head
+      sem.headFromReply(head, stale)
       // A slot handed to one of our own waiters needs no round through pub/sub: grant it now (the
       // message that follows finds no waiter and is ignored). Other replicas' ids are not ours.
       for (const id of granted) {
@@ -470,6 +476,7 @@ export class SharedPermits {
     const renewing = [...sem.held.keys()]
     const recount = sem.recount
     const sentAt = this.#now()
+    const stale = sem.staleMessages
     let reply
     try {
       reply = await sync(this.scripts, sem.keys, {
@@ -493,7 +500,7 @@ export class SharedPermits {
     }
     if (recount) sem.recount = false
     sem.announcedAt = Math.max(sem.announcedAt, sentAt)
-    sem.headHint = reply.head
+    sem.headFromReply(reply.head, stale)
     for (const id of reply.lost) {
       const held = sem.held.get(id)
       if (!held) continue
