@@ -7,7 +7,7 @@ import { LUA_FAIR } from './lua-fair.js'
  *   holders  ZSET permit id → lease expiry in ms on Redis's clock
  *   queue    ZSET waiter id → start tag (fair share between apps, see lua-fair.ts): lowest is next
  *   meta     HASH limit, instance, endpoint, `@<replica>` → that replica's liveness expiry (ms),
- *            `v` → virtual time, `f:<app>` → the app's finish tag
+ *            `v` → virtual time, `f:<app>` → the app's finish tag, `n:<app>` → its waiters queued
  * Permit and waiter ids are `<replica>/<arrived>~<sequence>:<cap>:<app>` (waiter-id.ts): the replica
  * part says where to publish a grant and whose liveness decides whether a waiter is still wanted.
  *
@@ -85,6 +85,7 @@ local function grant(holders, queue, meta, now, lease, chan, limit, held, idle, 
   end
   local function take(id, score)
     redis.call('ZADD', holders, now + lease, id)
+    left_queue(meta, id, false)
     held = held + 1
     given[#given + 1] = id
     if granted then granted[#granted + 1] = id end
@@ -100,7 +101,9 @@ local function grant(holders, queue, meta, now, lease, chan, limit, held, idle, 
       empty = true
       break
     end
-    if live(head[1]) then
+    if not live(head[1]) then
+      left_queue(meta, head[1], true)
+    else
       if under_cap(head[1]) then
         take(head[1], head[2])
       else
@@ -123,6 +126,7 @@ local function grant(holders, queue, meta, now, lease, chan, limit, held, idle, 
       local id = page[i]
       if not live(id) then
         redis.call('ZREM', queue, id)
+        left_queue(meta, id, true)
         removed = removed + 1
       elseif under_cap(id) then
         redis.call('ZREM', queue, id)

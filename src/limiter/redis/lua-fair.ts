@@ -45,6 +45,29 @@ local function advance(meta, top, idle, known)
   if not v then redis.call('PEXPIRE', meta, idle) end
 end
 
+-- Waiters queued per app (\`n:<app>\` in meta), so that a withdrawal knows whether its app has any
+-- left. Ids of the previous release's form are not counted (its scripts would not count them down).
+local function queued_one(meta, id, idle)
+  if is_old_form(id) then return end
+  if redis.call('HINCRBY', meta, 'n:' .. app_of(id), 1) == 1 then redis.call('PEXPIRE', meta, idle) end
+end
+
+-- A waiter left the queue: served, or (\`refund\`) withdrawn — deadline, abort — or dropped with its
+-- dead replica. When a withdrawn waiter was its app's last, the app's finish tag goes (its next
+-- waiter starts at V): an app is charged for what it was served, not for what it gave up. While
+-- others of the app stay queued the charge stays: refunding it would let the app's next waiter in
+-- ahead of them (FIFO within an app).
+local function left_queue(meta, id, refund)
+  if is_old_form(id) then return end
+  local app = app_of(id)
+  if redis.call('HINCRBY', meta, 'n:' .. app, -1) > 0 then return end
+  if refund then
+    redis.call('HDEL', meta, 'n:' .. app, 'f:' .. app)
+  else
+    redis.call('HDEL', meta, 'n:' .. app)
+  end
+end
+
 -- Permits held per app (for the caps), read from the holders' ids.
 local function held_by_app(holders)
   local counts = {}

@@ -72,9 +72,11 @@ describe('redis scripts: commands per request', () => {
     const holder = id('web', 'r1')
     await acq(holder, 'r1', 1)
     const waiter = id('batch', 'r2')
-    // queued: its start tag (HMGET V and F_app, HSET F_app) and whether it landed at the head (ZRANGE)
-    expect(await commandsOf(client, () => acq(waiter, 'r2', 1))).toEqual({ time: 1, zcard: 1, hmget: 1, hset: 1, zadd: 1, pexpire: 1, zrange: 1 })
-    // granting it: liveness and V in one HMGET, V moved (HSET), the next head named at limit 1 (ZRANGE)
-    expect(await commandsOf(client, () => rel([holder], 1))).toEqual({ time: 1, zrem: 1, zcard: 1, zpopmin: 1, hmget: 1, zadd: 1, hset: 1, pexpire: 1, zrange: 1, publish: 1 })
+    // queued: its start tag (HMGET V and F_app, HSET F_app), its app's count of waiters (HINCRBY; the
+    // app's first: the hash's expiry, PEXPIRE) and whether it landed at the head (ZRANGE)
+    expect(await commandsOf(client, () => acq(waiter, 'r2', 1))).toEqual({ time: 1, zcard: 1, hmget: 1, hset: 1, hincrby: 1, zadd: 1, pexpire: 2, zrange: 1 })
+    // granting it: liveness and V in one HMGET, its app's count down (HINCRBY; the app's last: HDEL),
+    // V moved (HSET), the next head named at limit 1 (ZRANGE)
+    expect(await commandsOf(client, () => rel([holder], 1))).toEqual({ time: 1, zrem: 1, zcard: 1, zpopmin: 1, hmget: 1, hincrby: 1, hdel: 1, zadd: 1, hset: 1, pexpire: 1, zrange: 1, publish: 1 })
   })
 })

@@ -51,6 +51,7 @@ if held < limit then
 end
 if full then return {2, 0, forgot} end
 redis.call('ZADD', queue, fmt(start_tag(meta, app_of(id), cost, age, idle)), id)
+queued_one(meta, id, idle)
 redis.call('PEXPIRE', queue, idle)
 local first = redis.call('ZRANGE', queue, 0, 1)
 local at_head = first[1] == id
