@@ -186,7 +186,8 @@ export class SharedPermits {
           leaseMs: this.config.leaseMs,
           liveMs: this.config.liveMs,
           idleMs: this.config.idleMs,
-          ageMs: keepAge ? ticket.ageMs : 0,
+          // at least 1: an age of 0 means a new waiter to the script (placed and charged as new)
+          ageMs: keepAge ? Math.max(1, ticket.ageMs) : 0,
           // the replica's queue for the key, or its app's part of it, is full: refuse rather than queue
           full: sem.queuedCount >= ticket.options.maxQueue || (Number.isFinite(policy.maxQueued) && sem.queuedOf(policy.app) >= policy.maxQueued),
           announce,
