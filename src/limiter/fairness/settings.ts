@@ -17,6 +17,15 @@ export const appShareSchema = z.strictObject({
   /** most waiters of the app per key on one replica; past it 503 SLUICE_QUEUE_FULL; unset: only queue.maxLength */
   maxQueued: z.number().int().positive().optional(),
 })
+  // While a capped app's waiters lead the queue and slots are free, every Redis script looks past
+  // them for another app's waiter: maxQueued × replicas bounds that scan (docs/redis-limiter.md,
+  // "Fair share between apps", maxHeld).
+  .refine((s) => s.maxHeld === undefined || s.maxQueued !== undefined, {
+    path: ['maxHeld'],
+    message: 'needs maxQueued as well (it bounds the scan past a capped app\'s waiters)',
+    // said only of an otherwise valid entry (a maxHeld of 0 is reported as such)
+    when: (payload) => payload.issues.length === 0,
+  })
 export type AppShareSettings = z.output<typeof appShareSchema>
 
 export const fairnessSettingsSchema = z.strictObject({

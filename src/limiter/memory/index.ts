@@ -18,7 +18,7 @@ export interface MemoryLimiterOptions {
 
 /** What the Redis backend's fallback may add to an acquire. */
 export interface LocalAcquireOptions extends AcquireOptions {
-  /** a local slot for a permit already in flight (a pin): no app cap holds it back */
+  /** a local slot for a permit already in flight (a pin): no app cap (maxHeld, maxQueued) holds it back */
   readonly uncapped?: boolean
 }
 
@@ -114,9 +114,11 @@ export class MemoryLimiter implements Limiter {
       this.dropIfIdle(id, queue)
       return Promise.reject(new QueueFullError(describeKey(key), queue.queued))
     }
-    // this app's part of the queue is full (fairness.apps.<app>.maxQueued)
+    // this app's part of the queue is full (fairness.apps.<app>.maxQueued); a pin is not a new
+    // request but a slot already in use elsewhere (the Redis fallback's): refusing it would grant
+    // that slot a second time
     const mine = queue.queuedOf(policy.app)
-    if (mine >= policy.maxQueued) {
+    if (mine >= policy.maxQueued && options.uncapped !== true) {
       this.dropIfIdle(id, queue)
       return Promise.reject(new QueueFullError(`${describeKey(key)} for app ${policy.app}`, mine))
     }

@@ -14,7 +14,7 @@ export interface Waiter {
   readonly enqueuedAt: number
   /** the calling app's weight and caps */
   readonly policy: AppPolicy
-  /** it waited before (sent back by an upstream 429, moved from another backend): placed at the head */
+  /** sent back by an upstream 429: placed at the head (a request moved from Redis queues as new) */
   readonly requeued: boolean
   /** a local slot for a permit already in flight elsewhere (the Redis fallback's pin): no cap holds it back */
   readonly uncapped?: boolean
@@ -153,6 +153,10 @@ export class KeyQueue {
     if (i < 0) return false
     lane.entries.splice(i, 1)
     this.#queued--
+    // Its app's last waiter gave up: the app's charge goes (its next waiter starts at V), as in
+    // Redis (lua-fair.ts left_queue) — charged for what it was served, not for what it abandoned.
+    // While others of the app wait, the charge stays: their tags are set (FIFO within an app).
+    if (lane.entries.length === 0 && lane.finish > this.#virtual) lane.finish = this.#virtual
     this.#dropIfSpent(waiter.policy.app, lane)
     return true
   }

@@ -98,8 +98,9 @@ export class Fallback {
         limit: this.#localLimit(ticket.key, options),
         deadline: options.deadline,
         signal: attempt.abort.signal,
-        // only a request that waited before keeps its place (at the head); a new one queues fairly
-        arrivedAt: ticket.hasWaited ? ticket.arrivedAt : undefined,
+        // only a request sent back by an upstream 429 keeps its place (at the head); a new one, or
+        // one moved from Redis, queues fairly behind its app's earlier waiters
+        arrivedAt: ticket.retried ? ticket.arrivedAt : undefined,
         maxQueue: options.maxQueue,
         app: options.app,
       })

@@ -62,6 +62,12 @@ export class KeySemaphore {
    * of ours, a release here may hand the permit to it directly (see `handOverTarget`).
    */
   headHint: string | undefined
+  /**
+   * Stale-head messages (" <tag>") read for this key. They come on the subscriber connection, a
+   * script's reply on the command connection, unordered: a reply naming a head is only believed if
+   * no such message was read since its script was sent (the head it names may be the older one).
+   */
+  staleMessages = 0
   /** ids to release or withdraw once Redis answers again */
   readonly drops = new Set<string>()
   /** a script found that Redis no longer knew this replica (it lost its data): the next sync counts held permits again */
@@ -124,6 +130,14 @@ export class KeySemaphore {
     const ids: string[] = []
     for (const w of this.waiters.values()) if (w.phase === 'queued') ids.push(w.id)
     return ids
+  }
+
+  /**
+   * Takes the head a script's reply named, sent when `staleMessages` was `staleAtSend`: forgotten
+   * instead when a stale-head message was read since (it may be newer than the reply).
+   */
+  headFromReply(head: string | undefined, staleAtSend: number): void {
+    this.headHint = this.staleMessages === staleAtSend ? head : undefined
   }
 
   /**

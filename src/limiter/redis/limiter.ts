@@ -202,7 +202,6 @@ export class RedisLimiter implements Limiter {
 
   #route(ticket: Ticket): void {
     if (ticket.settled) return
-    ticket.routes++
     if (this.#mode === 'redis') this.#shared.enqueue(ticket)
     else this.#fallback.serve(ticket)
   }

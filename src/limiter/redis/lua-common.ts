@@ -7,7 +7,8 @@ import { LUA_FAIR } from './lua-fair.js'
  *   holders  ZSET permit id → lease expiry in ms on Redis's clock
  *   queue    ZSET waiter id → start tag (fair share between apps, see lua-fair.ts): lowest is next
  *   meta     HASH limit (the limit argument as given), instance, endpoint, `@<replica>` → that
- *            replica's liveness expiry (ms), `v` → virtual time, `f:<app>` → the app's finish tag
+ *            replica's liveness expiry (ms), `v` → virtual time, `f:<app>` → the app's finish tag,
+ *            `n:<app>` → its waiters queued
  *   learned  HASH the learned limit (docs/learned-limits.md): v the value, b the concurrency that last
  *            drew a 429 (0: none), c when the last decrease was made (ms); its own expiry
  *            (`learning.idleMs`), so it outlives the semaphore's idle keys
@@ -15,7 +16,7 @@ import { LUA_FAIR } from './lua-fair.js'
  * The limit argument of a script is "<n>" for a fixed limit, or "<start> <ceiling> <floor> <idleMs>"
  * for a learned one; scripts read it with limit_spec and enforce effective_limit (grant, the caps'
  * put-back and the limit-1 handover all use that one number).
- * Permit and waiter ids are `<arrived>~<replica>/<sequence>:<cap>:<app>` (waiter-id.ts): the replica
+ * Permit and waiter ids are `<replica>/<arrived>~<sequence>:<cap>:<app>` (waiter-id.ts): the replica
  * part says where to publish a grant and whose liveness decides whether a waiter is still wanted.
  *
  * Keys expire when idle (`idle`, three leases): acquire sets the expiry of the key it adds to, and
@@ -93,12 +94,14 @@ local function grant(holders, queue, meta, now, lease, chan, limit, held, idle, 
   end
   local function take(id, score)
     redis.call('ZADD', holders, now + lease, id)
+    left_queue(meta, id, false)
     held = held + 1
     given[#given + 1] = id
     if granted then granted[#granted + 1] = id end
     if counts then counts[app_of(id)] = (counts[app_of(id)] or 0) + 1 end
+    -- an id of the previous release's form has its arrival in µs as score: it never moves V
     local s = tonumber(score)
-    if top == nil or s > top then top = s end
+    if not is_old_form(id) and (top == nil or s > top) then top = s end
   end
   local blocked = false
   while held < limit do
@@ -107,7 +110,9 @@ local function grant(holders, queue, meta, now, lease, chan, limit, held, idle, 
       empty = true
       break
     end
-    if live(head[1]) then
+    if not live(head[1]) then
+      left_queue(meta, head[1], true)
+    else
       if under_cap(head[1]) then
         take(head[1], head[2])
       else
@@ -130,6 +135,7 @@ local function grant(holders, queue, meta, now, lease, chan, limit, held, idle, 
       local id = page[i]
       if not live(id) then
         redis.call('ZREM', queue, id)
+        left_queue(meta, id, true)
         removed = removed + 1
       elseif under_cap(id) then
         redis.call('ZREM', queue, id)

@@ -18,7 +18,7 @@ end
 
 -- The start tag of a waiter arriving now. New (age 0): S = max(V, F_app), and F_app becomes S + cost,
 -- so each backlogged app gets turns in proportion to 1 / cost (its weight). Waited before (re-queued
--- after an upstream 429, moved from the fallback): in (V - 1, V], lower the older it is: ahead of
+-- after an upstream 429, or after losing its place in Redis): in (V - 1, V], lower the older it is: ahead of
 -- every new waiter, in arrival order among themselves, and not charged again.
 local function start_tag(meta, app, cost, age, idle)
   if age > 0 then
@@ -43,6 +43,29 @@ local function advance(meta, top, idle, known)
   if v and tonumber(v) >= top then return end
   redis.call('HSET', meta, 'v', fmt(top))
   if not v then redis.call('PEXPIRE', meta, idle) end
+end
+
+-- Waiters queued per app (\`n:<app>\` in meta), so that a withdrawal knows whether its app has any
+-- left. Ids of the previous release's form are not counted (its scripts would not count them down).
+local function queued_one(meta, id, idle)
+  if is_old_form(id) then return end
+  if redis.call('HINCRBY', meta, 'n:' .. app_of(id), 1) == 1 then redis.call('PEXPIRE', meta, idle) end
+end
+
+-- A waiter left the queue: served, or (\`refund\`) withdrawn — deadline, abort — or dropped with its
+-- dead replica. When a withdrawn waiter was its app's last, the app's finish tag goes (its next
+-- waiter starts at V): an app is charged for what it was served, not for what it gave up. While
+-- others of the app stay queued the charge stays: refunding it would let the app's next waiter in
+-- ahead of them (FIFO within an app).
+local function left_queue(meta, id, refund)
+  if is_old_form(id) then return end
+  local app = app_of(id)
+  if redis.call('HINCRBY', meta, 'n:' .. app, -1) > 0 then return end
+  if refund then
+    redis.call('HDEL', meta, 'n:' .. app, 'f:' .. app)
+  else
+    redis.call('HDEL', meta, 'n:' .. app)
+  end
 end
 
 -- Permits held per app (for the caps), read from the holders' ids.

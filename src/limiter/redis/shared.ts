@@ -152,7 +152,7 @@ export class SharedPermits {
     sem.addWaiter(waiter)
     this.#waiters.set(waiter.id, waiter)
     ticket.withdraw = () => this.#withdraw(waiter)
-    const keepAge = ticket.hasWaited
+    const keepAge = ticket.retried
     if (!sem.holdsAll()) {
       void this.#sendAcquire(waiter, keepAge)
       return
@@ -194,6 +194,7 @@ export class SharedPermits {
   async #sendAcquire(waiter: Waiter, keepAge: boolean): Promise<void> {
     const { semaphore: sem, ticket, policy } = waiter
     const sentAt = this.#now()
+    const stale = sem.staleMessages
     waiter.notGrantedAt = sentAt
     waiter.grantedEarly = false
     // Placed by its age, or an app other than the named head's (whose start tag may be lower), it
@@ -215,7 +216,8 @@ export class SharedPermits {
           leaseMs: this.config.leaseMs,
           liveMs: this.config.liveMs,
           idleMs: this.config.idleMs,
-          ageMs: keepAge ? ticket.ageMs : 0,
+          // at least 1: an age of 0 means a new waiter to the script (placed and charged as new)
+          ageMs: keepAge ? Math.max(1, ticket.ageMs) : 0,
           // the replica's queue for the key, or its app's part of it, is full: refuse rather than queue
           full: sem.queuedCount >= ticket.options.maxQueue || (Number.isFinite(policy.maxQueued) && sem.queuedOf(policy.app) >= policy.maxQueued),
           announce,
@@ -252,7 +254,7 @@ export class SharedPermits {
       this.#collect(sem)
     } else {
       sem.setPhase(waiter, 'queued')
-      if (reply.head) sem.headHint = waiter.id
+      if (reply.head) sem.headFromReply(waiter.id, stale)
       // the next sync (within a third of a lease) arms the safety timer at the nearest lease expiry
       if (waiter.grantedEarly) this.#grant(waiter)
     }
@@ -372,7 +374,10 @@ export class SharedPermits {
   /** A request re-queued by its age went ahead of the head this replica may have been told of. */
   onHeadStale(tag: string): void {
     const sem = this.#semaphores.get(tag)
-    if (sem) sem.headHint = undefined
+    if (sem === undefined) return
+    sem.headHint = undefined
+    // a reply read after this message may name the head as it was before: it is not believed
+    sem.staleMessages++
   }
 
   /**
@@ -423,7 +428,8 @@ export class SharedPermits {
    * no release elsewhere can have granted it. A request re-queued with its age (after an
    * upstream 429) that lands ahead of it makes Redis tell this replica that the head is stale
    * (`onHeadStale`); only if that re-queue and this release cross, within a message's flight,
-   * may a handover pass it. Safe: the permit stays counted in Redis all along, and it is handed
+   * may a handover pass it. A reply naming a head read after such a message is not believed (the
+   * message may be the newer: `KeySemaphore.headFromReply`). Safe: the permit stays counted in Redis all along, and it is handed
    * over only while its lease is sure to last beyond the next renewal (a stalled replica hands
    * over nothing), and never while Redis counts more holders than the limit (it names no head
    * then). Should the waiter have been granted anyway (one of our leases ran out and its slot
@@ -444,6 +450,7 @@ export class SharedPermits {
    */
   async #release(sem: KeySemaphore, ids: string[], wantHead = false, answer?: Answer, served = false): Promise<void> {
     const sentAt = this.#now()
+    const stale = sem.staleMessages
     try {
       const { granted, head, limit, learned } = await release(this.scripts, sem.keys, {
         ids,
@@ -455,7 +462,7 @@ export class SharedPermits {
         answer,
         served,
       })
-      sem.headHint = head
+      sem.headFromReply(head, stale)
       this.#setLimit(sem, limit)
       if (answer !== undefined && learned !== undefined && limit !== undefined && limit !== learned.from) {
         this.hooks.limitChanged?.(sem.key, { from: learned.from, to: limit, value: learned.value, reason: answer.outcome === 'throttled' ? 'throttled' : 'saturated', held: learned.held })
@@ -516,6 +523,7 @@ export class SharedPermits {
     const renewing = [...sem.held.keys()]
     const recount = sem.recount
     const sentAt = this.#now()
+    const stale = sem.staleMessages
     let reply
     try {
       reply = await sync(this.scripts, sem.keys, {
@@ -540,7 +548,7 @@ export class SharedPermits {
     if (recount) sem.recount = false
     sem.announcedAt = Math.max(sem.announcedAt, sentAt)
     this.#setLimit(sem, reply.limit)
-    sem.headHint = reply.head
+    sem.headFromReply(reply.head, stale)
     for (const id of reply.lost) {
       const held = sem.held.get(id)
       if (!held) continue

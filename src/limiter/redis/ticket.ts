@@ -80,8 +80,6 @@ export class Ticket {
   readonly startedAt = Date.now()
   readonly arrivedAt: number
   settled = false
-  /** how many times a backend was given this ticket (more than once: it moved between Redis and the fallback) */
-  routes = 0
   /** undoes the current attempt (leave the Redis queue, abort the local wait) */
   withdraw: (() => void) | undefined
   readonly #timer: DeadlineTimer
@@ -109,13 +107,15 @@ export class Ticket {
   }
 
   /**
-   * True when the request has waited before this attempt: it came back after an upstream 429
-   * (`arrivedAt` given) or moved between Redis and the fallback. Only then does its age place it in
-   * the Redis queue; a fresh request's place is the moment Redis sees it, which keeps the order of
-   * close arrivals exact (an age in whole ms could swap two arrivals less than a ms apart).
+   * True when the request came back after an upstream 429 (`arrivedAt` given): only then does its
+   * age place it at the head of the queue (docs/redis-limiter.md, "Re-queued"). A request moved
+   * between Redis and the fallback queues as new, behind its own app's earlier waiters (FIFO within
+   * an app, also right after a recovery). A fresh request's place is the moment the queue sees it,
+   * which keeps the order of close arrivals exact (an age in whole ms could swap two arrivals less
+   * than a ms apart).
    */
-  get hasWaited(): boolean {
-    return this.options.arrivedAt !== undefined || this.routes > 1
+  get retried(): boolean {
+    return this.options.arrivedAt !== undefined
   }
 
   /** Ends the wait with a permit; false when the ticket had already settled (the caller must release). */

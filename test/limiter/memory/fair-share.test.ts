@@ -106,7 +106,7 @@ describe('memory limiter: fair share between apps', () => {
   })
 
   it('maxHeld: an app at its cap waits while other apps are served; it gets its turn back once under it', async () => {
-    const limiter = limiterWith({ apps: { batch: { maxHeld: 1 } } })
+    const limiter = limiterWith({ apps: { batch: { maxHeld: 1, maxQueued: 1000 } } })
     const log: Granted[] = []
     const b0 = await request(limiter, log, 'batch#0', { limit: 3 })
     const pending = [request(limiter, log, 'batch#1', { limit: 3 }), request(limiter, log, 'batch#2', { limit: 3 })]

@@ -73,10 +73,12 @@ describe('redis scripts: commands per request', () => {
     const holder = id('web', 'r1')
     await acq(holder, 'r1', 1)
     const waiter = id('batch', 'r2')
-    // queued: its start tag (HMGET V and F_app, HSET F_app) and whether it landed at the head (ZRANGE)
-    expect(await commandsOf(client, () => acq(waiter, 'r2', 1))).toEqual({ time: 1, zcard: 1, hmget: 1, hset: 1, zadd: 1, pexpire: 1, zrange: 1 })
-    // granting it: liveness and V in one HMGET, V moved (HSET), the next head named at limit 1 (ZRANGE)
-    expect(await commandsOf(client, () => rel([holder], 1))).toEqual({ time: 1, zrem: 1, zcard: 1, zpopmin: 1, hmget: 1, zadd: 1, hset: 1, pexpire: 1, zrange: 1, publish: 1 })
+    // queued: its start tag (HMGET V and F_app, HSET F_app), its app's count of waiters (HINCRBY; the
+    // app's first: the hash's expiry, PEXPIRE) and whether it landed at the head (ZRANGE)
+    expect(await commandsOf(client, () => acq(waiter, 'r2', 1))).toEqual({ time: 1, zcard: 1, hmget: 1, hset: 1, hincrby: 1, zadd: 1, pexpire: 2, zrange: 1 })
+    // granting it: liveness and V in one HMGET, its app's count down (HINCRBY; the app's last: HDEL),
+    // V moved (HSET), the next head named at limit 1 (ZRANGE)
+    expect(await commandsOf(client, () => rel([holder], 1))).toEqual({ time: 1, zrem: 1, zcard: 1, zpopmin: 1, hmget: 1, hincrby: 1, hdel: 1, zadd: 1, hset: 1, pexpire: 1, zrange: 1, publish: 1 })
   })
 
   it('a learned limit: one HGET more per script; the release that learns reads (and writes) the learned hash; a lowered limit grants nobody', async () => {
@@ -138,8 +140,8 @@ describe('redis scripts: commands per request', () => {
     await acq(h1, 'r1')
     await acq(h2, 'r1')
     const waiter = id('batch', 'r2')
-    // queued: the fixed path's seven commands and the HGET of the learned value
-    expect(await commandsOf(client, () => acq(waiter, 'r2'))).toEqual({ time: 1, hget: 1, zcard: 1, hmget: 1, hset: 1, zadd: 1, pexpire: 1, zrange: 1 })
+    // queued: the fixed path's nine commands and the HGET of the learned value
+    expect(await commandsOf(client, () => acq(waiter, 'r2'))).toEqual({ time: 1, hget: 1, zcard: 1, hmget: 1, hset: 1, hincrby: 1, zadd: 1, pexpire: 2, zrange: 1 })
     // a 429 with both permits held: learned 2.5 → 1 (HMGET, HSET, PEXPIRE), and the freed slot is NOT
     // granted: one holder left is the new limit, so grant pops nobody (ZCARD and the lease check only)
     expect(await commandsOf(client, () => rel([h1], 't'))).toEqual({ time: 1, hget: 1, zcard: 2, hmget: 1, hset: 1, pexpire: 1, zrem: 1, zrange: 1 })
@@ -147,7 +149,8 @@ describe('redis scripts: commands per request', () => {
     expect(await client.zcard(keys.queue)).toBe(1)
     // a success at the limit (saturated) raises the value a little (a probe: 1 drew the 429 at 2)
     // and grants the waiter: the learning's HMGET HSET PEXPIRE, then the fixed path's granting release
-    expect(await commandsOf(client, () => rel([h2], 's'))).toEqual({ time: 1, hget: 1, zcard: 2, hmget: 2, hset: 2, pexpire: 2, zrem: 1, zpopmin: 1, zadd: 1, zrange: 1, publish: 1 })
+    // (its app's count of waiters down: HINCRBY, and HDEL for the app's last)
+    expect(await commandsOf(client, () => rel([h2], 's'))).toEqual({ time: 1, hget: 1, zcard: 2, hmget: 2, hset: 2, pexpire: 2, zrem: 1, zpopmin: 1, hincrby: 1, hdel: 1, zadd: 1, zrange: 1, publish: 1 })
     expect(await client.zrange(keys.holders, 0, -1)).toEqual([waiter])
   })
 })

@@ -111,7 +111,7 @@ describe('redis scripts: weighted fair order between apps, FIFO within an app', 
     const sub = redis.client()
     const heard: string[] = []
     sub.on('message', (_c: string, m: string) => heard.push(m))
-    const holderReplica = served[4]!.slice(served[4]!.indexOf('~') + 1, served[4]!.indexOf('/'))
+    const holderReplica = served[4]!.slice(0, served[4]!.lastIndexOf('/'))
     await sub.subscribe(grantChannelPrefix(prefix) + holderReplica)
     const web = await enter({ app: 'web', replica: 'r3' })
     expect(await serve(served[4]!, 2)).toEqual([web.id, expect.stringMatching(/:batch$/)])
@@ -119,10 +119,11 @@ describe('redis scripts: weighted fair order between apps, FIFO within an app', 
     await sub.quit()
   })
 
-  it('equal start tags are served in arrival order; a request re-queued with its age goes to the head, older first', async () => {
+  it("equal start tags are served in one replica's arrival order; a request re-queued with its age goes to the head, older first", async () => {
     const holder = await enter({ app: 'x' })
-    // both at V: the later arrival queued first must not go first
-    const late = await enter({ app: 'b', at: 20, replica: 'r1' })
+    // both at V: the later arrival queued first must not go first (between replicas, ties go by
+    // replica id: waiter-id.ts)
+    const late = await enter({ app: 'b', at: 20, replica: 'r2' })
     const early = await enter({ app: 'a', at: 10, replica: 'r2' })
     const next = await enter({ app: 'a', at: 30 })
     const retriedYoung = await enter({ app: 'b', age: 300 })

@@ -70,18 +70,18 @@ const fresh = (fairness?: unknown) => (current = setUp(fairness))
 
 describe('shared permits: fair share between apps, deterministically (fake script runner and clock)', () => {
   it("an acquire carries its app's cost (1 / weight), and its app and cap in the id", async () => {
-    const { scripts, request } = fresh({ interactiveBoost: 4, apps: { nightly: { class: 'batch', weight: 2, maxHeld: 3 } } })
+    const { scripts, request } = fresh({ interactiveBoost: 4, apps: { nightly: { class: 'batch', weight: 2, maxHeld: 3, maxQueued: 1000 } } })
     request('nightly')
     const acquire = scripts.take('acquire')
     expect(acquire.args[13]).toBe((1 / 2).toPrecision(17))
-    expect(idOf(acquire)).toMatch(/^[0-9a-z]{9}~r1\/1:3:nightly$/)
+    expect(idOf(acquire)).toMatch(/^r1\/[0-9a-z]{9}~00000001:3:nightly$/)
     expect(appOfId(idOf(acquire))).toBe('nightly')
     acquire.answer(GRANTED)
     await settle()
     request('web', 2)
     const web = scripts.take('acquire')
     expect(web.args[13]).toBe((1 / 4).toPrecision(17)) // default weight 1 × interactive boost 4
-    expect(idOf(web)).toMatch(/~r1\/2::web$/) // no cap
+    expect(idOf(web)).toMatch(/^r1\/[0-9a-z]{9}~00000002::web$/) // no cap
   })
 
   it("an app's waiters past its maxQueued on this replica are refused by the script (full); another app's still queue", async () => {

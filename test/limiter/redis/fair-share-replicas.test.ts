@@ -91,7 +91,7 @@ describe('redis limiter: fair share between apps across replicas', () => {
   })
 
   it('maxHeld holds across replicas: an app never holds more than its cap, while others use the rest', async () => {
-    const [a, b, c] = await replicas({ apps: { batch: { maxHeld: 2 } } })
+    const [a, b, c] = await replicas({ apps: { batch: { maxHeld: 2, maxQueued: 1000 } } })
     let batchHeld = 0
     let batchMax = 0
     let total = 0

@@ -206,6 +206,12 @@ describe('shared permits: races, deterministically (fake script runner and clock
     expect(scripts.take('release').args.slice(6)).toEqual([permitId(w.permit)])
   })
 
+  it('a request sent back by an upstream 429 within the same ms is still placed by its age (never as new, charged again)', () => {
+    const { scripts, request } = fresh()
+    request(1, { arrivedAt: Date.now() })
+    expect(Number(scripts.take('acquire').args[6])).toBeGreaterThan(0)
+  })
+
   it('a grant read after a stall longer than the lease is confirmed first; given away meanwhile, the request queues again by its age', async () => {
     const { scripts, shared, request, advance } = fresh()
     const w = request()

@@ -15,7 +15,7 @@ import { LUA_COMMON } from '../lua-common.js'
  * newcomer never overtakes a waiter; the caller takes a slot only when the queue is then empty (and
  * its app is under its cap). Queued, its score is its start tag (lua-fair): a new waiter at
  * max(V, F_app) — behind its own app's waiters, possibly ahead of a busier app's — and a request
- * that waited before (re-queued after an upstream 429, or moved from the fallback) just below V by
+ * that waited before (re-queued after an upstream 429, or after losing its place here) just below V by
  * its age, a duration measured by the replica (so clock skew between replicas cannot reorder the
  * queue). Landing at the head ahead of others, it tells every holder's replica that the head it may
  * know of is stale. `announce` (set by the replica at least every third of a lease, and for a new
@@ -53,6 +53,7 @@ if held < limit then
 end
 if full then return {2, 0, forgot, limit} end
 redis.call('ZADD', queue, fmt(start_tag(meta, app_of(id), cost, age, idle)), id)
+queued_one(meta, id, idle)
 redis.call('PEXPIRE', queue, idle)
 local first = redis.call('ZRANGE', queue, 0, 1)
 local at_head = first[1] == id

@@ -46,8 +46,12 @@ for i = 7, #ARGV do
     local s = redis.call('ZSCORE', queue, ARGV[i])
     if s and (top == nil or tonumber(s) > top) then top = tonumber(s) end
   end
-  if redis.call('ZREM', holders, ARGV[i]) == 1 or redis.call('ZREM', queue, ARGV[i]) == 1 then
+  if redis.call('ZREM', holders, ARGV[i]) == 1 then
     found = found + 1
+  elseif redis.call('ZREM', queue, ARGV[i]) == 1 then
+    found = found + 1
+    -- withdrawn (refunded when its app's last), or served by a handover
+    left_queue(meta, ARGV[i], not served)
   end
 end
 local held = live_holders(holders, now, limit)

@@ -59,6 +59,7 @@ for _, id in ipairs(redis.call('ZRANGE', queue, 0, -1)) do
     if t and (oldest == nil or t < oldest) then oldest = t end
   else
     redis.call('ZREM', queue, id)
+    left_queue(meta, id, true)
   end
 end
 local oldest_ms = 0

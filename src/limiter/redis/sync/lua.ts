@@ -56,7 +56,7 @@ local wait_ids = {}
 for j = 1, n_wait do wait_ids[j] = ARGV[i]; i = i + 1 end
 local n_drop = tonumber(ARGV[i]); i = i + 1
 for j = 1, n_drop do
-  if redis.call('ZREM', holders, ARGV[i]) == 0 then redis.call('ZREM', queue, ARGV[i]) end
+  if redis.call('ZREM', holders, ARGV[i]) == 0 and redis.call('ZREM', queue, ARGV[i]) == 1 then left_queue(meta, ARGV[i], true) end
   i = i + 1
 end
 
