@@ -41,7 +41,7 @@ export interface Feedback {
   readonly outcome: 'success' | 'throttled'
   /** permits of the key held when it was released, this one included */
   readonly held: number
-  /** the key was saturated: waiters queued, or every permit of its limit held */
+  /** the key was saturated: every permit of its limit held (waiters held back only by their app's cap do not count) */
   readonly saturated: boolean
   /** when the permit was granted, on the same clock as `now` and `cutAt` */
   readonly grantedAt: number

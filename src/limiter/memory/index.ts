@@ -194,7 +194,9 @@ export class MemoryLimiter implements Limiter {
     const learning = this.learning.get(id)
     if (learning === undefined) return
     const held = queue.inFlight
-    const saturated = queue.queued > 0 || held >= queue.limit
+    // saturated: every permit of the limit in use; waiters queued beside a free slot are held back by
+    // their app's cap, not by the limit (docs/learned-limits.md)
+    const saturated = held >= queue.limit
     // the common case, a key with room that never drew a 429: nothing to learn, nothing to look up
     if (outcome === 'success' && !saturated && !this.learned.has(id)) return
     const { from, to, value } = this.learned.apply(id, learning.bounds, learning.idleMs, { outcome, held, saturated, grantedAt })

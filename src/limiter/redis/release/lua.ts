@@ -34,7 +34,9 @@ local before, value, in_use = limit, false, false
 local outcome, held_ms = string.match(ARGV[6], '^([st]) (%d+)$')
 if outcome and not spec.fixed then
   in_use = redis.call('ZCARD', holders)
-  local saturated = in_use >= limit or redis.call('ZCARD', queue) > 0
+  -- saturated: every permit of the limit in use. Waiters queued with a slot free are held back by
+  -- their app's cap, not by the limit, so they do not count (docs/learned-limits.md)
+  local saturated = in_use >= limit
   local v
   before, limit, v = learn(learned, spec, outcome, in_use, saturated, tonumber(held_ms), now)
   value = string.format('%.17g', v)
