@@ -52,8 +52,16 @@ export const initialState = (bounds: LearnBounds): LearnedState => ({ value: bou
 
 /** The whole number of permits a learned value allows. */
 export function enforced(value: number, bounds: LearnBounds): number {
-  return Math.max(1, Math.min(bounds.ceiling, Math.floor(value + 1e-9)))
+  return Math.max(1, Math.min(bounds.ceiling, Math.max(bounds.floor, Math.floor(value + 1e-9))))
 }
+
+/**
+ * A value brought within the bounds before the rule reads it: a start outside [floor, ceiling], or a
+ * value learned under other bounds (a ceiling lowered since, another replica's settings), would
+ * otherwise make a 429 lower nothing or raise the limit. The ceiling wins over the floor (a published
+ * limit is never exceeded).
+ */
+const withinBounds = (value: number, bounds: LearnBounds): number => Math.min(bounds.ceiling, Math.max(bounds.floor, value))
 
 /**
  * The state after one answer.
@@ -68,8 +76,9 @@ export function enforced(value: number, bounds: LearnBounds): number {
  * congestion avoidance); `rate` is PROBE_RATE when the next whole permit would reach `bad`, else 1.
  * A success with `held >= bad` shows that level works now: `bad` is forgotten (the API's limit rose).
  */
-export function learn(state: LearnedState, bounds: LearnBounds, fb: Feedback): LearnedState {
+export function learn(stored: LearnedState, bounds: LearnBounds, fb: Feedback): LearnedState {
   const { floor, ceiling } = bounds
+  const state = { ...stored, value: withinBounds(stored.value, bounds) }
   if (fb.outcome === 'throttled') {
     const fresh = fb.grantedAt >= state.cutAt
     // The concurrency that drew the 429: what was held — or the whole limit, if permits came back

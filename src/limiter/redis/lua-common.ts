@@ -166,7 +166,7 @@ local function limit_spec(arg)
 end
 
 local function enforced(value, spec)
-  return math.max(1, math.min(spec.ceiling, math.floor(value + 1e-9)))
+  return math.max(1, math.min(spec.ceiling, math.max(spec.floor, math.floor(value + 1e-9))))
 end
 
 -- The whole number of permits the semaphore allows now: min(ceiling, learned), or the fixed limit.
@@ -184,6 +184,8 @@ local function learn(learned, spec, outcome, held, saturated, held_ms, now)
   local s = redis.call('HMGET', learned, 'v', 'b', 'c')
   local value, bad, cut = tonumber(s[1]) or spec.start, tonumber(s[2]) or 0, tonumber(s[3]) or 0
   local value0, bad0, cut0 = value, bad, cut
+  -- within the bounds before the rule reads it (withinBounds in rule.ts): the ceiling wins
+  value = math.min(spec.ceiling, math.max(spec.floor, value))
   local before = enforced(value, spec)
   if outcome == 't' then
     local fresh = now - held_ms >= cut
