@@ -4,18 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadSettings, unknownEnvVars } from '../../src/config/load.js'
-import { ConfigError } from '../../src/errors/config-error.js'
+import { problemsOf } from '../support/config-problems.js'
 import { MAIN_JS } from '../support/process.js'
-
-const problemsOf = (env: NodeJS.ProcessEnv): readonly string[] => {
-  try {
-    loadSettings(env)
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems
-    throw err
-  }
-  return []
-}
 
 describe('settings: defaults < file < env, validated once, errors name the key', () => {
   it('env overrides the file, which overrides the defaults', () => {

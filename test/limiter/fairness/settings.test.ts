@@ -3,18 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadSettings } from '../../../src/config/load.js'
-import { ConfigError } from '../../../src/errors/config-error.js'
 import { FairShare } from '../../../src/limiter/fairness/policy.js'
-
-const problemsOf = (env: NodeJS.ProcessEnv): readonly string[] => {
-  try {
-    loadSettings(env)
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems
-    throw err
-  }
-  return []
-}
+import { problemsOf } from '../../support/config-problems.js'
 
 describe('fairness settings (README "Fair share between apps")', () => {
   it('per app in the file, defaults for the rest; a class is a weight multiplier', () => {
@@ -40,5 +30,20 @@ describe('fairness settings (README "Fair share between apps")', () => {
       expect.stringMatching(/^fairness\.apps\.bad name! \(file .*, key fairness\.apps\.bad name!\): Invalid key in record/),
       `unknown setting in fairness.apps.web: wieght (file ${file}, key fairness.apps.web.wieght)`,
     ])
+  })
+
+  // While a capped app's backlog sits at the head and slots are free, every script that runs grant
+  // (each acquire, each release, each replica's sync) reads the queue past the capped head a page of
+  // 64 at a time: work that grows with the capped app's queued waiters. The bound
+  // (docs/redis-limiter.md, "maxHeld"): maxHeld requires maxQueued, so the scan covers at most
+  // maxQueued × replicas waiters per capped app.
+  it('maxHeld without maxQueued is a config error naming the key and where it came from', () => {
+    expect(problemsOf({ SLUICE_FAIRNESS_APPS: '{"nightly": {"class": "batch", "maxHeld": 2}}' })).toEqual([
+      expect.stringMatching(/^fairness\.apps\.nightly\.maxHeld \(env SLUICE_FAIRNESS_APPS\): needs maxQueued/),
+    ])
+    expect(problemsOf({ SLUICE_FAIRNESS_DEFAULT_MAX_HELD: '2' })).toEqual([
+      expect.stringMatching(/^fairness\.default\.maxHeld \(env SLUICE_FAIRNESS_DEFAULT_MAX_HELD\): needs maxQueued/),
+    ])
+    expect(problemsOf({ SLUICE_FAIRNESS_APPS: '{"nightly": {"maxHeld": 2, "maxQueued": 200}}' })).toEqual([])
   })
 })

@@ -1,76 +1,21 @@
-import type { Redis } from 'ioredis'
-import { beforeEach, describe, expect, it } from 'vitest'
-import { acquire } from '../../../src/limiter/redis/acquire/index.js'
-import { grantChannelPrefix, semaphoreKeysOf, type SemaphoreKeys } from '../../../src/limiter/redis/keys.js'
+import { describe, expect, it } from 'vitest'
+import { grantChannelPrefix } from '../../../src/limiter/redis/keys.js'
 import { release } from '../../../src/limiter/redis/release/index.js'
-import { Scripts } from '../../../src/limiter/redis/script.js'
 import { semaphoreStatus } from '../../../src/limiter/redis/status/index.js'
-import { waiterId } from '../../../src/limiter/redis/waiter-id.js'
-import { uniquePrefix } from '../../support/redis.js'
-import { useRedis } from '../../support/use-redis.js'
+import { appOf, LEASE_MS, scriptsOnRedis, type Who } from './scripts-on-redis.js'
 
 // The order the scripts grant in (docs/redis-limiter.md, "Fair share between apps"), read straight
 // from a real redis-server: one connection, one script after another, no replica and no timer — so
 // the order is exact. Two replica ids take turns queueing, as if from two processes; the limiter
 // around the scripts is tested across real replicas in fair-share-replicas.test.ts.
 
-const redis = useRedis()
-const LEASE_MS = 60_000
+const on = scriptsOnRedis('fair')
 const ARRIVED = Date.UTC(2026, 0, 1)
 
-let client: Redis
-let scripts: Scripts
-let keys: SemaphoreKeys
-let prefix: string
-let sequence = 0
-
-beforeEach(() => {
-  client = redis.client()
-  scripts = new Scripts(client, undefined, 5_000)
-  prefix = uniquePrefix('fair')
-  keys = semaphoreKeysOf(prefix, 'k1')
-})
-
-interface Who {
-  readonly app: string
-  readonly replica?: string
-  /** 1 / weight */
-  readonly cost?: number
-  readonly maxHeld?: number
-  readonly age?: number
-  /** ms since ARRIVED (the id's arrival: the tie-break) */
-  readonly at?: number
-}
-
-/** Queues (or grants at once) a waiter; returns its id and what the script answered. */
-async function enter(who: Who, limit = 1): Promise<{ id: string; kind: string }> {
-  const replica = who.replica ?? (sequence % 2 === 0 ? 'r1' : 'r2')
-  const id = waiterId({ replicaId: replica, sequence: ++sequence, arrivedAt: ARRIVED + (who.at ?? sequence), maxHeld: who.maxHeld ?? Infinity, app: who.app })
-  const reply = await acquire(scripts, keys, {
-    id,
-    replicaId: replica,
-    limit: String(limit),
-    leaseMs: LEASE_MS,
-    liveMs: LEASE_MS,
-    idleMs: 3 * LEASE_MS,
-    ageMs: who.age ?? 0,
-    full: false,
-    announce: true,
-    instance: 'org1',
-    endpoint: 'POST /accounts/search',
-    channelPrefix: grantChannelPrefix(prefix),
-    wantHead: false,
-    cost: who.cost ?? 1,
-  })
-  return { id, kind: reply.kind }
-}
-
-async function leave(ids: string[], limit = 1): Promise<string[]> {
-  const r = await release(scripts, keys, { ids, limit: String(limit), leaseMs: LEASE_MS, idleMs: 3 * LEASE_MS, channelPrefix: grantChannelPrefix(prefix), wantHead: false })
-  return [...r.granted]
-}
-
-const appOf = (id: string): string => id.slice(id.lastIndexOf(':') + 1)
+/** Queues (or grants at once) a waiter: replica ids r1 and r2 take turns unless told; `at` is ms since ARRIVED (the tie-break), else its sequence. */
+const enter = (who: Omit<Who, 'arrivedAt'> & { readonly at?: number }, limit = 1) =>
+  on.enter({ ...who, replica: who.replica ?? (on.sequence % 2 === 0 ? 'r1' : 'r2'), arrivedAt: ARRIVED + (who.at ?? on.sequence + 1) }, limit)
+const { leave } = on
 const seqOf = (id: string): number => parseInt(id.slice(id.lastIndexOf('/') + 1).split(':')[0]!, 36)
 
 /** Limit 1: releases the holder, again and again; the ids granted in turn. */
@@ -108,11 +53,11 @@ describe('redis scripts: weighted fair order between apps, FIFO within an app', 
     const holder = await enter({ app: 'batch', replica: 'r1' })
     for (let i = 0; i < 24; i++) await enter({ app: 'batch' })
     const served = await serve(holder.id, 5)
-    const sub = redis.client()
+    const sub = on.redis.client()
     const heard: string[] = []
     sub.on('message', (_c: string, m: string) => heard.push(m))
     const holderReplica = served[4]!.slice(0, served[4]!.lastIndexOf('/'))
-    await sub.subscribe(grantChannelPrefix(prefix) + holderReplica)
+    await sub.subscribe(grantChannelPrefix(on.prefix) + holderReplica)
     const web = await enter({ app: 'web', replica: 'r3' })
     expect(await serve(served[4]!, 2)).toEqual([web.id, expect.stringMatching(/:batch$/)])
     await expect.poll(() => heard).toContain(' k1')
@@ -143,7 +88,7 @@ describe('redis scripts: weighted fair order between apps, FIFO within an app', 
     expect([w0.kind, w1.kind]).toEqual(['granted', 'granted'])
     const w2 = await enter({ app: 'web' }, limit)
     expect(w2.kind).toBe('queued')
-    const status = await semaphoreStatus(scripts, keys, 3 * LEASE_MS)
+    const status = await semaphoreStatus(on.scripts, on.keys, 3 * LEASE_MS)
     expect(status.apps).toEqual([
       { app: 'batch', held: 1, queued: 2 },
       { app: 'web', held: 2, queued: 1 },
@@ -153,7 +98,7 @@ describe('redis scripts: weighted fair order between apps, FIFO within an app', 
     // batch's permit comes back: its next waiter is under the cap again
     expect(await leave([b0.id], limit)).toEqual([b1.id])
     expect(await leave([w1.id], limit)).toEqual([]) // b2 still held back by b1
-    expect(await client.pttl(keys.queue)).toBeGreaterThan(0) // put back as the last waiter: the key made anew has its expiry
+    expect(await on.client.pttl(on.keys.queue)).toBeGreaterThan(0) // put back as the last waiter: the key made anew has its expiry
     expect(await leave([b1.id], limit)).toEqual([b2.id])
   })
 
@@ -162,14 +107,14 @@ describe('redis scripts: weighted fair order between apps, FIFO within an app', 
     const w = await enter({ app: 'a', cost: 5 }) // tag 0, F_a = 5
     const w2 = await enter({ app: 'a', cost: 5 }) // tag 5
     // the holder's replica hands its permit to w without Redis (shared.ts): then its queue entry leaves, served
-    await release(scripts, keys, { ids: [w.id], limit: '1', leaseMs: LEASE_MS, idleMs: 3 * LEASE_MS, channelPrefix: grantChannelPrefix(prefix), wantHead: true, served: true })
-    expect(await client.hget(keys.meta, 'v')).toBe('0')
+    await release(on.scripts, on.keys, { ids: [w.id], limit: '1', leaseMs: LEASE_MS, idleMs: 3 * LEASE_MS, channelPrefix: grantChannelPrefix(on.prefix), wantHead: true, served: true })
+    expect(await on.client.hget(on.keys.meta, 'v')).toBe('0')
     await leave([holder.id]) // w2 granted by Redis
-    expect(await client.hget(keys.meta, 'v')).toBe('5')
+    expect(await on.client.hget(on.keys.meta, 'v')).toBe('5')
     // a withdrawal (not served) leaves V alone
     const w3 = await enter({ app: 'a', cost: 5 }) // tag 10
     await leave([w3.id])
-    expect(await client.hget(keys.meta, 'v')).toBe('5')
+    expect(await on.client.hget(on.keys.meta, 'v')).toBe('5')
     expect(w2.kind).toBe('queued')
   })
 })

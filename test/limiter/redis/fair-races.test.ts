@@ -1,72 +1,20 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { FairShare } from '../../../src/limiter/fairness/policy.js'
-import { fairnessSettingsSchema } from '../../../src/limiter/fairness/settings.js'
-import { SharedPermits } from '../../../src/limiter/redis/shared.js'
-import { SluicePermit, Ticket } from '../../../src/limiter/redis/ticket.js'
 import { appOfId } from '../../../src/limiter/redis/waiter-id.js'
-import type { LearnOptions, Permit } from '../../../src/limiter/types.js'
-import { FakeScripts, settle, turn, type Call } from './fake-scripts.js'
-import { key } from './helpers.js'
+import type { LearnOptions } from '../../../src/limiter/types.js'
+import { fakeShared, GRANTED, idOf, permitId, QUEUED, QUEUED_AT_HEAD, settle, tagOf, turn } from './fake-scripts.js'
 
 // Fair share on the replica's side of the Redis limiter, deterministically (a fake script runner
 // and clock, as in races.test.ts): what an acquire tells Redis about its app, and when a release may
 // hand its permit over without Redis now that a newcomer of another app can land at the head.
 
-const LEASE_MS = 3_000
-const SYNC_MS = 1_000
-// acquire replies: [kind, head, forgot]
-const GRANTED = [1, 0, 0]
-const QUEUED = [0, 0, 0]
-const QUEUED_AT_HEAD = [0, 1, 0]
-const idOf = (call: Call): string => String(call.args[0])
-const permitId = (permit: Permit | undefined): string => {
-  const grant = (permit as SluicePermit).grant
-  if (grant.kind !== 'redis') throw new Error('expected a Redis permit')
-  return grant.id
-}
-
-function setUp(fairness: unknown = {}) {
-  const scripts = new FakeScripts()
-  const now = 1_000
-  const shared: SharedPermits = new SharedPermits(
-    scripts,
-    {
-      prefix: 'p',
-      replicaId: 'r1',
-      channelPrefix: 'p:grant:',
-      leaseMs: LEASE_MS,
-      syncMs: SYNC_MS,
-      liveMs: LEASE_MS,
-      idleMs: 3 * LEASE_MS,
-      now: () => now,
-      fairness: new FairShare(fairnessSettingsSchema.parse(fairness)),
-    },
-    {
-      makePermit: (k, limit, grant, waitedMs, app) => new SluicePermit(k, limit, grant, waitedMs, (p, outcome) => shared.releasePermit(p, outcome), (p) => shared.leaseHolds(p), app),
-      failed: () => {},
-      keyBroken: () => {},
-      reroute: () => {},
-      lost: () => {},
-    },
-  )
-  const tickets: Ticket[] = []
-  const request = (app: string, limit = 1, learn?: LearnOptions) => {
-    const outcome: { permit?: Permit; error?: Error } = {}
-    const ticket = new Ticket(key, { limit, learn, maxQueue: 100, deadline: Date.now() + 60_000, app }, (p) => (outcome.permit = p), (e) => (outcome.error = e), () => {})
-    tickets.push(ticket)
-    shared.enqueue(ticket)
-    return outcome
-  }
-  const close = (): void => {
-    for (const t of tickets) t.fail(new Error('test over'))
-    shared.stop()
-  }
-  return { scripts, shared, request, close }
-}
-
-let current: ReturnType<typeof setUp> | undefined
+let current: ReturnType<typeof fakeShared> | undefined
 afterEach(() => current?.close())
-const fresh = (fairness?: unknown) => (current = setUp(fairness))
+/** fair share on (its settings); `request` takes the app first */
+const fresh = (fairness: unknown = {}) => {
+  current = fakeShared({ fairness })
+  const { request } = current
+  return { ...current, request: (app: string, limit = 1, learn?: LearnOptions) => request(limit, { app, ...(learn === undefined ? {} : { learn }) }) }
+}
 
 describe('shared permits: fair share between apps, deterministically (fake script runner and clock)', () => {
   it("an acquire carries its app's cost (1 / weight), and its app and cap in the id", async () => {
@@ -194,5 +142,42 @@ describe('shared permits: fair share between apps, deterministically (fake scrip
     const served = s2.take('release')
     expect(served.args[4]).toBe('2')
     expect(served.args[5]).toMatch(/^s \d+$/)
+  })
+})
+
+describe('shared permits: a head named by a reply older than a stale-head message (fake script runner and clock)', () => {
+  // The reply comes on the command connection, the stale-head message (" <tag>") on the subscriber,
+  // unordered. With fair share every new app's first waiter lands at the head, so the crossing
+  // docs/redis-limiter.md accepts happens on every new app: the replica must not hand its permit to
+  // its own next waiter of the same app past another app's waiter Redis has at the head.
+  it('is not used for a handover (another app landed at the head in between)', async () => {
+    const { scripts, shared, request } = fresh()
+    const first = request('batch')
+    scripts.take('acquire').answer(GRANTED)
+    await settle()
+    const w1 = request('batch')
+    await turn()
+    scripts.take('acquire').answer(QUEUED_AT_HEAD)
+    await settle()
+    const w2 = request('batch')
+    await turn()
+    const acquire2 = scripts.take('acquire')
+    acquire2.answer(QUEUED)
+    await settle()
+
+    first.permit!.release() // handed over to w1 here and now
+    expect(permitId(w1.permit)).toBe(permitId(first.permit))
+    await turn()
+    const served = scripts.take('release') // w1's queue entry leaves; Redis runs it and names w2 as head
+    // then another replica's `web` waiter lands at the head (start tag V < w2's): Redis publishes
+    // " <tag>" — and the subscriber connection delivers it before the command connection's reply
+    shared.onHeadStale(tagOf(w1.permit))
+    served.answer([1, [], idOf(acquire2)])
+    await settle()
+
+    w1.permit!.release()
+    await settle()
+    // Redis has `web` at the head: the permit must go through the release script
+    expect(w2.permit).toBeUndefined()
   })
 })

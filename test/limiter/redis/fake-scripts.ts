@@ -1,4 +1,10 @@
+import { FairShare } from '../../../src/limiter/fairness/policy.js'
+import { fairnessSettingsSchema } from '../../../src/limiter/fairness/settings.js'
 import type { RunOptions, ScriptDef, ScriptRunner } from '../../../src/limiter/redis/script.js'
+import { SharedPermits } from '../../../src/limiter/redis/shared.js'
+import { SluicePermit, Ticket } from '../../../src/limiter/redis/ticket.js'
+import type { LearnOptions, LimitChange, Permit } from '../../../src/limiter/types.js'
+import { key } from './helpers.js'
 
 /** One script call a FakeScripts holds until the test answers it. */
 export interface Call {
@@ -11,7 +17,7 @@ export interface Call {
 
 /**
  * A script runner that answers each script when the test says so, in the order the test picks: the
- * race rules of the shared side without timing (the same shape as races.test.ts's).
+ * race rules of the shared side without timing.
  */
 export class FakeScripts implements ScriptRunner {
   readonly calls: Call[] = []
@@ -35,3 +41,84 @@ export async function settle(): Promise<void> {
 }
 
 export const turn = (): Promise<void> => new Promise((r) => setImmediate(r))
+
+export const LEASE_MS = 3_000
+export const SYNC_MS = 1_000
+
+// acquire replies: [kind, head, forgot] with kind 1 granted, 0 queued, 2 full
+export const GRANTED = [1, 0, 0]
+export const QUEUED = [0, 0, 0]
+export const QUEUED_AT_HEAD = [0, 1, 0]
+
+export const idOf = (call: Call): string => String(call.args[0])
+
+const redisGrant = (permit: Permit | undefined) => {
+  const grant = (permit as SluicePermit).grant
+  if (grant.kind !== 'redis') throw new Error('expected a Redis permit')
+  return grant
+}
+export const tagOf = (permit: Permit | undefined): string => redisGrant(permit).tag
+export const permitId = (permit: Permit | undefined): string => redisGrant(permit).id
+
+/** What a request may carry besides its limit. */
+export interface RequestOptions {
+  readonly signal?: AbortSignal
+  readonly arrivedAt?: number
+  readonly learn?: LearnOptions
+  readonly app?: string
+}
+
+/**
+ * SharedPermits on a FakeScripts and a fake clock (starting at `startAt`), with fair share between
+ * apps when `fairness` (its settings) is given. `request` queues a ticket for the key; its outcome
+ * is read from the returned record. `close` fails the tickets left and stops the permits.
+ */
+export function fakeShared(o: { startAt?: number | undefined; fairness?: unknown } = {}) {
+  const scripts = new FakeScripts()
+  let now = o.startAt ?? 1_000
+  const lost: SluicePermit[] = []
+  const failed: unknown[] = []
+  const changes: LimitChange[] = []
+  const shared: SharedPermits = new SharedPermits(
+    scripts,
+    {
+      prefix: 'p',
+      replicaId: 'r1',
+      channelPrefix: 'p:grant:',
+      leaseMs: LEASE_MS,
+      syncMs: SYNC_MS,
+      liveMs: LEASE_MS,
+      idleMs: 3 * LEASE_MS,
+      now: () => now,
+      ...(o.fairness === undefined ? {} : { fairness: new FairShare(fairnessSettingsSchema.parse(o.fairness)) }),
+    },
+    {
+      makePermit: (k, limit, grant, waitedMs, app) => new SluicePermit(k, limit, grant, waitedMs, (p, outcome) => shared.releasePermit(p, outcome), (p) => shared.leaseHolds(p), app),
+      limitChanged: (_k, change) => changes.push(change),
+      failed: (err) => failed.push(err),
+      keyBroken: (_k, err) => failed.push(err),
+      reroute: () => {},
+      lost: (p) => lost.push(p),
+    },
+  )
+  const tickets: Ticket[] = []
+  const request = (limit = 1, r: RequestOptions = {}) => {
+    const outcome: { permit?: Permit; error?: Error } = {}
+    const ticket = new Ticket(
+      key,
+      { limit, maxQueue: 100, deadline: Date.now() + 60_000, ...r },
+      (p) => (outcome.permit = p),
+      (e) => (outcome.error = e),
+      () => {},
+    )
+    tickets.push(ticket)
+    shared.enqueue(ticket)
+    return outcome
+  }
+  const advance = (ms: number): void => void (now += ms)
+  const close = (): void => {
+    for (const t of tickets) t.fail(new Error('test over'))
+    shared.stop()
+  }
+  return { scripts, shared, request, advance, lost, failed, changes, close }
+}

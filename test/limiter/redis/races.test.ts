@@ -1,107 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import type { ScriptDef, ScriptRunner, RunOptions } from '../../../src/limiter/redis/script.js'
-import { SharedPermits } from '../../../src/limiter/redis/shared.js'
-import { SluicePermit, Ticket } from '../../../src/limiter/redis/ticket.js'
-import type { LearnOptions, LimitChange, Permit } from '../../../src/limiter/types.js'
-import { key } from './helpers.js'
+import type { LearnOptions } from '../../../src/limiter/types.js'
+import { fakeShared, GRANTED, idOf, LEASE_MS, permitId, QUEUED, QUEUED_AT_HEAD, settle, SYNC_MS, tagOf, turn } from './fake-scripts.js'
 
 // The race rules of the shared side, without timing: a fake script runner answers each script when
 // the test says so, in the order the test picks, and a fake clock says what time it is. The same
 // cases run against a real redis-server in handover.test.ts, stale-grant.test.ts and aborts.test.ts.
 
-interface Call {
-  readonly name: string
-  readonly args: readonly (string | number)[]
-  readonly options: RunOptions | undefined
-  answer(reply: unknown): void
-  fail(err: Error): void
-}
-
-class FakeScripts implements ScriptRunner {
-  readonly calls: Call[] = []
-  run(def: ScriptDef, _keys: readonly string[], args: readonly (string | number)[], options?: RunOptions): Promise<unknown> {
-    return new Promise((resolve, reject) => this.calls.push({ name: def.name, args, options, answer: resolve, fail: reject }))
-  }
-  /** the oldest unanswered call of that script (and takes it off the list) */
-  take(name: string): Call {
-    const i = this.calls.findIndex((c) => c.name === name)
-    if (i < 0) throw new Error(`no ${name} script sent (sent: ${this.calls.map((c) => c.name).join(', ') || 'none'})`)
-    return this.calls.splice(i, 1)[0]!
-  }
-  names(): string[] {
-    return this.calls.map((c) => c.name)
-  }
-}
-
-const LEASE_MS = 3_000
-const SYNC_MS = 1_000
-const turn = (): Promise<void> => new Promise((r) => setImmediate(r))
-
-/** Lets the replies' continuations run (a few microtask hops). */
-async function settle(): Promise<void> {
-  for (let i = 0; i < 5; i++) await Promise.resolve()
-}
-
-function setUp(startAt = 1_000) {
-  const scripts = new FakeScripts()
-  let now = startAt
-  const lost: SluicePermit[] = []
-  const failed: unknown[] = []
-  const changes: LimitChange[] = []
-  const shared: SharedPermits = new SharedPermits(
-    scripts,
-    { prefix: 'p', replicaId: 'r1', channelPrefix: 'p:grant:', leaseMs: LEASE_MS, syncMs: SYNC_MS, liveMs: LEASE_MS, idleMs: 3 * LEASE_MS, now: () => now },
-    {
-      makePermit: (k, limit, grant, waitedMs) => new SluicePermit(k, limit, grant, waitedMs, (p, outcome) => shared.releasePermit(p, outcome), (p) => shared.leaseHolds(p)),
-      limitChanged: (_k, change) => changes.push(change),
-      failed: (err) => failed.push(err),
-      keyBroken: (_k, err) => failed.push(err),
-      reroute: () => {},
-      lost: (p) => lost.push(p),
-    },
-  )
-  const tickets: Ticket[] = []
-  /** A request for the key at limit `limit`; its outcome is read from the returned record. */
-  const request = (limit = 1, o: { signal?: AbortSignal; arrivedAt?: number; learn?: LearnOptions } = {}) => {
-    const outcome: { permit?: Permit; error?: Error } = {}
-    const ticket = new Ticket(
-      key,
-      { limit, maxQueue: 100, deadline: Date.now() + 60_000, ...o },
-      (p) => (outcome.permit = p),
-      (e) => (outcome.error = e),
-      () => {},
-    )
-    tickets.push(ticket)
-    shared.enqueue(ticket)
-    return outcome
-  }
-  const advance = (ms: number): void => void (now += ms)
-  const close = (): void => {
-    for (const t of tickets) t.fail(new Error('test over'))
-    shared.stop()
-  }
-  return { scripts, shared, request, advance, lost, failed, changes, close }
-}
-
-// acquire replies: [kind, head, forgot] with kind 1 granted, 0 queued, 2 full
-const GRANTED = [1, 0, 0]
-const QUEUED = [0, 0, 0]
-const QUEUED_AT_HEAD = [0, 1, 0]
-const idOf = (call: Call): string => String(call.args[0])
-const tagOf = (permit: Permit | undefined): string => {
-  const grant = (permit as SluicePermit).grant
-  if (grant.kind !== 'redis') throw new Error('expected a Redis permit')
-  return grant.tag
-}
-const permitId = (permit: Permit | undefined): string => {
-  const grant = (permit as SluicePermit).grant
-  if (grant.kind !== 'redis') throw new Error('expected a Redis permit')
-  return grant.id
-}
-
-let current: ReturnType<typeof setUp> | undefined
+let current: ReturnType<typeof fakeShared> | undefined
 afterEach(() => current?.close())
-const fresh = (startAt?: number) => (current = setUp(startAt))
+const fresh = (startAt?: number) => (current = fakeShared({ startAt }))
 
 describe('shared permits: races, deterministically (fake script runner and clock)', () => {
   it('a replica whose monotonic clock is still below a sync interval announces itself with its first acquire', async () => {

@@ -6,15 +6,16 @@ import { SluicePermit, Ticket, type Grant } from '../../../src/limiter/redis/tic
 import type { Permit } from '../../../src/limiter/types.js'
 import { key } from './helpers.js'
 
-// Review (fair share between apps, `local` fallback): entering `local`, every Redis permit still in
+// Fair share between apps and the `local` fallback: entering `local`, every Redis permit still in
 // flight takes a local slot first (a pin), "so the fallback does not grant their slots a second
-// time". Pins are exempt from maxHeld (`uncapped`) but NOT from the app's maxQueued: past it, the
-// in-process limiter refuses the pin (QueueFullError, swallowed as "unpinned before its turn"), the
-// permit runs upstream with no local slot, and the fallback grants that slot to a new request.
+// time". Pins are exempt from maxHeld (`uncapped`) and must be from the app's maxQueued too: else,
+// past it, the in-process limiter refuses the pin (QueueFullError, swallowed as "unpinned before
+// its turn"), the permit runs upstream with no local slot, and the fallback grants that slot to a
+// new request.
 
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r))
 
-describe('review: pins and maxQueued', () => {
+describe('local fallback: pins of Redis permits in flight and maxQueued', () => {
   it('every Redis permit in flight is pinned, whatever its app’s maxQueued: no local grant while they run', async () => {
     const fairness = new FairShare(fairnessSettingsSchema.parse({ apps: { batch: { maxQueued: 1 } } }))
     // 3 replicas share limit 3: this replica's local share is 1

@@ -5,13 +5,12 @@ import { useRedis } from '../../support/use-redis.js'
 import { cuttable, type Cuttable } from './cuttable.js'
 import { closeAll, eventually, key, opts, redisLimiter, testSettings } from './helpers.js'
 
-// Review (fair share between apps): a request that "waited before" gets S = V - age/(age+1 s), in
+// Fair share between apps: a request that "waited before" gets S = V - age/(age+1 s), in
 // (V-1, V] — ahead of EVERY waiter queued, however long they have waited, because queued waiters
 // have tags >= V. A waiter moved back from the fallback after an outage must not be placed so: it
 // may have arrived during the outage, after waiters of its own app that have been queued in Redis
 // all along, and would pass them — FIFO within an app broken across replicas right after a
-// recovery (DESIGN invariant 4; LIMITER-CHECKLIST "also right after a recovery"). A moved waiter
-// is queued as new, behind its app's earlier waiters (docs/redis-limiter.md, "Re-queued").
+// recovery. A moved waiter is queued as new, behind its app's earlier waiters (docs/redis-limiter.md, "Re-queued").
 
 const redis = useRedis()
 
@@ -23,7 +22,7 @@ afterEach(async () => {
   line = undefined
 })
 
-describe('review: a waiter moved back from the fallback', () => {
+describe('redis limiter: a waiter moved back from the fallback', () => {
   it('is not served before a waiter of its own app that arrived earlier and waited in Redis all along', async () => {
     line = await cuttable(redis)
     const prefix = testSettings(redis.url).keyPrefix

@@ -4,15 +4,16 @@ import { fairnessSettingsSchema } from '../../../src/limiter/fairness/settings.j
 import { createMemoryLimiter } from '../../../src/limiter/memory/index.js'
 import type { Permit } from '../../../src/limiter/types.js'
 
-// Review (fair share between apps): a waiter that gives up (deadline, client abort) keeps its app's
-// finish tag advanced, so the app's NEXT waiter lands behind every waiter another app queued
+// Fair share between apps: a waiter that gives up (deadline, client abort) must not keep its app's
+// finish tag advanced, or the app's NEXT waiter lands behind every waiter another app queued
 // meanwhile. docs/redis-limiter.md claims SFQ's bound |n_a/w_a - n_b/w_b| <= 1/w_a + 1/w_b over any
-// interval in which both apps stay backlogged; here both are backlogged and one app gets 0 of 30.
+// interval in which both apps stay backlogged; here both are, and without the refund one app got 0
+// of 30.
 
 const key = { instance: 'org1', endpoint: 'POST /accounts/search' }
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r))
 
-describe('review: abandoned waiters keep their charge', () => {
+describe('memory limiter: waiters that gave up do not keep their app charged', () => {
   it('an app whose earlier waiters timed out is not starved once it is backlogged again (SFQ bound)', async () => {
     const limiter = createMemoryLimiter({ fairness: new FairShare(fairnessSettingsSchema.parse({})) })
     const opts = (app: string, signal?: AbortSignal) => ({ limit: 1, deadline: Date.now() + 60_000, maxQueue: 10_000, app, signal })
