@@ -5,12 +5,10 @@ import { createMemoryLimiter } from '../../../src/limiter/memory/index.js'
 import type { LearnOptions, Permit } from '../../../src/limiter/types.js'
 
 /**
- * Review: "saturated" (docs/learned-limits.md: waiters queued, or every permit of the limit held)
- * counts waiters held back by their app's cap (`fairness.apps.<app>.maxHeld`), not by the limit.
- * An app capped at 1 with a backlog keeps the key "saturated" while only 1 of its 5 permits is in
- * use: every success raises the learned limit, which climbs to the ceiling without ever being tried.
- * The next uncapped burst is then let through at 50 and the API answers 429 to everything above its
- * real limit (a 429 takes the value down by one, the 0.9 cut once per window).
+ * "Saturated" is every permit of the limit held (docs/learned-limits.md). Waiters held back by their
+ * app's cap (`fairness.apps.<app>.maxHeld`), not by the limit, do not count: otherwise an app capped
+ * at 1 with a backlog would raise the learned limit with every success while 1 of 5 permits is in
+ * use, to the ceiling, and the next uncapped burst would be let through at 50.
  */
 const key = { instance: 'org', endpoint: 'GET /accounts/{id}/memberships' }
 const learn: LearnOptions = { ceiling: 50, floor: 1, idleMs: 3_600_000 }

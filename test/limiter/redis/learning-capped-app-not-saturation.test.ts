@@ -6,9 +6,9 @@ import { useRedis } from '../../support/use-redis.js'
 import { closeAll, key, redisLimiter, testSettings } from './helpers.js'
 
 /**
- * Review (the Redis side of test/limiter/learning/review18-capped-saturation.test.ts): the release
- * script's "saturated" is `in_use >= limit or ZCARD(queue) > 0`, and a queue holding only waiters of an
- * app at its maxHeld counts — the learned limit climbs while 1 of 5 permits is in use.
+ * The Redis side of test/limiter/learning/capped-app-not-saturation.test.ts: "saturated" is every
+ * permit of the limit held, so a queue holding only waiters of an app at its maxHeld does not count
+ * and the learned limit does not climb while 1 of 5 permits is in use (docs/learned-limits.md).
  */
 const redis = useRedis()
 const learn: LearnOptions = { ceiling: 50, floor: 1, idleMs: 3_600_000 }
