@@ -197,8 +197,9 @@ export class MemoryLimiter implements Limiter {
     // saturated: every permit of the limit in use; waiters queued beside a free slot are held back by
     // their app's cap, not by the limit (docs/learned-limits.md)
     const saturated = held >= queue.limit
-    // the common case, a key with room that never drew a 429: nothing to learn, nothing to look up
-    if (outcome === 'success' && !saturated && !this.learned.has(id)) return
+    // Nothing to learn, nothing to look up, for a success of a key with nothing learned yet that has
+    // room, or that starts at its ceiling (a published limit: the rule only adds; release/lua.ts alike)
+    if (outcome === 'success' && (!saturated || learning.bounds.start >= learning.bounds.ceiling) && !this.learned.has(id)) return
     const { from, to, value } = this.learned.apply(id, learning.bounds, learning.idleMs, { outcome, held, saturated, grantedAt })
     if (to === from) return
     queue.limit = to

@@ -172,7 +172,8 @@ end
 -- The whole number of permits the semaphore allows now: min(ceiling, learned), or the fixed limit.
 local function effective_limit(learned, spec)
   if spec.fixed then return spec.fixed end
-  return enforced(tonumber(redis.call('HGET', learned, 'v') or spec.start), spec)
+  local stored = redis.call('HGET', learned, 'v')
+  return enforced(tonumber(stored or spec.start), spec), stored ~= false
 end
 
 -- One answer for a learned limit: the rule of src/limiter/learning/rule.ts, constants included

@@ -29,9 +29,12 @@ local spec = limit_spec(ARGV[1])
 local lease, idle, chan = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local want_head, served = ARGV[5] ~= '0', ARGV[5] == '2'
 local now = clock()
-local limit = effective_limit(learned, spec)
+local limit, stored = effective_limit(learned, spec)
 local before, value, in_use = limit, false, false
 local outcome, held_ms = string.match(ARGV[6], '^([st]) (%d+)$')
+-- A success can teach nothing to a key with nothing learned yet that starts at its ceiling (a
+-- published limit, learning.lowerPublished): the rule only adds, and nothing drew a 429.
+if outcome == 's' and not stored and spec.start and spec.start >= spec.ceiling then outcome = nil end
 if outcome and not spec.fixed then
   in_use = redis.call('ZCARD', holders)
   -- saturated: every permit of the limit in use. Waiters queued with a slot free are held back by
