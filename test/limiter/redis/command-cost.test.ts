@@ -153,4 +153,28 @@ describe('redis scripts: commands per request', () => {
     expect(await commandsOf(client, () => rel([h2], 's'))).toEqual({ time: 1, hget: 1, zcard: 2, hmget: 2, hset: 2, pexpire: 2, zrem: 1, zpopmin: 1, hincrby: 1, hdel: 1, zadd: 1, zrange: 1, publish: 1 })
     expect(await client.zrange(keys.holders, 0, -1)).toEqual([waiter])
   })
+
+  // A published limit-5 endpoint under learning.lowerPublished is learned with start = ceiling = 5:
+  // while nothing is learned, a success can change nothing (the rule only adds), so no rule runs.
+  it('a success released on a published limit at its ceiling costs the fixed release and the HGET only', async () => {
+    const client = redis.client()
+    const scripts = new Scripts(client, undefined, 5_000)
+    const prefix = uniquePrefix('cost-published')
+    const keys = semaphoreKeysOf(prefix, 'k')
+    let sequence = 0
+    const id = (): string => waiterId({ replicaId: 'r1', sequence: ++sequence, arrivedAt: Date.now(), maxHeld: Infinity, app: 'web' })
+    const spec = `5 5 1 ${3_600_000}` // published 5, lowerPublished: start 5, ceiling 5
+    const acq = (who: string, announce = false) =>
+      acquire(scripts, keys, { id: who, replicaId: 'r1', limit: spec, leaseMs: LEASE, liveMs: LEASE, idleMs: 3 * LEASE, ageMs: 0, full: false, announce, instance: 'org1', endpoint: 'GET /accounts/{id}/contacts', channelPrefix: grantChannelPrefix(prefix), wantHead: false, cost: 1 })
+    const a = id()
+    await acq(a, true)
+    const b = id()
+    await acq(b)
+    const cost = await commandsOf(client, () =>
+      release(scripts, keys, { ids: [a], limit: spec, leaseMs: LEASE, idleMs: 3 * LEASE, channelPrefix: grantChannelPrefix(prefix), wantHead: false, answer: { outcome: 'success', heldMs: 10 } }),
+    )
+    expect(await client.exists(keys.learned)).toBe(0)
+    // the fixed limit's release (TIME ZREM ZCARD ZPOPMIN) and the HGET of the learned value
+    expect(cost).toEqual({ time: 1, hget: 1, zrem: 1, zcard: 1, zpopmin: 1 })
+  })
 })
