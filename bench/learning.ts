@@ -9,7 +9,7 @@
  * SLUICE_BENCH_LEARN_WINDOW_MS and SLUICE_BENCH_LEARN_MEASURE_MS set the two phases (15 s, 15 s).
  */
 import { startRedis } from '../test/support/redis.js'
-import { spawnProxy, type ProxyProcess } from '../test/support/process.js'
+import { withProxies, type ProxyProcess } from '../test/support/process.js'
 import { send } from '../test/support/http.js'
 import { startSim, type Sim } from '../src/sim/index.js'
 
@@ -87,13 +87,11 @@ export async function runLearningBenchRows(
   try {
     for (const learning of [false, true]) {
       const env = { SLUICE_UPSTREAM: sim.apiUrl, SLUICE_REQUEST_LOG: 'false', SLUICE_REDIS_URL: redis.url, SLUICE_REDIS_KEY_PREFIX: `bench-learn-${learning}`, SLUICE_LEARNING_ENABLED: String(learning) }
-      const replicas = await Promise.all([1, 2, 3].map(() => spawnProxy(env)))
-      try {
-        // learning off: nothing to learn, a short warm-up fills the queues
-        rows.push(...(await drive(replicas, sim, learning ? 'learning on' : 'learning off (fixed limits.default 5)', learning ? windowMs : 3_000, learning ? measureMs : Math.min(measureMs, 10_000))))
-      } finally {
-        await Promise.all(replicas.map((r) => r.stop()))
-      }
+      // learning off: nothing to learn, a short warm-up fills the queues
+      const measured = await withProxies(3, env, (replicas) =>
+        drive(replicas, sim, learning ? 'learning on' : 'learning off (fixed limits.default 5)', learning ? windowMs : 3_000, learning ? measureMs : Math.min(measureMs, 10_000)),
+      )
+      rows.push(...measured)
     }
   } finally {
     await redis.close()

@@ -6,7 +6,7 @@
  * Needs `npm run build` (dist/main.js). SLUICE_BENCH_DURATION_MS sets the measuring time.
  */
 import { startRedis } from '../../test/support/redis.js'
-import { spawnProxy, type ProxyProcess } from '../../test/support/process.js'
+import { spawnProxy, withProxies, type ProxyProcess } from '../../test/support/process.js'
 import { send } from '../../test/support/http.js'
 import { startSim } from '../../src/sim/index.js'
 
@@ -74,12 +74,7 @@ export async function runReplicasBenchRows(durationMs = Number(process.env.SLUIC
     } finally {
       await single.stop()
     }
-    const replicas = await Promise.all([1, 2, 3].map(() => spawnProxy({ ...base, SLUICE_REDIS_URL: redis.url })))
-    try {
-      rows.push(...(await drive(replicas, durationMs, sim, '3 sluice replicas, Redis limiter')))
-    } finally {
-      await Promise.all(replicas.map((r) => r.stop()))
-    }
+    rows.push(...(await withProxies(3, { ...base, SLUICE_REDIS_URL: redis.url }, (replicas) => drive(replicas, durationMs, sim, '3 sluice replicas, Redis limiter'))))
   } finally {
     await redis.close()
     await sim.close()
