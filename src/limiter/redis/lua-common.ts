@@ -32,22 +32,28 @@ export const LUA_COMMON = `
 if redis.replicate_commands then redis.replicate_commands() end
 ${LUA_FAIR}
 
--- Redis's own clock, in ms (leases) and µs; replica clocks never decide anything.
+-- Redis's own clock in ms (leases, liveness); replica clocks never decide anything. Read once per
+-- script and only when something needs it: a queued acquire that finds the semaphore full, or a
+-- release that grants nobody, runs no TIME. Reading it late is safe: a script runs alone, so no
+-- other write can fall between an early and a late reading.
+local clock_ms = nil
 local function clock()
-  local t = redis.call('TIME')
-  local s, us = tonumber(t[1]), tonumber(t[2])
-  return s * 1000 + math.floor(us / 1000), s * 1000000 + us
+  if clock_ms == nil then
+    local t = redis.call('TIME')
+    clock_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return clock_ms
 end
 
 
 -- Live holders, after dropping expired leases if the semaphore looks full (only then can a dead
 -- lease keep someone waiting): the permits of a replica that died or stalled come back.
-local function live_holders(holders, now, limit)
+local function live_holders(holders, limit)
   local held = redis.call('ZCARD', holders)
   if held < limit then return held end
   local first = redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')
-  if #first == 0 or tonumber(first[2]) > now then return held end
-  return held - redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
+  if #first == 0 or tonumber(first[2]) > clock() then return held end
+  return held - redis.call('ZREMRANGEBYSCORE', holders, '-inf', clock())
 end
 
 -- Fills free slots from the head of the queue: each live head waiter becomes a holder at once (a
@@ -64,27 +70,25 @@ end
 -- the semaphore counts more holders than its limit (permits granted during an outage and adopted):
 -- a replica holding "all" of them must give its surplus back, not hand it on. Given a table
 -- "granted", also lists the ids granted. "top": a start tag already served (a handover's), for V.
-local function grant(holders, queue, meta, now, lease, chan, limit, held, idle, granted, want_head, top)
+-- "self": the replica running the script (release passes it, with "granted"): its waiters are
+-- granted without a liveness read (it is alive: it is running this script) and without a message
+-- (the script's reply lists them in "granted", and that reply also carries the head a limit-1
+-- message would: SharedPermits grants them from it; should the reply be lost, Redis counts as
+-- unreachable there and the waiters' ids are given back, see detachWaiters in shared.ts).
+local function grant(holders, queue, meta, lease, chan, limit, held, idle, granted, want_head, top, self)
   local was_empty = held == 0
-  local alive = {}
   local given = {}
   local empty = false
   local counts = nil -- permits held per app, read once a capped waiter comes up
-  local v = nil -- V, read with the first replica's liveness (one command for both)
+  -- V, the waiter's replica's liveness and its app's count of waiters: one HMGET (lua-fair meta_read)
   local function live(id)
     local rid = replica_of(id)
     if not rid then return false end
-    local until_ms = alive[rid]
-    if until_ms == nil then
-      if v == nil then
-        local got = redis.call('HMGET', meta, '@' .. rid, 'v')
-        until_ms, v = tonumber(got[1] or '0'), got[2]
-      else
-        until_ms = tonumber(redis.call('HGET', meta, '@' .. rid) or '0')
-      end
-      alive[rid] = until_ms
-    end
-    return until_ms > now
+    local fields = { 'n:' .. app_of(id) }
+    if rid ~= self then fields[2] = '@' .. rid end
+    meta_read(meta, fields)
+    if rid == self then return true end
+    return tonumber(meta_cache['@' .. rid] or '0') > clock()
   end
   local function under_cap(id)
     local cap = cap_of(id)
@@ -93,7 +97,7 @@ local function grant(holders, queue, meta, now, lease, chan, limit, held, idle, 
     return (counts[app_of(id)] or 0) < cap
   end
   local function take(id, score)
-    redis.call('ZADD', holders, now + lease, id)
+    redis.call('ZADD', holders, clock() + lease, id)
     left_queue(meta, id, false)
     held = held + 1
     given[#given + 1] = id
@@ -145,7 +149,8 @@ local function grant(holders, queue, meta, now, lease, chan, limit, held, idle, 
     end
     from = from + #page / 2 - removed
   end
-  advance(meta, top, idle, v)
+  advance(meta, top)
+  meta_flush(meta, idle)
   -- a release that emptied the set deleted the key: the grant re-created it without an expiry
   if was_empty and #given > 0 then redis.call('PEXPIRE', holders, idle) end
   local next_head = false
@@ -153,7 +158,10 @@ local function grant(holders, queue, meta, now, lease, chan, limit, held, idle, 
     next_head = redis.call('ZRANGE', queue, 0, 0)[1] or false
   end
   for _, id in ipairs(given) do
-    redis.call('PUBLISH', chan .. replica_of(id), next_head and (id .. ' ' .. next_head) or id)
+    local rid = replica_of(id)
+    if rid ~= self then
+      redis.call('PUBLISH', chan .. rid, next_head and (id .. ' ' .. next_head) or id)
+    end
   end
   return held, next_head
 end
@@ -181,7 +189,7 @@ end
 -- answered one included; held_ms: how long ago its permit was granted (a duration, immune to clock
 -- skew: a 429 for a permit granted before the last decrease cuts nothing more). Returns the whole
 -- limit before and after, and the value after.
-local function learn(learned, spec, outcome, held, saturated, held_ms, now)
+local function learn(learned, spec, outcome, held, saturated, held_ms)
   local s = redis.call('HMGET', learned, 'v', 'b', 'c')
   local value, bad, cut = tonumber(s[1]) or spec.start, tonumber(s[2]) or 0, tonumber(s[3]) or 0
   local value0, bad0, cut0 = value, bad, cut
@@ -189,6 +197,7 @@ local function learn(learned, spec, outcome, held, saturated, held_ms, now)
   value = math.min(spec.ceiling, math.max(spec.floor, value))
   local before = enforced(value, spec)
   if outcome == 't' then
+    local now = clock()
     local fresh = now - held_ms >= cut
     local level = math.max(held, math.floor(value + 1e-9))
     local v = math.min(value, level - 1)

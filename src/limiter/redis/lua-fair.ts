@@ -5,8 +5,15 @@ import { LUA_WAITER_ID } from './waiter-id.js'
  * Lua of fair share between apps (docs/redis-limiter.md, "Fair share between apps"), pasted into
  * every semaphore script before grant (lua-common.ts). Start-time fair queueing: the queue's scores
  * ARE the start tags, so its head (lowest score) is next as before. The meta hash keeps the virtual
- * time `v` (the highest start tag granted so far) and each app's finish tag `f:<app>`; both expire
- * with it when the key is idle.
+ * time `v` (the highest start tag granted so far), each app's finish tag `f:<app>` and its count of
+ * queued waiters `n:<app>`; all expire with it when the key is idle.
+ *
+ * The meta fields a script needs are read through one cache and written back at its end in one
+ * HSET (meta_read, meta_set, meta_flush): the start tag's V and F_app, the app's count and a waiter's
+ * replica's liveness share one HMGET, and V, F_app and the counts one HSET. So the count costs no
+ * command of its own (it was an HINCRBY per waiter queued and per waiter leaving the queue). The
+ * read-modify-write of a count is safe because a script runs alone; replicas of the previous release
+ * still HINCRBY the same fields, between scripts, so both keep one count (docs/deploy.md).
  *
  * Numbers go to Redis through fmt (17 significant digits): Lua's own number-to-text keeps 14, which
  * would round tags apart by less than that together.
@@ -16,56 +23,99 @@ local function fmt(x)
   return string.format('%.17g', x)
 end
 
+-- meta fields read in this script (false: absent) and the writes not yet sent
+local meta_cache, meta_writes, meta_deletes = {}, {}, {}
+
+-- Reads the fields not read yet, in one HMGET; 'v' is always among the first read, so that
+-- meta_flush knows whether the hash existed.
+local function meta_read(meta, fields)
+  local missing = {}
+  if meta_cache['v'] == nil then missing[1] = 'v' end
+  for _, f in ipairs(fields) do
+    if meta_cache[f] == nil and f ~= 'v' then missing[#missing + 1] = f end
+  end
+  if #missing == 0 then return end
+  local got = redis.call('HMGET', meta, unpack(missing))
+  for i, f in ipairs(missing) do meta_cache[f] = got[i] or false end
+end
+
+local function meta_set(field, value)
+  meta_cache[field] = value
+  meta_writes[field] = value
+  meta_deletes[field] = nil
+end
+
+local function meta_del(field)
+  meta_cache[field] = false
+  meta_writes[field] = nil
+  meta_deletes[field] = true
+end
+
+-- Sends the writes: one HSET, one HDEL (a refund only). With no \`v\` the hash may be new (Redis lost
+-- its data since this replica announced itself): it gets its expiry.
+local function meta_flush(meta, idle)
+  local args = {}
+  for f, value in pairs(meta_writes) do
+    args[#args + 1] = f
+    args[#args + 1] = value
+  end
+  local dels = {}
+  for f in pairs(meta_deletes) do dels[#dels + 1] = f end
+  meta_writes, meta_deletes = {}, {}
+  if #args > 0 then
+    redis.call('HSET', meta, unpack(args))
+    if not meta_cache['v'] then redis.call('PEXPIRE', meta, idle) end
+  end
+  if #dels > 0 then redis.call('HDEL', meta, unpack(dels)) end
+end
+
 -- The start tag of a waiter arriving now. New (age 0): S = max(V, F_app), and F_app becomes S + cost,
 -- so each backlogged app gets turns in proportion to 1 / cost (its weight). Waited before (re-queued
 -- after an upstream 429, or after losing its place in Redis): in (V - 1, V], lower the older it is: ahead of
--- every new waiter, in arrival order among themselves, and not charged again.
-local function start_tag(meta, app, cost, age, idle)
+-- every new waiter, in arrival order among themselves, and not charged again. Either way the app's
+-- count of queued waiters goes up (an id of the previous release's form is not counted: its
+-- scripts would not count it down). Written by meta_flush.
+local function start_tag(meta, id, cost, age)
+  local app = app_of(id)
+  local counted = not is_old_form(id)
+  meta_read(meta, { 'f:' .. app, 'n:' .. app })
+  if counted then meta_set('n:' .. app, (tonumber(meta_cache['n:' .. app] or '0') or 0) + 1) end
+  local v = tonumber(meta_cache['v'] or '0')
   if age > 0 then
-    local v = tonumber(redis.call('HGET', meta, 'v') or '0')
     return v - age / (age + ${REQUEUE_AGE_SCALE_MS})
   end
-  local got = redis.call('HMGET', meta, 'v', 'f:' .. app)
-  local s = math.max(tonumber(got[1] or '0'), tonumber(got[2] or '0'))
-  redis.call('HSET', meta, 'f:' .. app, fmt(s + cost))
-  -- no v yet: the hash may be new (Redis lost its data since this replica announced itself)
-  if not got[1] then redis.call('PEXPIRE', meta, idle) end
+  local s = math.max(v, tonumber(meta_cache['f:' .. app] or '0'))
+  meta_set('f:' .. app, fmt(s + cost))
   return s
 end
 
 -- V moves up to the highest start tag granted (never down: a re-queued waiter granted below it
--- must not let later arrivals in ahead of the waiters already queued). "known": V as already read
--- in this script (false: absent), nil when not read yet.
-local function advance(meta, top, idle, known)
+-- must not let later arrivals in ahead of the waiters already queued). Written by meta_flush.
+local function advance(meta, top)
   if top == nil then return end
-  local v = known
-  if v == nil then v = redis.call('HGET', meta, 'v') end
+  meta_read(meta, {})
+  local v = meta_cache['v']
   if v and tonumber(v) >= top then return end
-  redis.call('HSET', meta, 'v', fmt(top))
-  if not v then redis.call('PEXPIRE', meta, idle) end
-end
-
--- Waiters queued per app (\`n:<app>\` in meta), so that a withdrawal knows whether its app has any
--- left. Ids of the previous release's form are not counted (its scripts would not count them down).
-local function queued_one(meta, id, idle)
-  if is_old_form(id) then return end
-  if redis.call('HINCRBY', meta, 'n:' .. app_of(id), 1) == 1 then redis.call('PEXPIRE', meta, idle) end
+  meta_set('v', fmt(top))
 end
 
 -- A waiter left the queue: served, or (\`refund\`) withdrawn — deadline, abort — or dropped with its
 -- dead replica. When a withdrawn waiter was its app's last, the app's finish tag goes (its next
 -- waiter starts at V): an app is charged for what it was served, not for what it gave up. While
 -- others of the app stay queued the charge stays: refunding it would let the app's next waiter in
--- ahead of them (FIFO within an app).
+-- ahead of them (FIFO within an app). A count at 0 is written as 0, not deleted (no HDEL on the
+-- common path; sync's sweep removes it): scripts read a missing count as 0 too.
 local function left_queue(meta, id, refund)
   if is_old_form(id) then return end
   local app = app_of(id)
-  if redis.call('HINCRBY', meta, 'n:' .. app, -1) > 0 then return end
-  if refund then
-    redis.call('HDEL', meta, 'n:' .. app, 'f:' .. app)
-  else
-    redis.call('HDEL', meta, 'n:' .. app)
+  meta_read(meta, { 'n:' .. app })
+  local n = (tonumber(meta_cache['n:' .. app] or '0') or 0) - 1
+  if n > 0 then
+    meta_set('n:' .. app, n)
+    return
   end
+  meta_set('n:' .. app, 0)
+  if refund then meta_del('f:' .. app) end
 end
 
 -- Permits held per app (for the caps), read from the holders' ids.

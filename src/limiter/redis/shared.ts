@@ -458,6 +458,7 @@ export class SharedPermits {
         leaseMs: this.config.leaseMs,
         idleMs: this.config.idleMs,
         channelPrefix: this.config.channelPrefix,
+        replicaId: this.config.replicaId,
         wantHead,
         answer,
         served,
@@ -467,8 +468,11 @@ export class SharedPermits {
       if (answer !== undefined && learned !== undefined && limit !== undefined && limit !== learned.from) {
         this.hooks.limitChanged?.(sem.key, { from: learned.from, to: limit, value: learned.value, reason: answer.outcome === 'throttled' ? 'throttled' : 'saturated', held: learned.held })
       }
-      // A slot handed to one of our own waiters needs no round through pub/sub: grant it now (the
-      // message that follows finds no waiter and is ignored). Other replicas' ids are not ours.
+      // A slot handed to one of our own waiters is granted from this reply: the script sends no
+      // message for it (the reply carries the id and, at limit 1, the head a message would name —
+      // taken above). Other replicas' ids are not ours: they hear by message. Lost, the reply lands
+      // in the catch below: Redis counts as unreachable, and the waiter's id is given back
+      // (detachWaiters), granted or not.
       for (const id of granted) {
         const waiter = this.#waiters.get(id)
         // granted by this script, so after it was sent

@@ -12,7 +12,9 @@ const redis = useRedis()
 // Runs the Lua rule once on KEYS[1]; ARGV: spec outcome held saturated heldMs now → {before, after, value}
 const STEP = `${LUA_COMMON}
 local spec = limit_spec(ARGV[1])
-local before, after, v = learn(KEYS[1], spec, ARGV[2], tonumber(ARGV[3]), ARGV[4] == '1', tonumber(ARGV[5]), tonumber(ARGV[6]))
+-- the script's clock (lua-common's clock() reads TIME once and keeps it): the test's instead
+clock_ms = tonumber(ARGV[6])
+local before, after, v = learn(KEYS[1], spec, ARGV[2], tonumber(ARGV[3]), ARGV[4] == '1', tonumber(ARGV[5]))
 return {before, after, string.format('%.17g', v)}
 `
 

@@ -14,6 +14,7 @@ import { useRedis } from '../../support/use-redis.js'
 // one an HGET per script and, in the release that learns, the rule's reads and writes.
 
 const redis = useRedis()
+const replicaOf = (id: string): string => id.slice(0, id.lastIndexOf('/'))
 const LEASE = 60_000
 
 /** Commands run by `fn`, by name (the scripts' EVALSHA itself not counted). */
@@ -31,7 +32,7 @@ async function commandsOf(client: Redis, fn: () => Promise<unknown>): Promise<Re
 }
 
 describe('redis scripts: commands per request', () => {
-  it('uncontended: acquire TIME ZCARD ZPOPMIN ZADD PEXPIRE, release TIME ZREM ZCARD ZPOPMIN; contended: a queued acquire and the release that grants it', async () => {
+  it('uncontended: acquire TIME ZCARD ZPOPMIN ZADD PEXPIRE, release ZREM ZCARD ZPOPMIN; contended: queued acquires and the releases that grant them', async () => {
     const client = redis.client()
     const scripts = new Scripts(client, undefined, 5_000)
     const prefix = uniquePrefix('cost')
@@ -55,7 +56,8 @@ describe('redis scripts: commands per request', () => {
         wantHead: false,
         cost: 1,
       })
-    const rel = (ids: string[], limit: number) => release(scripts, keys, { ids, limit: String(limit), leaseMs: LEASE, idleMs: 3 * LEASE, channelPrefix: grantChannelPrefix(prefix), wantHead: false })
+    // released by the replica of the ids, as SharedPermits does
+    const rel = (ids: string[], limit: number) => release(scripts, keys, { ids, limit: String(limit), leaseMs: LEASE, idleMs: 3 * LEASE, channelPrefix: grantChannelPrefix(prefix), replicaId: replicaOf(ids[0]!), wantHead: false })
 
     // both replicas announced, and a first contention done (V exists): the steady state
     const warm = [id('web', 'r1'), id('batch', 'r2'), id('batch', 'r2')]
@@ -68,17 +70,28 @@ describe('redis scripts: commands per request', () => {
 
     const a = id('web', 'r1')
     expect(await commandsOf(client, () => acq(a, 'r1', 5))).toEqual({ time: 1, zcard: 1, zpopmin: 1, zadd: 1, pexpire: 1 })
-    expect(await commandsOf(client, () => rel([a], 5))).toEqual({ time: 1, zrem: 1, zcard: 1, zpopmin: 1 })
+    expect(await commandsOf(client, () => rel([a], 5))).toEqual({ zrem: 1, zcard: 1, zpopmin: 1 })
 
     const holder = id('web', 'r1')
     await acq(holder, 'r1', 1)
     const waiter = id('batch', 'r2')
-    // queued: its start tag (HMGET V and F_app, HSET F_app), its app's count of waiters (HINCRBY; the
-    // app's first: the hash's expiry, PEXPIRE) and whether it landed at the head (ZRANGE)
-    expect(await commandsOf(client, () => acq(waiter, 'r2', 1))).toEqual({ time: 1, zcard: 1, hmget: 1, hset: 1, hincrby: 1, zadd: 1, pexpire: 2, zrange: 1 })
-    // granting it: liveness and V in one HMGET, its app's count down (HINCRBY; the app's last: HDEL),
-    // V moved (HSET), the next head named at limit 1 (ZRANGE)
-    expect(await commandsOf(client, () => rel([holder], 1))).toEqual({ time: 1, zrem: 1, zcard: 1, zpopmin: 1, hmget: 1, hincrby: 1, hdel: 1, zadd: 1, hset: 1, pexpire: 1, zrange: 1, publish: 1 })
+    // queued, the semaphore full: no clock (TIME only for a lease or a liveness); its start tag and
+    // its app's count of waiters in one HMGET (V, F_app, n_app) and one HSET (F_app, n_app); whether
+    // it landed at the head (ZRANGE), and alone there, so its ZADD made the queue: PEXPIRE
+    expect(await commandsOf(client, () => acq(waiter, 'r2', 1))).toEqual({ zcard: 1, hmget: 1, hset: 1, zadd: 1, zrange: 1, pexpire: 1 })
+    // queued behind it: the queue existed, with its expiry: no PEXPIRE
+    const second = id('batch', 'r1')
+    expect(await commandsOf(client, () => acq(second, 'r1', 1))).toEqual({ zcard: 1, hmget: 1, hset: 1, zadd: 1, zrange: 1 })
+    // granting a waiter of another replica: its replica's liveness, V and its app's count in one
+    // HMGET, V and the count in one HSET, the lease (TIME, ZADD; the release emptied holders and the
+    // grant made it anew: PEXPIRE), the next head named at limit 1 (ZRANGE), the message (PUBLISH)
+    expect(await commandsOf(client, () => rel([holder], 1))).toEqual({ time: 1, zrem: 1, zcard: 1, zpopmin: 1, hmget: 1, zadd: 1, hset: 1, pexpire: 1, zrange: 1, publish: 1 })
+    expect(await commandsOf(client, () => rel([waiter], 1))).toEqual({ time: 1, zrem: 1, zcard: 1, zpopmin: 1, hmget: 1, zadd: 1, hset: 1, pexpire: 1, zrange: 1, publish: 1 })
+    // granting a waiter of the releasing replica itself: no message (the reply says it), and its
+    // liveness is not read (the HMGET reads V and the app's count only)
+    const third = id('batch', 'r1')
+    await acq(third, 'r1', 1)
+    expect(await commandsOf(client, () => rel([second], 1))).toEqual({ time: 1, zrem: 1, zcard: 1, zpopmin: 1, hmget: 1, zadd: 1, hset: 1, pexpire: 1, zrange: 1 })
   })
 
   it('a learned limit: one HGET more per script; the release that learns reads (and writes) the learned hash; a lowered limit grants nobody', async () => {
@@ -114,6 +127,7 @@ describe('redis scripts: commands per request', () => {
         leaseMs: LEASE,
         idleMs: 3 * LEASE,
         channelPrefix: grantChannelPrefix(prefix),
+        replicaId: replicaOf(ids[0]!),
         wantHead: false,
         answer: outcome === undefined ? undefined : { outcome: outcome === 's' ? 'success' : 'throttled', heldMs: 10 },
       })
@@ -133,15 +147,15 @@ describe('redis scripts: commands per request', () => {
     expect(await commandsOf(client, () => acq(a, 'r1'))).toEqual({ time: 1, hget: 1, zcard: 1, zpopmin: 1, zadd: 1, pexpire: 1 })
     // a success with a slot free (not saturated): the rule reads the holders and the learned hash,
     // learns nothing (no HSET) and keeps the learned key alive (PEXPIRE)
-    expect(await commandsOf(client, () => rel([a], 's'))).toEqual({ time: 1, hget: 1, zcard: 2, hmget: 1, pexpire: 1, zrem: 1, zpopmin: 1 })
+    expect(await commandsOf(client, () => rel([a], 's'))).toEqual({ hget: 1, zcard: 2, hmget: 1, pexpire: 1, zrem: 1, zpopmin: 1 })
 
     const h1 = id('web', 'r1')
     const h2 = id('web', 'r1')
     await acq(h1, 'r1')
     await acq(h2, 'r1')
     const waiter = id('batch', 'r2')
-    // queued: the fixed path's nine commands and the HGET of the learned value
-    expect(await commandsOf(client, () => acq(waiter, 'r2'))).toEqual({ time: 1, hget: 1, zcard: 1, hmget: 1, hset: 1, hincrby: 1, zadd: 1, pexpire: 2, zrange: 1 })
+    // queued (alone): the fixed path's six commands and the HGET of the learned value
+    expect(await commandsOf(client, () => acq(waiter, 'r2'))).toEqual({ hget: 1, zcard: 1, hmget: 1, hset: 1, zadd: 1, pexpire: 1, zrange: 1 })
     // a 429 with both permits held: learned 2.5 → 1 (HMGET, HSET, PEXPIRE), and the freed slot is NOT
     // granted: one holder left is the new limit, so grant pops nobody (ZCARD and the lease check only)
     expect(await commandsOf(client, () => rel([h1], 't'))).toEqual({ time: 1, hget: 1, zcard: 2, hmget: 1, hset: 1, pexpire: 1, zrem: 1, zrange: 1 })
@@ -149,8 +163,8 @@ describe('redis scripts: commands per request', () => {
     expect(await client.zcard(keys.queue)).toBe(1)
     // a success at the limit (saturated) raises the value a little (a probe: 1 drew the 429 at 2)
     // and grants the waiter: the learning's HMGET HSET PEXPIRE, then the fixed path's granting release
-    // (its app's count of waiters down: HINCRBY, and HDEL for the app's last)
-    expect(await commandsOf(client, () => rel([h2], 's'))).toEqual({ time: 1, hget: 1, zcard: 2, hmget: 2, hset: 2, pexpire: 2, zrem: 1, zpopmin: 1, hincrby: 1, hdel: 1, zadd: 1, zrange: 1, publish: 1 })
+    // (its app's count of waiters down in the HSET that moves V)
+    expect(await commandsOf(client, () => rel([h2], 's'))).toEqual({ time: 1, hget: 1, zcard: 2, hmget: 2, hset: 2, pexpire: 2, zrem: 1, zpopmin: 1, zadd: 1, zrange: 1, publish: 1 })
     expect(await client.zrange(keys.holders, 0, -1)).toEqual([waiter])
   })
 
@@ -171,10 +185,10 @@ describe('redis scripts: commands per request', () => {
     const b = id()
     await acq(b)
     const cost = await commandsOf(client, () =>
-      release(scripts, keys, { ids: [a], limit: spec, leaseMs: LEASE, idleMs: 3 * LEASE, channelPrefix: grantChannelPrefix(prefix), wantHead: false, answer: { outcome: 'success', heldMs: 10 } }),
+      release(scripts, keys, { ids: [a], limit: spec, leaseMs: LEASE, idleMs: 3 * LEASE, channelPrefix: grantChannelPrefix(prefix), replicaId: 'r1', wantHead: false, answer: { outcome: 'success', heldMs: 10 } }),
     )
     expect(await client.exists(keys.learned)).toBe(0)
     // the fixed limit's release (TIME ZREM ZCARD ZPOPMIN) and the HGET of the learned value
-    expect(cost).toEqual({ time: 1, hget: 1, zrem: 1, zcard: 1, zpopmin: 1 })
+    expect(cost).toEqual({ hget: 1, zrem: 1, zcard: 1, zpopmin: 1 })
   })
 })

@@ -107,7 +107,7 @@ describe('redis scripts: weighted fair order between apps, FIFO within an app', 
     const w = await enter({ app: 'a', cost: 5 }) // tag 0, F_a = 5
     const w2 = await enter({ app: 'a', cost: 5 }) // tag 5
     // the holder's replica hands its permit to w without Redis (shared.ts): then its queue entry leaves, served
-    await release(on.scripts, on.keys, { ids: [w.id], limit: '1', leaseMs: LEASE_MS, idleMs: 3 * LEASE_MS, channelPrefix: grantChannelPrefix(on.prefix), wantHead: true, served: true })
+    await release(on.scripts, on.keys, { ids: [w.id], limit: '1', leaseMs: LEASE_MS, idleMs: 3 * LEASE_MS, channelPrefix: grantChannelPrefix(on.prefix), replicaId: 'r1', wantHead: true, served: true })
     expect(await on.client.hget(on.keys.meta, 'v')).toBe('0')
     await leave([holder.id]) // w2 granted by Redis
     expect(await on.client.hget(on.keys.meta, 'v')).toBe('5')

@@ -68,7 +68,7 @@ describe('shared permits: fair share between apps, deterministically (fake scrip
     batch.permit!.release()
     await settle()
     expect(web.permit).toBeUndefined()
-    expect(scripts.take('release').args.slice(6)).toEqual([permitId(batch.permit)])
+    expect(scripts.take('release').args.slice(7)).toEqual([permitId(batch.permit)])
   })
 
   it("a handover within an app, and its waiter's queue entry leaves as served (V moves); a waiter of another app sent meanwhile makes the named head stale", async () => {
@@ -86,7 +86,7 @@ describe('shared permits: fair share between apps, deterministically (fake scrip
     await turn()
     const served = scripts.take('release')
     expect(served.args[4]).toBe('2') // wantHead, and served by a handover
-    expect(served.args.slice(6)).toEqual([idOf(acquire)])
+    expect(served.args.slice(7)).toEqual([idOf(acquire)])
 
     const third = request('batch')
     await turn()
@@ -99,7 +99,7 @@ describe('shared permits: fair share between apps, deterministically (fake scrip
     next.permit!.release()
     await settle()
     expect(third.permit).toBeUndefined()
-    expect(scripts.take('release').args.slice(4)).toEqual(['1', '-', permitId(next.permit)])
+    expect(scripts.take('release').args.slice(4)).toEqual(['1', '-', 'r1', permitId(next.permit)])
   })
 
   it('a learned limit: a 429 is not handed over (Redis learns the decrease first, then grants under it); a success is, with its answer', async () => {
@@ -121,7 +121,7 @@ describe('shared permits: fair share between apps, deterministically (fake scrip
     const back = scripts.take('release')
     expect(back.args[4]).toBe('1') // not served: Redis grants (or not) after learning
     expect(back.args[5]).toMatch(/^t \d+$/)
-    expect(back.args.slice(6)).toEqual([permitId(first.permit)])
+    expect(back.args.slice(7)).toEqual([permitId(first.permit)])
     // Redis learned (still 1: the floor) and granted the waiter in the same script
     back.answer([1, [idOf(queued)], null, 1, 1, '1', 1])
     await settle()

@@ -73,7 +73,7 @@ describe('shared permits: races, deterministically (fake script runner and clock
     const acquire = scripts.take('acquire')
     abort.abort()
     const withdrawal = scripts.take('release')
-    expect(withdrawal.args.slice(6)).toEqual([idOf(acquire)])
+    expect(withdrawal.args.slice(7)).toEqual([idOf(acquire)])
     acquire.answer(GRANTED) // Redis ran the acquire first: the withdrawal releases that permit
     await settle()
     expect(w.permit).toBeUndefined()
@@ -99,7 +99,7 @@ describe('shared permits: races, deterministically (fake script runner and clock
     first.permit!.release() // handed over here and now, no round trip
     expect(permitId(w.permit)).toBe(permitId(first.permit))
     await turn()
-    expect(scripts.take('release').args.slice(6)).toEqual([idOf(acquire)]) // its queue entry, in the background
+    expect(scripts.take('release').args.slice(7)).toEqual([idOf(acquire)]) // its queue entry, in the background
 
     const x = request()
     await turn()
@@ -110,7 +110,7 @@ describe('shared permits: races, deterministically (fake script runner and clock
     w.permit!.release() // the head may not be x any more: Redis decides
     await settle()
     expect(x.permit).toBeUndefined()
-    expect(scripts.take('release').args.slice(6)).toEqual([permitId(w.permit)])
+    expect(scripts.take('release').args.slice(7)).toEqual([permitId(w.permit)])
   })
 
   it('a request sent back by an upstream 429 within the same ms is still placed by its age (never as new, charged again)', () => {
@@ -205,7 +205,7 @@ describe('shared permits: races, deterministically (fake script runner and clock
     advance(LEASE_MS - SYNC_MS + 1) // less than a renewal period of the lease is sure
     first.permit!.release()
     expect(w.permit).toBeUndefined()
-    expect(scripts.take('release').args.slice(6)).toEqual([permitId(first.permit)])
+    expect(scripts.take('release').args.slice(7)).toEqual([permitId(first.permit)])
   })
 
   it('a permit granted just before a stall longer than the lease cannot start a request after it: given back, never used', async () => {
@@ -219,7 +219,7 @@ describe('shared permits: races, deterministically (fake script runner and clock
     expect(w.permit!.isLost).toBe(false) // no sync has run yet: nothing reported it lost
     expect(w.permit!.canStart()).toBe(false) // the proxy asks again right before the write
     w.permit!.release()
-    expect(scripts.take('release').args.slice(6)).toEqual([permitId(w.permit)])
+    expect(scripts.take('release').args.slice(7)).toEqual([permitId(w.permit)])
     expect(w.permit!.canStart()).toBe(false)
   })
 })
@@ -251,7 +251,7 @@ describe('shared permits and learned limits (fake script runner and clock)', () 
     await turn()
     const background = scripts.take('release')
     expect(background.args[5]).toBe('s 40') // a's answer, 40 ms after its grant
-    expect(background.args.slice(6)).toEqual([idOf(acquireW)])
+    expect(background.args.slice(7)).toEqual([idOf(acquireW)])
     background.answer([1, [], null, 2, 2, '2.5', 2])
     await settle()
     expect(changes).toEqual([]) // 2 → 2: no change of the whole limit
@@ -259,7 +259,7 @@ describe('shared permits and learned limits (fake script runner and clock)', () 
     b.permit!.release('throttled')
     const release = scripts.take('release')
     expect(String(release.args[5])).toMatch(/^t \d+$/)
-    expect(release.args.slice(6)).toEqual([permitId(b.permit)])
+    expect(release.args.slice(7)).toEqual([permitId(b.permit)])
     release.answer([1, [], null, 1, 2, '1', 2])
     await settle()
     expect(changes).toEqual([{ from: 2, to: 1, value: 1, reason: 'throttled', held: 2 }])
@@ -287,7 +287,7 @@ describe('shared permits and learned limits (fake script runner and clock)', () 
     a.permit!.release('success') // holds 2 against a limit of 1: the surplus goes back to Redis
     expect(w.permit).toBeUndefined()
     const release = scripts.take('release')
-    expect(release.args.slice(6)).toEqual([permitId(a.permit)])
+    expect(release.args.slice(7)).toEqual([permitId(a.permit)])
     expect(release.args[4]).toBe('0') // not every permit is ours: no head asked for
     void b
   })

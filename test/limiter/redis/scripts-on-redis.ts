@@ -68,9 +68,10 @@ export function scriptsOnRedis(name: string) {
     return { id, kind: reply.kind }
   }
 
-  /** Releases (or withdraws) those ids; returns the ids granted. */
+  /** Releases (or withdraws) those ids, as their replica does (the first id's); returns the ids granted. */
   async function leave(ids: string[], limit = 1): Promise<string[]> {
-    const r = await release(running(scripts), running(keys), { ids, limit: String(limit), leaseMs: LEASE_MS, idleMs: 3 * LEASE_MS, channelPrefix: grantChannelPrefix(prefix), wantHead: false })
+    const replicaId = ids[0]?.slice(0, ids[0].lastIndexOf('/')) ?? 'r1'
+    const r = await release(running(scripts), running(keys), { ids, limit: String(limit), leaseMs: LEASE_MS, idleMs: 3 * LEASE_MS, channelPrefix: grantChannelPrefix(prefix), replicaId, wantHead: false })
     return [...r.granted]
   }
 

@@ -29,16 +29,14 @@ local limit = effective_limit(learned, limit_spec(ARGV[3]))
 local lease, live, idle = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local age, full, announce = tonumber(ARGV[7]), ARGV[8] == '1', ARGV[9] == '1'
 local chan, want_head, cost = ARGV[12], ARGV[13] == '1', tonumber(ARGV[14] or '1')
-local now = clock()
-
 local forgot = 0
 if announce then
   if redis.call('HEXISTS', meta, '@' .. rid) == 0 then forgot = 1 end
-  redis.call('HSET', meta, 'limit', ARGV[3], 'instance', ARGV[10], 'endpoint', ARGV[11], '@' .. rid, now + live)
+  redis.call('HSET', meta, 'limit', ARGV[3], 'instance', ARGV[10], 'endpoint', ARGV[11], '@' .. rid, clock() + live)
   redis.call('PEXPIRE', meta, idle)
 end
 -- No purge of expired leases here (sync does it, at the nearest expiry): a full semaphore means queue.
-local held = grant(holders, queue, meta, now, lease, chan, limit, redis.call('ZCARD', holders), idle)
+local held = grant(holders, queue, meta, lease, chan, limit, redis.call('ZCARD', holders), idle)
 -- more holders than the limit (adopted after an outage): no head is named, the surplus goes back
 if held > limit then want_head = false end
 if held < limit then
@@ -46,16 +44,19 @@ if held < limit then
   -- full), and a slot is left: take it, unless this app is at its cap too.
   local cap = cap_of(id)
   if cap == nil or (held_by_app(holders)[app_of(id)] or 0) < cap then
-    redis.call('ZADD', holders, now + lease, id)
+    redis.call('ZADD', holders, clock() + lease, id)
     redis.call('PEXPIRE', holders, idle)
     return {1, 0, forgot, limit}
   end
 end
 if full then return {2, 0, forgot, limit} end
-redis.call('ZADD', queue, fmt(start_tag(meta, app_of(id), cost, age, idle)), id)
-queued_one(meta, id, idle)
-redis.call('PEXPIRE', queue, idle)
+redis.call('ZADD', queue, fmt(start_tag(meta, id, cost, age)), id)
+meta_flush(meta, idle)
 local first = redis.call('ZRANGE', queue, 0, 1)
+-- Alone in the queue: it was empty, so the key did not exist and this ZADD made it: it gets its
+-- expiry. Not alone: the key existed, and every script that makes it gives it one (grant's put-back,
+-- this one) and every replica with a waiter in it renews it every third of a lease (sync): it has one.
+if not first[2] then redis.call('PEXPIRE', queue, idle) end
 local at_head = first[1] == id
 if at_head and first[2] then
   -- Placed ahead of the waiter that was the head: a replica holding permits may have been told that

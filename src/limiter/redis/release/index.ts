@@ -12,6 +12,8 @@ export interface ReleaseArgs {
   readonly leaseMs: number
   readonly idleMs: number
   readonly channelPrefix: string
+  /** the releasing replica: its waiters granted by this release are granted from the reply, with no message */
+  readonly replicaId: string
   /** name the waiter left at the head in the reply (the releasing replica holds every permit of the key) */
   readonly wantHead: boolean
   /** the ids are waiters a handover served: their start tags move the virtual time (implies wantHead) */
@@ -37,7 +39,7 @@ export interface ReleaseResult {
 export async function release(scripts: ScriptRunner, keys: SemaphoreKeys, a: ReleaseArgs): Promise<ReleaseResult> {
   const answer = a.answer === undefined ? '-' : `${a.answer.outcome === 'success' ? 's' : 't'} ${Math.max(0, Math.round(a.answer.heldMs))}`
   const wantHead = a.served === true ? '2' : a.wantHead ? '1' : '0'
-  const reply = (await scripts.run(RELEASE_SCRIPT, keyList(keys), [a.limit, a.leaseMs, a.idleMs, a.channelPrefix, wantHead, answer, ...a.ids])) as [
+  const reply = (await scripts.run(RELEASE_SCRIPT, keyList(keys), [a.limit, a.leaseMs, a.idleMs, a.channelPrefix, wantHead, answer, a.replicaId, ...a.ids])) as [
     number,
     string[] | undefined,
     string | null | undefined,

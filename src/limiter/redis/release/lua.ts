@@ -3,8 +3,9 @@ import { LUA_COMMON } from '../lua-common.js'
 /**
  * release: give back permits, or withdraw waiters — whichever each id is now.
  * KEYS: holders queue meta learned
- * ARGV: limit leaseMs idleMs channelPrefix wantHead answer id...   (wantHead `2`: as `1`, and the ids
- *       are waiters a handover here served: their start tags move V, as a grant by Redis would)
+ * ARGV: limit leaseMs idleMs channelPrefix wantHead answer replica id...   (wantHead `2`: as `1`, and
+ *       the ids are waiters a handover here served: their start tags move V, as a grant by Redis
+ *       would; replica: the releasing replica's id, whose waiters granted here get no message)
  * Reply: { how many ids were found (0 for a second release: harmless), the ids granted, the
  *          waiter now at the head of the queue when wantHead is 1 (the releasing replica holds every
  *          permit of the key) or at limit 1 after a grant (nil otherwise, or when the queue is empty),
@@ -20,15 +21,17 @@ import { LUA_COMMON } from '../lua-common.js'
  * One script serves release and cancel because a waiter may have been granted between the replica's
  * decision to give up and this script: the id is then a holder and is released here, never leaked.
  * The freed slots go straight to the queue's head (see grant in lua-common). The granted ids are
- * returned too: a waiter of the releasing replica is then granted from this reply, without waiting
- * for its pub/sub message (which still comes, and is then ignored).
+ * returned too: a waiter of the releasing replica is granted from this reply, and gets no pub/sub
+ * message (nor a liveness read: its replica is the one running this script). The reply says all the
+ * message would have (the id, and at limit 1 the next head); were the reply lost, the replica takes
+ * Redis for unreachable and gives the waiter's id back (SharedPermits.#release, detachWaiters).
  */
 export const RELEASE_LUA = `${LUA_COMMON}
 local holders, queue, meta, learned = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local spec = limit_spec(ARGV[1])
 local lease, idle, chan = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local want_head, served = ARGV[5] ~= '0', ARGV[5] == '2'
-local now = clock()
+local self = ARGV[7]
 local limit, stored = effective_limit(learned, spec)
 local before, value, in_use = limit, false, false
 local outcome, held_ms = string.match(ARGV[6], '^([st]) (%d+)$')
@@ -41,12 +44,12 @@ if outcome and not spec.fixed then
   -- their app's cap, not by the limit, so they do not count (docs/learned-limits.md)
   local saturated = in_use >= limit
   local v
-  before, limit, v = learn(learned, spec, outcome, in_use, saturated, tonumber(held_ms), now)
+  before, limit, v = learn(learned, spec, outcome, in_use, saturated, tonumber(held_ms))
   value = string.format('%.17g', v)
 end
 local found = 0
 local top = nil
-for i = 7, #ARGV do
+for i = 8, #ARGV do
   if served then
     local s = redis.call('ZSCORE', queue, ARGV[i])
     if s and (top == nil or tonumber(s) > top) then top = tonumber(s) end
@@ -59,8 +62,8 @@ for i = 7, #ARGV do
     left_queue(meta, ARGV[i], not served)
   end
 end
-local held = live_holders(holders, now, limit)
+local held = live_holders(holders, limit)
 local granted = {}
-local _, head = grant(holders, queue, meta, now, lease, chan, limit, held, idle, granted, want_head, top)
+local _, head = grant(holders, queue, meta, lease, chan, limit, held, idle, granted, want_head, top, self)
 return { found, granted, head, limit, before, value, in_use }
 `

@@ -62,6 +62,8 @@ for _, id in ipairs(redis.call('ZRANGE', queue, 0, -1)) do
     left_queue(meta, id, true)
   end
 end
+-- the dropped waiters' counts (and refunds), one HSET
+meta_flush(meta, tonumber(ARGV[1]))
 local oldest_ms = 0
 if oldest ~= nil then oldest_ms = math.max(0, now - oldest) end
 table.sort(order)

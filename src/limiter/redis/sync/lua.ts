@@ -9,7 +9,8 @@ import { LUA_COMMON } from '../lua-common.js'
  *
  *  - renews the replica's liveness (so its waiters stay in the queue) and the keys' expiry, and with
  *    `sweep` removes the liveness fields of replicas gone for longer than the idle time (the hash
- *    would grow with restarts) and the finish tags of apps no longer ahead of the virtual time;
+ *    would grow with restarts), the finish tags of apps no longer ahead of the virtual time and the
+ *    counts of apps with no waiter queued;
  *  - drops ids the replica gave up on while Redis was unreachable (as release does);
  *  - renews the lease of every permit still held that Redis still counts, even past its expiry: a
  *    lease still in `holders` was never given to anyone, so renewing it is safe;
@@ -44,6 +45,8 @@ if ARGV[9] == '1' then
     if string.sub(name, 1, 1) == '@' and tonumber(fields[f + 1]) + idle <= now then redis.call('HDEL', meta, name) end
     -- an app's finish tag at or behind V places its next waiter no differently than none (lua-fair)
     if v and string.sub(name, 1, 2) == 'f:' and tonumber(fields[f + 1]) <= v then redis.call('HDEL', meta, name) end
+    -- a count of queued waiters at 0 is the same as none (left_queue writes 0 rather than delete it)
+    if string.sub(name, 1, 2) == 'n:' and (tonumber(fields[f + 1]) or 0) <= 0 then redis.call('HDEL', meta, name) end
   end
 end
 
@@ -74,7 +77,7 @@ for _, id in ipairs(held_ids) do
   end
 end
 redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
-local _, head = grant(holders, queue, meta, now, lease, chan, limit, redis.call('ZCARD', holders), idle, nil, true)
+local _, head = grant(holders, queue, meta, lease, chan, limit, redis.call('ZCARD', holders), idle, nil, true)
 
 local granted, missing = {}, {}
 for _, id in ipairs(wait_ids) do
