@@ -66,6 +66,35 @@ describe('shared permits: races, deterministically (fake script runner and clock
     expect(scripts.names()).toEqual(['release', 'release'])
   })
 
+  it('limit 1: a release reply granting our own waiter names the next head as its message would, so the next release hands over', async () => {
+    // No message is published for a waiter granted to the releasing replica (release/lua.ts): the
+    // reply must carry the head "<id> <head>" carried, or the next release here could not hand over.
+    const { scripts, request } = fresh()
+    const first = request(1)
+    scripts.take('acquire').answer(GRANTED)
+    await settle()
+    const w1 = request(1)
+    await turn()
+    const a1 = scripts.take('acquire')
+    a1.answer(QUEUED)
+    const w2 = request(1)
+    await turn()
+    const a2 = scripts.take('acquire')
+    a2.answer(QUEUED)
+    await settle()
+    first.permit!.release()
+    scripts.take('release').answer([1, [idOf(a1)], idOf(a2), 1])
+    await settle()
+    expect(permitId(w1.permit)).toBe(idOf(a1))
+    w1.permit!.release() // the head named by the reply is ours, and we hold the only permit: handed over
+    await settle()
+    expect(permitId(w2.permit)).toBe(idOf(a1))
+    await turn()
+    const served = scripts.take('release') // its queue entry leaves in the background
+    expect(served.args[4]).toBe('2')
+    expect(served.args.slice(7)).toEqual([idOf(a2)])
+  })
+
   it('a withdrawal crossing a grant: the release sent after the acquire undoes it, no permit is made', async () => {
     const { scripts, request } = fresh()
     const abort = new AbortController()
