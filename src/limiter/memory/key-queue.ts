@@ -39,6 +39,8 @@ interface Lane {
   held: number
   /** finish tag of its last waiter: its next waiter starts no earlier */
   finish: number
+  /** the lowest start tag of its waiters that gave up since it was last served (see `remove`) */
+  gaveUp: number | undefined
 }
 
 export class KeyQueue {
@@ -88,7 +90,7 @@ export class KeyQueue {
   #lane(policy: AppPolicy): Lane {
     let lane = this.#lanes.get(policy.app)
     if (lane === undefined) {
-      lane = { policy, entries: [], held: 0, finish: 0 }
+      lane = { policy, entries: [], held: 0, finish: 0, gaveUp: undefined }
       this.#lanes.set(policy.app, lane)
     }
     return lane
@@ -151,12 +153,17 @@ export class KeyQueue {
     if (lane === undefined) return false
     const i = lane.entries.findIndex((e) => e.waiter === waiter)
     if (i < 0) return false
-    lane.entries.splice(i, 1)
+    const [gone] = lane.entries.splice(i, 1)
     this.#queued--
-    // Its app's last waiter gave up: the app's charge goes (its next waiter starts at V), as in
-    // Redis (lua-fair.ts left_queue) — charged for what it was served, not for what it abandoned.
-    // While others of the app wait, the charge stays: their tags are set (FIFO within an app).
-    if (lane.entries.length === 0 && lane.finish > this.#virtual) lane.finish = this.#virtual
+    // The refund rule of Redis (lua-fair.ts left_queue): when the app's last waiter gives up, its
+    // finish tag goes back to the start tag of the earliest of its waiters that gave up since it
+    // was last served — exactly the charges it gave up, in whatever order; what it was served stays
+    // charged. While others of the app wait, nothing is refunded: their tags are set (FIFO within an app).
+    lane.gaveUp = Math.min(lane.gaveUp ?? Infinity, gone!.tag)
+    if (lane.entries.length === 0) {
+      if (lane.gaveUp < lane.finish) lane.finish = lane.gaveUp
+      lane.gaveUp = undefined
+    }
     this.#dropIfSpent(waiter.policy.app, lane)
     return true
   }
@@ -180,6 +187,7 @@ export class KeyQueue {
       this.#queued--
       this.inFlight++
       best.held++
+      best.gaveUp = undefined // those that gave up before it were charged behind what it was served
       if (next.tag > this.#virtual) this.#virtual = next.tag
       next.waiter.grant()
     }

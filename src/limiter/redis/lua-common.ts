@@ -80,12 +80,13 @@ local function grant(holders, queue, meta, lease, chan, limit, held, idle, grant
   local given = {}
   local empty = false
   local counts = nil -- permits held per app, read once a capped waiter comes up
-  -- V, the waiter's replica's liveness and its app's count of waiters: one HMGET (lua-fair meta_read)
+  -- V, the waiter's replica's liveness and its app's count of waiters and pending refund (left_queue
+  -- reads them next): one HMGET (lua-fair meta_read)
   local function live(id)
     local rid = replica_of(id)
     if not rid then return false end
-    local fields = { 'n:' .. app_of(id) }
-    if rid ~= self then fields[2] = '@' .. rid end
+    local fields = { 'n:' .. app_of(id), 'w:' .. app_of(id) }
+    if rid ~= self then fields[3] = '@' .. rid end
     meta_read(meta, fields)
     if rid == self then return true end
     return tonumber(meta_cache['@' .. rid] or '0') > clock()
@@ -98,7 +99,7 @@ local function grant(holders, queue, meta, lease, chan, limit, held, idle, grant
   end
   local function take(id, score)
     redis.call('ZADD', holders, clock() + lease, id)
-    left_queue(meta, id, false)
+    left_queue(meta, id, false, score)
     held = held + 1
     given[#given + 1] = id
     if granted then granted[#granted + 1] = id end
@@ -115,7 +116,7 @@ local function grant(holders, queue, meta, lease, chan, limit, held, idle, grant
       break
     end
     if not live(head[1]) then
-      left_queue(meta, head[1], true)
+      left_queue(meta, head[1], true, head[2])
     else
       if under_cap(head[1]) then
         take(head[1], head[2])
@@ -139,7 +140,7 @@ local function grant(holders, queue, meta, lease, chan, limit, held, idle, grant
       local id = page[i]
       if not live(id) then
         redis.call('ZREM', queue, id)
-        left_queue(meta, id, true)
+        left_queue(meta, id, true, page[i + 1])
         removed = removed + 1
       elseif under_cap(id) then
         redis.call('ZREM', queue, id)

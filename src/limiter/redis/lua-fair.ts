@@ -5,8 +5,9 @@ import { LUA_WAITER_ID } from './waiter-id.js'
  * Lua of fair share between apps (docs/redis-limiter.md, "Fair share between apps"), pasted into
  * every semaphore script before grant (lua-common.ts). Start-time fair queueing: the queue's scores
  * ARE the start tags, so its head (lowest score) is next as before. The meta hash keeps the virtual
- * time `v` (the highest start tag granted so far), each app's finish tag `f:<app>` and its count of
- * queued waiters `n:<app>`; all expire with it when the key is idle.
+ * time `v` (the highest start tag granted so far), each app's finish tag `f:<app>`, its count of
+ * queued waiters `n:<app>` and the lowest start tag of its waiters that gave up since it was last
+ * served `w:<app>` (see left_queue); all expire with it when the key is idle.
  *
  * The meta fields a script needs are read through one cache and written back at its end in one
  * HSET (meta_read, meta_set, meta_flush): the start tag's V and F_app, the app's count and a waiter's
@@ -100,22 +101,37 @@ local function advance(meta, top)
 end
 
 -- A waiter left the queue: served, or (\`refund\`) withdrawn — deadline, abort — or dropped with its
--- dead replica. When a withdrawn waiter was its app's last, the app's finish tag goes (its next
--- waiter starts at V): an app is charged for what it was served, not for what it gave up. While
--- others of the app stay queued the charge stays: refunding it would let the app's next waiter in
--- ahead of them (FIFO within an app). A count at 0 is written as 0, not deleted (no HDEL on the
--- common path; sync's sweep removes it): scripts read a missing count as 0 too.
-local function left_queue(meta, id, refund)
+-- dead replica; \`score\` is its start tag. The refund rule: when an app's last queued waiter
+-- leaves unserved, its finish tag goes back to the start tag of the earliest of its waiters that
+-- left unserved since the app was last served (\`w:<app>\`, the lowest such tag) — exactly the charges
+-- of the waiters it gave up, in whatever order they gave up (deadlines fire oldest first); the
+-- charges of waiters served stay. While others of the app stay queued nothing is refunded (only
+-- \`w:<app>\` is lowered): their tags are set, and a lower finish tag would let the app's next waiter
+-- in ahead of them (FIFO within an app). A served waiter clears \`w:<app>\`: the app's waiters that
+-- gave up before it were behind nobody it was charged for. A count at 0 is written as 0, not deleted
+-- (no HDEL on the common path; sync's sweep removes it): scripts read a missing count as 0 too.
+local function left_queue(meta, id, refund, score)
   if is_old_form(id) then return end
   local app = app_of(id)
-  meta_read(meta, { 'n:' .. app })
-  local n = (tonumber(meta_cache['n:' .. app] or '0') or 0) - 1
-  if n > 0 then
-    meta_set('n:' .. app, n)
+  local n_f, w_f, f_f = 'n:' .. app, 'w:' .. app, 'f:' .. app
+  meta_read(meta, refund and { n_f, w_f, f_f } or { n_f, w_f })
+  local n = (tonumber(meta_cache[n_f] or '0') or 0) - 1
+  meta_set(n_f, math.max(n, 0))
+  local w = tonumber(meta_cache[w_f] or '')
+  if not refund then
+    if w then meta_del(w_f) end
     return
   end
-  meta_set('n:' .. app, 0)
-  if refund then meta_del('f:' .. app) end
+  local s = tonumber(score)
+  if s and (w == nil or s < w) then w = s end
+  if n > 0 then
+    if w then meta_set(w_f, fmt(w)) end
+    return
+  end
+  -- the app's last waiter: refund down to w (a finish tag at or below V places no differently than none)
+  local f = tonumber(meta_cache[f_f] or '')
+  if f and w and w < f then meta_set(f_f, fmt(w)) end
+  if meta_cache[w_f] then meta_del(w_f) end
 end
 
 -- Permits held per app (for the caps), read from the holders' ids.

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { FairShare } from '../../../src/limiter/fairness/policy.js'
 import { fairnessSettingsSchema } from '../../../src/limiter/fairness/settings.js'
 import { createMemoryLimiter } from '../../../src/limiter/memory/index.js'
+import { KeyQueue, type Waiter } from '../../../src/limiter/memory/key-queue.js'
+import type { AppPolicy } from '../../../src/limiter/fairness/policy.js'
 import type { Permit } from '../../../src/limiter/types.js'
 
 // Fair share between apps: a waiter that gives up (deadline, client abort) must not keep its app's
@@ -45,5 +47,57 @@ describe('memory limiter: waiters that gave up do not keep their app charged', (
     // equal weights: within the first few grants app a gets its turn (SFQ: at most ~2 apart)
     expect(order.slice(0, 4)).toContain('a')
     await limiter.close()
+  })
+})
+
+// The refund is exact (docs/redis-limiter.md, "What is charged"; the same rule as Redis, tested in
+// test/limiter/redis/fair-abandoned-refund.test.ts): what an app was served stays charged, what it
+// gave up comes back, once its last waiter is gone — whatever order its waiters gave up in.
+describe('KeyQueue: the refund rule', () => {
+  const policy = (app: string): AppPolicy => ({ app, cost: 1, maxHeld: Number.POSITIVE_INFINITY, maxQueued: Number.POSITIVE_INFINITY })
+  const waiter = (app: string, granted: string[]): Waiter => ({ arrivedAt: Date.now(), enqueuedAt: Date.now(), policy: policy(app), requeued: false, grant: () => granted.push(app), fail: () => {} })
+
+  it("a served waiter's charge stays when the app's next waiter gives up: the app's next starts after it, not at V", () => {
+    const granted: string[] = []
+    const q = new KeyQueue('org1', 'POST /accounts/search', 1)
+    q.take(policy('x')) // the only permit held
+    const a1 = waiter('a', granted)
+    q.enqueue(a1) // tag 0, F_a = 1
+    q.give('x')
+    q.dispatch() // a1 served: V = 0
+    expect(granted).toEqual(['a'])
+    const a2 = waiter('a', granted)
+    q.enqueue(a2) // tag 1, F_a = 2
+    expect(q.remove(a2)).toBe(true) // gave up: refunded to 1 (a1's finish), not to V = 0
+    // a's next starts at 1 (what it was served stays charged), b's at V = 0: b goes first although
+    // it queued after (refunded to V, a would have gone first: equal tags go by arrival)
+    const b1 = waiter('b', granted)
+    const a3 = waiter('a', granted)
+    q.enqueue(a3) // tag 1
+    q.enqueue(b1) // tag 0
+    q.give('a')
+    q.dispatch()
+    expect(granted).toEqual(['a', 'b'])
+  })
+
+  it('waiters that gave up oldest first, with one served between, refund down to the first that gave up after it', () => {
+    const granted: string[] = []
+    const q = new KeyQueue('org1', 'POST /accounts/search', 1)
+    q.take(policy('x'))
+    const [a1, a2, a3, a4] = [waiter('a', granted), waiter('a', granted), waiter('a', granted), waiter('a', granted)]
+    for (const w of [a1, a2, a3, a4]) q.enqueue(w) // tags 0 1 2 3, F_a = 4
+    q.remove(a1) // gave up: nothing refunded yet (others of a wait)
+    q.give('x')
+    q.dispatch() // a2 served (tag 1), V = 1
+    q.remove(a3) // tag 2
+    q.remove(a4) // tag 3, the last: F_a back to 2 (a2's finish)
+    // c arrives at V = 1 and a's next at 2: c first although it queued after
+    const a5 = waiter('a', granted)
+    const c = waiter('c', granted)
+    q.enqueue(a5)
+    q.enqueue(c)
+    q.give('a')
+    q.dispatch()
+    expect(granted).toEqual(['a', 'c'])
   })
 })

@@ -6,7 +6,8 @@ import { scriptsOnRedis } from './scripts-on-redis.js'
 // waiters that give up (deadline, abort: withdrawn by the release script) must not leave their app
 // charged, or an impatient app falls behind every app that kept its waiters.
 
-const { enter, leave } = scriptsOnRedis('refund')
+const on = scriptsOnRedis('refund')
+const { enter, leave } = on
 
 describe('redis scripts: waiters that gave up do not keep their app charged', () => {
   it('an app whose waiters all gave up gets its turn among the first once it is backlogged again', async () => {
@@ -24,5 +25,47 @@ describe('redis scripts: waiters that gave up do not keep their app charged', ()
       order.push(appOfId(current)!)
     }
     expect(order).toContain('a')
+  })
+})
+
+// The refund is exact (lua-fair.ts left_queue, the same rule as KeyQueue's): once an app's last
+// waiter is gone, its finish tag goes back to the start tag of the earliest of its waiters that gave
+// up since it was last served — what it was served stays charged, in whatever order the rest gave up.
+describe('redis scripts: the refund rule', () => {
+  it("a served waiter's charge stays when the app's next waiter gives up", async () => {
+    const holder = await enter({ app: 'x' })
+    const a1 = await enter({ app: 'a' }) // tag 0, F_a = 1
+    expect(await leave([holder.id])).toEqual([a1.id]) // served: V = 0
+    const a2 = await enter({ app: 'a' }) // tag 1, F_a = 2
+    await leave([a2.id]) // gave up, the app's last: back to 1 (a1's finish), not to V
+    expect(await on.client.hget(on.keys.meta, 'f:a')).toBe('1')
+    const a3 = await enter({ app: 'a' }) // tag 1
+    const b = await enter({ app: 'b' }) // tag 0: ahead of a3 although it queued after
+    expect(await leave([a1.id])).toEqual([b.id])
+    expect(await leave([b.id])).toEqual([a3.id])
+  })
+
+  it('waiters that gave up oldest first, one served between: refunded down to the first that gave up after it', async () => {
+    const holder = await enter({ app: 'x' })
+    const a = []
+    for (let i = 0; i < 4; i++) a.push((await enter({ app: 'a' })).id) // tags 0 1 2 3, F_a = 4
+    await leave([a[0]!]) // gave up; others of a wait: no refund yet (FIFO within a)
+    expect(await on.client.hget(on.keys.meta, 'f:a')).toBe('4')
+    expect(await leave([holder.id])).toEqual([a[1]]) // served (tag 1), V = 1
+    await leave([a[2]!])
+    expect(await on.client.hget(on.keys.meta, 'f:a')).toBe('4')
+    await leave([a[3]!]) // the last: back to 2, a[1]'s finish
+    expect(await on.client.hget(on.keys.meta, 'f:a')).toBe('2')
+    expect(await on.client.hget(on.keys.meta, 'n:a')).toBe('0')
+    expect(await on.client.hexists(on.keys.meta, 'w:a')).toBe(0)
+  })
+
+  it("a dead replica's waiters dropped by a grant are refunded by the same rule", async () => {
+    const holder = await enter({ app: 'x', replica: 'r1' })
+    const dead = await enter({ app: 'a', replica: 'r2' }) // tag 0, F_a = 1
+    await on.client.hdel(on.keys.meta, '@r2')
+    expect(await leave([holder.id])).toEqual([])
+    expect(await on.client.zscore(on.keys.queue, dead.id)).toBeNull()
+    expect(await on.client.hget(on.keys.meta, 'f:a')).toBe('0')
   })
 })

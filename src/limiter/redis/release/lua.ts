@@ -50,16 +50,18 @@ end
 local found = 0
 local top = nil
 for i = 8, #ARGV do
-  if served then
-    local s = redis.call('ZSCORE', queue, ARGV[i])
-    if s and (top == nil or tonumber(s) > top) then top = tonumber(s) end
-  end
-  if redis.call('ZREM', holders, ARGV[i]) == 1 then
+  local id = ARGV[i]
+  if redis.call('ZREM', holders, id) == 1 then
     found = found + 1
-  elseif redis.call('ZREM', queue, ARGV[i]) == 1 then
-    found = found + 1
-    -- withdrawn (refunded when its app's last), or served by a handover
-    left_queue(meta, ARGV[i], not served)
+  else
+    local s = redis.call('ZSCORE', queue, id)
+    if s then
+      redis.call('ZREM', queue, id)
+      found = found + 1
+      -- served by a handover (its start tag moves V), or withdrawn (refunded when its app's last)
+      if served and (top == nil or tonumber(s) > top) then top = tonumber(s) end
+      left_queue(meta, id, not served, s)
+    end
   end
 end
 local held = live_holders(holders, limit)

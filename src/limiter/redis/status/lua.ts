@@ -49,7 +49,9 @@ for _, id in ipairs(redis.call('ZRANGE', holders, 0, -1)) do
   s[1] = s[1] + 1
 end
 local queued, oldest = 0, nil
-for _, id in ipairs(redis.call('ZRANGE', queue, 0, -1)) do
+local entries = redis.call('ZRANGE', queue, 0, -1, 'WITHSCORES')
+for e = 1, #entries, 2 do
+  local id = entries[e]
   local rid = replica_of(id)
   if rid and alive[rid] then
     queued = queued + 1
@@ -59,7 +61,7 @@ for _, id in ipairs(redis.call('ZRANGE', queue, 0, -1)) do
     if t and (oldest == nil or t < oldest) then oldest = t end
   else
     redis.call('ZREM', queue, id)
-    left_queue(meta, id, true)
+    left_queue(meta, id, true, entries[e + 1])
   end
 end
 -- the dropped waiters' counts (and refunds), one HSET

@@ -9,8 +9,8 @@ import { LUA_COMMON } from '../lua-common.js'
  *
  *  - renews the replica's liveness (so its waiters stay in the queue) and the keys' expiry, and with
  *    `sweep` removes the liveness fields of replicas gone for longer than the idle time (the hash
- *    would grow with restarts), the finish tags of apps no longer ahead of the virtual time and the
- *    counts of apps with no waiter queued;
+ *    would grow with restarts), the finish tags of apps no longer ahead of the virtual time, and the
+ *    counts and pending refunds (`w:`) of apps with no waiter queued;
  *  - drops ids the replica gave up on while Redis was unreachable (as release does);
  *  - renews the lease of every permit still held that Redis still counts, even past its expiry: a
  *    lease still in `holders` was never given to anyone, so renewing it is safe;
@@ -37,16 +37,21 @@ redis.call('PEXPIRE', meta, idle)
 if ARGV[9] == '1' then
   local fields = redis.call('HGETALL', meta)
   local v = nil
+  local counts = {}
   for f = 1, #fields, 2 do
     if fields[f] == 'v' then v = tonumber(fields[f + 1]) end
+    if string.sub(fields[f], 1, 2) == 'n:' then counts[fields[f]] = fields[f + 1] end
   end
   for f = 1, #fields, 2 do
     local name = fields[f]
     if string.sub(name, 1, 1) == '@' and tonumber(fields[f + 1]) + idle <= now then redis.call('HDEL', meta, name) end
     -- an app's finish tag at or behind V places its next waiter no differently than none (lua-fair)
     if v and string.sub(name, 1, 2) == 'f:' and tonumber(fields[f + 1]) <= v then redis.call('HDEL', meta, name) end
-    -- a count of queued waiters at 0 is the same as none (left_queue writes 0 rather than delete it)
+    -- a count of queued waiters at 0 is the same as none (left_queue writes 0 rather than delete it),
+    -- and an app with none queued has no refund pending (w:, left behind only by a release that
+    -- does not keep it: the previous one)
     if string.sub(name, 1, 2) == 'n:' and (tonumber(fields[f + 1]) or 0) <= 0 then redis.call('HDEL', meta, name) end
+    if string.sub(name, 1, 2) == 'w:' and (tonumber(counts['n:' .. string.sub(name, 3)]) or 0) <= 0 then redis.call('HDEL', meta, name) end
   end
 end
 
@@ -59,7 +64,13 @@ local wait_ids = {}
 for j = 1, n_wait do wait_ids[j] = ARGV[i]; i = i + 1 end
 local n_drop = tonumber(ARGV[i]); i = i + 1
 for j = 1, n_drop do
-  if redis.call('ZREM', holders, ARGV[i]) == 0 and redis.call('ZREM', queue, ARGV[i]) == 1 then left_queue(meta, ARGV[i], true) end
+  if redis.call('ZREM', holders, ARGV[i]) == 0 then
+    local score = redis.call('ZSCORE', queue, ARGV[i])
+    if score then
+      redis.call('ZREM', queue, ARGV[i])
+      left_queue(meta, ARGV[i], true, score)
+    end
+  end
   i = i + 1
 end
 
