@@ -8,7 +8,8 @@ import { LUA_FAIR } from './lua-fair.js'
  *   queue    ZSET waiter id → start tag (fair share between apps, see lua-fair.ts): lowest is next
  *   meta     HASH limit (the limit argument as given), instance, endpoint, `@<replica>` → that
  *            replica's liveness expiry (ms), `v` → virtual time, `f:<app>` → the app's finish tag,
- *            `n:<app>` → its waiters queued
+ *            `n:<app>` → its waiters queued, `w:<app>` → the lowest start tag of its waiters that
+ *            gave up since it was last served (lua-fair.ts left_queue)
  *   learned  HASH the learned limit (docs/learned-limits.md): v the value, b the concurrency that last
  *            drew a 429 (0: none), c when the last decrease was made (ms); its own expiry
  *            (`learning.idleMs`), so it outlives the semaphore's idle keys
