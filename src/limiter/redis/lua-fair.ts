@@ -24,8 +24,10 @@ local function fmt(x)
   return string.format('%.17g', x)
 end
 
--- meta fields read in this script (false: absent) and the writes not yet sent
+-- meta fields read in this script (false: absent) and the writes not yet sent; meta_had_v: whether
+-- the hash held \`v\` when first read (meta_cache.v may have been set by this script since)
 local meta_cache, meta_writes, meta_deletes = {}, {}, {}
+local meta_had_v = nil
 
 -- Reads the fields not read yet, in one HMGET; 'v' is always among the first read, so that
 -- meta_flush knows whether the hash existed.
@@ -38,6 +40,7 @@ local function meta_read(meta, fields)
   if #missing == 0 then return end
   local got = redis.call('HMGET', meta, unpack(missing))
   for i, f in ipairs(missing) do meta_cache[f] = got[i] or false end
+  if meta_had_v == nil then meta_had_v = meta_cache['v'] ~= false end
 end
 
 local function meta_set(field, value)
@@ -52,8 +55,9 @@ local function meta_del(field)
   meta_deletes[field] = true
 end
 
--- Sends the writes: one HSET, one HDEL (a refund only). With no \`v\` the hash may be new (Redis lost
--- its data since this replica announced itself): it gets its expiry.
+-- Sends the writes: one HSET, one HDEL (a pending refund cleared). Had the hash no \`v\` when read, it
+-- may be new (Redis lost its data since this replica announced itself): it gets its expiry. Every
+-- write follows a meta_read (start_tag, advance, left_queue read first), so meta_had_v is known.
 local function meta_flush(meta, idle)
   local args = {}
   for f, value in pairs(meta_writes) do
@@ -65,7 +69,7 @@ local function meta_flush(meta, idle)
   meta_writes, meta_deletes = {}, {}
   if #args > 0 then
     redis.call('HSET', meta, unpack(args))
-    if not meta_cache['v'] then redis.call('PEXPIRE', meta, idle) end
+    if not meta_had_v then redis.call('PEXPIRE', meta, idle) end
   end
   if #dels > 0 then redis.call('HDEL', meta, unpack(dels)) end
 end

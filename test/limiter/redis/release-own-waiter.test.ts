@@ -65,3 +65,14 @@ describe('redis scripts: a release granting the releasing replica its own waiter
     expect(await on.client.zscore(on.keys.queue, dead.id)).toBeNull()
   })
 })
+
+describe('redis scripts: a meta hash made anew by a grant', () => {
+  it('gets its expiry (Redis lost it: the grant writes V and the count into a new hash)', async () => {
+    const holder = await on.enter({ app: 'a', replica: 'r1' })
+    const mine = await on.enter({ app: 'a', replica: 'r1' })
+    await on.client.del(on.keys.meta)
+    expect((await releaseBy('r1', [holder.id])).granted).toEqual([mine.id])
+    expect(await on.client.hget(on.keys.meta, 'v')).toBe('0')
+    expect(await on.client.pttl(on.keys.meta)).toBeGreaterThan(0)
+  })
+})
