@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
+import { grantChannelPrefix } from '../../../src/limiter/redis/keys.js'
+import { sync } from '../../../src/limiter/redis/sync/index.js'
 import { appOfId } from '../../../src/limiter/redis/waiter-id.js'
-import { scriptsOnRedis } from './scripts-on-redis.js'
+import { LEASE_MS, scriptsOnRedis } from './scripts-on-redis.js'
 
 // Fair share between apps, the Redis half of test/limiter/memory/fair-abandoned-refund.test.ts:
 // waiters that give up (deadline, abort: withdrawn by the release script) must not leave their app
@@ -67,5 +69,39 @@ describe('redis scripts: the refund rule', () => {
     expect(await leave([holder.id])).toEqual([])
     expect(await on.client.zscore(on.keys.queue, dead.id)).toBeNull()
     expect(await on.client.hget(on.keys.meta, 'f:a')).toBe('0')
+  })
+})
+
+describe("redis scripts: sync's sweep", () => {
+  it('removes the counts at 0 and the pending refunds of apps with none queued, and keeps those of apps still waiting', async () => {
+    const holder = await enter({ app: 'x' })
+    const a = await enter({ app: 'a' })
+    const b1 = await enter({ app: 'b' })
+    const b2 = await enter({ app: 'b' })
+    await leave([b1.id]) // gave up while b2 waits: refund pending (w:b)
+    expect(await leave([holder.id])).toEqual([a.id]) // a's last served: n:a written as 0
+    expect(await on.client.hget(on.keys.meta, 'n:a')).toBe('0')
+    // an old replica's withdrawal leaves a w: behind it would not clear (its release keeps none)
+    await on.client.hset(on.keys.meta, 'w:gone', '3')
+    await sync(on.scripts, on.keys, {
+      replicaId: 'r1',
+      limit: '1',
+      instance: 'org1',
+      endpoint: 'POST /accounts/search',
+      leaseMs: LEASE_MS,
+      liveMs: LEASE_MS,
+      idleMs: 3 * LEASE_MS,
+      channelPrefix: grantChannelPrefix(on.prefix),
+      held: [a.id],
+      waiting: [b2.id],
+      drop: [],
+      sweep: true,
+      recount: false,
+    })
+    const meta = await on.client.hgetall(on.keys.meta)
+    expect(meta['n:a']).toBeUndefined()
+    expect(meta['w:gone']).toBeUndefined()
+    expect(meta['n:b']).toBe('1')
+    expect(meta['w:b']).toBeDefined()
   })
 })
