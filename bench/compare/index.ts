@@ -46,9 +46,15 @@ export interface CompareResults {
 }
 
 /** A bare pass-through (or one on redis-semaphore with `redisUrl`) in front of `upstream`. */
-async function startPassthrough(upstream: string, redisUrl?: string): Promise<ServerChild> {
+async function startPassthrough(upstream: string, redisUrl?: string, redisMode?: 'round trips' | 'scripts'): Promise<ServerChild> {
   const port = await freePort()
-  const child = startNode(['--import', 'tsx', 'bench/compare/passthrough.ts'], { UPSTREAM: upstream, PORT: String(port), ...(redisUrl ? { REDIS_URL: redisUrl } : {}) })
+  const child = startNode(['--import', 'tsx', 'bench/compare/passthrough.ts'], {
+    UPSTREAM: upstream,
+    PORT: String(port),
+    ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
+    ...(redisMode === 'round trips' ? { REDIS_ROUND_TRIPS: '1' } : {}),
+    ...(redisMode === 'scripts' ? { REDIS_SCRIPTS: '1' } : {}),
+  })
   const url = `http://127.0.0.1:${port}`
   await waitForHttp(url)
   return { ...child, url, pid: child.process.pid! }
@@ -152,10 +158,12 @@ export async function runCompare(log: (line: string) => void = () => {}): Promis
     const sim = await startSimChild()
     const redisA = await startRedis()
     const redisB = await startRedis()
+    const redisC = await startRedis()
+    const redisD = await startRedis()
     const children: ServerChild[] = []
     const proxies: ProxyProcess[] = []
     try {
-      children.push(await startPassthrough(sim.url), await startPassthrough(sim.url, redisB.url))
+      children.push(await startPassthrough(sim.url), await startPassthrough(sim.url, redisB.url), await startPassthrough(sim.url, redisC.url, 'round trips'), await startPassthrough(sim.url, redisD.url, 'scripts'))
       const base = { SLUICE_UPSTREAM: `${sim.url}/v2`, SLUICE_REQUEST_LOG: 'false' }
       proxies.push(await spawnProxy(base), await spawnProxy({ ...base, SLUICE_REDIS_URL: redisA.url }))
       const targets = [
@@ -163,6 +171,9 @@ export async function runCompare(log: (line: string) => void = () => {}): Promis
         { name: 'sluice, in-process', url: proxies[0]!.url, pid: proxies[0]!.pid },
         { name: 'sluice, Redis', url: proxies[1]!.url, pid: proxies[1]!.pid },
         { name: 'redis-semaphore pass-through', url: children[1]!.url, pid: children[1]!.pid },
+        // floors of the Redis path: its two round trips alone, and with sluice's own scripts (no sluice code around them)
+        { name: 'bare Node + two Redis round trips (a script doing nothing)', url: children[2]!.url, pid: children[2]!.pid },
+        { name: "bare Node + sluice's acquire and release scripts", url: children[3]!.url, pid: children[3]!.pid },
       ]
       const figures = await measureInTurns(targets, { connections: 32, rounds: ROUNDS, roundMs: ROUND_MS, baseline: 0 })
       results.throughput = { names: targets.map((t) => t.name), figures, redisVsMemory: figures[2]!.vsBaseline.rps / figures[1]!.vsBaseline.rps }
@@ -171,6 +182,8 @@ export async function runCompare(log: (line: string) => void = () => {}): Promis
       await Promise.all(proxies.map((p) => p.stop()))
       await redisA.close()
       await redisB.close()
+      await redisC.close()
+      await redisD.close()
       await sim.stop()
     }
   }

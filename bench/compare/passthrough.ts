@@ -5,13 +5,26 @@
  * request's (organisation, endpoint) at the catalog's limit before forwarding, and releases it when
  * the upstream's answer has been read: a proxy built on redis-semaphore, beside sluice's Redis limiter.
  *
- *   node --import tsx bench/compare/passthrough.ts   (UPSTREAM=http://host:port PORT=n [REDIS_URL=…])
+ * With REDIS_ROUND_TRIPS=1 as well it takes no semaphore: it runs a script that does nothing (`return 1`)
+ * before forwarding and again after the answer — the floor of any Redis-shared limiter on this
+ * machine: two round trips per request and nothing else.
+ *
+ * With REDIS_SCRIPTS=1 instead it runs sluice's own acquire and release scripts (uncontended: the
+ * permit is free) straight from here, with none of sluice's replica-side code: what the scripts and
+ * their two round trips cost without the rest of sluice.
+ *
+ *   node --import tsx bench/compare/passthrough.ts   (UPSTREAM=http://host:port PORT=n [REDIS_URL=… [REDIS_ROUND_TRIPS=1]])
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
 import { Redis } from 'ioredis'
 import { Semaphore } from 'redis-semaphore'
 import { Pool } from 'undici'
 import { DEFAULT_CATALOG_FILE, loadCatalog } from '../../src/catalog/index.js'
+import { acquire } from '../../src/limiter/redis/acquire/index.js'
+import { semaphoreKeysOf, tagOf } from '../../src/limiter/redis/keys.js'
+import { release } from '../../src/limiter/redis/release/index.js'
+import { Scripts } from '../../src/limiter/redis/script.js'
+import { waiterId } from '../../src/limiter/redis/waiter-id.js'
 
 const upstream = process.env.UPSTREAM ?? 'http://127.0.0.1:8081'
 const pool = new Pool(upstream, { connections: 256, keepAliveTimeout: 30_000 })
@@ -36,8 +49,24 @@ function semaphoreFor(req: IncomingMessage): Semaphore | undefined {
   return new Semaphore(redis, `${org} ${match.endpoint.id}`, match.endpoint.limit ?? 5)
 }
 
+const roundTripsOnly = redis !== undefined && process.env.REDIS_ROUND_TRIPS === '1'
+const scripts = redis !== undefined && process.env.REDIS_SCRIPTS === '1' ? new Scripts(redis, undefined, 2_000) : undefined
+let sequence = 0
+
+/** sluice's acquire script for the request's key (a published limit of 5, learning on), then a release to call. */
+async function sluiceScripts(req: IncomingMessage): Promise<() => Promise<unknown>> {
+  const keys = semaphoreKeysOf('sluice', tagOf({ instance: req.headers.authorization ?? 'default', endpoint: 'GET /accounts/{id}/contacts' }))
+  const id = waiterId({ replicaId: `floor-${process.pid}`, sequence: ++sequence, arrivedAt: Date.now(), maxHeld: Infinity, app: 'default' })
+  const limit = '5 5 1 3600000'
+  await acquire(scripts!, keys, { id, replicaId: `floor-${process.pid}`, limit, leaseMs: 30_000, liveMs: 30_000, idleMs: 90_000, ageMs: 0, full: false, announce: false, instance: 'i', endpoint: 'e', channelPrefix: 'sluice:grant:', wantHead: false, cost: 1 })
+  return () => release(scripts!, keys, { ids: [id], limit, leaseMs: 30_000, idleMs: 90_000, channelPrefix: 'sluice:grant:', wantHead: false, answer: { outcome: 'success', heldMs: 1 } })
+}
+const nothing = (): Promise<unknown> => redis!.eval('return 1', 0)
+
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const semaphore = semaphoreFor(req)
+  const semaphore = roundTripsOnly || scripts ? undefined : semaphoreFor(req)
+  if (roundTripsOnly) await nothing()
+  const releaseScript = scripts ? await sluiceScripts(req) : undefined
   await semaphore?.acquire()
   try {
     const hasBody = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined
@@ -51,6 +80,8 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     for await (const chunk of answer.body) res.write(chunk as Buffer)
     res.end()
   } finally {
+    if (roundTripsOnly) await nothing()
+    await releaseScript?.()
     await semaphore?.release()
   }
 }

@@ -10,6 +10,18 @@ export interface ScriptDef {
   readonly name: string
   readonly numberOfKeys: number
   readonly lua: string
+  /**
+   * Written to Redis at once, with whatever this turn of the event loop held back: a release hands
+   * its permit to the next waiter (the handoff). Other scripts go out together at the end of the
+   * turn (see Scripts).
+   */
+  readonly urgent?: boolean
+}
+
+/** The socket of a single-node connection, corked to gather one turn's scripts into one write. */
+interface Corkable {
+  cork(): void
+  uncork(): void
 }
 
 /** What a script call may ask of the runner. */
@@ -63,6 +75,14 @@ const isNoScript = (err: unknown): boolean => err instanceof Error && err.messag
  * ioredis's `commandTimeout`, which starts and clears a timer per command: the release and the grant
  * are the limiter's hot path, and work before a command reaches the socket delays the handoff. For
  * the same reason EVALSHA is sent with `call` rather than through ioredis's `defineCommand` wrapper.
+ *
+ * The scripts one turn of the event loop sends (the acquires of every request read in that turn,
+ * syncs, renewals) go out in one write: the connection's socket is corked at the first and uncorked
+ * after the turn's I/O (setImmediate). On a loaded machine each write to Redis wakes it and costs
+ * a system call on both sides; one write per turn instead of one per script took uncontended
+ * throughput up by about a sixth (docs/benchmarks.md). An urgent script (a release) is not held: it
+ * uncorks at once, taking the waiting ones with it, in order. (A Cluster connection is not corked:
+ * its commands go to several nodes.)
  */
 export class Scripts implements ScriptRunner {
   /** each script's SHA1, computed once */
@@ -100,9 +120,38 @@ export class Scripts implements ScriptRunner {
     }
   }
 
+  /** the socket corked this turn, until setImmediate or an urgent script uncorks it */
+  #corked: Corkable | undefined
+
+  /** Corks the connection's socket for the rest of this turn, unless it is already. */
+  #hold(): void {
+    if (this.#corked !== undefined || !('stream' in this.client)) return
+    // typed as always there, but ioredis sets it only once it first connects
+    const stream = this.client.stream as Corkable | undefined
+    if (stream === undefined) return
+    this.#corked = stream
+    stream.cork()
+    setImmediate(() => {
+      if (this.#corked !== stream) return // an urgent script uncorked it already
+      this.#corked = undefined
+      stream.uncork()
+    })
+  }
+
+  /** An urgent script has joined what this turn held back: all of it goes out now, in one write. */
+  #flush(): void {
+    const corked = this.#corked
+    this.#corked = undefined
+    corked?.uncork()
+  }
+
   async #send(def: ScriptDef, keys: readonly string[], args: readonly (string | number)[], options?: RunOptions): Promise<unknown> {
+    if (def.urgent !== true) this.#hold()
+    // ioredis writes the command (into the corked socket's buffer, if held) before call() returns
+    const sent = this.client.call('evalsha', this.#shaOf(def), def.numberOfKeys, ...keys, ...args)
+    if (def.urgent === true) this.#flush()
     try {
-      return await this.client.call('evalsha', this.#shaOf(def), def.numberOfKeys, ...keys, ...args)
+      return await sent
     } catch (err) {
       if (!isNoScript(err)) throw err
       if (options?.resendIf && !options.resendIf()) throw new ScriptDroppedError(def.name)

@@ -99,6 +99,15 @@ export class SharedPermits {
     return tag
   }
 
+  /**
+   * When this replica last announced itself to each semaphore it has forgotten (bounded), with the
+   * limit argument it announced: a key used again soon (every request of a key used one at a time
+   * finds it idle) announces again only a third of a lease after the last time, as a key in
+   * continuous use does — the announcement's liveness lasts a lease, and a busy key's sync renews it
+   * within a third of one.
+   */
+  readonly #announced = new Map<string, { readonly at: number; readonly arg: string }>()
+
   /** the limit in force each semaphore last had, kept after its state is forgotten (bounded): a key used again starts from it */
   readonly #known = new Map<string, number>()
 
@@ -108,6 +117,8 @@ export class SharedPermits {
     let sem = this.#semaphores.get(tag)
     if (!sem) {
       sem = new KeySemaphore({ instance: key.instance, endpoint: key.endpoint }, semaphoreKeysOf(this.config.prefix, tag), arg, this.#knownOf(tag, limits))
+      const announced = this.#announced.get(tag)
+      if (announced !== undefined && announced.arg === arg) sem.announcedAt = announced.at
       this.#semaphores.set(tag, sem)
     }
     this.#touched.add(tag)
@@ -605,7 +616,11 @@ export class SharedPermits {
   #collect(sem: KeySemaphore): void {
     if (!sem.isIdle()) return
     sem.clearSafety()
-    if (this.#semaphores.get(sem.tag) === sem) this.#semaphores.delete(sem.tag)
+    if (this.#semaphores.get(sem.tag) !== sem) return
+    this.#semaphores.delete(sem.tag)
+    if (sem.announcedAt === Number.NEGATIVE_INFINITY) return
+    if (this.#announced.size >= 10_000) this.#announced.clear()
+    this.#announced.set(sem.tag, { at: sem.announcedAt, arg: sem.arg })
   }
 
   /**
@@ -613,6 +628,8 @@ export class SharedPermits {
    * back) and is returned, oldest first, to be served by the fallback.
    */
   detachWaiters(): Ticket[] {
+    // Redis may come back without its data: every key announces this replica again on its next use
+    this.#announced.clear()
     const waiters = [...this.#waiters.values()]
     for (const waiter of waiters) {
       this.#forget(waiter)

@@ -2,7 +2,8 @@ import { keyList, type SemaphoreKeys } from '../keys.js'
 import type { ScriptDef, ScriptRunner } from '../script.js'
 import { RELEASE_LUA } from './lua.js'
 
-export const RELEASE_SCRIPT: ScriptDef = { name: 'release', numberOfKeys: 4, lua: RELEASE_LUA }
+// urgent: the freed permit's next holder is waiting for this write (see Scripts)
+export const RELEASE_SCRIPT: ScriptDef = { name: 'release', numberOfKeys: 4, lua: RELEASE_LUA, urgent: true }
 
 export interface ReleaseArgs {
   /** permit or waiter ids of one semaphore */
