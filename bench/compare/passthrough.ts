@@ -59,7 +59,7 @@ async function sluiceScripts(req: IncomingMessage): Promise<() => Promise<unknow
   const id = waiterId({ replicaId: `floor-${process.pid}`, sequence: ++sequence, arrivedAt: Date.now(), maxHeld: Infinity, app: 'default' })
   const limit = '5 5 1 3600000'
   await acquire(scripts!, keys, { id, replicaId: `floor-${process.pid}`, limit, leaseMs: 30_000, liveMs: 30_000, idleMs: 90_000, ageMs: 0, full: false, announce: false, instance: 'i', endpoint: 'e', channelPrefix: 'sluice:grant:', wantHead: false, cost: 1 })
-  return () => release(scripts!, keys, { ids: [id], limit, leaseMs: 30_000, idleMs: 90_000, channelPrefix: 'sluice:grant:', wantHead: false, answer: { outcome: 'success', heldMs: 1 } })
+  return () => release(scripts!, keys, { ids: [id], replicaId: `floor-${process.pid}`, limit, leaseMs: 30_000, idleMs: 90_000, channelPrefix: 'sluice:grant:', wantHead: false, answer: { outcome: 'success', heldMs: 1 } })
 }
 const nothing = (): Promise<unknown> => redis!.eval('return 1', 0)
 
