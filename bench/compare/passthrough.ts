@@ -1,11 +1,15 @@
 /**
  * A bare Node pass-through in front of UPSTREAM on PORT: node:http in, an undici Pool out, the answer
- * piped back, nothing else — the floor the proxies of the comparison are divided by. With
- * REDIS_URL set it takes a redis-semaphore `Semaphore` (default options, as documented) for the
- * request's (organisation, endpoint) at the catalog's limit before forwarding, and releases it when
- * the upstream's answer has been read: a proxy built on redis-semaphore, beside sluice's Redis limiter.
+ * piped back, nothing else — the floor the proxies of the comparison are divided by. It may take a
+ * semaphore for the request's (organisation, endpoint) at the catalog's limit before forwarding,
+ * released once the upstream's answer has been read and passed on:
  *
- *   node --import tsx bench/compare/passthrough.ts   (UPSTREAM=http://host:port PORT=n [REDIS_URL=…])
+ * - REDIS_URL set: a redis-semaphore `Semaphore` (default options, as documented) — a proxy built
+ *   on redis-semaphore, beside sluice's Redis limiter;
+ * - SEMAPHORE=memory: a trivial in-process FIFO semaphore (a count and an array of resolvers) — the
+ *   floor of the contention scenario, the same path with none of sluice in it.
+ *
+ *   node --import tsx bench/compare/passthrough.ts   (UPSTREAM=http://host:port PORT=n [REDIS_URL=… | SEMAPHORE=memory])
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
 import { Redis } from 'ioredis'
@@ -25,15 +29,44 @@ function pass(headers: IncomingHttpHeaders): Record<string, string | string[]> {
   return out
 }
 
-/** The semaphore of the request's (organisation, endpoint), or undefined without Redis. */
-function semaphoreFor(req: IncomingMessage): Semaphore | undefined {
-  if (redis === undefined) return undefined
+interface Gate {
+  acquire(): Promise<void>
+  release(): Promise<void> | void
+}
+
+/** First come first served: a release hands the slot straight to the oldest waiter. */
+class FifoSemaphore implements Gate {
+  private held = 0
+  private readonly waiters: (() => void)[] = []
+  constructor(private readonly limit: number) {}
+  acquire(): Promise<void> {
+    if (this.held < this.limit) {
+      this.held++
+      return Promise.resolve()
+    }
+    return new Promise((resolve) => this.waiters.push(resolve))
+  }
+  release(): void {
+    const next = this.waiters.shift()
+    if (next === undefined) this.held--
+    else next()
+  }
+}
+const inProcess = process.env.SEMAPHORE === 'memory' ? new Map<string, FifoSemaphore>() : undefined
+
+/** The semaphore of the request's (organisation, endpoint), or undefined without one. */
+function semaphoreFor(req: IncomingMessage): Gate | undefined {
+  if (redis === undefined && inProcess === undefined) return undefined
   const url = req.url ?? '/'
   const q = url.indexOf('?')
   const match = catalog.match(req.method ?? 'GET', (q < 0 ? url : url.slice(0, q)).replace(/^\/v2/, ''))
   if (!match.ok) return undefined
-  const org = req.headers.authorization ?? 'default'
-  return new Semaphore(redis, `${org} ${match.endpoint.id}`, match.endpoint.limit ?? 5)
+  const key = `${req.headers.authorization ?? 'default'} ${match.endpoint.id}`
+  const limit = match.endpoint.limit ?? 5
+  if (redis !== undefined) return new Semaphore(redis, key, limit)
+  let semaphore = inProcess!.get(key)
+  if (semaphore === undefined) inProcess!.set(key, (semaphore = new FifoSemaphore(limit)))
+  return semaphore
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
