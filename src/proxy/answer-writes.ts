@@ -44,8 +44,14 @@ function flushHeld(): void {
     answer.held = undefined
     const after = answer.after
     answer.after = undefined
-    // the end first, still corked: the head, the body and the end leave in one write (end() uncorks fully)
-    after?.()
-    socket.uncork()
+    try {
+      // the end first, still corked: the head, the body and the end leave in one write (end() uncorks fully)
+      after?.()
+    } catch {
+      // an answer that cannot be ended is cut off, as a failed one is; the others are still written
+      answer.res.destroy()
+    } finally {
+      socket.uncork()
+    }
   }
 }
