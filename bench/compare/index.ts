@@ -2,7 +2,8 @@
  * sluice beside the references, side by side from one run (`npm run bench -- compare`):
  *
  * - contention (2 organisations × 4 endpoints, limits 1 and 5, 60 client loops, API 50 ms): HAProxy
- *   (one node, `maxconn` per key), sluice in-process (one replica), sluice on Redis (three replicas),
+ *   (one node, `maxconn` per key), the floor (a bare Node pass-through with a trivial in-process FIFO
+ *   semaphore per key), sluice in-process (one replica), sluice on Redis (three replicas),
  *   a pass-through on redis-semaphore (three processes) — the lowest utilisation of a key and the
  *   handoff idle time, both as the sim saw them, and Redis's commands per proxied request;
  * - uncontended throughput (32 connections, one organisation each, a limit-5 endpoint, API at 0 ms):
@@ -26,6 +27,9 @@ const ROUNDS = Number(process.env.SLUICE_BENCH_ROUNDS ?? 20)
 const ROUND_MS = Number(process.env.SLUICE_BENCH_DURATION_MS ?? 500)
 const PARTS = new Set((process.env.SLUICE_BENCH_PARTS ?? 'contention,throughput,flood,breakdown').split(','))
 
+/** The contention scenario's floor: the same path with none of sluice in it. */
+export const FLOOR_SETUP = 'floor: bare Node pass-through + in-process FIFO semaphore, 1 process'
+
 export interface ContentionRow extends ContentionFigures {
   readonly setup: string
   /** Redis commands per proxied request (INFO commandstats), scripts' own commands included */
@@ -45,16 +49,28 @@ export interface CompareResults {
   readonly breakdown?: MonitorCounts & { readonly requests: number }
 }
 
-/** A bare pass-through (or one on redis-semaphore with `redisUrl`) in front of `upstream`. */
-async function startPassthrough(upstream: string, redisUrl?: string, redisMode?: 'round trips' | 'scripts'): Promise<ServerChild> {
+/**
+ * A bare pass-through in front of `upstream` (bench/compare/passthrough.ts): with no semaphore, on
+ * redis-semaphore (`{ redisUrl }`), on a trivial in-process FIFO semaphore (`'memory'`), or with
+ * just the Redis path's floors (`{ redisUrl, only }`: two round trips of a script doing nothing, or
+ * sluice's own scripts).
+ */
+export async function startPassthrough(
+  upstream: string,
+  semaphore?: { redisUrl: string; only?: 'round trips' | 'scripts' } | 'memory',
+): Promise<ServerChild> {
   const port = await freePort()
-  const child = startNode(['--import', 'tsx', 'bench/compare/passthrough.ts'], {
-    UPSTREAM: upstream,
-    PORT: String(port),
-    ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
-    ...(redisMode === 'round trips' ? { REDIS_ROUND_TRIPS: '1' } : {}),
-    ...(redisMode === 'scripts' ? { REDIS_SCRIPTS: '1' } : {}),
-  })
+  const gate: Record<string, string> =
+    semaphore === undefined
+      ? {}
+      : semaphore === 'memory'
+        ? { SEMAPHORE: 'memory' }
+        : {
+            REDIS_URL: semaphore.redisUrl,
+            ...(semaphore.only === 'round trips' ? { REDIS_ROUND_TRIPS: '1' } : {}),
+            ...(semaphore.only === 'scripts' ? { REDIS_SCRIPTS: '1' } : {}),
+          }
+  const child = startNode(['--import', 'tsx', 'bench/compare/passthrough.ts'], { UPSTREAM: upstream, PORT: String(port), ...gate })
   const url = `http://127.0.0.1:${port}`
   await waitForHttp(url)
   return { ...child, url, pid: child.process.pid! }
@@ -110,6 +126,15 @@ export async function runCompare(log: (line: string) => void = () => {}): Promis
           await h.stop()
         }
       }
+      if (PARTS.has('contention')) {
+        log('contention: the floor (bare Node + FIFO semaphore)')
+        const floor = await startPassthrough(sim.url, 'memory')
+        try {
+          results.contention.push(await contentionWithCounts(FLOOR_SETUP, sim, [floor]))
+        } finally {
+          await floor.stop()
+        }
+      }
       const base = { SLUICE_UPSTREAM: `${sim.url}/v2`, SLUICE_REQUEST_LOG: 'false' }
       if (PARTS.has('contention')) {
         log('contention: sluice in-process')
@@ -141,7 +166,7 @@ export async function runCompare(log: (line: string) => void = () => {}): Promis
         const redis = await startRedis()
         const procs: ServerChild[] = []
         try {
-          for (let i = 0; i < 3; i++) procs.push(await startPassthrough(sim.url, redis.url))
+          for (let i = 0; i < 3; i++) procs.push(await startPassthrough(sim.url, { redisUrl: redis.url }))
           results.contention.push(await contentionWithCounts('redis-semaphore pass-through, 3 processes', sim, procs, redis))
         } finally {
           await Promise.all(procs.map((p) => p.stop()))
@@ -163,7 +188,12 @@ export async function runCompare(log: (line: string) => void = () => {}): Promis
     const children: ServerChild[] = []
     const proxies: ProxyProcess[] = []
     try {
-      children.push(await startPassthrough(sim.url), await startPassthrough(sim.url, redisB.url), await startPassthrough(sim.url, redisC.url, 'round trips'), await startPassthrough(sim.url, redisD.url, 'scripts'))
+      children.push(
+        await startPassthrough(sim.url),
+        await startPassthrough(sim.url, { redisUrl: redisB.url }),
+        await startPassthrough(sim.url, { redisUrl: redisC.url, only: 'round trips' }),
+        await startPassthrough(sim.url, { redisUrl: redisD.url, only: 'scripts' }),
+      )
       const base = { SLUICE_UPSTREAM: `${sim.url}/v2`, SLUICE_REQUEST_LOG: 'false' }
       proxies.push(await spawnProxy(base), await spawnProxy({ ...base, SLUICE_REDIS_URL: redisA.url }))
       const targets = [

@@ -1,19 +1,20 @@
 /**
  * A bare Node pass-through in front of UPSTREAM on PORT: node:http in, an undici Pool out, the answer
- * piped back, nothing else — the floor the proxies of the comparison are divided by. With
- * REDIS_URL set it takes a redis-semaphore `Semaphore` (default options, as documented) for the
- * request's (organisation, endpoint) at the catalog's limit before forwarding, and releases it when
- * the upstream's answer has been read: a proxy built on redis-semaphore, beside sluice's Redis limiter.
+ * piped back, nothing else — the floor the proxies of the comparison are divided by. It may take a
+ * semaphore for the request's (organisation, endpoint) at the catalog's limit before forwarding,
+ * released once the upstream's answer has been read and passed on:
  *
- * With REDIS_ROUND_TRIPS=1 as well it takes no semaphore: it runs a script that does nothing (`return 1`)
- * before forwarding and again after the answer — the floor of any Redis-shared limiter on this
- * machine: two round trips per request and nothing else.
+ * - REDIS_URL set: a redis-semaphore `Semaphore` (default options, as documented) — a proxy built
+ *   on redis-semaphore, beside sluice's Redis limiter;
+ * - SEMAPHORE=memory: a trivial in-process FIFO semaphore (a count and an array of resolvers) — the
+ *   floor of the contention scenario, the same path with none of sluice in it;
+ * - REDIS_URL and REDIS_ROUND_TRIPS=1: no semaphore, a script that does nothing (`return 1`) before
+ *   forwarding and again after the answer — the floor of any Redis-shared limiter on this machine:
+ *   two round trips per request and nothing else;
+ * - REDIS_URL and REDIS_SCRIPTS=1: sluice's own acquire and release scripts (uncontended: the permit
+ *   is free) run straight from here, with none of sluice's replica-side code around them.
  *
- * With REDIS_SCRIPTS=1 instead it runs sluice's own acquire and release scripts (uncontended: the
- * permit is free) straight from here, with none of sluice's replica-side code: what the scripts and
- * their two round trips cost without the rest of sluice.
- *
- *   node --import tsx bench/compare/passthrough.ts   (UPSTREAM=http://host:port PORT=n [REDIS_URL=… [REDIS_ROUND_TRIPS=1]])
+ *   node --import tsx bench/compare/passthrough.ts   (UPSTREAM=http://host:port PORT=n [REDIS_URL=… [REDIS_ROUND_TRIPS=1 | REDIS_SCRIPTS=1] | SEMAPHORE=memory])
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
 import { Redis } from 'ioredis'
@@ -38,15 +39,44 @@ function pass(headers: IncomingHttpHeaders): Record<string, string | string[]> {
   return out
 }
 
-/** The semaphore of the request's (organisation, endpoint), or undefined without Redis. */
-function semaphoreFor(req: IncomingMessage): Semaphore | undefined {
-  if (redis === undefined) return undefined
+interface Gate {
+  acquire(): Promise<void>
+  release(): Promise<void> | void
+}
+
+/** First come first served: a release hands the slot straight to the oldest waiter. */
+class FifoSemaphore implements Gate {
+  private held = 0
+  private readonly waiters: (() => void)[] = []
+  constructor(private readonly limit: number) {}
+  acquire(): Promise<void> {
+    if (this.held < this.limit) {
+      this.held++
+      return Promise.resolve()
+    }
+    return new Promise((resolve) => this.waiters.push(resolve))
+  }
+  release(): void {
+    const next = this.waiters.shift()
+    if (next === undefined) this.held--
+    else next()
+  }
+}
+const inProcess = process.env.SEMAPHORE === 'memory' ? new Map<string, FifoSemaphore>() : undefined
+
+/** The semaphore of the request's (organisation, endpoint), or undefined without one. */
+function semaphoreFor(req: IncomingMessage): Gate | undefined {
+  if (redis === undefined && inProcess === undefined) return undefined
   const url = req.url ?? '/'
   const q = url.indexOf('?')
   const match = catalog.match(req.method ?? 'GET', (q < 0 ? url : url.slice(0, q)).replace(/^\/v2/, ''))
   if (!match.ok) return undefined
-  const org = req.headers.authorization ?? 'default'
-  return new Semaphore(redis, `${org} ${match.endpoint.id}`, match.endpoint.limit ?? 5)
+  const key = `${req.headers.authorization ?? 'default'} ${match.endpoint.id}`
+  const limit = match.endpoint.limit ?? 5
+  if (redis !== undefined) return new Semaphore(redis, key, limit)
+  let semaphore = inProcess!.get(key)
+  if (semaphore === undefined) inProcess!.set(key, (semaphore = new FifoSemaphore(limit)))
+  return semaphore
 }
 
 const roundTripsOnly = redis !== undefined && process.env.REDIS_ROUND_TRIPS === '1'

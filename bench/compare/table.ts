@@ -12,24 +12,24 @@ const find = (r: CompareResults, prefix: string): ContentionRow | undefined => r
 /** The summary: one row per figure, HAProxy / redis-semaphore / sluice side by side. */
 export function summaryTable(r: CompareResults): string {
   const ha = find(r, 'HAProxy')
+  const floor = find(r, 'floor')
   const sem = find(r, 'redis-semaphore')
   const mem = find(r, 'sluice, 1 replica')
   const red = find(r, 'sluice, 3 replicas')
   const t = r.throughput
-  const tp = (i: number): string => (t ? t.figures[i]!.vsBaseline.rps.toFixed(2) : '–')
-  const floor = (i: number): string => (t?.figures[i] ? (t.figures[i].rps / t.figures[1]!.rps).toFixed(2) : '–')
+  const tp = (i: number): string => (t?.figures[i] ? t.figures[i].vsBaseline.rps.toFixed(2) : '–')
   const floodMem = r.flood.find((x) => x.setup.includes('in-process'))?.figures
   const floodRed = r.flood.find((x) => x.setup.includes('Redis'))?.figures
   const flood = (x: typeof floodMem): string =>
     x ? `${mb(x.queuedRss)} queued (${mb(x.idleRss)} idle), ${mb(x.peakRss)} peak while draining, ${mb(x.afterRss)} after; ${kb(x.heapPerWaiter)} heap / ${kb(x.rssPerWaiter)} RSS per waiter` : '–'
   const lines = [
-    '| figure | HAProxy 1 node | redis-semaphore, 3 processes | sluice | target |',
-    '|---|---|---|---|---|',
-    `| contention (2 orgs × 4 keys, limits 1/5, 60 loops, API 50 ms): lowest utilisation of a key | ${ha ? f3(ha.minUtilisation) : (r.haproxySkipped ? 'skipped' : '–')} | ${f3(sem?.minUtilisation)} | ${f3(red?.minUtilisation)} (3 replicas, Redis); ${f3(mem?.minUtilisation)} (1 replica, in-process) | ≥ 0.985 on Redis, ≥ 0.99 in-process |`,
-    `| handoff idle at the API (a slot freed → the next request arrives), p50 / p99 ms | ${ha ? `${f2(ha.handoffP50Ms)} / ${f2(ha.handoffP99Ms)}` : '–'} | ${f2(sem?.handoffP50Ms)} / ${f2(sem?.handoffP99Ms)} | ${f2(red?.handoffP50Ms)} / ${f2(red?.handoffP99Ms)} (Redis); ${f2(mem?.handoffP50Ms)} / ${f2(mem?.handoffP99Ms)} (in-process) | p50 ≤ 1 across replicas, ≤ 0.3 in-process |`,
-    `| Redis commands per proxied request (contention, INFO commandstats) | – | ${f2(sem?.redisCommandsPerRequest)} | ${f2(red?.redisCommandsPerRequest)}${red?.redisCalls ? ` (${f2(scripts(red) / Math.max(1, red.requests))} scripts)` : ''} | ≤ 8, ≤ 2 round trips |`,
-    `| uncontended throughput (32 connections, limited endpoint, one org each), proxy ÷ bare Node pass-through | – | ${tp(3)} | ${tp(2)} with Redis, ${tp(1)} in-process (Redis ÷ in-process ${t ? t.redisVsMemory.toFixed(2) : '–'}); floors ÷ in-process: two round trips ${floor(4)}, sluice's two scripts alone ${floor(5)} | Redis ≥ 0.8 of in-process |`,
-    `| RSS with ${FLOOD.toLocaleString('en')} requests queued on one key | – | – | in-process: ${flood(floodMem)}; Redis: ${flood(floodRed)} | ≤ 150 MB, back to idle after |`,
+    '| figure | HAProxy 1 node | floor: bare Node + FIFO semaphore, 1 process | redis-semaphore, 3 processes | sluice | target |',
+    '|---|---|---|---|---|---|',
+    `| contention (2 orgs × 4 keys, limits 1/5, 60 loops, API 50 ms): lowest utilisation of a key | ${ha ? f3(ha.minUtilisation) : (r.haproxySkipped ? 'skipped' : '–')} | ${f3(floor?.minUtilisation)} | ${f3(sem?.minUtilisation)} | ${f3(red?.minUtilisation)} (3 replicas, Redis); ${f3(mem?.minUtilisation)} (1 replica, in-process) | ≥ 0.985 on Redis, ≥ 0.99 in-process |`,
+    `| handoff idle at the API (a slot freed → the next request arrives), p50 / p99 ms | ${ha ? `${f2(ha.handoffP50Ms)} / ${f2(ha.handoffP99Ms)}` : '–'} | ${f2(floor?.handoffP50Ms)} / ${f2(floor?.handoffP99Ms)} | ${f2(sem?.handoffP50Ms)} / ${f2(sem?.handoffP99Ms)} | ${f2(red?.handoffP50Ms)} / ${f2(red?.handoffP99Ms)} (Redis); ${f2(mem?.handoffP50Ms)} / ${f2(mem?.handoffP99Ms)} (in-process) | p50 ≤ 1 across replicas, ≤ 0.3 in-process |`,
+    `| Redis commands per proxied request (contention, INFO commandstats) | – | – | ${f2(sem?.redisCommandsPerRequest)} | ${f2(red?.redisCommandsPerRequest)}${red?.redisCalls ? ` (${f2(scripts(red) / Math.max(1, red.requests))} scripts)` : ''} | ≤ 8, ≤ 2 round trips |`,
+    `| uncontended throughput (32 connections, limited endpoint, one org each), proxy ÷ bare Node pass-through | – | Redis floors ÷ bare: two round trips of a script doing nothing ${tp(4)}, sluice's two scripts alone ${tp(5)} | ${tp(3)} | ${tp(2)} with Redis, ${tp(1)} in-process (Redis ÷ in-process ${t ? t.redisVsMemory.toFixed(2) : '–'}) | Redis ≥ 0.8 of in-process |`,
+    `| RSS with ${FLOOD.toLocaleString('en')} requests queued on one key | – | – | – | in-process: ${flood(floodMem)}; Redis: ${flood(floodRed)} | ≤ 150 MB, back to idle after |`,
   ]
   if (r.haproxySkipped) lines.push('', `HAProxy: skipped — ${r.haproxySkipped}.`)
   return lines.join('\n')

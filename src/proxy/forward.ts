@@ -1,5 +1,7 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import type { Dispatcher } from 'undici'
+import { holdWrites, type HeldAnswer } from './answer-writes.js'
 
 export interface ForwardCallbacks {
   /**
@@ -65,16 +67,18 @@ export function forward(
   })
 }
 
-class PipeToClient implements Dispatcher.DispatchHandler {
+class PipeToClient implements Dispatcher.DispatchHandler, HeldAnswer {
   /** true while the body goes to the client; false when it is dropped */
   private passing = false
   private answered = false
   private done = false
 
   private stalled: NodeJS.Timeout | undefined
+  held: Socket | undefined
+  after: (() => void) | undefined
 
   constructor(
-    private readonly res: ServerResponse,
+    readonly res: ServerResponse,
     private readonly callbacks: ForwardCallbacks,
     private readonly limits: AnswerLimits,
     private readonly resolve: (status: number) => void,
@@ -114,6 +118,7 @@ class PipeToClient implements Dispatcher.DispatchHandler {
       this.passing = false
       return
     }
+    holdWrites(this)
     if (!this.res.write(chunk) && !kept && this.res.writableLength > this.limits.bufferBytes) {
       controller.pause()
       const resume = (): void => {
@@ -130,12 +135,17 @@ class PipeToClient implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
-    if (this.passing) {
+    // The API is done with the request: the permit goes back first, and the answer's end follows
+    // the requests this turn started (answer-writes.ts).
+    this.finish(false, false)
+    if (!this.passing) return
+    const end = (): void => {
       this.res.end()
-      // The permit goes back now; the held rest of the answer waits for the client only so long.
+      // The held rest of the answer waits for the client only so long.
       cutIfNotTaken(this.res, this.limits.writeTimeoutMs, () => this.callbacks.onClientCut())
     }
-    this.finish(false, false)
+    if (holdWrites(this)) this.after = end
+    else end()
   }
 
   private cutClient(): void {
