@@ -28,6 +28,7 @@ export interface RedisBenchRow extends RunFigures {
   /** commands Redis executed per request, those run inside scripts included (INFO commandstats) */
   readonly commandsPerRequest: number
   /** from asking for a permit to getting it: a fair queue keeps the slowest close to the typical */
+  readonly waitP50: number
   readonly waitP99: number
   readonly longestWait: number
   readonly errors: number
@@ -101,6 +102,7 @@ async function runOne(library: Library, limit: number, workers: number, duration
       ...figures,
       roundTripsPerRequest: reports.reduce((n, r) => n + r.commandsSent, 0) / requests,
       commandsPerRequest: executed / requests,
+      waitP50: quantile(waits, 0.5),
       waitP99: quantile(waits, 0.99),
       longestWait: waits.at(-1) ?? Number.NaN,
       errors: reports.reduce((n, r) => n + r.errors, 0),
@@ -138,12 +140,12 @@ const ms = (v: number): string => (Number.isFinite(v) ? v.toFixed(2) : '–')
 
 export function redisBenchTable(rows: readonly RedisBenchRow[], floor?: Floor): string {
   const lines = [
-    '| key limit | limiter | contenders | requests | upstream utilisation | handoff p50 (ms) | handoff p99 (ms) | grants back to the releasing process | wait p99 (ms) | longest wait (ms) | round trips / request | Redis commands / request | errors |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| key limit | limiter | contenders | requests | upstream utilisation | handoff p50 (ms) | handoff p99 (ms) | grants back to the releasing process | wait p50 / p99 (ms) | wait p99 ÷ p50 (fairness) | longest wait (ms) | round trips / request | Redis commands / request | errors |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ]
   for (const r of rows) {
     lines.push(
-      `| ${r.limit} | ${r.library} | ${r.workers} in ${PROCESSES} processes | ${r.requests} | ${r.utilisation.toFixed(3)} | ${ms(r.handoffP50)} | ${ms(r.handoffP99)} | ${(r.regrantShare * 100).toFixed(0)}% | ${r.waitP99.toFixed(0)} | ${r.longestWait.toFixed(0)} | ${r.roundTripsPerRequest.toFixed(2)} | ${r.commandsPerRequest.toFixed(1)} | ${r.errors} |`,
+      `| ${r.limit} | ${r.library} | ${r.workers} in ${PROCESSES} processes | ${r.requests} | ${r.utilisation.toFixed(3)} | ${ms(r.handoffP50)} | ${ms(r.handoffP99)} | ${(r.regrantShare * 100).toFixed(0)}% | ${r.waitP50.toFixed(0)} / ${r.waitP99.toFixed(0)} | ${(r.waitP99 / r.waitP50).toFixed(2)} | ${r.longestWait.toFixed(0)} | ${r.roundTripsPerRequest.toFixed(2)} | ${r.commandsPerRequest.toFixed(1)} | ${r.errors} |`,
     )
   }
   if (floor) {
