@@ -45,4 +45,37 @@ describe('redis limiter: announcing a replica to a key again after Redis lost it
       await Promise.all([r1.close(), r2.close()])
     }
   })
+
+  // Data lost without the connection closing (a FLUSHALL, an eviction, a failover to a replica that
+  // had not yet received the last writes): the replica cannot know. A waiter it queues is still not
+  // left without its liveness: the acquire that queues it finds the field gone and writes it.
+  it('a waiter queued after the data went unnoticed is alive in the key too', async () => {
+    const settings = testSettings(redis.url, { leaseMs: 60_000 })
+    const r1 = await redisLimiter(settings, { replicaId: 'r1' })
+    const r2 = await redisLimiter(settings, { replicaId: 'r2' })
+    const keys = semaphoreKeysOf(settings.keyPrefix, tagOf(key))
+    const inspect = redis.client()
+    try {
+      ;(await r1.acquire(key, opts(1))).release()
+      await eventually(async () => (await inspect.zcard(keys.holders)) === 0, 5_000, 'released')
+      await inspect.flushall()
+      expect(r1.mode()).toBe('redis')
+
+      const held = await r2.acquire(key, opts(1))
+      const waiting = r1.acquire(key, opts(1))
+      waiting.catch(() => undefined)
+      await eventually(async () => (await inspect.zcard(keys.queue)) === 1, 5_000, 'r1 queued')
+      const [waiter] = await inspect.zrange(keys.queue, 0, -1)
+      const fields = await inspect.hgetall(keys.meta)
+      expect(Object.keys(fields).some((f) => f.startsWith('@r1'))).toBe(true)
+      expect(await inspect.pttl(keys.meta)).toBeGreaterThan(0)
+
+      held.release()
+      await eventually(async () => (await inspect.zcard(keys.queue)) === 0, 5_000, 'the queue emptied')
+      expect(await inspect.zscore(keys.holders, waiter!)).not.toBeNull()
+      ;(await waiting).release()
+    } finally {
+      await Promise.all([r1.close(), r2.close()])
+    }
+  })
 })
