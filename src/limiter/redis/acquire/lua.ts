@@ -6,8 +6,8 @@ import { LUA_COMMON } from '../lua-common.js'
  * ARGV: id replica limit leaseMs liveMs idleMs ageMs full announce instance endpoint channelPrefix wantHead cost
  * Reply: {1, 0, f, L} granted · {0, 0, f, L} queued · {0, 1, f, L} queued at the head (asked with
  *        wantHead, which the replica sets when it holds every permit of the key) · {2, 0, f, L}
- *        refused, the replica's queue (or its app's part of it) is full. f is 1 when `announce` found
- *        that Redis no longer knew this replica (its data was lost): the replica's next sync counts
+ *        refused, the replica's queue (or its app's part of it) is full. f is 1 when `announce`, or a
+ *        waiter queued without it, found that Redis no longer knew this replica (its data was lost): the replica's next sync counts
  *        its held permits again. L is the limit in force (learned or fixed, see limit_spec in
  *        lua-common).
  *
