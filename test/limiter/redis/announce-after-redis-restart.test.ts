@@ -25,11 +25,17 @@ describe('redis limiter: announcing a replica to a key again after Redis lost it
       await redis.start()
       const back = (l: RedisLimiter): boolean => l.mode() === 'redis'
       await eventually(() => back(r1) && back(r2), 10_000, 'both replicas back on Redis')
+      const inspect = redis.client()
+      const r1Alive = async (): Promise<boolean> => Object.keys(await inspect.hgetall(keys.meta)).some((f) => f.startsWith('@r1'))
+
+      // the key's first use after the restart announces r1 again (even granted at once)
+      ;(await r1.acquire(key, opts(1))).release()
+      await eventually(async () => (await inspect.zcard(keys.holders)) === 0, 5_000, 'released')
+      expect(await r1Alive()).toBe(true)
 
       const held = await r2.acquire(key, opts(1))
       const waiting = r1.acquire(key, opts(1))
       waiting.catch(() => undefined) // (failed by close if the test fails first)
-      const inspect = redis.client()
       await eventually(async () => (await inspect.zcard(keys.queue)) === 1, 5_000, 'r1 queued')
       const [waiter] = await inspect.zrange(keys.queue, 0, -1)
       const fields = await inspect.hgetall(keys.meta)
