@@ -108,6 +108,14 @@ export class SharedPermits {
    */
   readonly #announced = new Map<string, { readonly at: number; readonly arg: string }>()
 
+  /**
+   * When Redis last became unreachable (monotonic ms): an announcement made before may be gone with
+   * Redis's data (a restart without persistence, a failover), so it is never kept for a key used
+   * again — neither by a semaphore forgotten in detachWaiters itself nor by one that was still busy
+   * then and is forgotten later, before a script announced it anew.
+   */
+  #detachedAt = Number.NEGATIVE_INFINITY
+
   /** the limit in force each semaphore last had, kept after its state is forgotten (bounded): a key used again starts from it */
   readonly #known = new Map<string, number>()
 
@@ -618,7 +626,7 @@ export class SharedPermits {
     sem.clearSafety()
     if (this.#semaphores.get(sem.tag) !== sem) return
     this.#semaphores.delete(sem.tag)
-    if (sem.announcedAt === Number.NEGATIVE_INFINITY) return
+    if (sem.announcedAt <= this.#detachedAt) return
     if (this.#announced.size >= 10_000) this.#announced.clear()
     this.#announced.set(sem.tag, { at: sem.announcedAt, arg: sem.arg })
   }
@@ -630,6 +638,7 @@ export class SharedPermits {
   detachWaiters(): Ticket[] {
     // Redis may come back without its data: every key announces this replica again on its next use
     this.#announced.clear()
+    this.#detachedAt = this.#now()
     const waiters = [...this.#waiters.values()]
     for (const waiter of waiters) {
       this.#forget(waiter)

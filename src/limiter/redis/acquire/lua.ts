@@ -6,8 +6,8 @@ import { LUA_COMMON } from '../lua-common.js'
  * ARGV: id replica limit leaseMs liveMs idleMs ageMs full announce instance endpoint channelPrefix wantHead cost
  * Reply: {1, 0, f, L} granted · {0, 0, f, L} queued · {0, 1, f, L} queued at the head (asked with
  *        wantHead, which the replica sets when it holds every permit of the key) · {2, 0, f, L}
- *        refused, the replica's queue (or its app's part of it) is full. f is 1 when `announce` found
- *        that Redis no longer knew this replica (its data was lost): the replica's next sync counts
+ *        refused, the replica's queue (or its app's part of it) is full. f is 1 when `announce`, or a
+ *        waiter queued without it, found that Redis no longer knew this replica (its data was lost): the replica's next sync counts
  *        its held permits again. L is the limit in force (learned or fixed, see limit_spec in
  *        lua-common).
  *
@@ -50,6 +50,20 @@ if held < limit then
   end
 end
 if full then return {2, 0, forgot, limit} end
+if not announce then
+  -- Announced less than a third of a lease ago, so its liveness should be here: unless Redis lost
+  -- it unnoticed (a FLUSHALL, an eviction, a failover that dropped the last writes), and the waiter
+  -- queued now would be dropped as a dead replica's by the next grant. Read with the start tag's
+  -- fields (no command of its own); if gone, written back with them, and the replica told (forgot).
+  meta_read(meta, { 'f:' .. app_of(id), 'n:' .. app_of(id), '@' .. rid })
+  if not meta_cache['@' .. rid] then
+    forgot = 1
+    meta_set('@' .. rid, clock() + live)
+    meta_set('limit', ARGV[3])
+    meta_set('instance', ARGV[10])
+    meta_set('endpoint', ARGV[11])
+  end
+end
 redis.call('ZADD', queue, fmt(start_tag(meta, id, cost, age)), id)
 meta_flush(meta, idle)
 local first = redis.call('ZRANGE', queue, 0, 1)
