@@ -1,4 +1,5 @@
-import { MAX_TIMER_MS } from './deadline-timer.js'
+/** The longest delay Node's setTimeout takes: above it (about 24.8 days) the timer fires at once. */
+export const MAX_TIMER_MS = 2_147_483_647
 
 /** A wait with a deadline, kept in a Deadlines heap; `slot` belongs to the heap (-1: not in one). */
 export interface Expiring {
@@ -14,7 +15,8 @@ export interface Expiring {
  * request then costs a heap slot instead of its own Timeout and closures (docs/benchmarks.md,
  * "Memory"). Every wait whose deadline has passed expires when the timer fires — late, all at once,
  * if the event loop was blocked, as separate timers would. A deadline beyond what setTimeout takes
- * is reached in steps (deadline-timer.ts). The timer is `unref`'d and stopped when the heap empties.
+ * (MAX_TIMER_MS) is reached in steps, so a long `queue.maxWaitMs` never makes every wait end at once.
+ * The timer is `unref`'d (a wait alone never keeps the process alive) and stopped when the heap empties.
  */
 export class Deadlines {
   readonly #heap: Expiring[] = []

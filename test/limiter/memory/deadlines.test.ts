@@ -1,7 +1,6 @@
 import fc from 'fast-check'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { Deadlines, type Expiring } from '../../../src/limiter/deadlines.js'
-import { MAX_TIMER_MS } from '../../../src/limiter/deadline-timer.js'
+import { Deadlines, MAX_TIMER_MS, type Expiring } from '../../../src/limiter/deadlines.js'
 import { createMemoryLimiter } from '../../../src/limiter/memory/index.js'
 
 const key = { instance: 'org1', endpoint: 'POST /accounts/search' }
