@@ -31,7 +31,7 @@ async function main(): Promise<void> {
     out(throughputTable(r))
     out('\n### 5,000 requests queued on one key, beside bare servers holding as many\n')
     out(floodTable(r))
-    out('\nResident memory by kind, idle → held → after:\n')
+    out('\nResident memory by kind, idle → held → back to idle (or at the end of the watch):\n')
     out(floodResidentTable(r))
     out('\n### What a proxied request costs in Redis (sluice, 3 replicas, the contention scenario)\n')
     out(breakdownTable(r))

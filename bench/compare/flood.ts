@@ -5,8 +5,10 @@
  * Fastify one that hold every request unanswered, then answer them (bench/compare/hold-server.ts),
  * give the floor: what Node and Fastify cost per held connection, and how much of sluice's is its own.
  *
- * Each process's memory is read idle (after a warm-up), with every request held, and after the flood
- * (the clients gone, `SLUICE_BENCH_FLOOD_SETTLE_MS` of idling): the resident set (/proc), split by
+ * Each process's memory is read idle (after a warm-up), with every request held, 10 s after the flood
+ * (the clients gone), and once its resident set is back within 10% of idle (watched for
+ * `SLUICE_BENCH_FLOOD_SETTLE_MS`, 90 s: V8's memory reducer gives the heap's pages back only after
+ * the process has been quiet a while — docs/benchmarks.md, "Memory"): the resident set (/proc), split by
  * /proc/<pid>/smaps into glibc's main heap (`[heap]`), other anonymous mappings (V8's heap pages,
  * malloc's mmapped chunks and thread arenas, stacks) and file-backed pages (code), and V8's heap
  * (used, committed, the new and old spaces' committed size) with `external` (Buffers, ArrayBuffers).
@@ -23,7 +25,10 @@ const basic = (org: string): string => `Basic ${Buffer.from(`${org}:bench-key`).
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 /** How long the holder keeps the permit at the API: long enough for every waiter to queue. */
 const HOLD_MS = Number(process.env.SLUICE_BENCH_FLOOD_HOLD_MS ?? 20_000)
-const SETTLE_MS = Number(process.env.SLUICE_BENCH_FLOOD_SETTLE_MS ?? 10_000)
+/** How long the process is watched after the flood for its resident set to come back (V8's memory reducer takes 30–50 s). */
+const SETTLE_MS = Number(process.env.SLUICE_BENCH_FLOOD_SETTLE_MS ?? 90_000)
+/** "back to idle": a resident set within this share of the idle one */
+const BACK_TO_IDLE = 1.1
 
 /** One reading of a process's memory, bytes. */
 export interface MemoryReading {
@@ -48,8 +53,11 @@ export interface FloodFigures {
   readonly idle: MemoryReading
   /** with every request held */
   readonly queued: MemoryReading
-  /** once the flood has drained, the clients have left and the process has idled SETTLE_MS */
+  /** 10 s after the flood has drained and the clients have left */
   readonly after: MemoryReading
+  /** when the resident set came back within 10% of idle (ms after the clients left; undefined: not within SETTLE_MS), and the reading then (or at SETTLE_MS) */
+  readonly backToIdleMs: number | undefined
+  readonly settled: MemoryReading
   /** the most resident memory the process had (VmHWM), the drain included */
   readonly peakRss: number
   readonly rssPerWaiter: number
@@ -221,14 +229,23 @@ export async function runFlood(
     // the clients leave (their keep-alive connections would otherwise stay open, and with them
     // each connection's socket and parser), then the process idles
     await pool.close()
-    await sleep(settleMs)
+    const left = Date.now()
+    await sleep(Math.min(10_000, settleMs))
     const after = await read(target)
     await onPhase?.('after', target)
+    let settled = after
+    while (settled.rss > idle.rss * BACK_TO_IDLE && Date.now() - left < settleMs) {
+      await sleep(2_000)
+      settled = await read(target)
+    }
+    const backToIdleMs = settled.rss <= idle.rss * BACK_TO_IDLE ? Date.now() - left : undefined
     return {
       waiters: FLOOD,
       idle,
       queued,
       after,
+      backToIdleMs,
+      settled,
       peakRss,
       rssPerWaiter: (queued.rss - idle.rss) / FLOOD,
       heapPerWaiter: (queued.heapUsed - idle.heapUsed) / FLOOD,
