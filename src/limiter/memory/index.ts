@@ -143,7 +143,7 @@ export class MemoryLimiter implements Limiter {
     return new Promise<Permit>((resolve, reject) => {
       const waiter = new QueuedWaiter(this.#host, id, queue, policy, options, resolve, reject)
       this.#deadlines.add(waiter)
-      options.signal?.addEventListener('abort', waiter, { once: true })
+      waiter.signal?.addEventListener('abort', waiter, { once: true })
       queue.enqueue(waiter, waiter.enqueuedAt)
       // The queue may have room after all (its limit was raised, or a permit came back meanwhile).
       queue.dispatch()
