@@ -6,7 +6,7 @@
  */
 import { startRedis } from '../test/support/redis.js'
 import { runCompare } from './compare/index.js'
-import { breakdownTable, contentionTable, floodTable, summaryTable, throughputTable } from './compare/table.js'
+import { breakdownTable, contentionTable, floodResidentTable, floodTable, summaryTable, throughputTable } from './compare/table.js'
 import { coreTable, runCoreBench } from './core.js'
 import { runFairnessBench } from './fairness.js'
 import { runMetricsCostBench } from './metrics/proxy-cost.js'
@@ -29,8 +29,10 @@ async function main(): Promise<void> {
     out(contentionTable(r))
     out('\n### Uncontended: 32 connections, one organisation each, a limit-5 endpoint, API at 0 ms (in turns, medians of the rounds)\n')
     out(throughputTable(r))
-    out('\n### 5,000 requests queued on one key\n')
+    out('\n### 5,000 requests queued on one key, beside bare servers holding as many\n')
     out(floodTable(r))
+    out('\nResident memory by kind, idle → held → back to idle (or at the end of the watch):\n')
+    out(floodResidentTable(r))
     out('\n### What a proxied request costs in Redis (sluice, 3 replicas, the contention scenario)\n')
     out(breakdownTable(r))
     out('')

@@ -8,7 +8,8 @@
  *   handoff idle time, both as the sim saw them, and Redis's commands per proxied request;
  * - uncontended throughput (32 connections, one organisation each, a limit-5 endpoint, API at 0 ms):
  *   each proxy ÷ a bare Node pass-through, in turns (bench/turns.ts);
- * - a flood of 5,000 requests queued on one key: the proxy's resident memory and heap.
+ * - a flood of 5,000 requests queued on one key: the proxy's resident memory and heap, beside a bare
+ *   node:http server and a bare Fastify one holding the same 5,000 requests (the floor).
  *
  * SLUICE_BENCH_CONTENTION_MS (10 s), SLUICE_BENCH_ROUNDS / SLUICE_BENCH_DURATION_MS (turns);
  * SLUICE_BENCH_PARTS=contention,throughput,flood,breakdown picks parts.
@@ -18,7 +19,7 @@ import { spawnProxy, type ProxyProcess } from '../../test/support/process.js'
 import { cpuMs, freePort, startNode, startSimChild, waitForHttp, type ServerChild } from '../children.js'
 import { measureInTurns, type TurnFigures } from '../turns.js'
 import { CONTENTION_ROUTES, runContention, type ContentionFigures } from './contention.js'
-import { runFlood, type FloodFigures } from './flood.js'
+import { holdServerTarget, runFlood, sluiceTarget, type FloodFigures } from './flood.js'
 import { findHaproxy, startHaproxy } from './haproxy.js'
 import { callsBetween, monitor, readCounters, type MonitorCounts, type RedisCounters } from './redis-counts.js'
 
@@ -222,10 +223,14 @@ export async function runCompare(log: (line: string) => void = () => {}): Promis
     const sim = await startSimChild()
     const redis = await startRedis()
     try {
+      log('flood: bare node:http')
+      results.flood.push({ setup: 'bare node:http, holding', figures: await runFlood(() => holdServerTarget('node')) })
+      log('flood: bare Fastify')
+      results.flood.push({ setup: 'bare Fastify, holding', figures: await runFlood(() => holdServerTarget('fastify')) })
       log('flood: in-process')
-      results.flood.push({ setup: 'sluice, in-process', figures: await runFlood(`${sim.url}/v2`, {}) })
+      results.flood.push({ setup: 'sluice, in-process', figures: await runFlood(() => sluiceTarget(`${sim.url}/v2`, {})) })
       log('flood: Redis')
-      results.flood.push({ setup: 'sluice, Redis', figures: await runFlood(`${sim.url}/v2`, { SLUICE_REDIS_URL: redis.url }) })
+      results.flood.push({ setup: 'sluice, Redis', figures: await runFlood(() => sluiceTarget(`${sim.url}/v2`, { SLUICE_REDIS_URL: redis.url })) })
     } finally {
       await redis.close()
       await sim.stop()

@@ -1,11 +1,14 @@
 import type { CompareResults, ContentionRow } from './index.js'
-import { FLOOD } from './flood.js'
+import { FLOOD, type FloodFigures, type MemoryReading } from './flood.js'
 
 const MB = 1024 * 1024
 const f3 = (v: number | null | undefined): string => (v === null || v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(3))
 const f2 = (v: number | null | undefined): string => (v === null || v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(2))
 const mb = (bytes: number): string => `${(bytes / MB).toFixed(0)} MB`
 const kb = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KB`
+
+const backToIdle = (x: FloodFigures): string =>
+  x.backToIdleMs === undefined ? `not within the watch (${mb(x.settled.rss)} at its end)` : `${mb(x.settled.rss)} after ${(x.backToIdleMs / 1000).toFixed(0)} s`
 
 const find = (r: CompareResults, prefix: string): ContentionRow | undefined => r.contention.find((c) => c.setup.startsWith(prefix))
 
@@ -18,10 +21,10 @@ export function summaryTable(r: CompareResults): string {
   const red = find(r, 'sluice, 3 replicas')
   const t = r.throughput
   const tp = (i: number): string => (t?.figures[i] ? t.figures[i].vsBaseline.rps.toFixed(2) : '–')
-  const floodMem = r.flood.find((x) => x.setup.includes('in-process'))?.figures
-  const floodRed = r.flood.find((x) => x.setup.includes('Redis'))?.figures
+  const floodMem = r.flood.find((x) => x.setup === 'sluice, in-process')?.figures
+  const floodRed = r.flood.find((x) => x.setup === 'sluice, Redis')?.figures
   const flood = (x: typeof floodMem): string =>
-    x ? `${mb(x.queuedRss)} queued (${mb(x.idleRss)} idle), ${mb(x.peakRss)} peak while draining, ${mb(x.afterRss)} after; ${kb(x.heapPerWaiter)} heap / ${kb(x.rssPerWaiter)} RSS per waiter` : '–'
+    x ? `${mb(x.queued.rss)} queued (${mb(x.idle.rss)} idle), ${mb(x.peakRss)} peak while draining, ${mb(x.after.rss)} 10 s after, ${backToIdle(x)}; ${kb(x.heapPerWaiter)} heap / ${kb(x.rssPerWaiter)} RSS per waiter` : '–'
   const lines = [
     '| figure | HAProxy 1 node | floor: bare Node + FIFO semaphore, 1 process | redis-semaphore, 3 processes | sluice | target |',
     '|---|---|---|---|---|---|',
@@ -63,11 +66,26 @@ export function throughputTable(r: CompareResults): string {
 
 export function floodTable(r: CompareResults): string {
   const lines = [
-    `| setup | RSS idle | RSS, ${FLOOD.toLocaleString('en')} queued | RSS peak (drain included) | RSS after | heap idle | heap queued | heap after (garbage included) | per waiter: heap / RSS | answers ≠ 200 |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|---|---:|',
+    `| setup | RSS idle | RSS, ${FLOOD.toLocaleString('en')} held | RSS peak (drain included) | RSS 10 s after | back to idle (RSS ≤ idle + 10%) | heap used idle / held / 10 s after (garbage included) | per held request: heap / RSS | answers ≠ 200 |`,
+    '|---|---:|---:|---:|---:|---|---|---|---:|',
   ]
   for (const { setup, figures: x } of r.flood) {
-    lines.push(`| ${setup} | ${mb(x.idleRss)} | ${mb(x.queuedRss)} | ${mb(x.peakRss)} | ${mb(x.afterRss)} | ${mb(x.idleHeap)} | ${mb(x.queuedHeap)} | ${mb(x.afterHeap)} | ${kb(x.heapPerWaiter)} / ${kb(x.rssPerWaiter)} | ${x.non200} |`)
+    lines.push(`| ${setup} | ${mb(x.idle.rss)} | ${mb(x.queued.rss)} | ${mb(x.peakRss)} | ${mb(x.after.rss)} | ${backToIdle(x)} | ${mb(x.idle.heapUsed)} / ${mb(x.queued.heapUsed)} / ${mb(x.after.heapUsed)} | ${kb(x.heapPerWaiter)} / ${kb(x.rssPerWaiter)} | ${x.non200} |`)
+  }
+  return lines.join('\n')
+}
+
+/** Where each process's resident memory is, idle → held → after: what is not given back after the flood. */
+export function floodResidentTable(r: CompareResults): string {
+  const lines = [
+    '| setup (idle → held → back to idle, or at the end of the watch) | RSS | malloc main heap (`[heap]`) | other anonymous (V8 pages, mmapped malloc, arenas) | file-backed | V8 committed (new space / old space) | external |',
+    '|---|---|---|---|---|---|---|',
+  ]
+  const three = (f: (m: MemoryReading) => number, x: FloodFigures): string => `${mb(f(x.idle))} → ${mb(f(x.queued))} → ${mb(f(x.settled))}`
+  for (const { setup, figures: x } of r.flood) {
+    lines.push(
+      `| ${setup} | ${three((m) => m.rss, x)} | ${three((m) => m.mallocHeap, x)} | ${three((m) => m.anon, x)} | ${three((m) => m.file, x)} | ${three((m) => m.heapTotal, x)} (${three((m) => m.newSpace, x)} / ${three((m) => m.oldSpace, x)}) | ${three((m) => m.external, x)} |`,
+    )
   }
   return lines.join('\n')
 }

@@ -36,7 +36,6 @@ export function rssOf(pid: number): number | undefined {
   }
 }
 
-/** Starts `node dist/main.js` with the given SLUICE_* env on free ports; resolves once it listens. */
 /** Starts `count` proxies with the same env, runs `fn` with them, and stops them all afterwards. */
 export async function withProxies<T>(count: number, env: Record<string, string>, fn: (proxies: ProxyProcess[]) => Promise<T>): Promise<T> {
   const proxies = await Promise.all(Array.from({ length: count }, () => spawnProxy(env)))
@@ -47,8 +46,12 @@ export async function withProxies<T>(count: number, env: Record<string, string>,
   }
 }
 
-export async function spawnProxy(env: Record<string, string>, timeoutMs = 15_000): Promise<ProxyProcess> {
-  const child = spawn(process.execPath, [MAIN_JS], {
+/**
+ * Starts `node dist/main.js` with the given SLUICE_* env on free ports; resolves once it listens.
+ * `main`: another build's main.js instead (a benchmark comparing two builds).
+ */
+export async function spawnProxy(env: Record<string, string>, timeoutMs = 15_000, main = MAIN_JS): Promise<ProxyProcess> {
+  const child = spawn(process.execPath, [main], {
     env: { PATH: process.env.PATH ?? '', SLUICE_HOST: '127.0.0.1', SLUICE_ADMIN_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_ADMIN_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

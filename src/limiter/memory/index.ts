@@ -1,4 +1,4 @@
-import { deadlineTimer } from '../deadline-timer.js'
+import { Deadlines, type Expiring } from '../deadlines.js'
 import { LimiterClosedError, QueueFullError, QueueTimeoutError } from '../errors.js'
 import { FairShare, type AppPolicy } from '../fairness/policy.js'
 import { LearnedLimits } from '../learning/store.js'
@@ -62,6 +62,14 @@ export class MemoryLimiter implements Limiter {
   private readonly learned: LearnedLimits
   /** the learning of each key with a queue, from its latest acquire */
   private readonly learning = new Map<string, Learning>()
+  /** every waiter's deadline, on one timer */
+  readonly #deadlines = new Deadlines()
+  /** what a waiter needs of its limiter: made once, shared by every waiter */
+  readonly #host: WaiterHost = {
+    deadlines: this.#deadlines,
+    permit: (id, queue, app, waitedMs) => this.permit(id, queue, app, waitedMs),
+    left: (id, queue) => this.dropIfIdle(id, queue),
+  }
 
   constructor(options: MemoryLimiterOptions = {}) {
     this.reportedMode = options.mode ?? 'memory'
@@ -122,7 +130,7 @@ export class MemoryLimiter implements Limiter {
       this.dropIfIdle(id, queue)
       return Promise.reject(new QueueFullError(`${describeKey(key)} for app ${policy.app}`, mine))
     }
-    return this.wait(id, queue, key, options, policy)
+    return this.wait(id, queue, options, policy)
   }
 
   limitOf(key: PermitKey, options: Pick<AcquireOptions, 'limit' | 'learn'>): number {
@@ -131,39 +139,12 @@ export class MemoryLimiter implements Limiter {
     return this.learned.limitOf(keyOf(key), { start: options.limit, ceiling: learn.ceiling, floor: learn.floor })
   }
 
-  private wait(id: string, queue: KeyQueue, key: PermitKey, options: LocalAcquireOptions, policy: AppPolicy): Promise<Permit> {
-    const enqueuedAt = Date.now()
+  private wait(id: string, queue: KeyQueue, options: LocalAcquireOptions, policy: AppPolicy): Promise<Permit> {
     return new Promise<Permit>((resolve, reject) => {
-      const { signal } = options
-      const cleanup = (): void => {
-        timer.clear()
-        signal?.removeEventListener('abort', onAbort)
-      }
-      const giveUp = (err: Error): void => {
-        if (!queue.remove(waiter)) return
-        cleanup()
-        this.dropIfIdle(id, queue)
-        reject(err)
-      }
-      const onAbort = (): void => giveUp(abortReason(signal!))
-      const waiter: Waiter = {
-        arrivedAt: options.arrivedAt ?? enqueuedAt,
-        enqueuedAt,
-        policy,
-        requeued: options.arrivedAt !== undefined,
-        uncapped: options.uncapped,
-        grant: () => {
-          cleanup()
-          resolve(this.permit(id, queue, policy.app, Date.now() - enqueuedAt))
-        },
-        fail: (err) => {
-          cleanup()
-          reject(err)
-        },
-      }
-      const timer = deadlineTimer(options.deadline, () => giveUp(new QueueTimeoutError(Date.now() - enqueuedAt, describeKey(key))))
-      signal?.addEventListener('abort', onAbort, { once: true })
-      queue.enqueue(waiter, enqueuedAt)
+      const waiter = new QueuedWaiter(this.#host, id, queue, policy, options, resolve, reject)
+      this.#deadlines.add(waiter)
+      waiter.signal?.addEventListener('abort', waiter, { once: true })
+      queue.enqueue(waiter, waiter.enqueuedAt)
       // The queue may have room after all (its limit was raised, or a permit came back meanwhile).
       queue.dispatch()
     })
@@ -252,6 +233,77 @@ export class MemoryLimiter implements Limiter {
   close(): Promise<void> {
     this.drain()
     return Promise.resolve()
+  }
+}
+
+/** What a waiter needs of its limiter. */
+interface WaiterHost {
+  readonly deadlines: Deadlines
+  permit(id: string, queue: KeyQueue, app: string, waitedMs: number): Permit
+  /** a waiter left its queue without a permit */
+  left(id: string, queue: KeyQueue): void
+}
+
+/**
+ * A queued acquire: its place in the queue, its deadline (in the limiter's Deadlines) and the
+ * client's abort signal (it is its own listener, `handleEvent`). One object with methods rather than
+ * a closure per way out: a queued request's memory is the flood's (docs/benchmarks.md, "Memory").
+ */
+class QueuedWaiter implements Waiter, Expiring {
+  readonly enqueuedAt = Date.now()
+  readonly arrivedAt: number
+  readonly requeued: boolean
+  readonly uncapped: boolean | undefined
+  readonly deadline: number
+  readonly signal: AbortSignal | undefined
+  slot = -1
+
+  constructor(
+    private readonly host: WaiterHost,
+    private readonly id: string,
+    private readonly queue: KeyQueue,
+    readonly policy: AppPolicy,
+    options: LocalAcquireOptions,
+    private readonly resolve: (permit: Permit) => void,
+    private readonly reject: (err: Error) => void,
+  ) {
+    this.arrivedAt = options.arrivedAt ?? this.enqueuedAt
+    this.requeued = options.arrivedAt !== undefined
+    this.uncapped = options.uncapped
+    this.deadline = options.deadline
+    this.signal = options.signal
+  }
+
+  grant(): void {
+    this.#stopWatching()
+    this.resolve(this.host.permit(this.id, this.queue, this.policy.app, Date.now() - this.enqueuedAt))
+  }
+
+  fail(err: Error): void {
+    this.#stopWatching()
+    this.reject(err)
+  }
+
+  /** the deadline passed */
+  expire(): void {
+    this.#giveUp(new QueueTimeoutError(Date.now() - this.enqueuedAt, `${this.queue.endpoint} (instance ${this.queue.instance})`))
+  }
+
+  /** the client's signal aborted */
+  handleEvent(): void {
+    this.#giveUp(abortReason(this.signal!))
+  }
+
+  #giveUp(err: Error): void {
+    if (!this.queue.remove(this)) return
+    this.#stopWatching()
+    this.host.left(this.id, this.queue)
+    this.reject(err)
+  }
+
+  #stopWatching(): void {
+    this.host.deadlines.remove(this)
+    this.signal?.removeEventListener('abort', this)
   }
 }
 

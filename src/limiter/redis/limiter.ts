@@ -1,6 +1,7 @@
 import { hostname } from 'node:os'
 import { randomBytes } from 'node:crypto'
 import { LimiterClosedError } from '../errors.js'
+import { Deadlines } from '../deadlines.js'
 import { abortReason } from '../memory/index.js'
 import type {
   AcquireOptions,
@@ -76,6 +77,10 @@ export class RedisLimiter implements Limiter {
   #recovering: Promise<void> | undefined
   #lastError: string | undefined
   readonly #pending = new Set<Ticket>()
+  /** every ticket's deadline, on one timer */
+  readonly #deadlines = new Deadlines()
+  /** a ticket settled: made once, not per ticket */
+  readonly #forget = (ticket: Ticket): void => void this.#pending.delete(ticket)
   readonly #timers: NodeJS.Timeout[] = []
 
   constructor(settings: RedisSettings, deps: RedisLimiterDeps) {
@@ -190,7 +195,7 @@ export class RedisLimiter implements Limiter {
     if (this.#closing !== undefined) return Promise.reject(new LimiterClosedError(this.#closing))
     if (options.signal?.aborted) return Promise.reject(abortReason(options.signal))
     return new Promise<Permit>((resolve, reject) => {
-      const ticket = new Ticket(key, options, resolve, reject, (t) => this.#pending.delete(t))
+      const ticket = new Ticket(key, options, resolve, reject, this.#forget, this.#deadlines)
       this.#pending.add(ticket)
       this.#route(ticket)
     })

@@ -1,5 +1,5 @@
 import { DEFAULT_APP } from '../../apps/gate.js'
-import { deadlineTimer, type DeadlineTimer } from '../deadline-timer.js'
+import type { Deadlines, Expiring } from '../deadlines.js'
 import { QueueTimeoutError } from '../errors.js'
 import { abortReason } from '../memory/index.js'
 import type { AcquireOptions, Permit, PermitKey, PermitOutcome } from '../types.js'
@@ -72,17 +72,19 @@ export class SluicePermit implements Permit {
 }
 
 /**
- * One acquire call from start to its single outcome. It owns the deadline timer and the abort
- * listener, and knows how to withdraw from whichever backend is serving it at the moment (Redis
- * or the fallback), so a switch of mode can move it from one to the other.
+ * One acquire call from start to its single outcome. It holds its deadline (in the limiter's
+ * Deadlines: one timer for every ticket) and the abort listener, and knows how to withdraw from
+ * whichever backend is serving it at the moment (Redis or the fallback), so a switch of mode can
+ * move it from one to the other.
  */
-export class Ticket {
+export class Ticket implements Expiring {
   readonly startedAt = Date.now()
   readonly arrivedAt: number
+  readonly deadline: number
   settled = false
+  slot = -1
   /** undoes the current attempt (leave the Redis queue, abort the local wait) */
   withdraw: (() => void) | undefined
-  readonly #timer: DeadlineTimer
   readonly #onAbort: (() => void) | undefined
 
   constructor(
@@ -91,9 +93,11 @@ export class Ticket {
     private readonly resolve: (permit: SluicePermit) => void,
     private readonly reject: (err: Error) => void,
     private readonly onSettled: (ticket: Ticket) => void,
+    private readonly deadlines: Deadlines,
   ) {
     this.arrivedAt = options.arrivedAt ?? this.startedAt
-    this.#timer = deadlineTimer(options.deadline, () => this.fail(new QueueTimeoutError(Date.now() - this.startedAt, describeKey(key))))
+    this.deadline = options.deadline
+    deadlines.add(this)
     const { signal } = options
     if (signal) {
       this.#onAbort = () => this.fail(abortReason(signal))
@@ -126,6 +130,11 @@ export class Ticket {
     return true
   }
 
+  /** the deadline passed */
+  expire(): void {
+    this.fail(new QueueTimeoutError(Date.now() - this.startedAt, describeKey(this.key)))
+  }
+
   fail(err: Error): void {
     if (this.settled) return
     this.#settle()
@@ -140,7 +149,7 @@ export class Ticket {
 
   #settle(): void {
     this.settled = true
-    this.#timer.clear()
+    this.deadlines.remove(this)
     if (this.#onAbort) this.options.signal?.removeEventListener('abort', this.#onAbort)
     this.onSettled(this)
   }

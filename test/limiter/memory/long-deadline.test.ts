@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createMemoryLimiter } from '../../../src/limiter/memory/index.js'
-import { deadlineTimer, MAX_TIMER_MS } from '../../../src/limiter/deadline-timer.js'
+import { Deadlines, MAX_TIMER_MS } from '../../../src/limiter/deadlines.js'
 
 const key = { instance: 'org1', endpoint: 'POST /accounts/search' }
 const turn = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
@@ -23,12 +23,14 @@ describe('a wait deadline beyond what setTimeout takes (2^31-1 ms, about 24.8 da
   })
 
   it('a deadline timer far away fires only then, one nearer fires on time', async () => {
+    const deadlines = new Deadlines()
     let far = false
-    const timer = deadlineTimer(Date.now() + MAX_TIMER_MS * 2, () => (far = true))
+    const farWait = { deadline: Date.now() + MAX_TIMER_MS * 2, slot: -1, expire: () => void (far = true) }
+    deadlines.add(farWait)
     let near = false
-    deadlineTimer(Date.now() + 5, () => (near = true))
+    deadlines.add({ deadline: Date.now() + 5, slot: -1, expire: () => void (near = true) })
     await turn(40)
     expect({ far, near }).toEqual({ far: false, near: true })
-    timer.clear()
+    deadlines.remove(farWait)
   })
 })

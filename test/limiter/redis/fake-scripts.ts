@@ -1,3 +1,4 @@
+import { Deadlines } from '../../../src/limiter/deadlines.js'
 import { FairShare } from '../../../src/limiter/fairness/policy.js'
 import { fairnessSettingsSchema } from '../../../src/limiter/fairness/settings.js'
 import type { RunOptions, ScriptDef, ScriptRunner } from '../../../src/limiter/redis/script.js'
@@ -102,6 +103,7 @@ export function fakeShared(o: { startAt?: number | undefined; fairness?: unknown
     },
   )
   const tickets: Ticket[] = []
+  const deadlines = new Deadlines()
   const request = (limit = 1, r: RequestOptions = {}) => {
     const outcome: { permit?: Permit; error?: Error } = {}
     const ticket = new Ticket(
@@ -110,6 +112,7 @@ export function fakeShared(o: { startAt?: number | undefined; fairness?: unknown
       (p) => (outcome.permit = p),
       (e) => (outcome.error = e),
       () => {},
+      deadlines,
     )
     tickets.push(ticket)
     shared.enqueue(ticket)

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { Deadlines } from '../../../src/limiter/deadlines.js'
 import { Fallback } from '../../../src/limiter/redis/fallback.js'
 import type { RunOptions, ScriptDef, ScriptRunner } from '../../../src/limiter/redis/script.js'
 import { SharedPermits } from '../../../src/limiter/redis/shared.js'
@@ -38,8 +39,9 @@ describe('fallback: counting its permits in Redis when one key succeeds and anot
       grantedAfterRecovery: () => {},
       redisIsBack: () => false,
     })
+    const deadlines = new Deadlines()
     const acquire = (key: PermitKey) =>
-      new Promise<SluicePermit>((resolve, reject) => fallback.serve(new Ticket(key, { limit: 1, maxQueue: 10, deadline: Date.now() + 60_000 }, resolve, reject, () => {})))
+      new Promise<SluicePermit>((resolve, reject) => fallback.serve(new Ticket(key, { limit: 1, maxQueue: 10, deadline: Date.now() + 60_000 }, resolve, reject, () => {}, deadlines)))
     const pa = await acquire(A)
     const pb = await acquire(B)
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { FairShare } from '../../../src/limiter/fairness/policy.js'
 import { fairnessSettingsSchema } from '../../../src/limiter/fairness/settings.js'
+import { Deadlines } from '../../../src/limiter/deadlines.js'
 import { Fallback } from '../../../src/limiter/redis/fallback.js'
 import { SluicePermit, Ticket, type Grant } from '../../../src/limiter/redis/ticket.js'
 import type { Permit } from '../../../src/limiter/types.js'
@@ -44,7 +45,7 @@ describe('local fallback: pins of Redis permits in flight and maxQueued', () => 
     await tick()
     // a new request now, in local mode: the only local slot is p3's
     let granted: Permit | undefined
-    const ticket = new Ticket(key, { limit: 3, maxQueue: 100, deadline: Date.now() + 60_000, app: 'web' }, (p) => (granted = p), () => {}, () => {})
+    const ticket = new Ticket(key, { limit: 3, maxQueue: 100, deadline: Date.now() + 60_000, app: 'web' }, (p) => (granted = p), () => {}, () => {}, new Deadlines())
     fallback.serve(ticket)
     await tick()
     await tick()
