@@ -17,11 +17,17 @@ export interface Expiring {
  * if the event loop was blocked, as separate timers would. A deadline beyond what setTimeout takes
  * (MAX_TIMER_MS) is reached in steps, so a long `queue.maxWaitMs` never makes every wait end at once.
  * The timer is `unref`'d (a wait alone never keeps the process alive) and stopped when the heap empties.
+ *
+ * The heap is ordered by when each wait is due on the monotonic clock, taken from its deadline when
+ * it is added: the wall clock stepped back afterwards (NTP, a VM resumed) must not lengthen waits
+ * already given their time, as it never did when each wait had its own setTimeout.
  */
 export class Deadlines {
   readonly #heap: Expiring[] = []
+  /** `#due[i]`: when `#heap[i]` is due, `performance.now()` clock (a double array: no box per wait) */
+  readonly #due: number[] = []
   #timer: NodeJS.Timeout | undefined
-  /** the deadline the timer is armed for */
+  /** when the wait the timer is armed for is due (`#due` clock) */
   #armedFor = Infinity
 
   get size(): number {
@@ -30,10 +36,12 @@ export class Deadlines {
 
   add(item: Expiring): void {
     const heap = this.#heap
+    const due = performance.now() + (item.deadline - Date.now())
     item.slot = heap.length
     heap.push(item)
+    this.#due.push(due)
     this.#up(item.slot)
-    if (item.deadline < this.#armedFor) this.#arm()
+    if (due < this.#armedFor) this.#arm()
   }
 
   /** Takes an item out (granted, aborted); nothing when it is not in the heap. */
@@ -43,8 +51,10 @@ export class Deadlines {
     if (i < 0 || heap[i] !== item) return
     item.slot = -1
     const last = heap.pop()!
+    const lastDue = this.#due.pop()!
     if (last !== item) {
       heap[i] = last
+      this.#due[i] = lastDue
       last.slot = i
       this.#down(i)
       this.#up(last.slot)
@@ -61,19 +71,19 @@ export class Deadlines {
 
   #arm(): void {
     this.#stop()
-    const next = this.#heap[0]
-    if (next === undefined) return
-    this.#armedFor = next.deadline
-    this.#timer = setTimeout(this.#fire, Math.min(MAX_TIMER_MS, Math.max(0, next.deadline - Date.now())))
+    if (this.#heap.length === 0) return
+    const due = this.#due[0]!
+    this.#armedFor = due
+    this.#timer = setTimeout(this.#fire, Math.min(MAX_TIMER_MS, Math.max(0, Math.ceil(due - performance.now()))))
     this.#timer.unref()
   }
 
   readonly #fire = (): void => {
     this.#timer = undefined
     this.#armedFor = Infinity
-    const now = Date.now()
+    const now = performance.now()
     const heap = this.#heap
-    while (heap.length > 0 && heap[0]!.deadline <= now) {
+    while (heap.length > 0 && this.#due[0]! <= now) {
       const item = heap[0]!
       this.remove(item)
       item.expire()
@@ -83,34 +93,42 @@ export class Deadlines {
 
   #up(i: number): void {
     const heap = this.#heap
+    const dues = this.#due
     const item = heap[i]!
+    const due = dues[i]!
     while (i > 0) {
       const p = (i - 1) >> 1
+      if (dues[p]! <= due) break
       const parent = heap[p]!
-      if (parent.deadline <= item.deadline) break
       heap[i] = parent
+      dues[i] = dues[p]!
       parent.slot = i
       i = p
     }
     heap[i] = item
+    dues[i] = due
     item.slot = i
   }
 
   #down(i: number): void {
     const heap = this.#heap
+    const dues = this.#due
     const n = heap.length
     const item = heap[i]!
+    const due = dues[i]!
     for (;;) {
       let c = 2 * i + 1
       if (c >= n) break
-      if (c + 1 < n && heap[c + 1]!.deadline < heap[c]!.deadline) c++
+      if (c + 1 < n && dues[c + 1]! < dues[c]!) c++
+      if (dues[c]! >= due) break
       const child = heap[c]!
-      if (child.deadline >= item.deadline) break
       heap[i] = child
+      dues[i] = dues[c]!
       child.slot = i
       i = c
     }
     heap[i] = item
+    dues[i] = due
     item.slot = i
   }
 }
