@@ -83,12 +83,16 @@ export class Deadlines {
     this.#armedFor = Infinity
     const now = performance.now()
     const heap = this.#heap
-    while (heap.length > 0 && this.#due[0]! <= now) {
-      const item = heap[0]!
-      this.remove(item)
-      item.expire()
+    try {
+      while (heap.length > 0 && this.#due[0]! <= now) {
+        const item = heap[0]!
+        this.remove(item)
+        item.expire()
+      }
+    } finally {
+      // armed again even when an expiry threw: the waits after it must not be left without a timer
+      if (this.#timer === undefined) this.#arm()
     }
-    if (this.#timer === undefined) this.#arm()
   }
 
   #up(i: number): void {

@@ -19,3 +19,20 @@ describe('deadlines on one timer, the wall clock stepped back', () => {
     expect(deadlines.size).toBe(0)
   })
 })
+
+describe('deadlines on one timer, an expiry that throws', () => {
+  beforeEach(() => void vi.useFakeTimers({ now: 10_000_000 }))
+  afterEach(() => void vi.useRealTimers())
+
+  it('the waits after it still expire on time (the timer is armed again)', () => {
+    const deadlines = new Deadlines()
+    const start = Date.now()
+    const expired: number[] = []
+    deadlines.add({ deadline: start + 10, slot: -1, expire: () => { throw new Error('a bug in one wait') } })
+    deadlines.add({ deadline: start + 50, slot: -1, expire: () => void expired.push(50) })
+    expect(() => vi.advanceTimersByTime(20)).toThrow('a bug in one wait')
+    vi.advanceTimersByTime(40)
+    expect(expired).toEqual([50])
+    expect(vi.getTimerCount()).toBe(0)
+  })
+})
