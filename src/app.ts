@@ -26,6 +26,7 @@ import { createVersioning } from './versioning/index.js'
 import { forecastingLimiter } from './forecast/index.js'
 import { endpointLabeler } from './metrics/labels.js'
 import { Reuse } from './reuse/index.js'
+import { MemoryAfterBurst } from './proxy/memory-after-burst.js'
 
 export const CONFIG_DIR = join(import.meta.dirname, '..', 'config')
 
@@ -152,6 +153,8 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     onPermit: (app) => metrics.permitHeld(app),
   })
 
+  const memory = new MemoryAfterBurst(proxy.server, settings.memory, metrics.registry, log)
+
   const admin = buildAdminServer({
     limiter,
     metrics,
@@ -187,6 +190,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     close() {
       closed ??= (async () => {
         closing = true
+        memory.stop()
         limiter.drain()
         // In-flight requests finish, bounded by the grace time; then client sockets are forced shut
         // and upstream requests still running (their clients gone) are torn down.

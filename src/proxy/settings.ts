@@ -76,5 +76,14 @@ export const proxySettingsShape = {
       graceMs: positiveMs.default(25_000),
     })
     .prefault({}),
+  /** giving the heap back after a burst of client connections (memory-after-burst.ts) */
+  memory: z
+    .strictObject({
+      /** open client connections that make a burst; once they are gone, sluice asks V8 to give the heap back. 0: never */
+      burstConnections: z.number().int().nonnegative().default(1_000),
+      /** how long the burst must have been gone first */
+      quietMs: positiveMs.default(5_000),
+    })
+    .prefault({}),
 }
 export type ProxySettings = z.output<ReturnType<typeof z.strictObject<typeof proxySettingsShape>>>
