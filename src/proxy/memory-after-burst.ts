@@ -5,111 +5,173 @@ import { Counter, type Registry } from 'prom-client'
 /**
  * Gives the heap back to the system once a burst of client connections has gone.
  *
- * Why sluice does this itself (README "Memory after a burst"; the measurements are in
- * docs/benchmarks.md, "Back to idle after the flood"): V8 collects garbage when JavaScript
- * allocates, and gives its free pages back only from its memory reducer, which it arms after a full
- * collection and which runs while the allocation rate looks low. A proxy that held thousands of
- * queued requests and is quiet afterwards allocates almost nothing: when the reducer has already run
- * during the burst (the queued requests waiting quietly look idle too), nothing re-arms it, and the
- * drained requests stay in the heap as garbage with their pages committed, for as long as the
- * process stays quiet.
+ * Why sluice does this itself (README "Memory after a burst"; measured in docs/benchmarks.md,
+ * "Back to idle after the flood"): V8 collects garbage when JavaScript allocates, and gives its free
+ * pages back from its memory reducer, which it arms after a full collection and which runs while the
+ * allocation rate looks low. A proxy that held thousands of queued requests and is quiet afterwards
+ * allocates almost nothing: when the reducer already ran during the burst (requests waiting quietly
+ * look idle too), nothing re-arms it, and the drained requests stay in the heap as garbage with their
+ * pages committed for as long as the process stays quiet.
  *
- * So: when the number of open client connections has reached `burstConnections` and then fallen
- * below a tenth of that peak, and stayed there for `quietMs`, sluice asks V8 once for the collection
- * it makes under memory pressure (the inspector protocol's `HeapProfiler.collectGarbage`, in
- * process: no port is opened). It compacts the old space, shrinks the young generation and returns
- * the free pages; it pauses the event loop for that collection (tens of ms at most on the heap of
- * 5,000 queued requests), once per burst.
+ * So sluice asks V8 once for the collection it makes under memory pressure (the inspector protocol's
+ * `HeapProfiler.collectGarbage`, in process: no port is opened), which compacts the old space,
+ * shrinks the young generation and returns the free pages, in one pause of the event loop.
  */
 export interface MemoryAfterBurstOptions {
   /** open client connections that make a burst; 0: never collect */
   readonly burstConnections: number
-  /** how long the burst must have been gone (and how often it is looked at) */
+  /** how long the burst must have been gone (and how often it is looked at meanwhile) */
   readonly quietMs: number
 }
 
-/** What one collection did, for the log line. */
-export interface BurstCollection {
-  readonly peakConnections: number
-  readonly heapCommittedBefore: number
-  readonly heapCommittedAfter: number
-  readonly ms: number
+/** at most one collection in this long: bursts that keep coming are left to V8 between them */
+export const MIN_SPACING_MS = 60_000
+/** and, after the first, only when V8's committed heap has grown this much since the last one left it */
+export const MIN_HEAP_GROWTH_BYTES = 16 * 1024 * 1024
+/** a collection that has not answered in this long is given up (a paused debugger would hold it) */
+const COLLECTION_TIMEOUT_MS = 10_000
+
+/**
+ * When to collect, apart from sockets and timers (so the rules are tested on their own). A burst:
+ * `burstConnections` open at once. Gone: at most a tenth of that peak still open, seen at two looks
+ * in a row with no moment in between when more were open. Then a collection, if the last one is at
+ * least MIN_SPACING_MS ago and has left the heap MIN_HEAP_GROWTH_BYTES smaller than it is now.
+ */
+export class BurstWatch {
+  #open = 0
+  #peak = 0
+  #goneSeen = false
+  #lastCollectionAt = -Infinity
+  /** V8's committed heap as the last collection left it */
+  #baseline = -Infinity
+
+  constructor(private readonly burstConnections: number) {}
+
+  get open(): number {
+    return this.#open
+  }
+
+  /** a burst has been reached and not yet collected after: keep looking */
+  get watching(): boolean {
+    return this.#peak >= this.burstConnections
+  }
+
+  opened(): void {
+    if (++this.#open > this.#peak) this.#peak = this.#open
+    if (this.#open * 10 > this.#peak) this.#goneSeen = false // back: the quiet starts again
+  }
+
+  closed(): void {
+    this.#open--
+  }
+
+  /** one look at `now` with V8's committed heap; true: collect now (then report `collected`) */
+  look(now: number, heapCommitted: number): boolean {
+    const gone = this.watching && this.#open * 10 <= this.#peak
+    if (!gone) {
+      this.#goneSeen = false
+      return false
+    }
+    if (!this.#goneSeen) {
+      this.#goneSeen = true
+      return false
+    }
+    if (now - this.#lastCollectionAt < MIN_SPACING_MS) return false // still gone: asked again at the next look
+    this.#goneSeen = false
+    this.#peak = this.#open
+    if (heapCommitted - this.#baseline < MIN_HEAP_GROWTH_BYTES) return false // the burst left little behind
+    return true
+  }
+
+  collected(now: number, heapCommittedAfter: number): void {
+    this.#lastCollectionAt = now
+    this.#baseline = heapCommittedAfter
+  }
+
+  /** what the last burst peaked at (before `look` said collect) */
+  get peak(): number {
+    return this.#peak
+  }
 }
 
 type Collect = () => Promise<void>
+type Log = { info(obj: object, msg: string): void; warn(obj: object, msg: string): void }
 
 export class MemoryAfterBurst {
-  #open = 0
-  #peak = 0
-  /** the tick that first found the burst gone; the next one collects */
-  #goneSeen = false
-  #collecting = false
-  #timer: NodeJS.Timeout | undefined
+  readonly #watch: BurstWatch
   readonly #collections: Counter
+  #timer: NodeJS.Timeout | undefined
+  #collecting = false
+  #stopped = false
   #collect: Collect | undefined
 
   constructor(
     server: Server,
     private readonly options: MemoryAfterBurstOptions,
     registry: Registry,
-    private readonly log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void },
+    private readonly log: Log,
   ) {
     this.#collections = new Counter({
       name: 'sluice_heap_collections_total',
       help: 'Collections sluice asked V8 for after a burst of client connections had gone, to give the heap back (README "Memory after a burst")',
       registers: [registry],
     })
+    this.#watch = new BurstWatch(options.burstConnections)
     if (options.burstConnections === 0) return
     // Counted from the connections themselves, so a burst shorter than one look is seen too.
     server.on('connection', (socket) => {
-      if (++this.#open > this.#peak) this.#peak = this.#open
-      socket.once('close', () => this.#open--)
+      this.#watch.opened()
+      socket.once('close', () => this.#watch.closed())
+      if (this.#timer === undefined && this.#watch.watching && !this.#stopped) this.#startLooking()
     })
-    this.#timer = setInterval(() => this.#look(), options.quietMs)
-    this.#timer.unref() // never what keeps the process up
   }
 
   /** stops looking (on close) */
   stop(): void {
-    clearInterval(this.#timer)
+    this.#stopped = true
+    this.#pause()
+  }
+
+  /** looks only while a burst is on or just gone: an idle proxy runs no timer for this */
+  #startLooking(): void {
+    this.#timer = setInterval(() => this.#look(), this.options.quietMs)
+    this.#timer.unref() // never what keeps the process up
   }
 
   #look(): void {
-    const gone = this.#peak >= this.options.burstConnections && this.#open * 10 <= this.#peak
-    if (!gone || this.#collecting) {
-      this.#goneSeen = false
-      return
+    if (this.#collecting) return
+    const peakConnections = this.#watch.peak
+    if (this.#watch.look(performance.now(), getHeapStatistics().total_heap_size)) {
+      this.#collecting = true
+      void this.#collectOnce(peakConnections).finally(() => (this.#collecting = false))
     }
-    if (!this.#goneSeen) {
-      this.#goneSeen = true
-      return
-    }
-    this.#goneSeen = false
-    const peakConnections = this.#peak
-    this.#peak = this.#open
-    this.#collecting = true
-    void this.#collectOnce(peakConnections).finally(() => (this.#collecting = false))
+    if (!this.#watch.watching) this.#pause()
+  }
+
+  /** no timer until the next burst (`stop()` is for good) */
+  #pause(): void {
+    clearInterval(this.#timer)
+    this.#timer = undefined
   }
 
   async #collectOnce(peakConnections: number): Promise<void> {
-    const started = performance.now()
     const heapCommittedBefore = getHeapStatistics().total_heap_size
+    let ms: number
     try {
       this.#collect ??= await memoryPressureCollection()
+      const started = performance.now()
       await this.#collect()
+      ms = Math.round(performance.now() - started)
     } catch (err) {
-      // Without an inspector (a Node built without one) the memory comes back when V8 gets to it.
+      // No inspector (a Node built without one, or --permission without --allow-inspector), or no
+      // answer in time: the memory comes back when V8 gets to it.
       this.log.warn({ err }, 'could not ask V8 to give the heap back after a burst of connections')
       return
     }
+    const heapCommittedAfter = getHeapStatistics().total_heap_size
+    this.#watch.collected(performance.now(), heapCommittedAfter)
     this.#collections.inc()
-    const done: BurstCollection = {
-      peakConnections,
-      heapCommittedBefore,
-      heapCommittedAfter: getHeapStatistics().total_heap_size,
-      ms: Math.round(performance.now() - started),
-    }
-    this.log.info(done, 'heap given back after a burst of connections')
+    this.log.info({ peakConnections, heapCommittedBefore, heapCommittedAfter, ms }, 'heap given back after a burst of connections')
   }
 }
 
@@ -122,12 +184,22 @@ async function memoryPressureCollection(): Promise<Collect> {
   return () =>
     new Promise<void>((resolve, reject) => {
       const session = new Session()
-      session.connect()
-      session.post('HeapProfiler.collectGarbage', (err) => {
-        // Disconnecting inside the reply would dispose the agent while V8 still holds its lock: wait a turn.
+      let ended = false
+      // Disconnecting inside the reply would dispose the agent while V8 still holds its lock: a turn later.
+      const end = (err: Error | null): void => {
+        if (ended) return
+        ended = true
+        clearTimeout(timeout)
         setImmediate(() => session.disconnect())
         if (err) reject(err)
         else resolve()
-      })
+      }
+      const timeout = setTimeout(() => end(new Error(`no answer from the inspector in ${COLLECTION_TIMEOUT_MS} ms`)), COLLECTION_TIMEOUT_MS)
+      try {
+        session.connect()
+        session.post('HeapProfiler.collectGarbage', (err) => end(err))
+      } catch (err) {
+        end(err instanceof Error ? err : new Error(String(err)))
+      }
     })
 }

@@ -81,8 +81,8 @@ export const proxySettingsShape = {
     .strictObject({
       /** open client connections that make a burst; once they are gone, sluice asks V8 to give the heap back. 0: never */
       burstConnections: z.number().int().nonnegative().default(1_000),
-      /** how long the burst must have been gone first */
-      quietMs: positiveMs.default(5_000),
+      /** how long the burst must have been gone first (an hour at most) */
+      quietMs: positiveMs.max(3_600_000).default(5_000),
     })
     .prefault({}),
 }
