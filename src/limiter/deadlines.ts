@@ -103,15 +103,10 @@ export class Deadlines {
     while (i > 0) {
       const p = (i - 1) >> 1
       if (dues[p]! <= due) break
-      const parent = heap[p]!
-      heap[i] = parent
-      dues[i] = dues[p]!
-      parent.slot = i
+      this.#put(i, heap[p]!, dues[p]!)
       i = p
     }
-    heap[i] = item
-    dues[i] = due
-    item.slot = i
+    this.#put(i, item, due)
   }
 
   #down(i: number): void {
@@ -125,14 +120,16 @@ export class Deadlines {
       if (c >= n) break
       if (c + 1 < n && dues[c + 1]! < dues[c]!) c++
       if (dues[c]! >= due) break
-      const child = heap[c]!
-      heap[i] = child
-      dues[i] = dues[c]!
-      child.slot = i
+      this.#put(i, heap[c]!, dues[c]!)
       i = c
     }
-    heap[i] = item
-    dues[i] = due
+    this.#put(i, item, due)
+  }
+
+  /** places an entry at slot `i` of the heap, telling it where it is */
+  #put(i: number, item: Expiring, due: number): void {
+    this.#heap[i] = item
+    this.#due[i] = due
     item.slot = i
   }
 }
