@@ -19,6 +19,8 @@ import { ArrivalLog, handoffFigures, KeyState, statsKey, type ArrivalOutcome, ty
  *   x-sim-status: N       answer with status N (200-599) instead of 200, after the latency
  *   x-sim-delay-ms: N     this request's latency, instead of latencyMs ± jitterMs
  *   x-sim-hang: 1         never answer (in progress until the client closes the connection)
+ *   x-sim-hold: NAME      answer only once the gate NAME is open (`sim.open(NAME)`, POST /__sim/open?gate=NAME):
+ *                         tests hold requests in progress for as long as they need, with no timer to outrun
  *   x-sim-destroy: 1      destroy the socket instead of answering, after the latency
  *   x-sim-retry-after: S  add `Retry-After: S` to a 429 for this request
  *   x-test-seq: any       recorded with the arrival, to check ordering
@@ -27,7 +29,8 @@ import { ArrivalLog, handoffFigures, KeyState, statsKey, type ArrivalOutcome, ty
  * endpoint, limit } — path below /v2 as received, query without `?`, header names lower-case, body as
  * text cut at `echoBodyBytes`.
  *
- * Control endpoints (outside /v2): GET /__sim/stats (SimStats as JSON), POST /__sim/reset (204).
+ * Control endpoints (outside /v2): GET /__sim/stats (SimStats as JSON), POST /__sim/reset (204; closes
+ * every gate), POST /__sim/open?gate=NAME (204).
  */
 
 export interface Sim {
@@ -44,6 +47,8 @@ export interface Sim {
    * published or unlisted limit), from now on: requests in progress stay, new ones over it get 429.
    */
   setHiddenLimit(instance: string, endpoint: string, limit: number | undefined): void
+  /** Opens the gate `name`: requests held at it (`x-sim-hold: name`) are answered, and later ones pass. */
+  open(name: string): void
   /** Stop listening, drop every connection and pending answer. */
   close(): Promise<void>
 }
@@ -109,6 +114,8 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
   const keys = new Map<string, KeyState>()
   const arrivals = new ArrivalLog(opts.arrivalLogSize)
   const timers = new Set<NodeJS.Timeout>()
+  /** gates: a closed one holds its requests' answers (`x-sim-hold`); absent means closed */
+  const gates = new Map<string, { open: boolean; held: Array<() => void> }>()
   let epoch = performance.now()
   let badRequests = 0
 
@@ -171,6 +178,23 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
     }
     arrivals.clear()
     badRequests = 0
+    for (const [name, gate] of gates) if (gate.held.length === 0) gates.delete(name)
+    for (const gate of gates.values()) gate.open = false
+  }
+
+  function open(name: string): void {
+    const gate = gates.get(name)
+    if (gate === undefined) return void gates.set(name, { open: true, held: [] })
+    gate.open = true
+    for (const answer of gate.held.splice(0)) answer()
+  }
+
+  /** Runs `answer` now when the gate is open, else once it opens. */
+  function atGate(name: string, answer: () => void): void {
+    let gate = gates.get(name)
+    if (gate === undefined) gates.set(name, (gate = { open: false, held: [] }))
+    if (gate.open) answer()
+    else gate.held.push(answer)
   }
 
   function control(req: IncomingMessage, res: ServerResponse, path: string): void {
@@ -180,7 +204,13 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
       res.writeHead(204).end()
       return
     }
-    badRequest(res, 404, `No sim control ${req.method ?? ''} ${path}; there are GET /__sim/stats and POST /__sim/reset`)
+    const gate = new URL(req.url ?? '/', 'http://sim').searchParams.get('gate')
+    if (path === '/__sim/open' && req.method === 'POST' && gate !== null) {
+      open(gate)
+      res.writeHead(204).end()
+      return
+    }
+    badRequest(res, 404, `No sim control ${req.method ?? ''} ${path}; there are GET /__sim/stats, POST /__sim/reset and POST /__sim/open?gate=NAME`)
   }
 
   function onRequest(req: IncomingMessage, res: ServerResponse): void {
@@ -278,6 +308,8 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
           limit: state.limit,
         })
       }
+      const hold = header(req, 'x-sim-hold')
+      if (hold !== undefined) return atGate(hold, answer)
       const wait = delay ?? opts.latencyMs + (opts.jitterMs > 0 ? opts.random() * opts.jitterMs : 0)
       if (wait <= 0) return answer()
       const timer = setTimeout(() => {
@@ -309,10 +341,12 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
     stats,
     reset,
     setHiddenLimit,
+    open,
     close() {
       closing ??= new Promise<void>((resolve) => {
         for (const timer of timers) clearTimeout(timer)
         timers.clear()
+        gates.clear()
         server.close(() => resolve())
         server.closeAllConnections()
       })

@@ -56,6 +56,23 @@ describe('test-control headers', () => {
     await waitForSim(sim, (s) => keyStats(s, 'default', 'GET /webhooks')?.inProgress === 0, 'hung request gone')
   })
 
+  it('x-sim-hold keeps requests in progress until their gate opens; later ones then pass at once', async () => {
+    const sim = await withSim()
+    const held = [1, 2].map(() => request(`${sim.apiUrl}/webhooks`, { headers: { 'x-sim-hold': 'g1' } }).then((r) => r.statusCode))
+    const other = request(`${sim.apiUrl}/campaigns`, { headers: { 'x-sim-hold': 'g2' } }).then((r) => r.statusCode)
+    await waitForSim(sim, (s) => keyStats(s, 'default', 'GET /webhooks')?.inProgress === 2 && keyStats(s, 'default', 'GET /campaigns')?.inProgress === 1, 'held')
+    const opened = await request(`${sim.url}/__sim/open?gate=g1`, { method: 'POST' })
+    expect(opened.statusCode).toBe(204)
+    expect(await Promise.all(held)).toEqual([200, 200])
+    // the open gate lets later requests through; the other gate still holds its own
+    const later = await request(`${sim.apiUrl}/webhooks`, { headers: { 'x-sim-hold': 'g1' } })
+    expect(later.statusCode).toBe(200)
+    await later.body.dump()
+    expect(keyStats(sim, 'default', 'GET /campaigns')?.inProgress).toBe(1)
+    sim.open('g2')
+    expect(await other).toBe(200)
+  })
+
   it('x-sim-destroy drops the connection without an answer', async () => {
     const sim = await withSim()
     const error = await request(`${sim.apiUrl}/webhooks`, { headers: { 'x-sim-destroy': '1' } }).then(
