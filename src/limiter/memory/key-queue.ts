@@ -96,9 +96,24 @@ export class KeyQueue {
     return lane
   }
 
-  /** True when a newcomer of this app may take a permit now without overtaking anyone. */
+  /**
+   * True when a newcomer of this app may take a permit now without overtaking anyone: a slot is free,
+   * its app is under its cap, and no waiter could have the slot (none, or only waiters of apps at
+   * their cap). Taken so, it is not charged a start tag — as Redis's acquire takes a slot left after
+   * its grant (acquire/lua.ts); test/limiter/fair-order-parity.test.ts holds the two alike.
+   */
   canGrantNow(policy: AppPolicy): boolean {
-    return this.#queued === 0 && this.inFlight < this.limit && (this.#lanes.get(policy.app)?.held ?? 0) < policy.maxHeld
+    if (this.inFlight >= this.limit || (this.#lanes.get(policy.app)?.held ?? 0) >= policy.maxHeld) return false
+    return this.#queued === 0 || !this.#headCanGo()
+  }
+
+  /** Whether some app's first waiter may take a free slot (its app is under its cap). */
+  #headCanGo(): boolean {
+    for (const lane of this.#lanes.values()) {
+      const head = lane.entries[0]
+      if (head !== undefined && (lane.held < lane.policy.maxHeld || head.waiter.uncapped === true)) return true
+    }
+    return false
   }
 
   /** Counts a permit taken at once (canGrantNow) for its app. */
