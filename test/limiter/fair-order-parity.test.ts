@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { AppPolicy } from '../../src/limiter/fairness/policy.js'
 import { KeyQueue, type Waiter } from '../../src/limiter/memory/key-queue.js'
-import { appOf, scriptsOnRedis } from './redis/scripts-on-redis.js'
+import { scriptsOnRedis } from './redis/scripts-on-redis.js'
 
 /**
  * One rule, two implementations: the in-process queue (memory/key-queue.ts) and the Redis scripts
