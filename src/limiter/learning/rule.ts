@@ -14,6 +14,8 @@ export const DECREASE = 0.9
  * once every 1/PROBE_RATE round trips instead of every round trip.
  */
 export const PROBE_RATE = 0.02
+/** Added before taking the whole part of a learned value, so that 4.9999999… (sums of 1/value steps) counts as 5. */
+export const WHOLE_SLACK = 1e-9
 
 /** One key's learned state. */
 export interface LearnedState {
@@ -52,7 +54,7 @@ export const initialState = (bounds: LearnBounds): LearnedState => ({ value: bou
 
 /** The whole number of permits a learned value allows. */
 export function enforced(value: number, bounds: LearnBounds): number {
-  return Math.max(1, Math.min(bounds.ceiling, Math.max(bounds.floor, Math.floor(value + 1e-9))))
+  return Math.max(1, Math.min(bounds.ceiling, Math.max(bounds.floor, Math.floor(value + WHOLE_SLACK))))
 }
 
 /**
@@ -83,7 +85,7 @@ export function learn(stored: LearnedState, bounds: LearnBounds, fb: Feedback): 
     const fresh = fb.grantedAt >= state.cutAt
     // The concurrency that drew the 429: what was held — or the whole limit, if permits came back
     // between the 429 and this release (it was sent while the limit was in use).
-    const level = Math.max(fb.held, Math.floor(state.value + 1e-9))
+    const level = Math.max(fb.held, Math.floor(state.value + WHOLE_SLACK))
     let value = Math.min(state.value, level - 1)
     if (fresh) value = Math.min(value, state.value * DECREASE)
     value = Math.max(floor, Math.min(ceiling, value))
@@ -94,7 +96,7 @@ export function learn(stored: LearnedState, bounds: LearnBounds, fb: Feedback): 
   if (bad > 0 && fb.held >= bad) bad = 0
   let value = state.value
   if (fb.saturated && value < ceiling) {
-    const rate = bad > 0 && Math.floor(value + 1e-9) + 1 >= bad ? PROBE_RATE : 1
+    const rate = bad > 0 && Math.floor(value + WHOLE_SLACK) + 1 >= bad ? PROBE_RATE : 1
     value = Math.min(ceiling, value + rate / value)
   }
   return { value, bad, cutAt: state.cutAt }

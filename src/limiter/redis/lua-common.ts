@@ -1,3 +1,4 @@
+import { DECREASE, PROBE_RATE, WHOLE_SLACK } from '../learning/rule.js'
 import { LUA_FAIR } from './lua-fair.js'
 
 /**
@@ -176,7 +177,7 @@ local function limit_spec(arg)
 end
 
 local function enforced(value, spec)
-  return math.max(1, math.min(spec.ceiling, math.max(spec.floor, math.floor(value + 1e-9))))
+  return math.max(1, math.min(spec.ceiling, math.max(spec.floor, math.floor(value + ${WHOLE_SLACK}))))
 end
 
 -- The whole number of permits the semaphore allows now: min(ceiling, learned), or the fixed limit.
@@ -186,8 +187,8 @@ local function effective_limit(learned, spec)
   return enforced(tonumber(stored or spec.start), spec), stored ~= false
 end
 
--- One answer for a learned limit: the rule of src/limiter/learning/rule.ts, constants included
--- (DECREASE 0.9, PROBE_RATE 0.02). outcome 's' (success) or 't' (429); held: permits held, the
+-- One answer for a learned limit: the rule of src/limiter/learning/rule.ts, its constants inserted
+-- from there (DECREASE, PROBE_RATE, WHOLE_SLACK). outcome 's' (success) or 't' (429); held: permits held, the
 -- answered one included; held_ms: how long ago its permit was granted (a duration, immune to clock
 -- skew: a 429 for a permit granted before the last decrease cuts nothing more). Returns the whole
 -- limit before and after, and the value after.
@@ -201,10 +202,10 @@ local function learn(learned, spec, outcome, held, saturated, held_ms)
   if outcome == 't' then
     local now = clock()
     local fresh = now - held_ms >= cut
-    local level = math.max(held, math.floor(value + 1e-9))
+    local level = math.max(held, math.floor(value + ${WHOLE_SLACK}))
     local v = math.min(value, level - 1)
     if fresh then
-      v = math.min(v, value * 0.9)
+      v = math.min(v, value * ${DECREASE})
       cut = now
     end
     value = math.max(spec.floor, math.min(spec.ceiling, v))
@@ -213,7 +214,7 @@ local function learn(learned, spec, outcome, held, saturated, held_ms)
     if bad > 0 and held >= bad then bad = 0 end
     if saturated and value < spec.ceiling then
       local rate = 1
-      if bad > 0 and math.floor(value + 1e-9) + 1 >= bad then rate = 0.02 end
+      if bad > 0 and math.floor(value + ${WHOLE_SLACK}) + 1 >= bad then rate = ${PROBE_RATE} end
       value = math.min(spec.ceiling, value + rate / value)
     end
   end
