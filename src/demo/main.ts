@@ -69,7 +69,7 @@ const out = (text: string): void => void process.stdout.write(text)
 
 /** One request through sluice, printed as the curl line that makes it, then its status and body. */
 async function showOneRequest(proxyUrl: string): Promise<void> {
-  const url = `${proxyUrl}/v2/accounts/1001`
+  const url = `${proxyUrl}/v2/accounts/1001/contacts`
   out(`$ curl -u ${ORG}:${KEY} ${url}\n`)
   const res = await request(url, { headers: { authorization: auth } })
   const body = await res.body.text()
@@ -134,9 +134,9 @@ function tryLines(proxyUrl: string, adminUrl: string, simUrl: string): string {
     '',
     'Both stay up until Ctrl-C. Try, from another terminal:',
     '',
-    `  curl -u ${ORG}:${KEY} ${proxyUrl}/v2/accounts/1001`,
+    `  curl -u ${ORG}:${KEY} ${proxyUrl}/v2/accounts/1001/contacts`,
     `  curl -u ${ORG}:${KEY} -X POST -H 'content-type: application/json' -d '{"searchFields":[]}' ${proxyUrl}/v2/accounts/search`,
-    `  curl -u ${ORG}:${KEY} -H 'NEON-API-VERSION: 2.1' ${proxyUrl}/v2/accounts/1001      # a retired version: 410 from sluice`,
+    `  curl -u ${ORG}:${KEY} -H 'NEON-API-VERSION: 2.1' ${proxyUrl}/v2/accounts/1001/contacts      # a retired version: 410 from sluice`,
     `  curl ${adminUrl}/status          # what sluice holds and queues now; ${adminUrl}/ is the live status page`,
     `  curl ${simUrl}/__sim/stats     # what reached the sim`,
     '',

@@ -26,9 +26,9 @@ describe('npm run demo', () => {
       expect(stderr).toBe('')
 
       // the first screen: the curl line and the sim's answer through sluice
-      const first = /^\$ curl -u demo-org:demo-key (http:\/\/127\.0\.0\.1:\d+\/v2\/accounts\/1001)\n(.*)\n\(200;/m.exec(stdout)
+      const first = /^\$ curl -u demo-org:demo-key (http:\/\/127\.0\.0\.1:\d+\/v2\/accounts\/1001\/contacts)\n(.*)\n\(200;/m.exec(stdout)
       expect(first, stdout).not.toBeNull()
-      expect(JSON.parse(first![2]!)).toMatchObject({ method: 'GET', path: '/accounts/1001', instance: 'demo-org', endpoint: 'GET /accounts/{id}' })
+      expect(JSON.parse(first![2]!)).toMatchObject({ method: 'GET', path: '/accounts/1001/contacts', instance: 'demo-org', endpoint: 'GET /accounts/{id}/contacts', limit: 5 })
 
       const row = (label: string): string[] => {
         const line = stdout.split('\n').find((l) => l.trimStart().startsWith(label))
@@ -59,6 +59,11 @@ describe('npm run demo', () => {
       })
       expect(res.statusCode).toBe(200)
       expect(await res.body.json()).toMatchObject({ method: 'POST', endpoint: 'POST /accounts/search', body: '{"searchFields":[]}' })
+      // a read of an endpoint of the catalog (README's examples use only those)
+      const read = lines.find((l) => l.includes('/accounts/1001/contacts') && !l.includes('NEON-API-VERSION'))!
+      const contacts = await request(urlOf(read), { headers: { authorization: auth } })
+      expect(contacts.statusCode).toBe(200)
+      expect(await contacts.body.json()).toMatchObject({ method: 'GET', endpoint: 'GET /accounts/{id}/contacts', limit: 5 })
       const retired = lines.find((l) => l.includes('NEON-API-VERSION: 2.1'))!
       const gone = await request(urlOf(retired), { headers: { authorization: auth, 'neon-api-version': '2.1' } })
       expect(gone.statusCode).toBe(410)
