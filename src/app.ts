@@ -130,7 +130,14 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   const versioning = createVersioning(settings.versions, { now: deps.now, log, registry: metrics.registry, orgs: metrics.orgs })
   // Permits not spent: identical reads share a call, lookup lists may be cached, hopeless waits are refused at once (checked before the limiter connects).
   const endpointIds = catalog.endpoints.map((e) => e.id)
-  const reuse = new Reuse(settings.coalesce, settings.cache, { registry: metrics.registry, endpointIds, endpointLabel: endpointLabeler(endpointIds) })
+  const reuse = new Reuse(settings.coalesce, settings.cache, {
+    registry: metrics.registry,
+    endpointIds,
+    endpointLabel: endpointLabeler(endpointIds),
+    // followers of identical calls wait like a queue, and are bounded like one
+    maxFollowers: settings.queue.maxLength,
+    appsArePrincipals: settings.apps.enabled,
+  })
   limiter = await createLimiter(settings, { log, observer: metrics.observer })
   const upstream = createUpstream(settings)
   const apps = createAppGate(settings.apps, settings.credentials, settings.appHeader, { log })

@@ -100,3 +100,20 @@ export const ExpectationFailedError = createError('SLUICE_EXPECTATION_FAILED', '
 
 /** An HTTP/1.1 request without a Host header (RFC 9112 §3.2). */
 export const NoHostError = createError('SLUICE_BAD_REQUEST', 'An HTTP/1.1 request needs a Host header', 400)
+
+/**
+ * A method-override header (X-HTTP-Method-Override and its kin): sluice queues a request under its
+ * method's limit, and the API could run another endpoint than the one it was limited as.
+ */
+export const MethodOverrideError = createError<[string]>(
+  'SLUICE_METHOD_OVERRIDE',
+  'The %s header is refused: sluice limits each request by its method; send the request with the method it means',
+  400,
+)
+
+/** A GET or HEAD with a body: the API's reads take none, and it would not be shared or sent as meant. */
+export const BodyNotAllowedError = createError<[string]>(
+  'SLUICE_BODY_NOT_ALLOWED',
+  'A %s request must not carry a body (Content-Length above 0 or Transfer-Encoding); send it without one',
+  400,
+)

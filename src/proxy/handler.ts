@@ -16,8 +16,18 @@ import { retryDelayMs, sleep } from './backoff.js'
 import { NO_BODY, readBody } from './body.js'
 import { cutIfNotTaken, forward } from './forward.js'
 import type { HangUp } from './hang-up.js'
-import { BadWaitHeaderError, BodyTooSlowError, NoHostError, NotFoundError, PermitRanOutError, UpstreamBusyError, UrlTooLongError } from './errors.js'
-import { appendForwardedFor, CLIENT_IDENTITY_HEADERS, clientResponseHeaders, upstreamRequestHeaders } from './headers.js'
+import {
+  BadWaitHeaderError,
+  BodyNotAllowedError,
+  BodyTooSlowError,
+  MethodOverrideError,
+  NoHostError,
+  NotFoundError,
+  PermitRanOutError,
+  UpstreamBusyError,
+  UrlTooLongError,
+} from './errors.js'
+import { appendForwardedFor, CLIENT_IDENTITY_HEADERS, clientResponseHeaders, METHOD_OVERRIDE_HEADERS, upstreamRequestHeaders } from './headers.js'
 import { withOutcome, type RequestTracker } from './tracking.js'
 import { upstreamFailure, type Upstream } from './upstream.js'
 
@@ -132,6 +142,7 @@ export function createProxyHandler(ctx: ProxyContext) {
       }
       trace.app = caller.app
       request.sluiceApp = caller.app
+      refuseMisleading(request.method, headers)
       const deadline = arrivedAt + maxWaitMs(headers[waitHeader], waitHeader, settings.queue.maxWaitMs)
 
       const requestedVersion = headers[versionHeader]
@@ -174,7 +185,8 @@ export function createProxyHandler(ctx: ProxyContext) {
       const learn = ctx.learnOf?.(endpoint)
 
       // ── an identical read in progress, or the lookup-list cache, may answer without a permit
-      shared = ctx.reuse?.open({ ...key, endpointId: endpoint.id, method: request.method, path: match.path, query, headers, version: decision.upstream, deadline, hasBody: body.kind !== 'none' })
+      // The key is the request as the upstream gets it (docs/reuse.md): its headers, the app when a principal.
+      shared = ctx.reuse?.open({ ...key, endpointId: endpoint.id, method: request.method, path: match.path, query, headers: upstreamHeaders, app, deadline, hasBody: body.kind !== 'none' })
       if (shared !== undefined) {
         // Followers of this request's call that never got its answer try again without it. (Only
         // requests that can share listen: a listener and its closure are a queued request's memory.)
@@ -334,6 +346,20 @@ class AcquireRequest implements AcquireOptions {
 
   get signal(): AbortSignal {
     return this.client.signal
+  }
+}
+
+/**
+ * Refuses (400) what would make the API answer another request than the one sluice limits and
+ * shares: a method override (the limit is the method's), a GET or HEAD with a body (Fastify never
+ * reads one, so it would be dropped, and the API's reads take none). Cost: four property lookups.
+ */
+function refuseMisleading(method: string, headers: IncomingHttpHeaders): void {
+  for (const name of METHOD_OVERRIDE_HEADERS) if (headers[name] !== undefined) throw withOutcome(new MethodOverrideError(name), 'bad_request')
+  if (method !== 'GET' && method !== 'HEAD') return
+  const length = headers['content-length']
+  if (headers['transfer-encoding'] !== undefined || (length !== undefined && contentLengthOf(length) !== 0)) {
+    throw withOutcome(new BodyNotAllowedError(method), 'bad_request')
   }
 }
 

@@ -59,6 +59,12 @@ export function clientResponseHeaders(upstream: IncomingHttpHeaders): OutgoingHt
   return out
 }
 
+/**
+ * Headers that ask a server to run another method than the request's (README "The proxy's own
+ * answers"): refused, since sluice limits and queues each request by its own method.
+ */
+export const METHOD_OVERRIDE_HEADERS: readonly string[] = ['x-http-method-override', 'x-http-method', 'x-method-override']
+
 /** Client-sent claims about who the client is, forwarded only from a trusted proxy (`trustProxy`). */
 export const CLIENT_IDENTITY_HEADERS: readonly string[] = ['forwarded', 'x-real-ip']
 

@@ -19,6 +19,8 @@ export class SharedCall {
     readonly key: string,
     /** the leading request's deadline: a request that must be answered sooner does not follow it */
     readonly deadline: number,
+    /** the (instance, endpoint) of the call: its followers count against that pair's bound */
+    readonly group: string,
   ) {
     this.result = new Promise<CallResult>((resolve) => (this.#settle = resolve))
   }
@@ -34,26 +36,47 @@ export class SharedCall {
   }
 }
 
-export type Joined = { readonly lead: SharedCall } | { readonly follow: SharedCall }
+export type Joined = { readonly lead: SharedCall } | { readonly follow: SharedCall } | { readonly full: number }
 
 /**
  * Calls that identical requests may join, by request key (see ReuseKeys). A call is joinable until
  * its answer starts: a request arriving later makes its own call rather than wait for part of one.
+ * The requests following calls of one (instance, endpoint) are bounded like a queue: past
+ * `maxFollowers`, a newcomer is refused (README "Spending fewer permits").
  */
 export class Coalescer {
   readonly #open = new Map<string, SharedCall>()
+  /** followers per (instance, endpoint) group; a group with none has no entry (an idle key costs nothing) */
+  readonly #followers = new Map<string, number>()
 
-  /** Follows the open call for `key`, or opens one that this request leads. */
-  join(key: string, deadline: number): Joined {
+  constructor(private readonly maxFollowers: number) {}
+
+  /**
+   * Follows the open call for `key`, or opens one that this request leads (in `group`, its
+   * instance and endpoint). `bounded`: refused (`full`, with the followers waiting) when the
+   * group's followers are at the bound — false for a request that already followed a call which gave up.
+   */
+  join(key: string, deadline: number, group: string, bounded = true): Joined {
     const call = this.#open.get(key)
     // A follower waits as long as its leader does; one that must be answered sooner leads its own call.
     if (call !== undefined && call.deadline <= deadline) {
+      const waiting = this.#followers.get(call.group) ?? 0
+      if (bounded && waiting >= this.maxFollowers) return { full: waiting }
+      this.#followers.set(call.group, waiting + 1)
       call.followers++
       return { follow: call }
     }
-    const lead = new SharedCall(key, deadline)
+    const lead = new SharedCall(key, deadline, group)
     if (call === undefined) this.#open.set(key, lead)
     return { lead }
+  }
+
+  /** A follower of `call` is done waiting (answered, or its client left). */
+  leave(call: SharedCall): void {
+    call.followers--
+    const waiting = (this.#followers.get(call.group) ?? 1) - 1
+    if (waiting > 0) this.#followers.set(call.group, waiting)
+    else this.#followers.delete(call.group)
   }
 
   /** The call's answer has started (or it ended): nobody else joins it. */
@@ -64,7 +87,7 @@ export class Coalescer {
   /** open calls and the requests waiting on them, for /status */
   snapshot(): { calls: number; followers: number } {
     let followers = 0
-    for (const call of this.#open.values()) followers += call.followers
+    for (const waiting of this.#followers.values()) followers += waiting
     return { calls: this.#open.size, followers }
   }
 }

@@ -4,14 +4,16 @@ import { ConfigError } from '../errors/config-error.js'
 import type { ReusedAnswer } from './answer.js'
 import { AnswerCache } from './cache.js'
 import { Coalescer, type SharedCall } from './coalescer.js'
+import { FollowersFullError } from './errors.js'
 import { ReuseMetrics, type KeySavings } from './metrics.js'
 import { Recorder } from './recorder.js'
-import { ReuseKeys, wantsFresh, type ReuseShape } from './request-key.js'
+import { notShareable, ReuseKeys, wantsFresh, type ReuseShape } from './request-key.js'
 import type { CacheSettings, CoalesceSettings } from './settings.js'
 
 export { writeReused, type ReusedAnswer, type StoredAnswer } from './answer.js'
 export { cacheSettingsSchema, coalesceSettingsSchema, type CacheSettings, type CoalesceSettings } from './settings.js'
 export type { KeySavings } from './metrics.js'
+export { MAY_DIFFER } from './request-key.js'
 
 /** A request as the reuse area sees it. */
 export interface ReuseRequest extends ReuseShape {
@@ -27,6 +29,10 @@ export interface ReuseDeps {
   readonly endpointIds: readonly string[]
   /** the metrics label of an endpoint id */
   readonly endpointLabel: (endpointId: string) => string
+  /** most requests following identical calls per (instance, endpoint) on this replica (`queue.maxLength`) */
+  readonly maxFollowers: number
+  /** app identity is on (`apps.enabled`): requests of different apps never share (ReuseKeys) */
+  readonly appsArePrincipals: boolean
 }
 
 /** How often followers of a call that gave up before answering try to share another (then each calls alone). */
@@ -44,8 +50,9 @@ export interface ReuseStatus {
  * lookup lists may be served from a cache. README "Spending fewer permits" says what is shared when.
  */
 export class Reuse {
-  readonly #keys = new ReuseKeys()
-  readonly #coalescer = new Coalescer()
+  readonly #keys: ReuseKeys
+  readonly #coalescer: Coalescer
+  readonly #maxFollowers: number
   readonly #cache: AnswerCache | undefined
   readonly #metrics: ReuseMetrics
 
@@ -60,6 +67,9 @@ export class Reuse {
       const problems = unknown.map((id) => `cache.endpoints (SLUICE_CACHE_ENDPOINTS): "${id}" is not an endpoint of the catalog (config/endpoints.yaml)`)
       throw new ConfigError(`invalid settings:\n  - ${problems.join('\n  - ')}`, problems)
     }
+    this.#keys = new ReuseKeys(deps.appsArePrincipals)
+    this.#maxFollowers = deps.maxFollowers
+    this.#coalescer = new Coalescer(deps.maxFollowers)
     this.#cache = cache.endpoints.length > 0 ? new AnswerCache(cache) : undefined
     this.#metrics = new ReuseMetrics(deps.registry, deps.endpointLabel, {
       evictions: () => this.#cache?.evictions ?? 0,
@@ -69,12 +79,17 @@ export class Reuse {
     })
   }
 
-  /** The request's part in reuse, or undefined when it can have none (not a GET/HEAD, a body, nothing on). */
+  /**
+   * The request's part in reuse, or undefined when it can have none (not a GET/HEAD, a body, a
+   * client that wants a fresh answer and no cache, nothing on). The request key holds every header
+   * the upstream would get but MAY_DIFFER, so only requests that would get the same answer share.
+   */
   open(request: ReuseRequest): ReuseTicket | undefined {
     if ((request.method !== 'GET' && request.method !== 'HEAD') || request.hasBody) return undefined
     const cached = this.#cache?.covers(request.endpointId) === true
     const fresh = wantsFresh(request.headers)
-    const coalesce = this.coalesce.enabled && !fresh
+    // `queue.maxLength: 0` means no waiting at all, so no following either: each request calls for itself.
+    const coalesce = this.coalesce.enabled && !fresh && this.#maxFollowers > 0
     if (!coalesce && !cached) return undefined
     return new ReuseTicket(this, this.#keys.keyOf(request), request, { coalesce, readCache: cached && !fresh, cached })
   }
@@ -133,7 +148,9 @@ export class ReuseTicket {
     this.#recording = this.mode.cached
     if (!this.mode.coalesce) return undefined
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const joined = coalescer.join(this.key, this.request.deadline)
+      // Only a newcomer is refused at the bound: one whose call gave up already waited its turn.
+      const joined = coalescer.join(this.key, this.request.deadline, `${instance}\n${endpointId}`, round === 0)
+      if ('full' in joined) throw new FollowersFullError(joined.full, `${endpointId} (instance ${instance})`)
       if ('lead' in joined) {
         this.#call = joined.lead
         this.#recording = true
@@ -141,7 +158,7 @@ export class ReuseTicket {
       }
       const call = joined.follow
       const result = await untilAborted(call.result, signal())
-      call.followers--
+      coalescer.leave(call)
       if (result === undefined) return undefined // the client left; the proxy sees it gone
       if ('answer' in result) {
         metrics.saved(instance, endpointId, 'coalescing')
@@ -167,8 +184,9 @@ export class ReuseTicket {
     const { coalescer, maxBytes } = this.reuse.parts
     const call = this.#call
     if (call !== undefined) coalescer.close(call)
-    // A copy is kept only for someone: requests that followed this call, or the cache.
-    const wanted = this.mode.cached || (call !== undefined && call.followers > 0)
+    // A copy is kept only for someone: requests that followed this call, or the cache; and never
+    // of an answer that is one client's (it sets a cookie) or varies on what sharers may differ in.
+    const wanted = (this.mode.cached || (call !== undefined && call.followers > 0)) && !notShareable(headers)
     this.#recorder = this.#recording && wanted ? Recorder.start(status, headers, maxBytes) : undefined
     if (this.#recorder === undefined) call?.settle({ own: 'alone' })
     return this.mode.cached ? { 'x-sluice-cache': 'miss' } : undefined

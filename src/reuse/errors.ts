@@ -1,0 +1,13 @@
+import createError from '@fastify/error'
+
+/**
+ * As many requests as `queue.maxLength` already wait for identical calls of one (instance,
+ * endpoint) on this replica: the next is refused like a full queue (README "Spending fewer permits").
+ */
+export const FollowersFullError = createError<[number, string]>(
+  'SLUICE_QUEUE_FULL',
+  '%d requests already wait for identical calls to %s; try again later',
+  503,
+)
+
+export type FollowersFullError = InstanceType<typeof FollowersFullError>
