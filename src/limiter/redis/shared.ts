@@ -614,7 +614,7 @@ export class SharedPermits {
       sem.held.delete(id)
       this.hooks.lost(held.permit)
     }
-    if (reply.recounted.length > 0) this.hooks.recounted?.(sem.key, reply.recounted.length)
+    if (reply.recounted.length > 0) this.#recounted(sem, reply.recounted)
     // renewed (or counted again) by this script (the lost ones are gone from `held` above): each
     // lease now lasts at least a lease from when it was sent
     for (const id of renewing) {
@@ -638,6 +638,28 @@ export class SharedPermits {
       this.#requeue(waiter)
     }
     if (sem.queuedCount > 0 && reply.nearestExpiryMs >= 0) this.#armSafety(sem, reply.nearestExpiryMs)
+  }
+
+  /**
+   * Redis had lost its data, and the sync counted these held permits again. A permit whose request
+   * is upstream stays counted (the limit holds for it). One whose request was not sent yet must not
+   * start it: while Redis had nothing, another replica may have been granted the slot that looked
+   * empty. It is lost — `canStart()` false, so the proxy gives it back and its request waits again at
+   * its place, as for a lost lease — and its id leaves `holders` now (one `release`; the proxy's
+   * release of a lost permit sends nothing). Decided here, on the reply: a request sent while the sync
+   * was on its way was counted again by it.
+   */
+  #recounted(sem: KeySemaphore, ids: readonly string[]): void {
+    const unsent: string[] = []
+    for (const id of ids) {
+      const held = sem.held.get(id)
+      if (held === undefined || held.permit.sent) continue
+      sem.held.delete(id)
+      unsent.push(id)
+      this.hooks.lost(held.permit)
+    }
+    if (ids.length > unsent.length) this.hooks.recounted?.(sem.key, ids.length - unsent.length)
+    if (unsent.length > 0) void this.#release(sem, unsent)
   }
 
   /**
