@@ -78,6 +78,7 @@ export class ForecastingLimiter implements Limiter {
           },
           // read through too: asked right before the request is written upstream
           canStart: () => permit.canStart(),
+          markSent: () => permit.markSent(),
           release: (outcome) => {
             if (released) return
             released = true

@@ -89,6 +89,14 @@ export interface Permit {
    * (docs/redis-limiter.md, "Leases"). Cheap: no round trip.
    */
   canStart(): boolean
+  /**
+   * The request is being written upstream on this permit: called once, right after the last
+   * `canStart()` said true (the proxy's `beforeSend`). Should Redis lose its data, a permit whose
+   * request was sent is counted again (it is upstream), while one whose request was not is lost —
+   * `canStart()` false, and its request waits again at its place: another replica may have been
+   * granted the slot that looked empty (docs/redis-limiter.md, "Failure modes"). Cheap: no round trip.
+   */
+  markSent(): void
 }
 
 /** One app's share of a key, as `/status` shows it (README "Fair share between apps"). */

@@ -80,7 +80,7 @@ class LeaseInDoubt extends Error {
   }
 }
 
-const HELD_BACK = 'proxy: the permit may have run out before the request was sent (the process stalled); given back, the request waits again at its place'
+const HELD_BACK = 'proxy: the permit may have run out before the request was sent (the process stalled, or Redis lost its data); given back, the request waits again at its place'
 
 /** Builds the route handler for every request under the API prefix. */
 export function createProxyHandler(ctx: ProxyContext) {
@@ -246,7 +246,13 @@ export function createProxyHandler(ctx: ProxyContext) {
             // after the dispatch (a new socket still connecting, a free connection awaited), and a
             // process stalled meanwhile (SIGSTOP, a long GC pause) may hold a lease Redis has since
             // given to another replica. Nothing has been sent then: it waits again at its place.
-            beforeSend: () => (permit.canStart() ? undefined : (heldBack = new LeaseInDoubt())),
+            // Said yes, the permit learns that its request is upstream: should Redis lose its data
+            // from now on, it is counted again rather than held back.
+            beforeSend: () => {
+              if (!permit.canStart()) return (heldBack = new LeaseInDoubt())
+              permit.markSent()
+              return undefined
+            },
             onHead: (status, upstreamHeaders) => {
               versioning.observeUpstream(decision, status, key)
               if (status === 429) {

@@ -41,6 +41,8 @@ function learningOf(learn: NonNullable<AcquireOptions['learn']>, start: number):
 
 /** A signal that never aborts: an in-process permit cannot be lost. */
 const NEVER_LOST = new AbortController().signal
+/** an in-process permit has nothing to do when its request is sent (no state to lose) */
+const NOTHING = (): void => {}
 
 const keyOf = (key: PermitKey): string => `${key.instance}\n${key.endpoint}`
 const describeKey = (key: PermitKey): string => `${key.endpoint} (instance ${key.instance})`
@@ -158,6 +160,7 @@ export class MemoryLimiter implements Limiter {
       lost: NEVER_LOST,
       isLost: false,
       canStart: () => true,
+      markSent: NOTHING,
       release: (outcome?: PermitOutcome) => {
         if (released) return
         released = true

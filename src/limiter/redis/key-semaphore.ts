@@ -11,11 +11,26 @@ export interface Waiter {
   readonly policy: AppPolicy
   readonly semaphore: KeySemaphore
   /**
-   * `deferred`: its acquire script goes out after this turn (see SharedPermits.enqueue); `sending`:
-   * the script is on its way; `queued`: Redis has it in the queue; `confirming`: Redis granted it,
-   * but the grant was read too late to be sure the lease still runs, and a renewal is on its way
+   * `parked`: not sent yet — whether the queue bounds leave it room depends on acquires still on
+   * their way (see `KeySemaphore.fits`); `deferred`: its acquire script goes out after this turn (see
+   * SharedPermits.enqueue); `sending`: the script is on its way; `queued`: Redis has it in the queue;
+   * `confirming`: Redis granted it, but the grant was read too late to be sure the lease still runs,
+   * and a renewal is on its way.
+   *
+   * parked → deferred | sending · deferred → sending · sending → queued (or leaves: granted, full,
+   * failed) · queued → confirming (or leaves: granted) · confirming → leaves (granted, or queued again
+   * under a new id). Any phase may leave by withdrawal; only `parked` and `deferred` leave nothing in Redis.
    */
-  phase: 'deferred' | 'sending' | 'queued' | 'confirming'
+  phase: 'parked' | 'deferred' | 'sending' | 'queued' | 'confirming'
+  /**
+   * It counts against the queue bounds (`queue.maxLength`, its app's `maxQueued`): it is queued in
+   * Redis, or its acquire — sent, or going out after this turn, without `full` — may queue it there,
+   * or its grant is being confirmed (it may be queued again). Set once, when the bounds let it in
+   * (`KeySemaphore.count`); false for a waiter sent with `full` (the script never queues it).
+   */
+  counted: boolean
+  /** sent with `full`: which bound refused it, and how many of this replica's waiters it counted then (the 503's message) */
+  full: { readonly app: boolean; readonly waiting: number } | undefined
   /** a grant message came before the acquire script's own reply */
   grantedEarly: boolean
   /**
@@ -56,6 +71,12 @@ export class KeySemaphore {
   readonly waiters = new Map<string, Waiter>()
   /** waiters in phase `queued` */
   queuedCount = 0
+  /** waiters that count against the queue bounds (`Waiter.counted`): those queued and those whose acquire may still queue them */
+  #counted = 0
+  /** the same two counts per app with a `maxQueued` (apps with neither left out; none kept for an app without one: nothing reads them) */
+  readonly #apps = new Map<string, { queued: number; counted: number }>()
+  /** waiters not sent yet because the bounds cannot say yet whether they have room, first come first */
+  readonly parked = new Set<Waiter>()
   readonly held = new Map<string, HeldPermit>()
   /**
    * The waiter Redis last named as the queue's head (in a reply or a grant message). When it is one
@@ -105,24 +126,71 @@ export class KeySemaphore {
     this.waiters.set(waiter.id, waiter)
   }
 
-  /** Moves a waiter to a new phase, keeping the count of queued ones. */
+  /**
+   * Whether the queue bounds — `maxQueue` (`queue.maxLength`) and the waiter's app's `maxQueued`,
+   * both per replica — leave this new waiter room, before its acquire is sent:
+   * - `room`: even if every acquire of ours still on its way queues its waiter, this one fits;
+   * - a refusal (`full`): the waiters Redis already has queued fill a bound (the script then refuses
+   *   rather than queue, unless a slot is free at once);
+   * - `undefined`: it depends on acquires still on their way — each may be granted at once or
+   *   queued — so it waits (parked) until one of them is answered.
+   * Counting only the waiters whose reply is back let a burst within one round trip all queue.
+   */
+  fits(waiter: Waiter): 'room' | { readonly app: boolean; readonly waiting: number } | undefined {
+    const max = waiter.ticket.options.maxQueue
+    if (this.queuedCount >= max) return { app: false, waiting: this.queuedCount }
+    let fit: 'room' | undefined = this.#counted >= max ? undefined : 'room'
+    const cap = waiter.policy.maxQueued
+    if (Number.isFinite(cap)) {
+      const app = this.#apps.get(waiter.policy.app)
+      const queued = app?.queued ?? 0
+      if (queued >= cap) return { app: true, waiting: queued }
+      if ((app?.counted ?? 0) >= cap) fit = undefined
+    }
+    return fit
+  }
+
+  /** The bounds let this waiter in (`fits` said `room`, or it keeps the place it had): it counts against them until it leaves. */
+  count(waiter: Waiter): void {
+    if (waiter.counted) return
+    waiter.counted = true
+    this.#counted++
+    if (!Number.isFinite(waiter.policy.maxQueued)) return
+    const app = this.#apps.get(waiter.policy.app)
+    if (app === undefined) this.#apps.set(waiter.policy.app, { queued: 0, counted: 1 })
+    else app.counted++
+  }
+
+  /** Moves a waiter to a new phase, keeping the counts of queued ones. */
   setPhase(waiter: Waiter, phase: Waiter['phase']): void {
-    if (waiter.phase === 'queued') this.queuedCount--
-    if (phase === 'queued') this.queuedCount++
+    if (waiter.phase === 'queued') this.#queued(waiter, -1)
+    if (phase === 'queued') {
+      this.count(waiter) // (always counted already: only an acquire sent without `full` queues)
+      this.#queued(waiter, 1)
+    }
+    if (waiter.phase === 'parked') this.parked.delete(waiter)
+    if (phase === 'parked') this.parked.add(waiter)
     waiter.phase = phase
+  }
+
+  #queued(waiter: Waiter, by: 1 | -1): void {
+    this.queuedCount += by
+    if (!Number.isFinite(waiter.policy.maxQueued)) return
+    const app = this.#apps.get(waiter.policy.app)
+    if (app !== undefined) app.queued += by
   }
 
   removeWaiter(waiter: Waiter): void {
     if (this.waiters.get(waiter.id) !== waiter) return
     this.waiters.delete(waiter.id)
-    if (waiter.phase === 'queued') this.queuedCount--
-  }
-
-  /** this replica's waiters of one app in the queue (as `queuedCount` for all): its `maxQueued` counts them */
-  queuedOf(app: string): number {
-    let n = 0
-    for (const w of this.waiters.values()) if (w.phase === 'queued' && w.policy.app === app) n++
-    return n
+    if (waiter.phase === 'queued') this.#queued(waiter, -1)
+    if (waiter.phase === 'parked') this.parked.delete(waiter)
+    if (!waiter.counted) return
+    this.#counted--
+    if (!Number.isFinite(waiter.policy.maxQueued)) return
+    const app = this.#apps.get(waiter.policy.app)
+    if (app === undefined) return
+    if (--app.counted <= 0) this.#apps.delete(waiter.policy.app)
   }
 
   /** ids of the waiters Redis has in the queue (for sync) */

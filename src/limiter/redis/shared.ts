@@ -167,23 +167,39 @@ export class SharedPermits {
   enqueue(ticket: Ticket): void {
     const sem = this.#semaphoreOf(ticket.key, ticket.options)
     const policy = this.#fairness.of(ticket.options.app)
-    const waiter: Waiter = { id: this.#nextId(policy, ticket.arrivedAt), ticket, policy, semaphore: sem, phase: 'sending', grantedEarly: false, notGrantedAt: 0 }
+    const waiter: Waiter = { id: this.#nextId(policy, ticket.arrivedAt), ticket, policy, semaphore: sem, phase: 'sending', grantedEarly: false, notGrantedAt: 0, counted: false, full: undefined }
     sem.addWaiter(waiter)
     this.#waiters.set(waiter.id, waiter)
     ticket.withdraw = () => this.#withdraw(waiter)
-    const keepAge = ticket.retried
+    // Behind waiters parked before it (first come, first served at the bounds), or while the bounds
+    // depend on acquires still on their way: parked until they are answered.
+    const fit = sem.parked.size > 0 ? undefined : sem.fits(waiter)
+    if (fit === undefined) {
+      sem.setPhase(waiter, 'parked')
+      return
+    }
+    this.#admit(waiter, fit)
+  }
+
+  /** The queue bounds decided about a new waiter (see KeySemaphore.fits): its acquire goes out. */
+  #admit(waiter: Waiter, fit: NonNullable<ReturnType<KeySemaphore['fits']>>): void {
+    const sem = waiter.semaphore
+    if (fit === 'room') sem.count(waiter)
+    else waiter.full = fit
+    const keepAge = waiter.ticket.retried
     if (!sem.holdsAll()) {
+      sem.setPhase(waiter, 'sending')
       void this.#sendAcquire(waiter, keepAge)
       return
     }
-    waiter.phase = 'deferred'
+    sem.setPhase(waiter, 'deferred')
     // Every permit of the key is held here, so this request can only join the queue: its script
     // goes out after this turn of the event loop. A request handed a permit in this turn (a
     // release's handover) starts first, without waiting behind a write that wakes Redis — on a
     // VM that write alone takes a few tenths of a millisecond.
     setImmediate(() => {
       if (!this.#isCurrent(waiter)) return // withdrawn before Redis heard of it
-      waiter.phase = 'sending'
+      sem.setPhase(waiter, 'sending')
       void this.#sendAcquire(waiter, keepAge)
     })
   }
@@ -201,8 +217,11 @@ export class SharedPermits {
    */
   #requeue(old: Waiter): void {
     const { semaphore: sem, ticket, policy } = old
-    this.#forget(old)
-    const waiter: Waiter = { id: this.#nextId(policy, ticket.arrivedAt), ticket, policy, semaphore: sem, phase: 'sending', grantedEarly: false, notGrantedAt: 0 }
+    // It keeps the place it had under the queue bounds (it was counted, queued or confirming): no
+    // parked waiter takes that room meanwhile, and it is never refused as full.
+    this.#forget(old, false)
+    const waiter: Waiter = { id: this.#nextId(policy, ticket.arrivedAt), ticket, policy, semaphore: sem, phase: 'sending', grantedEarly: false, notGrantedAt: 0, counted: false, full: undefined }
+    sem.count(waiter)
     sem.addWaiter(waiter)
     this.#waiters.set(waiter.id, waiter)
     ticket.withdraw = () => this.#withdraw(waiter)
@@ -238,7 +257,7 @@ export class SharedPermits {
           // at least 1: an age of 0 means a new waiter to the script (placed and charged as new)
           ageMs: keepAge ? Math.max(1, ticket.ageMs) : 0,
           // the replica's queue for the key, or its app's part of it, is full: refuse rather than queue
-          full: sem.queuedCount >= ticket.options.maxQueue || (Number.isFinite(policy.maxQueued) && sem.queuedOf(policy.app) >= policy.maxQueued),
+          full: waiter.full !== undefined,
           announce,
           instance: ticket.key.instance,
           endpoint: ticket.key.endpoint,
@@ -262,20 +281,32 @@ export class SharedPermits {
     if (reply.kind === 'granted') {
       this.#grant(waiter)
     } else if (reply.kind === 'full') {
+      const full = waiter.full ?? { app: false, waiting: sem.queuedCount }
       this.#forget(waiter)
       ticket.withdraw = undefined
-      const appFull = sem.queuedCount < ticket.options.maxQueue
-      ticket.fail(
-        appFull
-          ? new QueueFullError(`${describeKey(ticket.key)} for app ${policy.app}`, sem.queuedOf(policy.app))
-          : new QueueFullError(describeKey(ticket.key), sem.queuedCount),
-      )
+      ticket.fail(full.app ? new QueueFullError(`${describeKey(ticket.key)} for app ${policy.app}`, full.waiting) : new QueueFullError(describeKey(ticket.key), full.waiting))
       this.#collect(sem)
     } else {
       sem.setPhase(waiter, 'queued')
       if (reply.head) sem.headFromReply(waiter.id, stale)
       // the next sync (within a third of a lease) arms the safety timer at the nearest lease expiry
       if (waiter.grantedEarly) this.#grant(waiter)
+      // queued, not granted: the bounds may now say `full` to waiters parked behind it
+      else this.#admitParked(sem)
+    }
+  }
+
+  /**
+   * Sends the parked waiters the queue bounds can now decide about, first come first: called
+   * whenever a waiter that counted against them is answered or leaves. The first one they still
+   * cannot decide about keeps its place, and those behind it wait with it (each bound depends on
+   * acquires on their way, and every one of those is answered, or fails, within a round trip).
+   */
+  #admitParked(sem: KeySemaphore): void {
+    for (const waiter of sem.parked) {
+      const fit = sem.fits(waiter)
+      if (fit === undefined) return
+      this.#admit(waiter, fit)
     }
   }
 
@@ -286,9 +317,11 @@ export class SharedPermits {
    */
   #attemptFailed(waiter: Waiter, err: unknown): void {
     const { semaphore: sem, ticket } = waiter
-    this.#forget(waiter)
+    const keyError = isKeyError(err)
+    // Redis unreachable: every waiter moves to the fallback (hooks.failed), parked ones too
+    this.#forget(waiter, keyError)
     ticket.withdraw = undefined
-    if (isKeyError(err)) {
+    if (keyError) {
       this.hooks.keyBroken(sem.key, err)
       ticket.fail(new LimiterClosedError(`Redis refused the semaphore of ${describeKey(sem.key)}: ${(err as Error).message}`))
       this.#collect(sem)
@@ -303,16 +336,19 @@ export class SharedPermits {
     return this.#waiters.get(waiter.id) === waiter
   }
 
-  #forget(waiter: Waiter): void {
+  /** `admit`: a waiter it made room for under the queue bounds may be sent now (false: the room is taken on the spot, by a re-queue or a detach). */
+  #forget(waiter: Waiter, admit = true): void {
     if (!this.#isCurrent(waiter)) return
     this.#waiters.delete(waiter.id)
-    waiter.semaphore.removeWaiter(waiter)
+    const sem = waiter.semaphore
+    sem.removeWaiter(waiter)
+    if (admit && sem.parked.size > 0) this.#admitParked(sem)
   }
 
   #withdraw(waiter: Waiter): void {
     if (!this.#isCurrent(waiter)) return
     this.#forget(waiter)
-    if (waiter.phase === 'deferred') {
+    if (waiter.phase === 'deferred' || waiter.phase === 'parked') {
       // never sent: nothing in Redis to undo
       this.#collect(waiter.semaphore)
       return
@@ -578,7 +614,7 @@ export class SharedPermits {
       sem.held.delete(id)
       this.hooks.lost(held.permit)
     }
-    if (reply.recounted.length > 0) this.hooks.recounted?.(sem.key, reply.recounted.length)
+    if (reply.recounted.length > 0) this.#recounted(sem, reply.recounted)
     // renewed (or counted again) by this script (the lost ones are gone from `held` above): each
     // lease now lasts at least a lease from when it was sent
     for (const id of renewing) {
@@ -602,6 +638,28 @@ export class SharedPermits {
       this.#requeue(waiter)
     }
     if (sem.queuedCount > 0 && reply.nearestExpiryMs >= 0) this.#armSafety(sem, reply.nearestExpiryMs)
+  }
+
+  /**
+   * Redis had lost its data, and the sync counted these held permits again. A permit whose request
+   * is upstream stays counted (the limit holds for it). One whose request was not sent yet must not
+   * start it: while Redis had nothing, another replica may have been granted the slot that looked
+   * empty. It is lost — `canStart()` false, so the proxy gives it back and its request waits again at
+   * its place, as for a lost lease — and its id leaves `holders` now (one `release`; the proxy's
+   * release of a lost permit sends nothing). Decided here, on the reply: a request sent while the sync
+   * was on its way was counted again by it.
+   */
+  #recounted(sem: KeySemaphore, ids: readonly string[]): void {
+    const unsent: string[] = []
+    for (const id of ids) {
+      const held = sem.held.get(id)
+      if (held === undefined || held.permit.sent) continue
+      sem.held.delete(id)
+      unsent.push(id)
+      this.hooks.lost(held.permit)
+    }
+    if (ids.length > unsent.length) this.hooks.recounted?.(sem.key, ids.length - unsent.length)
+    if (unsent.length > 0) void this.#release(sem, unsent)
   }
 
   /**
@@ -641,8 +699,8 @@ export class SharedPermits {
     this.#detachedAt = this.#now()
     const waiters = [...this.#waiters.values()]
     for (const waiter of waiters) {
-      this.#forget(waiter)
-      if (waiter.phase !== 'deferred') waiter.semaphore.drops.add(waiter.id)
+      this.#forget(waiter, false)
+      if (waiter.phase !== 'deferred' && waiter.phase !== 'parked') waiter.semaphore.drops.add(waiter.id)
       waiter.ticket.withdraw = undefined
     }
     for (const sem of this.#semaphores.values()) {

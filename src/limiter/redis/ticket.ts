@@ -24,6 +24,8 @@ export class SluicePermit implements Permit {
   #lost: AbortController | undefined
   #lostReason: Error | undefined
   released = false
+  /** its request is being (or has been) written upstream (`markSent`) */
+  sent = false
 
   constructor(
     readonly key: PermitKey,
@@ -40,6 +42,10 @@ export class SluicePermit implements Permit {
 
   canStart(): boolean {
     return !this.released && this.#lostReason === undefined && this.leaseHolds(this)
+  }
+
+  markSent(): void {
+    this.sent = true
   }
 
   get lost(): AbortSignal {

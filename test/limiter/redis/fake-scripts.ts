@@ -67,6 +67,8 @@ export interface RequestOptions {
   readonly arrivedAt?: number
   readonly learn?: LearnOptions
   readonly app?: string
+  /** the replica's longest queue for the key (`queue.maxLength`); default 100 */
+  readonly maxQueue?: number
 }
 
 /**
