@@ -16,7 +16,7 @@ export interface Caller {
 }
 
 export interface AppGate {
-  /** header names that steer sluice and never go upstream */
+  /** header names that steer sluice and never go upstream (the app token header too, identity on or off) */
   readonly controlHeaders: readonly string[]
   /**
    * The app of a request to `endpointId` for organisation `org`; throws the 401/403 answers when app
@@ -54,9 +54,10 @@ export function createAppGate(apps: AppSettings, credentials: CredentialSettings
   const loadKeys = (): Map<string, string> => readOrgKeys(credentials.keysDir, env)
 
   if (!apps.enabled) {
-    // Trusted mode: the app names itself in a header (for logs, metrics and fair share).
+    // Trusted mode: the app names itself in a header (for logs, metrics and fair share). An app token
+    // sent anyway (before identity is turned on, or after a rollback) is still removed: it is no API's.
     return {
-      controlHeaders: [appHeader],
+      controlHeaders: [appHeader, apps.tokenHeader],
       resolve(headers) {
         const named = headers[appHeader]
         return { app: typeof named === 'string' && VALID_APP_HEADER.test(named) ? named : DEFAULT_APP, authorization: undefined }
