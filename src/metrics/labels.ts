@@ -25,7 +25,9 @@ export function endpointLabeler(knownEndpointIds: Iterable<string>): (endpoint: 
   return (endpoint) => (known.has(endpoint) ? endpoint : UNKNOWN_ENDPOINT)
 }
 
-const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
+/** the methods that are their own label value */
+export const LABELLED_METHODS: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
+const METHODS = new Set(LABELLED_METHODS)
 /** HTTP method label: the usual methods as they are, anything else `other`. */
 export const methodLabel = (method: string): string => (METHODS.has(method) ? method : 'other')
 
