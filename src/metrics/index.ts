@@ -5,7 +5,7 @@ import type { Outcome, RequestRecord } from '../proxy/record.js'
 import { QUEUE_WAIT_BUCKETS, REDIS_BUCKETS, REQUEST_BUCKETS, UPSTREAM_BUCKETS } from './buckets.js'
 import { registerKeyGauges } from './key-gauges.js'
 import { CellCounter, CellHistogram, ShapeCells, type CounterCell, type HistogramCell } from './cells.js'
-import { codeLabel, endpointLabeler, LABELLED_METHODS, methodLabel, operationLabel, UNKNOWN_APP } from './labels.js'
+import { codeLabel, endpointLabeler, LABELLED_METHODS, methodLabel, operationLabel, UNAUTHENTICATED_ORG, UNKNOWN_APP } from './labels.js'
 import { AllOrgs, type OrgPolicy, TopOrgs } from './orgs.js'
 import { readBuildInfo, type BuildInfo } from './build-info.js'
 import type { MetricsSettings } from './settings.js'
@@ -368,7 +368,8 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     let byShape = cells.counts.get(org)
     if (byShape === undefined) {
       cells.counts.set(org, (byShape = new ShapeCells()))
-      shedSeriesAtZero(cells.label, org)
+      // requests that did not authenticate never queue: no shed series for them
+      if (org !== UNAUTHENTICATED_ORG) shedSeriesAtZero(cells.label, org)
     }
     const shape = record.status * METHOD_RADIX + METHOD_INDEX(record.method)
     let count = byShape.find(record.outcome, shape)
@@ -416,7 +417,8 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   function requestFinished(record: RequestRecord): void {
     const cells = endpointCells(record.endpoint)
     const endpoint = cells.label
-    const org = withOrg ? orgs.forRequest(record.instance) : ''
+    // A request that did not authenticate (app identity on) takes no org slot: it may name anything.
+    const org = !withOrg ? '' : record.unauthenticated === true ? UNAUTHENTICATED_ORG : orgs.forRequest(record.instance)
     requestCounter(cells, record, org).n++
 
     cells.total.observe(record.totalSeconds)

@@ -13,6 +13,11 @@ export const OTHER_ORG = '_other'
 export const UNKNOWN_APP = '_unknown'
 /** org label of an instance name that is not a plausible organisation id (too long, odd characters) */
 export const INVALID_ORG = '_invalid'
+/**
+ * org label of requests that did not authenticate for their organisation (app identity on): what
+ * they name is not recorded, and they take no slot of `metrics.maxInstances`
+ */
+export const UNAUTHENTICATED_ORG = '_unauthenticated'
 
 /**
  * The endpoint label: the endpoint id (`METHOD /template`) when the catalog knows it, else `unknown`.
