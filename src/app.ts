@@ -1,5 +1,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
+import type { IncomingHttpHeaders } from 'node:http'
 import { basename, join } from 'node:path'
 import pino from 'pino'
 import { buildAdminServer } from './admin/server.js'
@@ -22,6 +23,7 @@ import { replyWithError } from './errors/reply.js'
 import type { RequestRecord } from './proxy/record.js'
 import { outcomeOf, RequestTracker } from './proxy/tracking.js'
 import { createUpstream } from './proxy/upstream.js'
+import { clientRequestId } from './proxy/headers.js'
 import { createVersioning } from './versioning/index.js'
 import { forecastingLimiter } from './forecast/index.js'
 import { endpointLabeler } from './metrics/labels.js'
@@ -50,7 +52,6 @@ export interface App {
   close(): Promise<void>
 }
 
-const VALID_REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
 /**
  * A UUID as one flat string. randomUUID() joins 20 pieces, which V8 keeps as a tree of 15 strings
  * (about 420 bytes) for as long as the request lives; toLowerCase (a no-op on its text) copies it
@@ -95,18 +96,18 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     metrics.requestFinished(record)
     // Built only when written: the hot path makes no log line that the level would drop.
     if (writeAccessLog) lines.write(accessLogLine(record))
-  }, settings.instanceHeader)
+  }, settings.instanceHeader, settings.apps.enabled)
+  // Built before the proxy: the request id is chosen at arrival, and a client's own only when the request authenticates.
+  const apps = createAppGate(settings.apps, settings.credentials, settings.appHeader, { log: logger })
+  const authenticates = (headers: IncomingHttpHeaders): boolean => apps.authenticates(headers)
   const front = { maxHeaderBytes: settings.client.maxHeaderBytes, tracker, methods: PROXY_METHODS }
   const proxy = Fastify({
     loggerInstance: logger,
     // One access-log line per request is written by the proxy itself, from its RequestRecord.
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLoggerFactory,
-    // Keep an app's own request id when it is sane, so its logs and ours line up.
-    genReqId: (req) => {
-      const given = req.headers['x-request-id']
-      return typeof given === 'string' && VALID_REQUEST_ID.test(given) ? given : newRequestId()
-    },
+    // Keep an app's own request id when it is safe to record, so its logs and ours line up (clientRequestId).
+    genReqId: (req) => clientRequestId(req.headers, settings.apps.tokenHeader, authenticates) ?? newRequestId(),
     requestIdHeader: false,
     routerOptions: { maxParamLength: 8192 },
     return503OnClosing: false,
@@ -140,7 +141,6 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   })
   limiter = await createLimiter(settings, { log, observer: metrics.observer })
   const upstream = createUpstream(settings)
-  const apps = createAppGate(settings.apps, settings.credentials, settings.appHeader, { log })
 
   proxy.addHook('onRequest', (_request, _reply, done) => {
     done(closing ? new ShuttingDownError() : undefined)

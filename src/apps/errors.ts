@@ -15,10 +15,15 @@ export const AppEndpointForbiddenError = createError<[string, string]>('SLUICE_A
 export const NoApiKeyError = createError<[string]>('SLUICE_NO_API_KEY', 'sluice holds no API key for organisation %s', 403)
 
 const APP = Symbol('sluice.app')
+const ORG_ALLOWED = Symbol('sluice.org-allowed')
 
-/** A refusal of a known app, carrying its name so the refusal is counted and logged as that app's. */
-export function refusalOf<E extends Error>(err: E, app: string): E {
-  return Object.assign(err, { [APP]: app })
+/**
+ * A refusal of a known app, carrying its name so the refusal is counted and logged as that app's,
+ * and whether the app may use the request's organisation (then the organisation is recorded as the
+ * client named it: docs/observability.md, "What a client's values can reach").
+ */
+export function refusalOf<E extends Error>(err: E, app: string, orgAllowed: boolean): E {
+  return Object.assign(err, { [APP]: app, [ORG_ALLOWED]: orgAllowed })
 }
 
 /** The app a refusal was for (refusalOf), or undefined: a 401 names no app. */
@@ -26,3 +31,6 @@ export const appOfRefusal = (err: unknown): string | undefined => {
   const app = (err as { [APP]?: unknown } | null)?.[APP]
   return typeof app === 'string' ? app : undefined
 }
+
+/** Whether a refused app may use the organisation it asked for (a 403 for an endpoint, or for a missing key). */
+export const orgAllowedInRefusal = (err: unknown): boolean => (err as { [ORG_ALLOWED]?: unknown } | null)?.[ORG_ALLOWED] === true

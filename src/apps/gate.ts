@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { AppEndpointForbiddenError, AppOrgForbiddenError, AppUnauthenticatedError, NoApiKeyError, refusalOf } from './errors.js'
 import { readAppFile, readOrgKeys } from './sources.js'
 import type { AppSettings, CredentialSettings } from './settings.js'
-import { mayUseEndpoint, mayUseOrg, TokenTable } from './tokens.js'
+import { mayUseEndpoint, mayUseOrg, TokenTable, type KnownApp } from './tokens.js'
 
 /** the app of a request that names none */
 export const DEFAULT_APP = 'default'
@@ -16,8 +16,13 @@ export interface Caller {
 }
 
 export interface AppGate {
-  /** header names that steer sluice and never go upstream */
+  /** header names that steer sluice and never go upstream (the app token header too, identity on or off) */
   readonly controlHeaders: readonly string[]
+  /**
+   * Whether what the request names may be recorded as sent (its request id): always with app
+   * identity off; with it on, when it carries a known app token. The answer is kept for `resolve`.
+   */
+  authenticates(headers: IncomingHttpHeaders): boolean
   /**
    * The app of a request to `endpointId` for organisation `org`; throws the 401/403 answers when app
    * identity is on and the request may not pass.
@@ -53,10 +58,13 @@ export function createAppGate(apps: AppSettings, credentials: CredentialSettings
   const loadTable = (): TokenTable => new TokenTable({ ...apps.list, ...(apps.file !== undefined ? readAppFile(apps.file) : {}) })
   const loadKeys = (): Map<string, string> => readOrgKeys(credentials.keysDir, env)
 
+  const tokenHeader = apps.tokenHeader
   if (!apps.enabled) {
-    // Trusted mode: the app names itself in a header (for logs, metrics and fair share).
+    // Trusted mode: the app names itself in a header (for logs, metrics and fair share). An app token
+    // sent anyway (before identity is turned on, or after a rollback) is still removed: it is no API's.
     return {
-      controlHeaders: [appHeader],
+      controlHeaders: [appHeader, tokenHeader],
+      authenticates: () => true,
       resolve(headers) {
         const named = headers[appHeader]
         return { app: typeof named === 'string' && VALID_APP_HEADER.test(named) ? named : DEFAULT_APP, authorization: undefined }
@@ -85,23 +93,33 @@ export function createAppGate(apps: AppSettings, credentials: CredentialSettings
   const timer = needsTimer ? setInterval(reload, apps.reloadIntervalMs) : undefined
   timer?.unref()
 
-  const tokenHeader = apps.tokenHeader
+  const identify = (headers: IncomingHttpHeaders): KnownApp | undefined => {
+    const fromHeader = headers[tokenHeader]
+    const token = typeof fromHeader === 'string' ? fromHeader : basicPassword(headers.authorization)
+    return token === undefined || token === '' ? undefined : table.identify(token)
+  }
+  // The app found when the request id was chosen (only requests that send one are asked), kept for resolve.
+  const found = new WeakMap<IncomingHttpHeaders, KnownApp | null>()
   return {
     controlHeaders: [appHeader, tokenHeader],
+    authenticates(headers) {
+      const app = identify(headers)
+      found.set(headers, app ?? null)
+      return app !== undefined
+    },
     resolve(headers, org, endpointId, method) {
-      const fromHeader = headers[tokenHeader]
-      const token = typeof fromHeader === 'string' ? fromHeader : basicPassword(headers.authorization)
-      const app = token === undefined || token === '' ? undefined : table.identify(token)
+      const known = found.get(headers)
+      const app = known === undefined ? identify(headers) : (known ?? undefined)
       if (app === undefined) throw new AppUnauthenticatedError()
-      if (!mayUseOrg(app, org)) throw refusalOf(new AppOrgForbiddenError(app.name, org), app.name)
-      if (!mayUseEndpoint(app, endpointId, method)) throw refusalOf(new AppEndpointForbiddenError(app.name, endpointId), app.name)
+      if (!mayUseOrg(app, org)) throw refusalOf(new AppOrgForbiddenError(app.name, org), app.name, false)
+      if (!mayUseEndpoint(app, endpointId, method)) throw refusalOf(new AppEndpointForbiddenError(app.name, endpointId), app.name, true)
       if (credentials.inject) {
         const key = keys.get(org)
-        if (key === undefined) throw refusalOf(new NoApiKeyError(org), app.name)
+        if (key === undefined) throw refusalOf(new NoApiKeyError(org), app.name, true)
         return { app: app.name, authorization: 'Basic ' + Buffer.from(`${org}:${key}`, 'utf8').toString('base64') }
       }
       // The token came in the Basic password: it is the app's, not an API key, so it never goes upstream.
-      return { app: app.name, authorization: typeof fromHeader === 'string' ? undefined : null }
+      return { app: app.name, authorization: typeof headers[tokenHeader] === 'string' ? undefined : null }
     },
     reload,
     close() {

@@ -8,8 +8,45 @@ import { appListSchema, type AppList } from './settings.js'
 export const ORG_KEY_ENV_PREFIX = 'SLUICE_ORG_KEY_'
 
 /**
+ * Keys of an app list as errors show them. An app's key is its name, but a token pasted where the
+ * name belongs looks just like one (`openssl rand -hex 32` is a valid name), so an error names an
+ * app by its place in the list, `#2`, never by its key (README "Apps: identity, access and keys").
+ */
+export function appListPath(path: readonly PropertyKey[], list: unknown): string[] {
+  return path.length === 0 ? [] : [placeOf(String(path[0]), list), ...path.slice(1).map(String)]
+}
+
+/** `#n`: the place of `key` among the keys of `mapping`, from 1. */
+function placeOf(key: string, mapping: unknown): string {
+  const keys = typeof mapping === 'object' && mapping !== null && !Array.isArray(mapping) ? Object.keys(mapping) : []
+  const place = keys.indexOf(key) + 1
+  return place > 0 ? `#${place}` : '#?'
+}
+
+/**
+ * A key of `mapping` found where app settings are (an unknown setting of an app, or of `apps`) as an
+ * error shows it: a plain word (a setting's name, misspelt) as it is; anything else, which may be a
+ * token, by its place (`#2`).
+ */
+export const shownAppKey = (key: string, mapping: unknown): string => (/^[A-Za-z]{1,24}$/.test(key) ? key : placeOf(key, mapping))
+
+/**
+ * An issue's message (`mapping`: the object the issue is about); a bad app name says what a name must
+ * be rather than zod's "Invalid key in record".
+ */
+export const appIssueMessage = (issue: { code: string; message: string; issues?: readonly { message: string }[]; keys?: readonly string[] }, mapping: unknown): string =>
+  issue.code === 'invalid_key'
+    ? (issue.issues?.[0]?.message ?? issue.message)
+    : issue.code === 'unrecognized_keys'
+      ? `unknown setting${(issue.keys?.length ?? 0) > 1 ? 's' : ''} ${(issue.keys ?? []).map((k) => shownAppKey(k, mapping)).join(', ')}`
+      : issue.message
+
+const valueIn = (doc: unknown, path: readonly PropertyKey[]): unknown =>
+  path.reduce<unknown>((node, key) => (typeof node === 'object' && node !== null ? (node as Record<string, unknown>)[String(key)] : undefined), doc)
+
+/**
  * The apps of `apps.file`: a YAML mapping in the shape of `apps.list`. Errors name the file and the
- * key, never a value (the file is a secret).
+ * place of the bad app in it, never a key or a value (the file is a secret).
  */
 export function readAppFile(file: string): AppList {
   let doc: unknown
@@ -21,7 +58,7 @@ export function readAppFile(file: string): AppList {
   }
   const parsed = appListSchema.safeParse(doc ?? {})
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.map(String).join('.') || '(root)'}: ${i.message}`)
+    const problems = parsed.error.issues.map((i) => `${appListPath(i.path, doc).join('.') || '(root)'}: ${appIssueMessage(i, valueIn(doc, i.path))}`)
     throw new ConfigError(`apps.file (SLUICE_APPS_FILE): ${file}: ${problems.join('; ')}`, problems)
   }
   return parsed.data

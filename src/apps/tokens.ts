@@ -61,5 +61,6 @@ export class TokenTable {
 
 /** What an app may do: this organisation, this endpoint (by id or by method). */
 export const mayUseOrg = (app: KnownApp, org: string): boolean => app.anyOrg || app.orgs.has(org)
+/** A `GET` grant allows `HEAD` too: HTTP defines HEAD as GET without the body (RFC 9110 §9.3.2). */
 export const mayUseEndpoint = (app: KnownApp, endpointId: string, method: string): boolean =>
-  app.anyEndpoint || app.endpoints.has(endpointId) || app.endpoints.has(method)
+  app.anyEndpoint || app.endpoints.has(endpointId) || app.endpoints.has(method) || (method === 'HEAD' && app.endpoints.has('GET'))

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { parse as parseYaml } from 'yaml'
 import type { z } from 'zod'
-import { ORG_KEY_ENV_PREFIX } from '../apps/sources.js'
+import { appIssueMessage, appListPath, ORG_KEY_ENV_PREFIX, shownAppKey } from '../apps/sources.js'
 import { ConfigError } from '../errors/config-error.js'
 import { ENV_PREFIX, envBindings, parseEnvValue } from './env.js'
 import { MASK, maskSecretText } from '../log/secret-text.js'
@@ -81,22 +81,37 @@ export function shownValue(path: readonly string[], value: unknown): string {
   return text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}…` : text
 }
 
+/**
+ * A path as an error shows it. Under `apps` no key is echoed as it is: the apps of `apps.list` by
+ * their place (`apps.list.#2`), since a token pasted as an app's key looks like a name; other keys
+ * there only when they are plain words (shownAppKey).
+ */
+function shownPath(path: readonly PropertyKey[], merged: Tree): string[] {
+  const raw = path.map(String)
+  if (raw[0] !== 'apps' || raw.length < 2) return raw
+  if (raw[1] === 'list') return ['apps', 'list', ...appListPath(path.slice(2), valueAt(merged, ['apps', 'list']))]
+  return ['apps', shownAppKey(raw[1]!, valueAt(merged, ['apps'])), ...raw.slice(2)]
+}
+
 function describe(issue: z.core.$ZodIssue, merged: Tree, origins: Origins): string {
   const path = issue.path.map(String)
-  const key = path.join('.') || '(root)'
+  const underApps = path[0] === 'apps'
+  const key = shownPath(issue.path, merged).join('.') || '(root)'
   const origin = originAt(origins, path)
   if (issue.code === 'unrecognized_keys') {
+    const shown = underApps ? issue.keys.map((k) => shownAppKey(k, valueAt(merged, issue.path))) : issue.keys
     const where = key === '(root)' ? '' : ` in ${key}`
-    const names = issue.keys.map((k) => (key === '(root)' ? k : `${key}.${k}`))
+    const names = shown.map((k) => (key === '(root)' ? k : `${key}.${k}`))
     const from = originAt(origins, [...path, issue.keys[0]!])
-    return `unknown setting${issue.keys.length > 1 ? 's' : ''}${where}: ${issue.keys.join(', ')}${from ? ` (${from}, key ${names.join(', ')})` : ''}`
+    return `unknown setting${issue.keys.length > 1 ? 's' : ''}${where}: ${shown.join(', ')}${from ? ` (${from}, key ${names.join(', ')})` : ''}`
   }
   const value = valueAt(merged, issue.path)
   const source = origin === undefined ? '' : origin.startsWith('env ') ? ` (${origin})` : ` (${origin}, key ${key})`
   const env = envNameOf.get(key)
   const named = origin === undefined && env ? ` (${env})` : source
-  // A bad record key: the key is what was wrong, not the value under it.
-  const got = issue.code === 'invalid_key' ? `got the key ${JSON.stringify(path[path.length - 1])}` : value === undefined ? 'it is not set' : `got ${shownValue(path, value)}`
+  // A bad record key: the key is what was wrong, not the value under it (an app's key is never shown: see shownPath).
+  if (issue.code === 'invalid_key') return underApps ? `${key}${named}: ${appIssueMessage(issue, undefined)}` : `${key}${named}: ${issue.message}; got the key ${JSON.stringify(path[path.length - 1])}`
+  const got = value === undefined ? 'it is not set' : `got ${shownValue(path, value)}`
   return `${key}${named}: ${issue.message}; ${got}`
 }
 

@@ -4,8 +4,8 @@ import type { KeyStatus, LimitChange, Limiter, LimiterMode, LimiterObserver, Per
 import type { Outcome, RequestRecord } from '../proxy/record.js'
 import { QUEUE_WAIT_BUCKETS, REDIS_BUCKETS, REQUEST_BUCKETS, UPSTREAM_BUCKETS } from './buckets.js'
 import { registerKeyGauges } from './key-gauges.js'
-import { CellCounter, CellHistogram, type CounterCell, type HistogramCell } from './cells.js'
-import { codeLabel, endpointLabeler, methodLabel, operationLabel, UNKNOWN_APP } from './labels.js'
+import { CellCounter, CellHistogram, ShapeCells, type CounterCell, type HistogramCell } from './cells.js'
+import { codeLabel, endpointLabeler, LABELLED_METHODS, methodLabel, operationLabel, UNAUTHENTICATED_ORG, UNKNOWN_APP } from './labels.js'
 import { AllOrgs, type OrgPolicy, TopOrgs } from './orgs.js'
 import { readBuildInfo, type BuildInfo } from './build-info.js'
 import type { MetricsSettings } from './settings.js'
@@ -72,28 +72,11 @@ const QUEUED_OUTCOMES: ReadonlySet<Outcome | 'upstream_busy'> = new Set([
   'upstream_busy',
 ] as const)
 
-/** a number per outcome (a Record, so a new outcome cannot be left out) */
-const OUTCOME_NUMBER: Readonly<Record<Outcome, number>> = {
-  forwarded: 0,
-  queue_full: 1,
-  queue_timeout: 2,
-  client_aborted: 3,
-  rejected_version: 4,
-  bad_request: 5,
-  upstream_busy: 6,
-  upstream_error: 7,
-  unavailable: 8,
-  client_timeout: 9,
-  internal_error: 10,
-  wait_too_long: 11,
-  coalesced: 12,
-  cache_hit: 13,
-  unauthenticated: 14,
-  forbidden: 15,
-}
-const METHOD_NUMBERS: Readonly<Record<string, number>> = { GET: 1, HEAD: 2, POST: 3, PUT: 4, PATCH: 5, DELETE: 6, OPTIONS: 7 }
-/** 1-7 for the usual methods, 0 for any other (they share the `other` label) */
+const METHOD_NUMBERS: Readonly<Record<string, number>> = Object.fromEntries(LABELLED_METHODS.map((m, i) => [m, i + 1]))
+/** 1-n for the methods that are their own label value, 0 for any other (they share the `other` label) */
 const METHOD_INDEX = (method: string): number => METHOD_NUMBERS[method] ?? 0
+/** the method's digit in a cell's number (status × METHOD_RADIX + method): sized by the list, so a method added to it cannot overflow into the status */
+const METHOD_RADIX = LABELLED_METHODS.length + 1
 
 /** how often the event-loop delay (nodejs_eventloop_lag_* metrics) is sampled */
 export const EVENT_LOOP_SAMPLE_MS = 100
@@ -339,13 +322,15 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   }
 
   // The counter cells a request touches, found without building a key string per request: first by
-  // the endpoint id (the catalog's own string, whose hash V8 keeps), then by the org and a number made
-  // of status, outcome and method. Dropped when organisations are re-ranked, since that drops series.
+  // the endpoint id (the catalog's own string, whose hash V8 keeps), then by the org, the outcome (a
+  // constant string) and a number made of status and method. The outcome is a key of its own, not a
+  // digit of that number, so no outcome added later can share another's cell. Dropped when
+  // organisations are re-ranked, since that drops series.
   interface EndpointCells {
     readonly label: string
     readonly total: HistogramCell
     upstream: HistogramCell | undefined
-    readonly counts: Map<string, Map<number, CounterCell>>
+    readonly counts: Map<string, ShapeCells>
   }
   /** the 503 outcomes the alerts watch: their series exist at 0 once an (endpoint, org) is seen */
   const SHED_OUTCOMES = ['queue_full', 'queue_timeout'] as const
@@ -382,11 +367,12 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   function requestCounter(cells: EndpointCells, record: RequestRecord, org: string): CounterCell {
     let byShape = cells.counts.get(org)
     if (byShape === undefined) {
-      cells.counts.set(org, (byShape = new Map<number, CounterCell>()))
-      shedSeriesAtZero(cells.label, org)
+      cells.counts.set(org, (byShape = new ShapeCells()))
+      // requests that did not authenticate never queue: no shed series for them
+      if (org !== UNAUTHENTICATED_ORG) shedSeriesAtZero(cells.label, org)
     }
-    const shape = (record.status * 16 + OUTCOME_NUMBER[record.outcome]) * 8 + METHOD_INDEX(record.method)
-    let count = byShape.get(shape)
+    const shape = record.status * METHOD_RADIX + METHOD_INDEX(record.method)
+    let count = byShape.find(record.outcome, shape)
     if (count === undefined) {
       // keyed by the label values themselves: two odd methods are one `other` series, not two
       const method = methodLabel(record.method)
@@ -396,7 +382,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
       const labels: Record<string, string> = { endpoint, method, code, outcome: record.outcome }
       if (withOrg) labels.org = org
       count = requests.cellByKey(requestKey, labels, org)
-      byShape.set(shape, count)
+      byShape.add(record.outcome, shape, count)
     }
     return count
   }
@@ -414,17 +400,16 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     }
   }
 
-  // Per app, the cells by a number made of status and outcome, so a request builds no key string.
-  const appCells = new Map<string, Map<number, CounterCell>>()
+  // Per app, the cells by outcome and status, so a request builds no key string.
+  const appCells = new Map<string, ShapeCells>()
   function appRequestCell(app: string, record: RequestRecord): CounterCell {
     let byShape = appCells.get(app)
-    if (byShape === undefined) appCells.set(app, (byShape = new Map<number, CounterCell>()))
-    const shape = record.status * 16 + OUTCOME_NUMBER[record.outcome]
-    let cell = byShape.get(shape)
+    if (byShape === undefined) appCells.set(app, (byShape = new ShapeCells()))
+    let cell = byShape.find(record.outcome, record.status)
     if (cell === undefined) {
       const code = codeLabel(record.status)
       cell = appRequests.cellByKey(app + '\n' + code + '\n' + record.outcome, { app, code, outcome: record.outcome }, app)
-      byShape.set(shape, cell)
+      byShape.add(record.outcome, record.status, cell)
     }
     return cell
   }
@@ -432,7 +417,8 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   function requestFinished(record: RequestRecord): void {
     const cells = endpointCells(record.endpoint)
     const endpoint = cells.label
-    const org = withOrg ? orgs.forRequest(record.instance) : ''
+    // A request that did not authenticate (app identity on) takes no org slot: it may name anything.
+    const org = !withOrg ? '' : record.unauthenticated === true ? UNAUTHENTICATED_ORG : orgs.forRequest(record.instance)
     requestCounter(cells, record, org).n++
 
     cells.total.observe(record.totalSeconds)

@@ -13,6 +13,11 @@ export const OTHER_ORG = '_other'
 export const UNKNOWN_APP = '_unknown'
 /** org label of an instance name that is not a plausible organisation id (too long, odd characters) */
 export const INVALID_ORG = '_invalid'
+/**
+ * org label of requests that did not authenticate for their organisation (app identity on): what
+ * they name is not recorded, and they take no slot of `metrics.maxInstances`
+ */
+export const UNAUTHENTICATED_ORG = '_unauthenticated'
 
 /**
  * The endpoint label: the endpoint id (`METHOD /template`) when the catalog knows it, else `unknown`.
@@ -25,7 +30,9 @@ export function endpointLabeler(knownEndpointIds: Iterable<string>): (endpoint: 
   return (endpoint) => (known.has(endpoint) ? endpoint : UNKNOWN_ENDPOINT)
 }
 
-const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
+/** the methods that are their own label value */
+export const LABELLED_METHODS: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
+const METHODS = new Set(LABELLED_METHODS)
 /** HTTP method label: the usual methods as they are, anything else `other`. */
 export const methodLabel = (method: string): string => (METHODS.has(method) ? method : 'other')
 

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
 import type { Dispatcher } from 'undici'
 import { badPathError } from '../catalog/index.js'
-import { appOfRefusal } from '../apps/errors.js'
+import { appOfRefusal, orgAllowedInRefusal } from '../apps/errors.js'
 import type { AppGate, Caller } from '../apps/gate.js'
 import type { Catalog, Endpoint } from '../catalog/types.js'
 import type { ProxySettings } from './settings.js'
@@ -136,11 +136,14 @@ export function createProxyHandler(ctx: ProxyContext) {
       try {
         caller = apps.resolve(headers, trace.instance, endpoint.id, request.method)
       } catch (err) {
-        // a 403 of a known app is that app's refusal (metrics, access line); a 401 has no app
+        // a 403 of a known app is that app's refusal (metrics, access line); a 401 has no app, and
+        // records no organisation, nor does a 403 for one the app may not use (what it names may be a token)
         trace.app = appOfRefusal(err)
+        trace.instanceVouched = orgAllowedInRefusal(err)
         throw err
       }
       trace.app = caller.app
+      trace.instanceVouched = true
       request.sluiceApp = caller.app
       refuseMisleading(request.method, headers)
       const deadline = arrivedAt + maxWaitMs(headers[waitHeader], waitHeader, settings.queue.maxWaitMs)

@@ -79,3 +79,35 @@ export function appendForwardedFor(headers: Record<string, string | string[]>, c
   const before = Array.isArray(sent) ? sent.join(', ') : sent
   headers['x-forwarded-for'] = before === undefined || before.trim() === '' ? address : `${before}, ${address}`
 }
+
+const VALID_REQUEST_ID = /^[\w.:@/+=-]{1,128}$/
+
+/** The parts of an Authorization value that may be secret: what follows the scheme, and both halves of a Basic pair. */
+function authorizationParts(auth: string): string[] {
+  const text = auth.trim()
+  const space = text.indexOf(' ')
+  if (space < 0) return [text]
+  const credentials = text.slice(space + 1).trim()
+  if (text.slice(0, space).toLowerCase() !== 'basic') return [credentials]
+  const decoded = Buffer.from(credentials, 'base64').toString('utf8')
+  const colon = decoded.indexOf(':')
+  return colon < 0 ? [credentials, decoded] : [credentials, decoded.slice(0, colon), decoded.slice(colon + 1)]
+}
+
+/**
+ * The client's `x-request-id`, when sluice may make it the request's id (sent upstream, returned and
+ * logged, so an app's logs and sluice's line up): of a plain shape, holding none of the credentials
+ * the request carries (the Authorization header's, either half of a Basic pair, the app token
+ * header's), and — with app identity on — from a request with a known app token (`authenticates`).
+ * Else undefined, and sluice makes its own id (docs/observability.md, "What a client's values can reach").
+ */
+export function clientRequestId(headers: IncomingHttpHeaders, tokenHeader: string, authenticates: (headers: IncomingHttpHeaders) => boolean): string | undefined {
+  const given = headers['x-request-id']
+  if (typeof given !== 'string' || !VALID_REQUEST_ID.test(given)) return undefined
+  const secrets = headers.authorization === undefined ? [] : authorizationParts(headers.authorization)
+  const token = headers[tokenHeader]
+  if (typeof token === 'string') secrets.push(token)
+  // A short value (an org id) only as the whole id: as a part it would refuse most ids by chance.
+  for (const secret of secrets) if (secret.length >= 8 ? given.includes(secret) : given === secret) return undefined
+  return authenticates(headers) ? given : undefined
+}

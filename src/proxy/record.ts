@@ -43,7 +43,17 @@ export interface RequestRecord {
   readonly endpoint: string
   /** the endpoint's path template (no ids), `unmatched` when none */
   readonly template: string
+  /**
+   * the organisation as the client named it; `-` when it could not be read, or when app identity is
+   * on and the request did not authenticate for it (`unauthenticated`)
+   */
   readonly instance: string
+  /**
+   * App identity is on and the request did not authenticate for its organisation (no known token, an
+   * organisation its app may not use, or refused before the token was checked): nothing it named is
+   * recorded (docs/observability.md, "What a client's values can reach")
+   */
+  readonly unauthenticated?: boolean
   /** the calling app (README "Apps: identity, access and keys"); `default` when none is named, undefined when refused before it was known */
   readonly app: string | undefined
   /** the status the client got (0 when the client left before any answer) */

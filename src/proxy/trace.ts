@@ -2,11 +2,19 @@ import type { Outcome, RequestRecord } from './record.js'
 
 const NO_WARNINGS: readonly string[] = []
 
+/** The instance of a record whose instance could not be read, or may not be recorded. */
+export const NO_INSTANCE = '-'
+
 /** Collects a RequestRecord while a request goes through the proxy; `finish` freezes it once. */
 export class Trace {
   endpoint = 'unmatched'
   template = 'unmatched'
-  instance = '-'
+  instance = NO_INSTANCE
+  /**
+   * whether the instance may be recorded as sent: with app identity off from the start; with it on,
+   * once the app authenticated and may use the organisation (README "What sluice guarantees")
+   */
+  instanceVouched: boolean
   app: string | undefined
   outcome: Outcome | undefined
   version: string | undefined
@@ -27,7 +35,10 @@ export class Trace {
     readonly requestId: string,
     readonly method: string,
     readonly startedAt: number,
-  ) {}
+    identityOn: boolean,
+  ) {
+    this.instanceVouched = !identityOn
+  }
 
   /** Builds the record when the client side is done (answered, or hung up); undefined the second time. */
   finish(status: number, clientGone: boolean, now: number): RequestRecord | undefined {
@@ -42,7 +53,8 @@ export class Trace {
       method: this.method,
       endpoint: this.endpoint,
       template: this.template,
-      instance: this.instance,
+      instance: this.instanceVouched ? this.instance : NO_INSTANCE,
+      unauthenticated: !this.instanceVouched,
       app: this.app,
       // An answer the upstream broke off mid-body also ends with the client's side torn down.
       status: clientGone && !kept ? 0 : sent,

@@ -52,12 +52,15 @@ type TrackedResponse = ServerResponse & { [TRACKED]?: Tracked }
  * sluice_requests_total), whichever way it went: forwarded, refused by the handler, refused by
  * Fastify before any route (a URL it cannot decode, a method no route has), or refused by Node's
  * HTTP parser. The instance is read first, before the path is checked, so a refused request is
- * still counted against the organisation it names.
+ * still counted against the organisation it names — with app identity on, only once it authenticated
+ * for that organisation (before, what it names may be a token: it is recorded as `-`).
  */
 export class RequestTracker {
   constructor(
     private readonly onFinished: (record: RequestRecord) => void,
     private readonly instanceHeader: string,
+    /** app identity on: an instance is recorded only once the request authenticated for it (Trace.instanceVouched) */
+    private readonly identityOn = false,
   ) {}
 
   /** The request's trace, made on first use; the record is written when the client side closes. */
@@ -65,7 +68,7 @@ export class RequestTracker {
     const res = reply.raw as TrackedResponse
     const known = res[TRACKED]
     if (known !== undefined) return known
-    const trace = new Trace(request.id, request.method, performance.now())
+    const trace = new Trace(request.id, request.method, performance.now(), this.identityOn)
     try {
       trace.instance = instanceOf(request.headers, this.instanceHeader)
     } catch (err) {
@@ -90,7 +93,7 @@ export class RequestTracker {
   /** One record for an answer given where no request object exists (Node's parser refused the bytes). */
   recordRaw(method: string, headers: IncomingHttpHeaders, status: number, outcome: Outcome): void {
     const now = performance.now()
-    const trace = new Trace(randomUUID(), method, now)
+    const trace = new Trace(randomUUID(), method, now, this.identityOn)
     try {
       trace.instance = instanceOf(headers, this.instanceHeader)
     } catch {

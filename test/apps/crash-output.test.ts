@@ -77,7 +77,7 @@ describe('a refused start prints no token or key', () => {
     writeFileSync(file, `apps:\n  enabled: true\n  list:\n    web:\n      tokens: ["${TOKEN}"]\n      orgs: ["1001"]\n`)
     const run = start({ SLUICE_CONFIG: file })
     expect(run.status).toBe(78)
-    expect(run.output).toContain(`sluice: invalid setting: apps.list.web.tokens.0 (file ${file}, key apps.list.web.tokens.0): a token hash`)
+    expect(run.output).toContain(`sluice: invalid setting: apps.list.#1.tokens.0 (file ${file}, key apps.list.#1.tokens.0): a token hash`)
     expectNoSecret(run.output, 'the refused start')
   })
 

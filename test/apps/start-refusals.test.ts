@@ -32,7 +32,7 @@ describe('start-up refusals of app identity and injection', () => {
       writeFileSync(file, 'web:\n  tokens: ["plain-text-token-88"]\n  orgs: ["1001"]\n')
       const run = start({ SLUICE_APPS_ENABLED: 'true', SLUICE_APPS_FILE: file })
       expect(run.status).toBe(78)
-      expect(run.stderr).toContain(`apps.file (SLUICE_APPS_FILE): ${file}: web.tokens.0: a token hash`)
+      expect(run.stderr).toContain(`apps.file (SLUICE_APPS_FILE): ${file}: #1.tokens.0: a token hash`)
       expect(run.stderr).not.toContain('plain-text-token-88')
       expect(run.stderr.trim().split('\n')).toHaveLength(1)
     } finally {
