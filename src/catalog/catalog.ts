@@ -151,7 +151,8 @@ export function compileCatalog(entries: readonly CatalogEntry[], options: Catalo
     const parsed = ENDPOINT_ID.exec(key)
     if (parsed === null) throw new UnknownOverrideError(key, '; expected "METHOD /path", e.g. "GET /accounts/{id}/memberships"')
     const method = parsed[1]!
-    const norm = normalisePath(parsed[2]!)
+    // A template's braces are no URL characters: escaped, `{name}` is an id-like segment, as `{id}` of a template is.
+    const norm = normalisePath(parsed[2]!.replace(/\{/g, '%7B').replace(/\}/g, '%7D'))
     if (!norm.ok) throw new UnknownOverrideError(key, `; ${norm.message}`)
     const counted = methodFor(method)
     const root = tries.get(counted)

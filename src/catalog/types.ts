@@ -23,12 +23,14 @@ export interface Endpoint {
 
 /**
  * Why a path is refused before matching (the proxy answers 400 with this code):
- * - `SLUICE_BAD_PATH`: does not start with `/`
+ * - `SLUICE_BAD_PATH`: does not start with `/`, or holds (path or query) a character RFC 3986 does
+ *   not allow there unencoded: a `#`, a space, `"<>[]^`{|}`, a non-ASCII character
  * - `SLUICE_BAD_PATH_TRAVERSAL`: a `.` or `..` segment, also percent-encoded (`%2e%2E`) or followed by
  *   a `;` path parameter (`..;x`, which Java servers resolve as `..`)
  * - `SLUICE_BAD_PATH_SEPARATOR`: an encoded `/` or `\` (`%2F`, `%5C`), or a raw `\`
  * - `SLUICE_BAD_PATH_CONTROL_CHAR`: NUL or another control character (0x00-0x1F, 0x7F), raw or encoded
- * - `SLUICE_BAD_PATH_ENCODING`: a `%` not followed by two hex digits
+ *   (in the query: raw only)
+ * - `SLUICE_BAD_PATH_ENCODING`: a `%` not followed by two hex digits (path or query)
  * - `SLUICE_BAD_PATH_SEGMENT`: a segment that is empty before a `;` path parameter (`/a/;x/b`)
  */
 export type BadPathCode =

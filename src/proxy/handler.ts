@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
 import type { Dispatcher } from 'undici'
-import { badPathError } from '../catalog/index.js'
+import { badPathError, queryProblem } from '../catalog/index.js'
 import { appOfRefusal } from '../apps/errors.js'
 import type { AppGate, Caller } from '../apps/gate.js'
 import type { Catalog, Endpoint } from '../catalog/types.js'
@@ -116,6 +116,9 @@ export function createProxyHandler(ctx: ProxyContext) {
       }
       const match = catalog.match(request.method, rest)
       if (!match.ok) throw withOutcome(badPathError(match), 'bad_request')
+      // The query is forwarded as sent: only what RFC 3986 allows there (a `#` or a raw space never).
+      const badQuery = query.length > 1 ? queryProblem(query) : undefined
+      if (badQuery !== undefined) throw withOutcome(badPathError(badQuery), 'bad_request')
       const { endpoint } = match
       trace.endpoint = endpoint.id
       trace.template = endpoint.template
