@@ -4,6 +4,7 @@ import { normalisePath, type NormalisedPath } from './path.js'
 import type { Catalog, CatalogEntry, CatalogOptions, Endpoint, LimitSource, MatchResult } from './types.js'
 import { nearestEndpointId } from './nearest.js'
 import { unknownTemplate } from './unknown.js'
+import { endpointNamer } from './names.js'
 
 /*
  * The compiled catalog: one segment trie per method. A node has static children keyed by the folded
@@ -197,7 +198,7 @@ export function compileCatalog(entries: readonly CatalogEntry[], options: Catalo
     return { ok: true, endpoint: unknownEndpoint(counted, norm.keys), path }
   }
 
-  return { endpoints: Object.freeze(endpoints), match }
+  return { endpoints: Object.freeze(endpoints), match, nameOf: endpointNamer(byId.keys()) }
 }
 
 /** Reads `config/endpoints.yaml` (or `file`), validates it and compiles the matcher. */

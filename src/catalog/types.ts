@@ -10,7 +10,7 @@ export type LimitSource =
   | 'override'
 
 export interface Endpoint {
-  /** `METHOD /template`, e.g. `GET /accounts/{id}/contacts`; the limiter key and the metrics label */
+  /** `METHOD /template`, e.g. `GET /accounts/{id}/contacts`; the limiter key (and, but for some unknown paths, its name: Catalog.nameOf) */
   readonly id: string
   readonly method: string
   /** the path template as docs/api/limits-and-versions.md §4 writes it, relative to the API v2 root */
@@ -63,6 +63,12 @@ export interface Catalog {
    * @param rawPath the path below the API root as received (still percent-encoded, no query string)
    */
   match(method: string, rawPath: string): MatchResult
+  /**
+   * The name of an endpoint id in the access log, the metrics and /status (names.ts): the id itself
+   * for the catalog's endpoints and for unknown paths shaped like a catalog template, else `unknown`.
+   * A plain function (no `this`): it may be handed around on its own.
+   */
+  readonly nameOf: (endpointId: string) => string
 }
 
 /** One entry of `config/endpoints.yaml`. */

@@ -120,7 +120,8 @@ export function createProxyHandler(ctx: ProxyContext) {
       const badQuery = query.length > 1 ? queryProblem(query) : undefined
       if (badQuery !== undefined) throw withOutcome(badPathError(badQuery), 'bad_request')
       const { endpoint } = match
-      trace.endpoint = endpoint.id
+      // One name in the log, the metrics and /status: an unknown path not shaped like a catalog template is `unknown`.
+      trace.endpoint = catalog.nameOf(endpoint.id)
       trace.template = endpoint.template
       const headers = request.headers
       // Read before the path check (the record names the organisation); refused only now, after it.
@@ -219,7 +220,7 @@ export function createProxyHandler(ctx: ProxyContext) {
         if (!permit.canStart()) {
           // Its lease was lost, or may have run out, before the request started (docs/redis-limiter.md,
           // "Leases"): never used — given back, and the request waits again at its place.
-          if (!permit.isLost) request.log.warn({ instance: key.instance, endpoint: key.endpoint, at: 'granted' }, HELD_BACK)
+          if (!permit.isLost) request.log.warn({ instance: key.instance, endpoint: trace.endpoint, at: 'granted' }, HELD_BACK)
           release()
           attempt--
           continue
@@ -281,7 +282,7 @@ export function createProxyHandler(ctx: ProxyContext) {
         } catch (err) {
           if (heldBack !== undefined && err === heldBack) {
             // A streamed body was given to undici, which destroys it with the request: it cannot be sent again.
-            request.log.warn({ instance: key.instance, endpoint: key.endpoint, at: 'send' }, HELD_BACK)
+            request.log.warn({ instance: key.instance, endpoint: trace.endpoint, at: 'send' }, HELD_BACK)
             if (body.kind === 'stream') throw withOutcome(new PermitRanOutError(describe(key)), 'unavailable')
             attempt--
             continue
