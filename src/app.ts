@@ -176,6 +176,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     endpointName: catalog.nameOf,
     token: settings.adminToken,
     protectHealth: settings.adminTokenHealth,
+    hostNames: [...settings.adminHostNames, settings.adminHost],
   })
 
   let closed: Promise<void> | undefined

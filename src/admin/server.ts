@@ -9,6 +9,7 @@ import { renderStatusPage, statusPageHeaders } from './status-page.js'
 import { maskSecretText } from '../log/secret-text.js'
 import { ADMIN_CHALLENGES, AdminUnauthorizedError, tokenChecker } from './token.js'
 import { namedKeys, namedLearned } from './status-names.js'
+import { AdminHostRefusedError, hostChecker, shownHost } from './host.js'
 
 export interface AdminDeps {
   readonly limiter: Limiter
@@ -25,6 +26,8 @@ export interface AdminDeps {
   readonly token?: string | undefined
   /** `adminTokenHealth`: the probes need the token too */
   readonly protectHealth?: boolean
+  /** without `token`: the names (Host) the pages answer under besides IP addresses and localhost (`adminHostNames`, `adminHost`; host.ts) */
+  readonly hostNames?: readonly string[]
   /** the name of an endpoint id, as the access log and the metrics give it (src/catalog/names.ts); ids as they are when absent */
   readonly endpointName?: (endpointId: string) => string
 }
@@ -54,7 +57,15 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
     }
     replyWithError(new NoSuchPathError(path.slice(0, 64), ADMIN_PATHS.join(', ')), request, reply)
   })
-  if (deps.token !== undefined) {
+  if (deps.token === undefined) {
+    // No token: only under an IP address, localhost or a listed name (DNS rebinding; README "Admin port").
+    const hostAllowed = hostChecker(deps.hostNames ?? [])
+    admin.addHook('onRequest', (request, _reply, done) => {
+      const host = request.headers.host
+      if (host === undefined || PROBES.has(request.url.split('?', 1)[0]!) || hostAllowed(host)) return done()
+      done(new AdminHostRefusedError(shownHost(host)))
+    })
+  } else {
     const carriesToken = tokenChecker(deps.token)
     const protectHealth = deps.protectHealth === true
     admin.addHook('onRequest', (request, reply, done) => {
