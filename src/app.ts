@@ -29,6 +29,7 @@ import { forecastingLimiter } from './forecast/index.js'
 import { endpointLabeler } from './metrics/labels.js'
 import { Reuse } from './reuse/index.js'
 import { MemoryAfterBurst } from './proxy/memory-after-burst.js'
+import { namedCounts } from './admin/status-names.js'
 
 export const CONFIG_DIR = join(import.meta.dirname, '..', 'config')
 
@@ -171,11 +172,18 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     http: httpServerOptions(settings),
     statusExtras: () => {
       const { versions, calendar, ...versioningState } = versioning.snapshot()
-      // /status names the calendar, never its path on disk (README "Admin port").
-      return { versions, versioning: { ...versioningState, calendar: calendarName(calendar, settings.versions.calendarFile) }, reuse: reuse.status() }
+      const reused = reuse.status()
+      // Endpoints named as everywhere else (src/catalog/names.ts); the calendar by name, never its path on disk (README "Admin port").
+      return {
+        versions: versions.map((v) => (v.learned === undefined ? v : { ...v, learned: { ...v.learned, endpoints: [...new Set(v.learned.endpoints.map(catalog.nameOf))] } })),
+        versioning: { ...versioningState, calendar: calendarName(calendar, settings.versions.calendarFile) },
+        reuse: { ...reused, permitsSaved: namedCounts(reused.permitsSaved, catalog.nameOf, ['coalesced', 'cacheHits']) },
+      }
     },
+    endpointName: catalog.nameOf,
     token: settings.adminToken,
     protectHealth: settings.adminTokenHealth,
+    hostNames: [...settings.adminHostNames, settings.adminHost],
   })
 
   let closed: Promise<void> | undefined

@@ -59,6 +59,9 @@ const CONTROL_HEADERS = ['x-sluice-instance', 'x-sluice-app', 'x-sluice-max-wait
 // (undici sets its own `connection: keep-alive`)
 const HOP_BY_HOP = ['keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'proxy-authorization']
 const VERSION = /^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$/
+// RFC 3986 §3.3 and §3.4, written out here rather than taken from sluice: what a path and a query may hold.
+const RFC_PATH = /^(\/([A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})*)*$/
+const RFC_QUERY = /^([A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*$/
 
 /** What the API stand-in refuses to have received: a reason, or undefined when the request is clean. */
 function malformed(req: IncomingMessage): string | undefined {
@@ -68,6 +71,8 @@ function malformed(req: IncomingMessage): string | undefined {
   const q = url.indexOf('?')
   const path = q < 0 ? url : url.slice(0, q)
   if (!path.startsWith('/v2/') && path !== '/v2') return `path not under /v2: ${JSON.stringify(path.slice(0, 80))}`
+  if (!RFC_PATH.test(path)) return `a path RFC 3986 does not allow: ${JSON.stringify(path.slice(0, 80))}`
+  if (q >= 0 && !RFC_QUERY.test(url.slice(q + 1))) return `a query RFC 3986 does not allow: ${JSON.stringify(url.slice(q, q + 80))}`
   const rest = path.slice(3)
   const normal = normalisePath(rest === '' ? '/' : rest)
   if (!normal.ok) return `a path sluice should have refused: ${JSON.stringify(path.slice(0, 80))}`

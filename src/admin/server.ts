@@ -8,6 +8,8 @@ import { MethodNotAllowedError, NoSuchPathError } from '../proxy/errors.js'
 import { renderStatusPage, statusPageHeaders } from './status-page.js'
 import { maskSecretText } from '../log/secret-text.js'
 import { ADMIN_CHALLENGES, AdminUnauthorizedError, tokenChecker } from './token.js'
+import { namedKeys, namedLearned } from './status-names.js'
+import { AdminHostRefusedError, hostChecker, shownHost } from './host.js'
 
 export interface AdminDeps {
   readonly limiter: Limiter
@@ -24,6 +26,10 @@ export interface AdminDeps {
   readonly token?: string | undefined
   /** `adminTokenHealth`: the probes need the token too */
   readonly protectHealth?: boolean
+  /** without `token`: the names (Host) the pages answer under besides IP addresses and localhost (`adminHostNames`, `adminHost`; host.ts) */
+  readonly hostNames?: readonly string[]
+  /** the name of an endpoint id, as the access log and the metrics give it (src/catalog/names.ts); ids as they are when absent */
+  readonly endpointName?: (endpointId: string) => string
 }
 
 const ADMIN_PATHS = ['/healthz', '/readyz', '/status', '/status.html', '/', '/metrics']
@@ -51,7 +57,15 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
     }
     replyWithError(new NoSuchPathError(path.slice(0, 64), ADMIN_PATHS.join(', ')), request, reply)
   })
-  if (deps.token !== undefined) {
+  if (deps.token === undefined) {
+    // No token: only under an IP address, localhost or a listed name (DNS rebinding; README "Admin port").
+    const hostAllowed = hostChecker(deps.hostNames ?? [])
+    admin.addHook('onRequest', (request, _reply, done) => {
+      const host = request.headers.host
+      if (host === undefined || PROBES.has(request.url.split('?', 1)[0]!) || hostAllowed(host)) return done()
+      done(new AdminHostRefusedError(shownHost(host)))
+    })
+  } else {
     const carriesToken = tokenChecker(deps.token)
     const protectHealth = deps.protectHealth === true
     admin.addHook('onRequest', (request, reply, done) => {
@@ -73,6 +87,7 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
   })
   const page = renderStatusPage()
   for (const path of ['/', '/status.html']) admin.get(path, (_request, reply) => reply.headers(statusPageHeaders()).send(page))
+  const nameOf = deps.endpointName
   admin.get('/status', async () => {
     const status = await deps.limiter.status()
     return {
@@ -80,9 +95,10 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
       backend: status.backend,
       uptimeSeconds: Math.round((Date.now() - deps.startedAt) / 1000),
       closing: deps.isClosing(),
-      keys: status.keys,
+      // named as in the access log and /metrics: an organisation's `unknown` keys are one row
+      keys: nameOf === undefined ? status.keys : namedKeys(status.keys, nameOf),
       // learned limits (README "Learned limits"), busy keys or not
-      learned: status.learned ?? [],
+      learned: nameOf === undefined ? (status.learned ?? []) : namedLearned(status.learned ?? [], nameOf),
       ...deps.statusExtras?.(),
       // a Redis error's text may hold a connection string: masked like the logs
       details: JSON.parse(maskSecretText(JSON.stringify(status.details ?? {}))) as Record<string, unknown>,

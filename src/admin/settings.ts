@@ -1,5 +1,8 @@
 import { z } from 'zod'
 
+const LABEL = '[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?'
+const DNS_NAME = new RegExp(`^${LABEL}(\\.${LABEL})*\\.?$`)
+
 /** Settings of the admin server (/metrics, /healthz, /readyz, /status). */
 export const adminSettingsShape = {
   /** this machine only unless set (as the proxy's `host`); containers set 0.0.0.0 for probes and scrapes */
@@ -9,4 +12,12 @@ export const adminSettingsShape = {
   adminToken: z.string().min(16, 'at least 16 characters').optional(),
   /** also require `adminToken` on `/healthz` and `/readyz` (off: probes carry no token) */
   adminTokenHealth: z.boolean().default(false),
+  /**
+   * without `adminToken`, the DNS names (Host) the admin port answers under besides IP addresses,
+   * localhost and `adminHost` (host.ts: a defence against DNS rebinding); e.g. an Ingress's name
+   */
+  adminHostNames: z
+    .array(z.string().max(253).regex(DNS_NAME, 'a DNS name such as sluice-admin.example.org (no port, no wildcard)'))
+    .max(100)
+    .default([]),
 }

@@ -4,6 +4,7 @@ import { normalisePath, type NormalisedPath } from './path.js'
 import type { Catalog, CatalogEntry, CatalogOptions, Endpoint, LimitSource, MatchResult } from './types.js'
 import { nearestEndpointId } from './nearest.js'
 import { unknownTemplate } from './unknown.js'
+import { endpointNamer } from './names.js'
 
 /*
  * The compiled catalog: one segment trie per method. A node has static children keyed by the folded
@@ -151,7 +152,8 @@ export function compileCatalog(entries: readonly CatalogEntry[], options: Catalo
     const parsed = ENDPOINT_ID.exec(key)
     if (parsed === null) throw new UnknownOverrideError(key, '; expected "METHOD /path", e.g. "GET /accounts/{id}/memberships"')
     const method = parsed[1]!
-    const norm = normalisePath(parsed[2]!)
+    // A template's braces are no URL characters: escaped, `{name}` is an id-like segment, as `{id}` of a template is.
+    const norm = normalisePath(parsed[2]!.replace(/\{/g, '%7B').replace(/\}/g, '%7D'))
     if (!norm.ok) throw new UnknownOverrideError(key, `; ${norm.message}`)
     const counted = methodFor(method)
     const root = tries.get(counted)
@@ -196,7 +198,7 @@ export function compileCatalog(entries: readonly CatalogEntry[], options: Catalo
     return { ok: true, endpoint: unknownEndpoint(counted, norm.keys), path }
   }
 
-  return { endpoints: Object.freeze(endpoints), match }
+  return { endpoints: Object.freeze(endpoints), match, nameOf: endpointNamer(byId.keys()) }
 }
 
 /** Reads `config/endpoints.yaml` (or `file`), validates it and compiles the matcher. */

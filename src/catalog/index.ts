@@ -2,8 +2,9 @@ import { fileURLToPath } from 'node:url'
 
 export { compileCatalog, loadCatalog } from './catalog.js'
 export { readCatalogFile } from './file.js'
-export { normalisePath } from './path.js'
+export { normalisePath, queryProblem, rawTargetProblem } from './path.js'
 export { isIdLike, unknownTemplate } from './unknown.js'
+export { endpointNamer, UNKNOWN_ENDPOINT } from './names.js'
 export * from './errors.js'
 export type * from './types.js'
 

@@ -9,7 +9,13 @@ import type { BadPathCode, MatchResult } from './types.js'
  * - escapes of unreserved characters (RFC 3986: A-Z a-z 0-9 - . _ ~) are decoded, other escapes are
  *   kept with upper-case hex (`%c3%a9` → `%C3%A9`), so each path has one spelling;
  * - a segment's key is the part before its first raw `;` (Java servers drop `;params` when routing),
- *   case-folded, so `/Accounts/SEARCH;x` is compared as `accounts`, `search`.
+ *   case-folded, so `/Accounts/SEARCH;x` is compared as `accounts`, `search`;
+ * - a character RFC 3986 does not allow in a path (§3.3: a segment is unreserved characters, the
+ *   sub-delims `!$&'()*+,;=`, `:`, `@` and `%XX` escapes) is refused: a `#` (a server that ends the
+ *   path there would run another endpoint than the one counted), a space, `"<>[]^`{|}`, a non-ASCII
+ *   byte. Node's HTTP parser refuses most of these first (src/proxy/client-errors.ts answers them the
+ *   same way); this check holds whatever the parser lets through. The query has its own check
+ *   (queryProblem).
  */
 
 export type BadPath = Extract<MatchResult, { ok: false }>
@@ -43,10 +49,34 @@ const isUnreserved = (b: number): boolean =>
 
 const isControl = (b: number): boolean => b < 0x20 || b === 0x7f
 
+// RFC 3986 §3.3 and §3.4, by ASCII code: which characters a path segment (pchar without `%`) and a
+// query (pchar, `/` and `?`) may hold unencoded. `%` is checked on its own (two hex digits follow).
+const IN_SEGMENT = 1
+const IN_QUERY = 2
+const URL_CHARS = new Uint8Array(128)
+for (const ch of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@") URL_CHARS[ch.charCodeAt(0)] = IN_SEGMENT | IN_QUERY
+for (const ch of '/?') URL_CHARS[ch.charCodeAt(0)] = IN_QUERY
+const HASH = 0x23
+
 const byteName = (b: number): string => `0x${b.toString(16).padStart(2, '0').toUpperCase()}`
 
 function bad(code: BadPathCode, message: string): BadPath {
   return { ok: false, code, message }
+}
+
+/** Why a character may not stand unencoded in the `part` of a request target: a `#`, a non-ASCII character, another one outside RFC 3986. */
+function notAllowed(part: 'path' | 'query' | 'request target', c: number, at: number): BadPath {
+  if (c === HASH) {
+    return bad('SLUICE_BAD_PATH', `The ${part} holds a "#" at offset ${at}: a fragment is never sent to a server (percent-encode a "#" that is data as %23)`)
+  }
+  if (c >= 0x80) {
+    // Node's HTTP parser hands raw bytes over as latin1 characters: up to 0xFF, name the byte.
+    const what = c <= 0xff ? `byte (${byteName(c)})` : `character (U+${c.toString(16).toUpperCase().padStart(4, '0')})`
+    return bad('SLUICE_BAD_PATH', `The ${part} holds a non-ASCII ${what} at offset ${at}; percent-encode its UTF-8 bytes`)
+  }
+  const escape = `%${c.toString(16).toUpperCase().padStart(2, '0')}`
+  const name = c === 0x20 ? 'a space' : c === 0x22 ? `'"'` : `"${String.fromCharCode(c)}"`
+  return bad('SLUICE_BAD_PATH', `The ${part} holds ${name} at offset ${at}, which a URL cannot hold unencoded; percent-encode it as ${escape}`)
 }
 
 /** A short, printable excerpt of the raw path for error messages (no control characters, bounded). */
@@ -79,6 +109,7 @@ export function normalisePath(raw: string): NormalisedPath | BadPath {
         return bad('SLUICE_BAD_PATH_CONTROL_CHAR', `The path holds the control character ${byteName(c)} at offset ${i}`)
       }
       if (c === BACKSLASH) return bad('SLUICE_BAD_PATH_SEPARATOR', `The path holds a "\\" at offset ${i}: ${excerpt(raw)}`)
+      if (c >= 0x80 || (c !== PERCENT && (URL_CHARS[c]! & IN_SEGMENT) === 0)) return notAllowed('path', c, i)
       if (c === PERCENT) {
         const h1 = i + 1 < len ? hexValue(raw.charCodeAt(i + 1)) : -1
         const h2 = i + 2 < len ? hexValue(raw.charCodeAt(i + 2)) : -1
@@ -110,7 +141,6 @@ export function normalisePath(raw: string): NormalisedPath | BadPath {
         continue
       }
       if (c === SEMICOLON && semi < 0) semi = rewritten ? built.length + (i - runStart) : i - start
-      if (c >= 0x80) ascii = false
       i++
     }
     const segment = rewritten ? built + raw.slice(runStart, i) : raw.slice(start, i)
@@ -134,9 +164,9 @@ export function normalisePath(raw: string): NormalisedPath | BadPath {
 }
 
 /**
- * Case-folds a segment with non-ASCII characters or escapes, the way a case-insensitive router would
- * see it once decoded as UTF-8: `li%E2%84%AAk` (KELVIN SIGN) folds to `link`, `ſ` to `s`. Raw bytes
- * reach us as latin1 characters (Node's HTTP parser), escapes as `%XX`: both are bytes of UTF-8.
+ * Case-folds a segment with escapes of non-ASCII bytes, the way a case-insensitive router would see
+ * it once decoded as UTF-8: `li%E2%84%AAk` (KELVIN SIGN) folds to `link`, `%C5%BF` (ſ) to `s`. (Raw
+ * non-ASCII characters are refused before this: the segment is ASCII with `%XX` escapes.)
  */
 function foldUnicode(head: string): string {
   let bytes = ''
@@ -145,8 +175,6 @@ function foldUnicode(head: string): string {
     if (c === PERCENT) {
       bytes += String.fromCharCode(hexValue(head.charCodeAt(i + 1)) * 16 + hexValue(head.charCodeAt(i + 2)))
       i += 2
-    } else if (c > 0xff) {
-      return head.toLowerCase() // not from Node's parser: already text
     } else {
       bytes += head[i]
     }
@@ -157,4 +185,44 @@ function foldUnicode(head: string): string {
     folded += lower.length === 1 && lower.charCodeAt(0) < 0x80 ? lower : ch.toUpperCase().toLowerCase()
   }
   return folded
+}
+
+/**
+ * Why a query string (with or without its leading `?`) may not be forwarded, or undefined when it may:
+ * RFC 3986 §3.4 allows pchar, `/` and `?`, so a `#` (the fragment, which a client never sends), a
+ * space, `"<>[]^`{|}`, a control character, a non-ASCII character or a `%` without two hex digits is
+ * refused. Escapes are left as they are (the query is forwarded byte for byte).
+ */
+export function queryProblem(query: string): BadPath | undefined {
+  const len = query.length
+  for (let i = 0; i < len; i++) {
+    const c = query.charCodeAt(i)
+    if (c < 0x80 && (URL_CHARS[c]! & IN_QUERY) !== 0) continue
+    if (c === PERCENT) {
+      const h1 = i + 1 < len ? hexValue(query.charCodeAt(i + 1)) : -1
+      const h2 = i + 2 < len ? hexValue(query.charCodeAt(i + 2)) : -1
+      if (h1 < 0 || h2 < 0) {
+        return bad('SLUICE_BAD_PATH_ENCODING', `Malformed percent-encoding in the query at offset ${i}: ${excerpt(query.slice(i, i + 3))}`)
+      }
+      i += 2
+      continue
+    }
+    if (isControl(c)) return bad('SLUICE_BAD_PATH_CONTROL_CHAR', `The query holds the control character ${byteName(c)} at offset ${i}`)
+    return notAllowed('query', c, i)
+  }
+  return undefined
+}
+
+/**
+ * What is wrong with a request target Node's HTTP parser refused (src/proxy/client-errors.ts): the
+ * first raw space, control character or non-ASCII byte in it, or undefined when it holds none (the
+ * parser refused something else).
+ */
+export function rawTargetProblem(target: string): BadPath | undefined {
+  for (let i = 0; i < target.length; i++) {
+    const c = target.charCodeAt(i)
+    if (isControl(c)) return bad('SLUICE_BAD_PATH_CONTROL_CHAR', `The request target holds the control character ${byteName(c)} at offset ${i}`)
+    if (c === 0x20 || c >= 0x80) return notAllowed('request target', c, i)
+  }
+  return undefined
 }

@@ -10,7 +10,7 @@ export type LimitSource =
   | 'override'
 
 export interface Endpoint {
-  /** `METHOD /template`, e.g. `GET /accounts/{id}/contacts`; the limiter key and the metrics label */
+  /** `METHOD /template`, e.g. `GET /accounts/{id}/contacts`; the limiter key (and, but for some unknown paths, its name: Catalog.nameOf) */
   readonly id: string
   readonly method: string
   /** the path template as docs/api/limits-and-versions.md §4 writes it, relative to the API v2 root */
@@ -23,12 +23,14 @@ export interface Endpoint {
 
 /**
  * Why a path is refused before matching (the proxy answers 400 with this code):
- * - `SLUICE_BAD_PATH`: does not start with `/`
+ * - `SLUICE_BAD_PATH`: does not start with `/`, or holds (path or query) a character RFC 3986 does
+ *   not allow there unencoded: a `#`, a space, `"<>[]^`{|}`, a non-ASCII character
  * - `SLUICE_BAD_PATH_TRAVERSAL`: a `.` or `..` segment, also percent-encoded (`%2e%2E`) or followed by
  *   a `;` path parameter (`..;x`, which Java servers resolve as `..`)
  * - `SLUICE_BAD_PATH_SEPARATOR`: an encoded `/` or `\` (`%2F`, `%5C`), or a raw `\`
  * - `SLUICE_BAD_PATH_CONTROL_CHAR`: NUL or another control character (0x00-0x1F, 0x7F), raw or encoded
- * - `SLUICE_BAD_PATH_ENCODING`: a `%` not followed by two hex digits
+ *   (in the query: raw only)
+ * - `SLUICE_BAD_PATH_ENCODING`: a `%` not followed by two hex digits (path or query)
  * - `SLUICE_BAD_PATH_SEGMENT`: a segment that is empty before a `;` path parameter (`/a/;x/b`)
  */
 export type BadPathCode =
@@ -61,6 +63,12 @@ export interface Catalog {
    * @param rawPath the path below the API root as received (still percent-encoded, no query string)
    */
   match(method: string, rawPath: string): MatchResult
+  /**
+   * The name of an endpoint id in the access log, the metrics and /status (names.ts): the id itself
+   * for the catalog's endpoints and for unknown paths shaped like a catalog template, else `unknown`.
+   * A plain function (no `this`): it may be handed around on its own.
+   */
+  readonly nameOf: (endpointId: string) => string
 }
 
 /** One entry of `config/endpoints.yaml`. */

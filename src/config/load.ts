@@ -44,8 +44,23 @@ function readFile(file: string): Tree {
   return doc
 }
 
-/** Where each value came from, by key path (`queue.maxWaitMs`): `env SLUICE_…` or `file <path>`. */
-type Origins = Map<string, string>
+/**
+ * Where each value came from, by key path (`queue.maxWaitMs`): `env SLUICE_…` or `file <path>`;
+ * null for a value the caller gave (`loadSettings`' overrides), which has no origin to name.
+ */
+type Origins = Map<string, string | null>
+
+/**
+ * Records that the value at `path` now comes from `origin`. The value replaced whatever was there,
+ * a whole subtree included (an env var's JSON record replaces the file's), so the origins recorded
+ * below it are forgotten: an error deep inside the new value names where the new value came from.
+ */
+function setOrigin(origins: Origins, path: readonly string[], origin: string | null): void {
+  const key = path.join('.')
+  const below = `${key}.`
+  for (const k of [...origins.keys()]) if (k.startsWith(below)) origins.delete(k)
+  origins.set(key, origin)
+}
 
 /** Records `file <path>` for every leaf of the file's tree (record entries included). */
 function recordFileOrigins(tree: Tree, file: string, origins: Origins, path: string[] = []): void {
@@ -56,11 +71,11 @@ function recordFileOrigins(tree: Tree, file: string, origins: Origins, path: str
   }
 }
 
-/** The origin of the value at `path` or of the nearest enclosing value that has one. */
+/** The origin of the value at `path` or of the nearest enclosing value that has one (none past a value the caller gave). */
 function originAt(origins: Origins, path: readonly string[]): string | undefined {
   for (let n = path.length; n > 0; n--) {
     const found = origins.get(path.slice(0, n).join('.'))
-    if (found !== undefined) return found
+    if (found !== undefined) return found ?? undefined
   }
   return undefined
 }
@@ -128,9 +143,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, overrides: Tr
     const raw = env[b.name]
     if (raw === undefined) continue
     setPath(merged, b.path, parseEnvValue(b.kind, raw))
-    origins.set(b.path.join('.'), `env ${b.name}`)
+    setOrigin(origins, b.path, `env ${b.name}`)
   }
-  deepMerge(merged, overrides)
+  deepMerge(merged, overrides, origins)
   const result = settingsSchema.safeParse(merged)
   if (!result.success) {
     const problems = result.error.issues.map((issue) => describe(issue, merged, origins))
@@ -161,11 +176,14 @@ export function unknownEnvVars(env: NodeJS.ProcessEnv = process.env): string[] {
   return Object.keys(env).filter((k) => k.startsWith(ENV_PREFIX) && !knownEnv.has(k) && !k.startsWith('SLUICE_TEST_') && !k.startsWith(ORG_KEY_ENV_PREFIX) && !k.startsWith('SLUICE_BENCH_'))
 }
 
-function deepMerge(target: Tree, source: Tree): void {
+function deepMerge(target: Tree, source: Tree, origins: Origins, path: readonly string[] = []): void {
   for (const [k, v] of Object.entries(source)) {
     const cur = target[k]
-    if (isTree(v) && isTree(cur)) deepMerge(cur, v)
-    else target[k] = v
+    if (isTree(v) && isTree(cur)) deepMerge(cur, v, origins, [...path, k])
+    else {
+      target[k] = v
+      setOrigin(origins, [...path, k], null)
+    }
   }
 }
 

@@ -22,7 +22,8 @@ export function errorBody(err: Partial<FastifyError>, status: number): ErrorBody
 export function replyWithError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const status = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500
   if (status >= 500 && status !== 503) request.log.error({ err }, 'request failed')
-  else request.log.debug({ code: err.code, msg: err.message }, 'request refused')
+  // the error's text as `reason`: a `msg` field beside the message argument would make two `msg` keys in one line
+  else request.log.debug({ code: err.code, reason: err.message }, 'request refused')
   // An error may bring headers of its own (a Retry-After from a predicted wait).
   const own = (err as { headers?: unknown }).headers
   if (typeof own === 'object' && own !== null) for (const [name, value] of Object.entries(own)) if (typeof value === 'string') reply.header(name, value)

@@ -13,7 +13,7 @@ export interface AccessLogFields {
   readonly reqId: string
   readonly instance: string
   readonly app: string | undefined
-  /** endpoint id `METHOD /template` (never the raw path: ids in paths stay out of logs) */
+  /** endpoint name: the id `METHOD /template`, or `unknown` (src/catalog/names.ts); never the raw path: ids in paths stay out of logs */
   readonly endpoint: string
   readonly status: number
   readonly outcome: RequestRecord['outcome']

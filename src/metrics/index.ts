@@ -322,10 +322,11 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   }
 
   // The counter cells a request touches, found without building a key string per request: first by
-  // the endpoint id (the catalog's own string, whose hash V8 keeps), then by the org, the outcome (a
-  // constant string) and a number made of status and method. The outcome is a key of its own, not a
-  // digit of that number, so no outcome added later can share another's cell. Dropped when
-  // organisations are re-ranked, since that drops series.
+  // the endpoint label (for a catalog endpoint its id, the catalog's own string, whose hash V8 keeps;
+  // labels are bounded, so this map is), then by the org, the outcome (a constant string) and a
+  // number made of status and method. The outcome is a key of its own, not a digit of that number,
+  // so no outcome added later can share another's cell. Dropped when organisations are re-ranked,
+  // since that drops series.
   interface EndpointCells {
     readonly label: string
     readonly total: HistogramCell
@@ -355,11 +356,11 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   }
 
   function endpointCells(endpointId: string): EndpointCells {
-    let cells = cellsByEndpoint.get(endpointId)
+    const label = endpointOf(endpointId)
+    let cells = cellsByEndpoint.get(label)
     if (cells === undefined) {
-      const label = endpointOf(endpointId)
       cells = { label, total: requestDuration.cellByKey(label, { endpoint: label }), upstream: undefined, counts: new Map() }
-      cellsByEndpoint.set(endpointId, cells)
+      cellsByEndpoint.set(label, cells)
     }
     return cells
   }
@@ -387,7 +388,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     return count
   }
 
-  /** The queue_full / queue_timeout series of a catalog endpoint at 0, the first time an org uses it. */
+  /** The queue_full / queue_timeout series of an endpoint (not `unknown`, `unmatched`) at 0, the first time an org uses it. */
   function shedSeriesAtZero(endpoint: string, org: string): void {
     const space = endpoint.indexOf(' ')
     if (space < 0) return // `unknown`, `unmatched`: no one method, and they are not queued per endpoint

@@ -3,8 +3,10 @@
  * label has a bounded set of values, whatever clients send.
  */
 
-/** endpoint label of every endpoint the catalog does not know (see docs/observability.md) */
-export const UNKNOWN_ENDPOINT = 'unknown'
+import { endpointNamer } from '../catalog/names.js'
+
+/** endpoint label of the endpoints the catalog does not know, but for those shaped like its templates (see docs/observability.md) */
+export { UNKNOWN_ENDPOINT } from '../catalog/names.js'
 /** endpoint label of requests rejected before their path was matched (RequestRecord.endpoint) */
 export const UNMATCHED_ENDPOINT = 'unmatched'
 /** org label of the organisations that have no series of their own (over `metrics.maxInstances`) */
@@ -20,14 +22,15 @@ export const INVALID_ORG = '_invalid'
 export const UNAUTHENTICATED_ORG = '_unauthenticated'
 
 /**
- * The endpoint label: the endpoint id (`METHOD /template`) when the catalog knows it, else `unknown`.
- * Templates of unknown paths are built from whatever static segments a client sends, so they are
- * unbounded (and may carry anything a client pasted into a path): they never become label values.
+ * The endpoint label: the endpoint's name, as the access log and /status give it (src/catalog/names.ts):
+ * its id (`METHOD /template`) when the catalog knows it, or when an unknown path has the shape of a
+ * catalog template (`GET /accounts/{id}`); any other unknown path is `unknown`. Templates of those are
+ * built from whatever static segments a client sent, so they are unbounded (and may carry anything a
+ * client pasted into a path): they never become label values. `unmatched` stays itself.
  */
 export function endpointLabeler(knownEndpointIds: Iterable<string>): (endpoint: string) => string {
-  const known = new Set(knownEndpointIds)
-  known.add(UNMATCHED_ENDPOINT)
-  return (endpoint) => (known.has(endpoint) ? endpoint : UNKNOWN_ENDPOINT)
+  const nameOf = endpointNamer(knownEndpointIds)
+  return (endpoint) => (endpoint === UNMATCHED_ENDPOINT ? endpoint : nameOf(endpoint))
 }
 
 /** the methods that are their own label value */

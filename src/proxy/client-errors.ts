@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import type { FastifyError } from 'fastify'
+import { badPathError, rawTargetProblem } from '../catalog/index.js'
 import { errorBody } from '../errors/reply.js'
 import { BadHttpError, ExpectationFailedError, HeadersTooLargeError, MethodNotAllowedError, RequestTimeoutError, UrlTooLongError } from './errors.js'
 import type { Outcome } from './record.js'
@@ -9,9 +10,11 @@ import type { RequestTracker } from './tracking.js'
 
 /**
  * Answers for what Node's HTTP parser refuses before (or while) Fastify sees a request: 408 for a
- * request that did not arrive in time, 414/431 for an over-long request line or headers, 400 for
- * anything else (smuggling attempts, bad chunked encoding) — each in the API's error shape, each
- * counted and logged with the status the client got (README "The proxy's own answers").
+ * request that did not arrive in time, 414/431 for an over-long request line or headers, 400
+ * `SLUICE_BAD_PATH…` for a request target with a raw space, control character or non-ASCII byte
+ * (the codes the proxy gives the same target when the parser lets it through), 400 for anything else
+ * (smuggling attempts, bad chunked encoding) — each in the API's error shape, each counted and logged
+ * with the status the client got (README "The proxy's own answers").
  */
 
 export interface ClientErrorOptions {
@@ -90,9 +93,29 @@ function answerFor(err: ParseError, maxHeaderBytes: number): Answer {
         error: requestLineTooLong(packetOf(err), maxHeaderBytes) ? new UrlTooLongError(maxHeaderBytes) : new HeadersTooLargeError(maxHeaderBytes),
         outcome: 'bad_request',
       }
+    case 'HPE_INVALID_URL':
+    case 'HPE_INVALID_CONSTANT': {
+      // A byte the parser refuses in the target (HPE_INVALID_URL), or a raw space, which ends the
+      // target early so the rest is no `HTTP/x.y` (HPE_INVALID_CONSTANT): a bad path, said as such.
+      const target = requestTargetOf(packetOf(err))
+      const problem = target === undefined ? undefined : rawTargetProblem(target)
+      if (problem !== undefined) return { error: badPathError(problem), outcome: 'bad_request' }
+      return { error: new BadHttpError(err.code), outcome: 'bad_request' }
+    }
     default:
       return { error: new BadHttpError(err.code ?? 'parse error'), outcome: 'bad_request' }
   }
+}
+
+// A request line as RFC 9112 §3 has it, but with anything between the method and the version.
+const REQUEST_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ (.*) HTTP\/\d\.\d\r?$/
+
+/** The request target of the refused bytes' first line (everything between the method and ` HTTP/x.y`), if it is one. */
+function requestTargetOf(packet: Buffer | undefined): string | undefined {
+  if (packet === undefined) return undefined
+  const eol = packet.indexOf(0x0a)
+  const line = packet.subarray(0, eol < 0 ? Math.min(packet.length, 65_536) : eol).toString('latin1')
+  return REQUEST_LINE.exec(line)?.[1]
 }
 
 /**

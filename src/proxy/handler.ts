@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
 import type { Dispatcher } from 'undici'
-import { badPathError } from '../catalog/index.js'
+import { badPathError, queryProblem } from '../catalog/index.js'
 import { appOfRefusal, orgAllowedInRefusal } from '../apps/errors.js'
 import type { AppGate, Caller } from '../apps/gate.js'
 import type { Catalog, Endpoint } from '../catalog/types.js'
@@ -126,8 +126,12 @@ export function createProxyHandler(ctx: ProxyContext) {
       }
       const match = catalog.match(request.method, rest)
       if (!match.ok) throw withOutcome(badPathError(match), 'bad_request')
+      // The query is forwarded as sent: only what RFC 3986 allows there (a `#` or a raw space never).
+      const badQuery = query.length > 1 ? queryProblem(query) : undefined
+      if (badQuery !== undefined) throw withOutcome(badPathError(badQuery), 'bad_request')
       const { endpoint } = match
-      trace.endpoint = endpoint.id
+      // One name in the log, the metrics and /status: an unknown path not shaped like a catalog template is `unknown`.
+      trace.endpoint = catalog.nameOf(endpoint.id)
       trace.template = endpoint.template
       const headers = request.headers
       // Read before the path check (the record names the organisation); refused only now, after it.
@@ -231,7 +235,7 @@ export function createProxyHandler(ctx: ProxyContext) {
         if (!permit.canStart()) {
           // Its lease was lost, or may have run out, before the request started (docs/redis-limiter.md,
           // "Leases"): never used — given back, and the request waits again at its place.
-          if (!permit.isLost) request.log.warn({ instance: key.instance, endpoint: key.endpoint, at: 'granted' }, HELD_BACK)
+          if (!permit.isLost) request.log.warn({ instance: key.instance, endpoint: trace.endpoint, at: 'granted' }, HELD_BACK)
           release()
           attempt--
           continue
@@ -299,7 +303,7 @@ export function createProxyHandler(ctx: ProxyContext) {
         } catch (err) {
           if (heldBack !== undefined && err === heldBack) {
             // A streamed body was given to undici, which destroys it with the request: it cannot be sent again.
-            request.log.warn({ instance: key.instance, endpoint: key.endpoint, at: 'send' }, HELD_BACK)
+            request.log.warn({ instance: key.instance, endpoint: trace.endpoint, at: 'send' }, HELD_BACK)
             if (body.kind === 'stream') throw withOutcome(new PermitRanOutError(describe(key)), 'unavailable')
             attempt--
             continue

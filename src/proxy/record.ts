@@ -39,7 +39,7 @@ export type Outcome =
 export interface RequestRecord {
   readonly requestId: string
   readonly method: string
-  /** endpoint id `METHOD /template`; `unmatched` when the path was rejected before matching */
+  /** endpoint name (src/catalog/names.ts): the id `METHOD /template`, or `unknown`; `unmatched` when the path was rejected before matching */
   readonly endpoint: string
   /** the endpoint's path template (no ids), `unmatched` when none */
   readonly template: string

@@ -36,6 +36,8 @@ describe('normalisePath: properties over arbitrary paths', () => {
           expect(segment).not.toBe('')
           expect(segment.split(';')[0]).not.toMatch(/^\.{1,2}$/)
           expect([...segment].some((ch) => ch === '/' || ch === '\\' || ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f)).toBe(false)
+          // only what RFC 3986 allows in a path segment (§3.3): no `#`, space, `"<>[]^`{|}` or non-ASCII
+          expect(segment).toMatch(/^([A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-F]{2})+$/)
           // every % starts an upper-case escape, and no unreserved character stays escaped
           expect(segment.replace(HEX2, '')).not.toContain('%')
           expect(segment).not.toMatch(UNRESERVED_ESCAPE)

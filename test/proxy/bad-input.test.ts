@@ -53,7 +53,7 @@ describe('bad input is answered 400 (or 404/410) with a code, and never reaches 
       socket.on('error', reject)
     })
     expect(raw).toMatch(/^HTTP\/1.1 400 /)
-    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toEqual([{ code: 'SLUICE_BAD_REQUEST', message: expect.stringContaining('could not be parsed') as string }])
+    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toEqual([{ code: 'SLUICE_BAD_PATH_CONTROL_CHAR', message: 'The request target holds the control character 0x01 at offset 14' }])
     expect((await send(stack.proxy.url, '/v2/campaigns')).status).toBe(200)
   })
 })
