@@ -22,7 +22,10 @@ export function errorBody(err: Partial<FastifyError>, status: number): ErrorBody
 export function replyWithError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const status = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500
   if (status >= 500 && status !== 503) request.log.error({ err }, 'request failed')
-  // the error's text as `reason`: a `msg` field beside the message argument would make two `msg` keys in one line
+  // The error's text as `reason` (a `msg` field beside the message argument would make two `msg` keys
+  // in one line) — but not for a 401/403: those quote the organisation or app the client named, which
+  // is recorded only once it authenticated (docs/observability.md, "What a client's values can reach").
+  else if (status === 401 || status === 403) request.log.debug({ code: err.code }, 'request refused')
   else request.log.debug({ code: err.code, reason: err.message }, 'request refused')
   // An error may bring headers of its own (a Retry-After from a predicted wait).
   const own = (err as { headers?: unknown }).headers
