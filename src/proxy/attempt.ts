@@ -156,6 +156,8 @@ export class UpstreamAttempt implements ForwardCallbacks {
       this.retryHead = headers
       return undefined
     }
+    // The API refused the credentials the request carried: the organisation it named is not recorded (Trace).
+    if (status === 401 || status === 403) call.trace.credentialsRefused()
     const passed = clientResponseHeaders(headers)
     // Identical requests that followed this call, and the cache, get a copy (whether or not this client is still here).
     const reuseHeaders = call.shared?.head(status, passed)

@@ -32,6 +32,9 @@ export function answerReused(
 ): void {
   const res = reply.raw
   trace.outcome = reused.kind
+  // the API's answer to an identical request, credentials included: refused, it vouches for no organisation (Trace)
+  const { status } = reused.answer
+  if (status === 401 || status === 403) trace.credentialsRefused()
   writeReused(res, request.method, reply.getHeaders() as OutgoingHttpHeaders, reused, { ...ticket.answerHeaders(reused), 'x-request-id': request.id })
   // No permit is held, but a client that does not take its answer is still cut off in time.
   cutIfNotTaken(res, writeTimeoutMs, () => (trace.outcome = 'client_timeout'))
