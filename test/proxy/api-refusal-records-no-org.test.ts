@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parsePromText, select, valueOf } from '../metrics/prom-text.js'
-import { send, type Answer } from '../support/http.js'
-import { startProxy, type RunningProxy } from '../support/proxy.js'
+import { send, until, type Answer } from '../support/http.js'
+import { adminJson, startProxy, type RunningProxy } from '../support/proxy.js'
 import { startSim, type Sim } from '../support/sim.js'
 
 // With app identity off, a Basic pair sent with user and password swapped puts the API key where
@@ -57,5 +57,19 @@ describe('app identity off: the API refuses the credentials', () => {
     expect(valueOf(s, 'sluice_requests_total', { org: '1001', code: '404', outcome: 'forwarded' })).toBe(1)
     expect(valueOf(s, 'sluice_requests_total', { org: '1001', code: '200', outcome: 'forwarded' })).toBe(1)
     expect(requests.filter((r) => r.labels.org === API_KEY)).toEqual([])
+  })
+
+  it('a follower given the refused answer of an identical call records no organisation either', async () => {
+    const headers = { authorization: basic(API_KEY, '1001'), 'x-sim-status': '401', 'x-sim-hold': 'refusal' }
+    const followers = async (): Promise<number> => (await adminJson<{ reuse: { coalescing: { followers: number } } }>(proxy, '/status')).reuse.coalescing.followers
+    const leader = send(proxy.url, '/v2/accounts/7', { headers })
+    await until(() => sim.stats().keys[`${API_KEY} GET /accounts/{id}`]?.inProgress === 1, 'the leader reaches the API')
+    const follower = send(proxy.url, '/v2/accounts/7', { headers })
+    await until(async () => (await followers()) === 1, 'the second request follows the first')
+    sim.open('refusal')
+    const answers = await Promise.all([leader, follower])
+    expect(answers.map((a) => a.status)).toEqual([401, 401])
+    expect(lineOf(answers[0])).toMatchObject({ instance: '-', status: 401, outcome: 'forwarded' })
+    expect(lineOf(answers[1])).toMatchObject({ instance: '-', status: 401, outcome: 'coalesced' })
   })
 })
