@@ -51,3 +51,10 @@ async function* rest(iterator: PacedBody, first: readonly Buffer[]): AsyncGenera
     yield more.value
   }
 }
+
+/** A Content-Length header's value, or undefined when absent or not a whole number of bytes. */
+export function contentLengthOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined
+  const n = Number(value)
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined
+}

@@ -43,10 +43,10 @@ export const BadWaitHeaderError = createError<[string]>(
 
 export const BodyReadError = createError<[ErrorOptions?]>('SLUICE_BAD_BODY', 'The request body could not be read to its end', 400)
 
-/** An upstream 429 for a request whose body was streamed, so it cannot be sent again. */
-export const UpstreamBusyError = createError<[string]>(
+/** An upstream 429 (a status to try again after) for a request whose body was streamed, so it cannot be sent again. */
+export const UpstreamBusyError = createError<[number, string]>(
   'SLUICE_UPSTREAM_BUSY',
-  'The API answered 429 for %s and the request body was too large to keep for a retry; try again later',
+  'The API answered %d for %s and the request body was too large to keep for a retry; try again later',
   503,
 )
 

@@ -44,13 +44,14 @@ export interface RequestRecord {
   /** the endpoint's path template (no ids), `unmatched` when none */
   readonly template: string
   /**
-   * the organisation as the client named it; `-` when it could not be read, or when app identity is
-   * on and the request did not authenticate for it (`unauthenticated`)
+   * the organisation as the client named it; `-` when it could not be read, or when nothing vouched
+   * for it (`unauthenticated`)
    */
   readonly instance: string
   /**
-   * App identity is on and the request did not authenticate for its organisation (no known token, an
-   * organisation its app may not use, or refused before the token was checked): nothing it named is
+   * Nothing vouched for the request's organisation: with app identity on, it did not authenticate for
+   * it (no known token, an organisation its app may not use, or refused before the token was
+   * checked); with identity off, the API refused its credentials (401, 403). Nothing it named is
    * recorded (docs/observability.md, "What a client's values can reach")
    */
   readonly unauthenticated?: boolean

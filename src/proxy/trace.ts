@@ -11,8 +11,9 @@ export class Trace {
   template = 'unmatched'
   instance = NO_INSTANCE
   /**
-   * whether the instance may be recorded as sent: with app identity off from the start; with it on,
-   * once the app authenticated and may use the organisation (README "What sluice guarantees")
+   * whether the instance may be recorded as sent: with app identity off from the start, until the API
+   * refuses the request's credentials; with it on, once the app authenticated and may use the
+   * organisation (README "What sluice guarantees")
    */
   instanceVouched: boolean
   app: string | undefined
@@ -35,9 +36,20 @@ export class Trace {
     readonly requestId: string,
     readonly method: string,
     readonly startedAt: number,
-    identityOn: boolean,
+    private readonly identityOn: boolean,
   ) {
     this.instanceVouched = !identityOn
+  }
+
+  /**
+   * The API answered 401 or 403: it refused the credentials the request carried. With app identity
+   * off nothing else vouched for the organisation the request named (a Basic pair with user and
+   * password swapped names the API key there): it is not recorded. With identity on, the app's token
+   * did, and the Authorization was sluice's or the app's (docs/observability.md, "What a client's
+   * values can reach").
+   */
+  credentialsRefused(): void {
+    if (!this.identityOn) this.instanceVouched = false
   }
 
   /** Builds the record when the client side is done (answered, or hung up); undefined the second time. */

@@ -1,0 +1,210 @@
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
+import { performance } from 'node:perf_hooks'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Dispatcher } from 'undici'
+import type { Endpoint } from '../catalog/types.js'
+import { PREDICTED_WAIT_HEADER, predictedWaitOf } from '../forecast/index.js'
+import type { LearnOptions, Permit, PermitOutcome } from '../limiter/types.js'
+import type { ReuseTicket } from '../reuse/index.js'
+import type { VersionDecision, Versioning } from '../versioning/index.js'
+import type { RequestBody } from './body.js'
+import { BodyTooSlowError } from './errors.js'
+import { forward, type AnswerLimits, type ForwardCallbacks } from './forward.js'
+import type { HangUp } from './hang-up.js'
+import { clientResponseHeaders } from './headers.js'
+import type { Trace } from './trace.js'
+import { withOutcome, type Rejection } from './tracking.js'
+import { upstreamFailure } from './upstream.js'
+
+/**
+ * The statuses that send a request back into its queue (at its old place, after a back-off) instead
+ * of passing the answer on: the API said "not now". The one place to change which answers are tried
+ * again (docs/development.md, "Trying another status again").
+ */
+export const RETRY_STATUSES: ReadonlySet<number> = new Set([429])
+
+/** What one upstream attempt came to. The retry loop (handler.ts) decides what follows. */
+export type AttemptResult =
+  /** the API's answer, passed to the client as it comes (or read out and dropped for a client that has gone) */
+  | { readonly kind: 'answered'; readonly status: number }
+  /** a status of RETRY_STATUSES (a 429): nothing passed on; its headers say when to try again */
+  | { readonly kind: 'throttled'; readonly status: number; readonly headers: IncomingHttpHeaders }
+  /**
+   * Nothing was sent: the permit may no longer hold (its lease lost or possibly run out, Redis lost
+   * its data), checked when granted and again right before the write. Given back; the request may
+   * wait again at its place — unless its streamed body was handed to undici (`bodySpent`), which
+   * destroys it with the stopped request.
+   */
+  | { readonly kind: 'heldBack'; readonly bodySpent: boolean }
+  /** the API could not be reached or failed before answering, or the client's body came too slowly: the answer to give */
+  | { readonly kind: 'failed'; readonly error: Rejection }
+
+/** One request on its way upstream: built once before its first permit, sent by every attempt. */
+export interface UpstreamCall {
+  readonly request: FastifyRequest
+  readonly reply: FastifyReply
+  readonly trace: Trace
+  readonly client: HangUp
+  readonly endpoint: Endpoint
+  /** the limiter key, and who an answer was for (versioning's evidence) */
+  readonly key: { readonly instance: string; readonly endpoint: string }
+  readonly app: string
+  /** whether (and how) the endpoint's limit is learned */
+  readonly learn: LearnOptions | undefined
+  readonly deadline: number
+  readonly decision: VersionDecision
+  /** the request as the API gets it (path, method, headers, body) */
+  readonly options: Dispatcher.DispatchOptions
+  readonly body: RequestBody
+  /** this request's part in reuse: followers of its call, and the cache, get a copy of its answer */
+  readonly shared: ReuseTicket | undefined
+}
+
+/** What attempts use, the same for every request. */
+export interface AttemptDeps {
+  readonly pool: Dispatcher
+  readonly versioning: Pick<Versioning, 'observeUpstream'>
+  readonly answerLimits: AnswerLimits
+  /** one attempt upstream is done (read to the end, or failed), with the upstream's time */
+  readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number) => void
+  /** a permit was granted to `app`; the function returned is called once it is given back */
+  readonly onPermit?: (app: string) => () => void
+}
+
+/** A request stopped before it was sent, because its permit could no longer start it (never leaves the proxy). */
+class LeaseInDoubt extends Error {
+  constructor() {
+    super('the permit may have run out before the request was sent')
+  }
+}
+
+const HELD_BACK = 'proxy: the permit may have run out before the request was sent (the process stalled, or Redis lost its data); given back, the request waits again at its place'
+const HELD_BACK_WHEN_GRANTED: AttemptResult = { kind: 'heldBack', bodySpent: false }
+
+/**
+ * One upstream attempt on one permit. Its state is its own fields (the forward machinery calls its
+ * methods: ForwardCallbacks), and `run` resolves with one result once the answer's head has been
+ * handled (the body may still flow). The permit goes back when the API is done with the request —
+ * its answer read to the end, even for a client that left, or failed — never when the client leaves.
+ */
+export class UpstreamAttempt implements ForwardCallbacks {
+  /** the head of an answer to try again after (RETRY_STATUSES), not passed on */
+  private retryHead: IncomingHttpHeaders | undefined
+  private status = 0
+  /** what the answer says about the limit, given back with the permit (README "Learned limits") */
+  private outcome: PermitOutcome = 'neutral'
+  /** set when the request was stopped unsent because its permit could no longer start it */
+  private heldBack: LeaseInDoubt | undefined
+  private sentAt = 0
+  private readonly givenBack: (() => void) | undefined
+
+  constructor(
+    private readonly deps: AttemptDeps,
+    private readonly call: UpstreamCall,
+    private readonly permit: Permit,
+  ) {
+    // Every release of this permit goes through release(), so the count of permits held per app follows it.
+    this.givenBack = deps.onPermit?.(call.app)
+  }
+
+  async run(): Promise<AttemptResult> {
+    const { call, permit } = this
+    if (!permit.canStart()) {
+      // Its lease was lost, or may have run out, before the request started (docs/redis-limiter.md,
+      // "Leases"): never used.
+      if (!permit.isLost) call.request.log.warn({ instance: call.key.instance, endpoint: call.trace.endpoint, at: 'granted' }, HELD_BACK)
+      this.release()
+      return HELD_BACK_WHEN_GRANTED
+    }
+    this.sentAt = performance.now()
+    call.trace.upstreamStartedAt = this.sentAt
+    try {
+      await forward(this.deps.pool, call.options, call.reply.raw, this, this.deps.answerLimits)
+    } catch (err) {
+      if (this.heldBack !== undefined && err === this.heldBack) {
+        call.request.log.warn({ instance: call.key.instance, endpoint: call.trace.endpoint, at: 'send' }, HELD_BACK)
+        // A streamed body was given to undici, which destroys it with the request: it cannot be sent again.
+        return { kind: 'heldBack', bodySpent: call.body.kind === 'stream' }
+      }
+      return { kind: 'failed', error: failureAnswer(err) }
+    }
+    const retryHead = this.retryHead
+    return retryHead === undefined ? { kind: 'answered', status: this.status } : { kind: 'throttled', status: this.status, headers: retryHead }
+  }
+
+  // ── ForwardCallbacks (forward.ts)
+
+  /**
+   * The same question as at the grant, right before the request is written: undici may start it long
+   * after the dispatch (a new socket still connecting, a free connection awaited), and a process
+   * stalled meanwhile (SIGSTOP, a long GC pause) may hold a lease Redis has since given to another
+   * replica. Nothing has been sent then. Said yes, the permit learns that its request is upstream:
+   * should Redis lose its data from now on, it is counted again rather than held back.
+   */
+  beforeSend(): Error | undefined {
+    if (!this.permit.canStart()) return (this.heldBack = new LeaseInDoubt())
+    this.permit.markSent()
+    return undefined
+  }
+
+  onHead(status: number, headers: IncomingHttpHeaders): OutgoingHttpHeaders | undefined {
+    const { call } = this
+    this.status = status
+    this.deps.versioning.observeUpstream(call.decision, status, call.key)
+    this.outcome = status === 429 ? 'throttled' : status < 500 ? 'success' : 'neutral'
+    if (RETRY_STATUSES.has(status)) {
+      this.retryHead = headers
+      return undefined
+    }
+    // The API refused the credentials the request carried: the organisation it named is not recorded (Trace).
+    if (status === 401 || status === 403) call.trace.credentialsRefused()
+    const passed = clientResponseHeaders(headers)
+    // Identical requests that followed this call, and the cache, get a copy (whether or not this client is still here).
+    const reuseHeaders = call.shared?.head(status, passed)
+    // Nobody is left to answer when the client has gone: the answer is read out and dropped.
+    if (call.client.gone) return undefined
+    // Headers sluice set (version notes), the upstream's over them, and the request id over all.
+    const head: OutgoingHttpHeaders = Object.assign(call.reply.getHeaders(), passed, reuseHeaders)
+    head['x-request-id'] = call.request.id
+    const predicted = predictedWaitOf(this.permit)
+    if (predicted !== undefined) head[PREDICTED_WAIT_HEADER] = String(predicted)
+    return head
+  }
+
+  onChunk(chunk: Buffer): boolean {
+    return this.retryHead === undefined && this.call.shared?.chunk(chunk) === true
+  }
+
+  /** The upstream is done with the request: its answer read to the end (or torn), or it failed. */
+  onDone(cutOff: boolean, failed: boolean): void {
+    // stopped unsent (see beforeSend): the permit goes back, the request may wait again
+    if (this.heldBack !== undefined) return void this.release()
+    const { call } = this
+    const trace = call.trace
+    trace.upstreamEndedAt = performance.now()
+    this.deps.onUpstreamAttempt?.(call.endpoint, (trace.upstreamEndedAt - this.sentAt) / 1000)
+    if (cutOff) trace.outcome = 'upstream_error'
+    // a torn answer says nothing about the limit; a 429 read to its end does
+    this.release(failed && this.outcome === 'success' ? 'neutral' : this.outcome)
+    if (this.retryHead === undefined) call.shared?.end(!failed)
+  }
+
+  /** The client did not take its answer in time: cut off, and the API's answer read out and dropped. */
+  onClientCut(): void {
+    this.call.trace.outcome = 'client_timeout'
+  }
+
+  private release(outcome?: PermitOutcome): void {
+    this.givenBack?.()
+    this.permit.release(outcome)
+  }
+}
+
+/** The answer to an attempt that failed before the API answered. */
+function failureAnswer(err: unknown): Rejection {
+  // A streamed body the client sent too slowly: the upstream request was torn down for it.
+  if (err instanceof BodyTooSlowError) return withOutcome(err, 'client_timeout')
+  const cause = (err as { cause?: unknown }).cause
+  if (cause instanceof BodyTooSlowError) return withOutcome(cause, 'client_timeout')
+  return withOutcome(upstreamFailure(err), 'upstream_error')
+}
