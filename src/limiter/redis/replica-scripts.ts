@@ -36,15 +36,45 @@ export class ReplicaScripts {
     readonly replica: ReplicaConstants,
   ) {}
 
+  // (object literals of one shape, not spreads: these two run for every request)
   acquire(sem: ScriptTarget, a: Pick<AcquireArgs, 'id' | 'ageMs' | 'full' | 'announce' | 'wantHead' | 'cost'>, options?: RunOptions): Promise<AcquireReply> {
-    const { replicaId, leaseMs, liveMs, idleMs, channelPrefix } = this.replica
-    const { instance, endpoint } = sem.key
-    return acquire(this.runner, sem.keys, { ...a, replicaId, limit: sem.arg, leaseMs, liveMs, idleMs, instance, endpoint, channelPrefix }, options)
+    const r = this.replica
+    return acquire(
+      this.runner,
+      sem.keys,
+      {
+        id: a.id,
+        replicaId: r.replicaId,
+        limit: sem.arg,
+        leaseMs: r.leaseMs,
+        liveMs: r.liveMs,
+        idleMs: r.idleMs,
+        ageMs: a.ageMs,
+        full: a.full,
+        announce: a.announce,
+        instance: sem.key.instance,
+        endpoint: sem.key.endpoint,
+        channelPrefix: r.channelPrefix,
+        wantHead: a.wantHead,
+        cost: a.cost,
+      },
+      options,
+    )
   }
 
   release(sem: ScriptTarget, a: Pick<ReleaseArgs, 'ids' | 'wantHead' | 'answer' | 'served'>): Promise<ReleaseResult> {
-    const { replicaId, leaseMs, idleMs, channelPrefix } = this.replica
-    return release(this.runner, sem.keys, { ...a, limit: sem.arg, leaseMs, idleMs, channelPrefix, replicaId })
+    const r = this.replica
+    return release(this.runner, sem.keys, {
+      ids: a.ids,
+      limit: sem.arg,
+      leaseMs: r.leaseMs,
+      idleMs: r.idleMs,
+      channelPrefix: r.channelPrefix,
+      replicaId: r.replicaId,
+      wantHead: a.wantHead,
+      answer: a.answer,
+      served: a.served,
+    })
   }
 
   renew(sem: ScriptTarget, id: string): Promise<boolean> {
