@@ -65,7 +65,8 @@ export class KeySemaphore {
   #limit: number
   /**
    * when this replica last refreshed its liveness and the key's description in Redis (monotonic ms);
-   * -Infinity until the first time: 0 would read as "announced at start" on a young process's clock
+   * -Infinity until the first time: 0 would read as "announced at start" on a young process's clock,
+   * and its first waiters, unannounced, would be dropped from the queue as a dead replica's
    */
   #announcedAt: number
   readonly #waiters = new Map<string, Waiter>()

@@ -4,18 +4,7 @@ import { BoundedMap } from '../../bounded/index.js'
 import { LimiterClosedError } from '../errors.js'
 import { Deadlines } from '../deadlines.js'
 import { abortReason } from '../memory/index.js'
-import type {
-  AcquireOptions,
-  KeyStatus,
-  Limiter,
-  LimiterMode,
-  LimiterObserver,
-  LimiterStatus,
-  LimitChange,
-  Permit,
-  PermitKey,
-  PermitOutcome,
-} from '../types.js'
+import type { AcquireOptions, KeyStatus, Limiter, LimiterMode, LimiterObserver, LimiterStatus, LimitChange, Permit, PermitKey, PermitOutcome } from '../types.js'
 import type { FairShare } from '../fairness/policy.js'
 import { connect, type Connections } from './connection.js'
 import { Fallback } from './fallback.js'
