@@ -1,3 +1,4 @@
+import { BoundedMap } from '../bounded/index.js'
 import { CatalogInvalidError, CatalogOptionsError, UnknownOverrideError } from './errors.js'
 import { readCatalogFile } from './file.js'
 import { normalisePath, type NormalisedPath } from './path.js'
@@ -33,7 +34,10 @@ interface TrieNode {
 
 const newNode = (literal: string): TrieNode => ({ statics: undefined, literal, param: undefined, terminal: undefined })
 
-/** Unknown paths keep their Endpoint objects in a small cache, so a busy unknown path allocates none. */
+/**
+ * Unknown paths keep their Endpoint objects in a small cache, so a busy unknown path allocates none.
+ * 1,024 templates: unknown paths are the catalog's gaps, a few in use at once; past it, one is made again.
+ */
 const UNKNOWN_CACHE_SIZE = 1024
 
 const ENDPOINT_ID = /^([A-Z]+) (\/\S*)$/
@@ -167,24 +171,20 @@ export function compileCatalog(entries: readonly CatalogEntry[], options: Catalo
     unknownOverrides.set(key, value)
   }
 
-  const unknownCache = new Map<string, Endpoint>()
+  const unknownCache = new BoundedMap<string, Endpoint>(UNKNOWN_CACHE_SIZE)
   function unknownEndpoint(method: string, keys: readonly string[]): Endpoint {
     const template = unknownTemplate(keys)
     const id = `${method} ${template}`
-    let endpoint = unknownCache.get(id)
-    if (endpoint === undefined) {
+    return unknownCache.getOrMake(id, () => {
       const override = unknownOverrides.get(id)
-      endpoint = Object.freeze({
+      return Object.freeze({
         id,
         method,
         template,
         limit: override ?? defaultLimit,
         limitSource: override === undefined ? ('unknown' as const) : ('override' as const),
       })
-      if (unknownCache.size >= UNKNOWN_CACHE_SIZE) unknownCache.delete(unknownCache.keys().next().value!)
-      unknownCache.set(id, endpoint)
-    }
-    return endpoint
+    })
   }
 
   function match(method: string, rawPath: string): MatchResult {

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { BoundedMap } from '../bounded/index.js'
 import { loadCatalog } from '../catalog/index.js'
 import type { Endpoint } from '../catalog/types.js'
 import { resolveSimOptions, type SimOptions } from './options.js'
@@ -75,23 +76,18 @@ const header = (req: IncomingMessage, name: string): string | undefined => {
 
 /** Instance = the Basic-auth username (`Authorization: Basic base64(org:key)`), else `default`. */
 function makeInstanceOf(): (authorization: string | undefined) => string {
-  const cache = new Map<string, string>()
+  // 1,024 headers: a test or benchmark uses a few organisations; a flood of new ones decodes again
+  const cache = new BoundedMap<string, string>(1024)
   return (authorization) => {
     if (authorization === undefined) return 'default'
-    let instance = cache.get(authorization)
-    if (instance === undefined) {
-      instance = 'default'
+    return cache.getOrMake(authorization, () => {
       const match = /^basic\s+(\S+)\s*$/i.exec(authorization)
-      if (match !== null) {
-        const decoded = Buffer.from(match[1]!, 'base64').toString('utf8')
-        const colon = decoded.indexOf(':')
-        const user = colon < 0 ? decoded : decoded.slice(0, colon)
-        if (user !== '') instance = user
-      }
-      if (cache.size >= 1024) cache.clear()
-      cache.set(authorization, instance)
-    }
-    return instance
+      if (match === null) return 'default'
+      const decoded = Buffer.from(match[1]!, 'base64').toString('utf8')
+      const colon = decoded.indexOf(':')
+      const user = colon < 0 ? decoded : decoded.slice(0, colon)
+      return user === '' ? 'default' : user
+    })
   }
 }
 

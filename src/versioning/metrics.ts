@@ -1,4 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client'
+import { BoundedMap } from '../bounded/index.js'
 import { CellCounter, type CounterCell } from '../metrics/cells.js'
 
 const SECONDS_PER_DAY = 86_400
@@ -9,7 +10,10 @@ const SECONDS_PER_DAY = 86_400
  */
 export type Cell = CounterCell
 
-/** Most instance names a RequestCell remembers the org cell of (clients can invent names). */
+/**
+ * Most instance names a RequestCell remembers the org cell of: clients can invent names, and the org
+ * labels are bounded by `metrics.maxInstances` anyway; past it, a forgotten name's label is asked again.
+ */
 const MAX_REMEMBERED_INSTANCES = 1000
 
 /**
@@ -20,7 +24,7 @@ export class RequestCell implements Cell {
   n = 0
   readonly byOrg = new Map<string, Cell>()
   /** the org cell of each instance seen, so a request costs one lookup; cleared when orgs are re-ranked */
-  readonly byInstance = new Map<string, Cell>()
+  readonly byInstance = new BoundedMap<string, Cell>(MAX_REMEMBERED_INSTANCES)
 
   /** one request of `instance`; counted by org only when `orgs` is given */
   count(instance: string, orgs: OrgLabels | undefined): void {
@@ -31,7 +35,7 @@ export class RequestCell implements Cell {
       const org = orgs.label(instance)
       cell = this.byOrg.get(org)
       if (cell === undefined) this.byOrg.set(org, (cell = { n: 0 }))
-      if (this.byInstance.size < MAX_REMEMBERED_INSTANCES) this.byInstance.set(instance, cell)
+      this.byInstance.set(instance, cell)
     }
     cell.n++
   }

@@ -1,4 +1,5 @@
 import { DEFAULT_APP } from '../../apps/gate.js'
+import { BoundedMap } from '../../bounded/index.js'
 import { fairnessSettingsSchema, type AppShareSettings, type FairnessSettings } from './settings.js'
 
 /** What the limiter needs to know about an app to queue it fairly. */
@@ -14,12 +15,16 @@ export interface AppPolicy {
 
 /**
  * Resolves an app name to its policy: its entry in `fairness.apps`, else `fairness.default`.
- * Policies are made once per listed app and cached for unlisted names (bounded), so the hot path
+ * Policies are made once per listed app and kept for unlisted names (bounded), so the hot path
  * allocates nothing.
  */
 export class FairShare {
   readonly #listed = new Map<string, AppPolicy>()
-  readonly #unlisted = new Map<string, AppPolicy>()
+  /**
+   * Made once per unlisted name a request carried. 10,000: apps are few (their tokens are configured),
+   * the names beyond them are what clients send with app identity off; past it, a policy is made again.
+   */
+  readonly #unlisted = new BoundedMap<string, AppPolicy>(10_000)
   readonly #default: AppShareSettings
   readonly #boost: number
 
@@ -43,12 +48,6 @@ export class FairShare {
     const name = app ?? DEFAULT_APP
     const listed = this.#listed.get(name)
     if (listed) return listed
-    let policy = this.#unlisted.get(name)
-    if (policy === undefined) {
-      if (this.#unlisted.size >= 10_000) this.#unlisted.clear()
-      policy = this.#make(name, this.#default)
-      this.#unlisted.set(name, policy)
-    }
-    return policy
+    return this.#unlisted.getOrMake(name, () => this.#make(name, this.#default))
   }
 }

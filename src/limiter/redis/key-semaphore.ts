@@ -1,250 +1,392 @@
 import type { AppPolicy } from '../fairness/policy.js'
 import type { PermitKey } from '../types.js'
+import { HeadHint } from './head-hint.js'
+import { HeldPermits } from './held-permits.js'
 import type { SemaphoreKeys } from './keys.js'
-import type { SluicePermit, Ticket } from './ticket.js'
+import { QueueBounds, type Full } from './queue-bounds.js'
+import type { LimitOptions, SluicePermit, Ticket } from './ticket.js'
+import { Waiter, type IllegalTransitionError, type WaiterState, type WaiterWatch } from './waiter.js'
 
-/** One request of this replica waiting in a semaphore's Redis queue. */
-export interface Waiter {
-  readonly id: string
-  readonly ticket: Ticket
-  /** its app's weight and caps (README "Fair share between apps") */
-  readonly policy: AppPolicy
-  readonly semaphore: KeySemaphore
-  /**
-   * `parked`: not sent yet — whether the queue bounds leave it room depends on acquires still on
-   * their way (see `KeySemaphore.fits`); `deferred`: its acquire script goes out after this turn (see
-   * SharedPermits.enqueue); `sending`: the script is on its way; `queued`: Redis has it in the queue;
-   * `confirming`: Redis granted it, but the grant was read too late to be sure the lease still runs,
-   * and a renewal is on its way.
-   *
-   * parked → deferred | sending · deferred → sending · sending → queued (or leaves: granted, full,
-   * failed) · queued → confirming (or leaves: granted) · confirming → leaves (granted, or queued again
-   * under a new id). Any phase may leave by withdrawal; only `parked` and `deferred` leave nothing in Redis.
-   */
-  phase: 'parked' | 'deferred' | 'sending' | 'queued' | 'confirming'
-  /**
-   * It counts against the queue bounds (`queue.maxLength`, its app's `maxQueued`): it is queued in
-   * Redis, or its acquire — sent, or going out after this turn, without `full` — may queue it there,
-   * or its grant is being confirmed (it may be queued again). Set once, when the bounds let it in
-   * (`KeySemaphore.count`); false for a waiter sent with `full` (the script never queues it).
-   */
-  counted: boolean
-  /** sent with `full`: which bound refused it, and how many of this replica's waiters it counted then (the 503's message) */
-  full: { readonly app: boolean; readonly waiting: number } | undefined
-  /** a grant message came before the acquire script's own reply */
-  grantedEarly: boolean
-  /**
-   * A moment (monotonic ms) at which Redis had certainly not granted it yet — when its acquire was
-   * sent, or a sync that found it still queued. Its lease, once granted, runs at least until this
-   * plus a lease.
-   */
-  notGrantedAt: number
+/** How a waiter the queue bounds let in goes out: now, or after this turn of the event loop. */
+export type Admission = 'send' | 'defer'
+
+/** What an acquire was sent with, for reading its reply. */
+export interface AcquireSent {
+  readonly sentAt: number
+  /** stale-head messages read before it was sent (see HeadHint.fromReply) */
+  readonly mark: number
+  readonly announce: boolean
+  /** announced before: Redis not knowing this replica is news (a new key never was announced) */
+  readonly announcedBefore: boolean
+  readonly wantHead: boolean
+  readonly full: boolean
 }
 
-/** A permit this replica holds from Redis. */
-export interface HeldPermit {
-  readonly permit: SluicePermit
-  /** the lease lasts at least until then (monotonic ms): a lower bound from when the grant or the last renewal was sent */
-  leaseUntil: number
-  /** when this replica got the permit (monotonic ms): a learned limit's decrease window reads it */
-  readonly grantedAt: number
+/** What a sync was sent with, for reading its reply. */
+export interface SyncSent {
+  readonly sentAt: number
+  readonly mark: number
+  readonly waiting: readonly string[]
+  readonly drop: readonly string[]
+  readonly renewing: readonly string[]
+  readonly recount: boolean
+  readonly sweep: boolean
 }
+
+/** What a semaphore needs from the replica around it. */
+export interface SemaphoreContext {
+  /** a lease must last this long still to be used (the renewal period: a third of a lease) */
+  readonly syncMs: number
+  /** a waiter was made (`new`) or reached an end: the replica's index of waiters by id follows */
+  joined(waiter: Waiter): void
+  left(waiter: Waiter): void
+  /** a script said which limit is in force */
+  limitHeard(sem: KeySemaphore, limit: number): void
+  illegal(err: IllegalTransitionError): void
+  moved?(waiter: Waiter, from: WaiterState, to: WaiterState): void
+}
+
+/** Every 30th sync also clears dead replicas' liveness fields from the meta hash (it reads the whole hash). */
+const SWEEP_EVERY = 30
 
 /**
- * One shared semaphore — an (instance, endpoint) pair — as this replica knows it: its waiters in the
- * Redis queue, the permits it holds, what Redis last told it (the head of the queue), and the rules
- * that read them. It sends nothing itself (SharedPermits runs the scripts); everything per key that a
- * later rule needs (per-app queues, a learned limit) belongs here.
+ * One shared semaphore — an (instance, endpoint) pair — as this replica knows it, and the one owner of
+ * that state (docs/redis-limiter.md, "The replica's side"): its waiters and their lifecycle
+ * (waiter.ts), the counts the queue bounds read, the permits it holds with their leases, what Redis
+ * last said (the head of the queue, the limit in force), the ids to give back once Redis answers, and
+ * its sync and safety timer. It sends nothing itself: Waiting, SyncLoop and adoption run the scripts
+ * and tell it what they sent and what came back.
  */
 export class KeySemaphore {
+  readonly #context: SemaphoreContext
   /** the limit argument of its scripts (see limitArg in keys.ts) */
-  arg: string
+  #arg: string
   /** the limit in force, as Redis last said (a learned limit changes with the API's answers) */
-  limit: number
+  #limit: number
   /**
    * when this replica last refreshed its liveness and the key's description in Redis (monotonic ms);
-   * -Infinity until the first time: the monotonic clock starts near 0 with the process, so 0 would
-   * read as "announced at start" and a young replica's first waiters would go unannounced (and be
-   * dropped from the queue as a dead replica's)
+   * -Infinity until the first time: 0 would read as "announced at start" on a young process's clock,
+   * and its first waiters, unannounced, would be dropped from the queue as a dead replica's
    */
-  announcedAt = Number.NEGATIVE_INFINITY
-  readonly waiters = new Map<string, Waiter>()
-  /** waiters in phase `queued` */
-  queuedCount = 0
-  /** waiters that count against the queue bounds (`Waiter.counted`): those queued and those whose acquire may still queue them */
-  #counted = 0
-  /** the same two counts per app with a `maxQueued` (apps with neither left out; none kept for an app without one: nothing reads them) */
-  readonly #apps = new Map<string, { queued: number; counted: number }>()
-  /** waiters not sent yet because the bounds cannot say yet whether they have room, first come first */
-  readonly parked = new Set<Waiter>()
-  readonly held = new Map<string, HeldPermit>()
-  /**
-   * The waiter Redis last named as the queue's head (in a reply or a grant message). When it is one
-   * of ours, a release here may hand the permit to it directly (see `handOverTarget`).
-   */
-  headHint: string | undefined
-  /**
-   * Stale-head messages (" <tag>") read for this key. They come on the subscriber connection, a
-   * script's reply on the command connection, unordered: a reply naming a head is only believed if
-   * no such message was read since its script was sent (the head it names may be the older one).
-   */
-  staleMessages = 0
+  #announcedAt: number
+  readonly #waiters = new Map<string, Waiter>()
+  readonly #bounds = new QueueBounds()
   /** ids to release or withdraw once Redis answers again */
-  readonly drops = new Set<string>()
+  readonly #drops = new Set<string>()
   /** a script found that Redis no longer knew this replica (it lost its data): the next sync counts held permits again */
-  recount = false
-  safety: NodeJS.Timeout | undefined
-  safetyAt = 0
-  syncing: Promise<void> | undefined
-  /** syncs so far: every few also clear dead replicas' liveness fields from the meta hash */
-  syncs = 0
+  #recount = false
+  #safety: NodeJS.Timeout | undefined
+  #safetyAt = 0
+  #syncing: Promise<void> | undefined
+  #syncs = 0
+  readonly #watch: WaiterWatch
+  /** the permits it holds here, with their leases */
+  readonly held = new HeldPermits()
+  /** the head of the queue, as Redis last named it */
+  readonly head = new HeadHint()
 
   constructor(
     readonly key: PermitKey,
     readonly keys: SemaphoreKeys,
     arg: string,
     limit: number,
+    announcedAt: number,
+    context: SemaphoreContext,
   ) {
-    this.arg = arg
-    this.limit = limit
+    this.#arg = arg
+    this.#limit = limit
+    this.#announcedAt = announcedAt
+    this.#context = context
+    this.#watch = { moved: (waiter, from, to) => this.#moved(waiter, from, to), illegal: (err) => context.illegal(err) }
   }
 
   get tag(): string {
     return this.keys.tag
   }
 
+  get arg(): string {
+    return this.#arg
+  }
+
+  get limit(): number {
+    return this.#limit
+  }
+
+  get announcedAt(): number {
+    return this.#announcedAt
+  }
+
+  /** The acquire options name another limit: scripts get the new argument, and the key is announced again. */
+  useLimits(arg: string, limits: LimitOptions): void {
+    if (arg === this.#arg) return
+    this.#arg = arg
+    if (limits.learn === undefined) this.#limit = limits.limit
+    this.#announcedAt = Number.NEGATIVE_INFINITY
+  }
+
+  /** A script's reply said which limit is in force. */
+  heardLimit(limit: number | undefined): void {
+    if (limit === undefined || !Number.isFinite(limit)) return
+    this.#limit = limit
+    this.#context.limitHeard(this, limit)
+  }
+
   /**
    * This replica holds exactly the key's limit of permits: a new request can only queue, and the head
-   * Redis names may be ours to hand over. Holding MORE than the limit is not "all": permits granted
-   * during an outage were counted again (adopt), and each release must give its surplus slot back.
+   * Redis names may be ours to hand over. Holding MORE is not "all": permits granted during an outage
+   * were counted again (adopt), and each release must give its surplus slot back.
    */
-  holdsAll(): boolean {
-    return this.held.size === this.limit
+  #holdsAll(): boolean {
+    return this.held.size === this.#limit
   }
 
-  addWaiter(waiter: Waiter): void {
-    this.waiters.set(waiter.id, waiter)
+  /** A new waiter of this key (`new`). */
+  join(id: string, ticket: Ticket, policy: AppPolicy): Waiter {
+    const waiter = new Waiter(id, ticket, policy, this, this.#watch)
+    this.#waiters.set(id, waiter)
+    this.#context.joined(waiter)
+    return waiter
   }
 
   /**
-   * Whether the queue bounds — `maxQueue` (`queue.maxLength`) and the waiter's app's `maxQueued`,
-   * both per replica — leave this new waiter room, before its acquire is sent:
-   * - `room`: even if every acquire of ours still on its way queues its waiter, this one fits;
-   * - a refusal (`full`): the waiters Redis already has queued fill a bound (the script then refuses
-   *   rather than queue, unless a slot is free at once);
-   * - `undefined`: it depends on acquires still on their way — each may be granted at once or
-   *   queued — so it waits (parked) until one of them is answered.
-   * Counting only the waiters whose reply is back let a burst within one round trip all queue.
+   * Places a new waiter: parked behind waiters parked before it (first come, first served at the
+   * bounds) or while its room depends on acquires on their way, else let in (queue-bounds.ts).
    */
-  fits(waiter: Waiter): 'room' | { readonly app: boolean; readonly waiting: number } | undefined {
-    const max = waiter.ticket.options.maxQueue
-    if (this.queuedCount >= max) return { app: false, waiting: this.queuedCount }
-    let fit: 'room' | undefined = this.#counted >= max ? undefined : 'room'
-    const cap = waiter.policy.maxQueued
-    if (Number.isFinite(cap)) {
-      const app = this.#apps.get(waiter.policy.app)
-      const queued = app?.queued ?? 0
-      if (queued >= cap) return { app: true, waiting: queued }
-      if ((app?.counted ?? 0) >= cap) fit = undefined
+  enter(waiter: Waiter): Admission | 'parked' {
+    const fit = this.#bounds.parked.size > 0 ? undefined : this.#bounds.fits(waiter)
+    if (fit === undefined) {
+      waiter.move('parked')
+      return 'parked'
     }
-    return fit
+    return this.#admit(waiter, fit)
   }
 
-  /** The bounds let this waiter in (`fits` said `room`, or it keeps the place it had): it counts against them until it leaves. */
-  count(waiter: Waiter): void {
-    if (waiter.counted) return
-    waiter.counted = true
-    this.#counted++
-    if (!Number.isFinite(waiter.policy.maxQueued)) return
-    const app = this.#apps.get(waiter.policy.app)
-    if (app === undefined) this.#apps.set(waiter.policy.app, { queued: 0, counted: 1 })
-    else app.counted++
-  }
-
-  /** Moves a waiter to a new phase, keeping the counts of queued ones. */
-  setPhase(waiter: Waiter, phase: Waiter['phase']): void {
-    if (waiter.phase === 'queued') this.#queued(waiter, -1)
-    if (phase === 'queued') {
-      this.count(waiter) // (always counted already: only an acquire sent without `full` queues)
-      this.#queued(waiter, 1)
+  /**
+   * Lets in the parked waiters the bounds can now decide about, first come first, each started by
+   * `start` before the next is looked at; the first still undecided keeps its place, and those behind
+   * it wait with it (each acquire on its way is answered, or fails, within a round trip).
+   */
+  admitParked(start: (waiter: Waiter, how: Admission) => void): void {
+    for (const waiter of this.#bounds.parked) {
+      const fit = this.#bounds.fits(waiter)
+      if (fit === undefined) return
+      start(waiter, this.#admit(waiter, fit))
     }
-    if (waiter.phase === 'parked') this.parked.delete(waiter)
-    if (phase === 'parked') this.parked.add(waiter)
-    waiter.phase = phase
   }
 
-  #queued(waiter: Waiter, by: 1 | -1): void {
-    this.queuedCount += by
-    if (!Number.isFinite(waiter.policy.maxQueued)) return
-    const app = this.#apps.get(waiter.policy.app)
-    if (app !== undefined) app.queued += by
+  #admit(waiter: Waiter, fit: 'room' | Full): Admission {
+    this.#bounds.decided(waiter, fit)
+    // every permit of the key is here: it can only queue, so it goes out after a handover of this turn
+    if (this.#holdsAll()) {
+      waiter.move('deferred')
+      return 'defer'
+    }
+    waiter.move('sending')
+    return 'send'
   }
 
-  removeWaiter(waiter: Waiter): void {
-    if (this.waiters.get(waiter.id) !== waiter) return
-    this.waiters.delete(waiter.id)
-    if (waiter.phase === 'queued') this.#queued(waiter, -1)
-    if (waiter.phase === 'parked') this.parked.delete(waiter)
-    if (!waiter.counted) return
-    this.#counted--
-    if (!Number.isFinite(waiter.policy.maxQueued)) return
-    const app = this.#apps.get(waiter.policy.app)
-    if (app === undefined) return
-    if (--app.counted <= 0) this.#apps.delete(waiter.policy.app)
+  /** A deferred waiter's turn came: its acquire goes out. False when it left meanwhile. */
+  undefer(waiter: Waiter): boolean {
+    return waiter.state === 'deferred' && waiter.move('sending')
+  }
+
+  /** Every move of a waiter (Waiter.move) comes here: the counts follow the states. */
+  #moved(waiter: Waiter, from: WaiterState, to: WaiterState): void {
+    this.#bounds.moved(waiter, from, to)
+    if (!waiter.live) {
+      if (this.#waiters.get(waiter.id) === waiter) this.#waiters.delete(waiter.id)
+      this.#context.left(waiter)
+    }
+    this.#context.moved?.(waiter, from, to)
+  }
+
+  /** Its acquire goes out now: what it is sent with. `keepAge`: placed by its age (it waited before). */
+  acquireSent(waiter: Waiter, keepAge: boolean, now: number): AcquireSent {
+    const mark = this.head.mark
+    waiter.stampSent(now)
+    this.head.sending(waiter.policy.app, keepAge)
+    const announcedBefore = this.#announcedAt > Number.NEGATIVE_INFINITY
+    const announce = now - this.#announcedAt >= this.#context.syncMs
+    return { sentAt: now, mark, announce, announcedBefore, wantHead: this.#holdsAll(), full: this.#bounds.fullOf(waiter) !== undefined }
+  }
+
+  /** What every acquire reply says, whatever became of its waiter. */
+  acquireAnswered(sent: AcquireSent, reply: { readonly forgot: boolean; readonly limit: number | undefined }): void {
+    if (sent.announce) this.#announcedAt = Math.max(this.#announcedAt, sent.sentAt)
+    if (reply.forgot && sent.announcedBefore) this.#recount = true
+    this.heardLimit(reply.limit)
+  }
+
+  /** Redis queued it; `atHead`: as the head (asked for when every permit is here). */
+  queue(waiter: Waiter, atHead: boolean, mark: number): void {
+    waiter.move('queued')
+    if (atHead) this.head.fromReply(waiter.id, mark)
+  }
+
+  /** Redis refused it (full): which bound, for the 503. */
+  refuse(waiter: Waiter): Full {
+    const full = this.#bounds.fullOf(waiter) ?? { app: false, waiting: this.#bounds.queued }
+    waiter.move('refused')
+    return full
+  }
+
+  /** A grant of it was heard: true when it takes its permit now (queued); while sending, once the reply is in. */
+  grantHeard(waiter: Waiter): boolean {
+    if (waiter.state === 'sending') waiter.heardGrantEarly()
+    // `confirming`: a second word of the same grant (message and reply); the renewal decides
+    return waiter.state === 'queued'
+  }
+
+  /**
+   * Its waiting ends: `granted`, `failed`, `withdrawn` (an id sent is given back by the caller's
+   * release), `detached` (an id sent is given back once Redis answers again).
+   */
+  leave(waiter: Waiter, end: 'granted' | 'failed' | 'withdrawn' | 'detached'): void {
+    const sent = waiter.sent
+    if (waiter.move(end) && end === 'detached' && sent) this.#drops.add(waiter.id)
+  }
+
+  /** A grant read too late to be sure its lease still runs: a renewal goes out. */
+  confirm(waiter: Waiter): void {
+    waiter.move('confirming')
+  }
+
+  /** It waits again under the new id `id` (see Waiting.requeue), keeping its place under the bounds. */
+  requeue(old: Waiter, id: string): Waiter {
+    old.move('requeued')
+    const waiter = this.join(id, old.ticket, old.policy)
+    this.#bounds.count(waiter)
+    waiter.move('sending')
+    return waiter
   }
 
   /** ids of the waiters Redis has in the queue (for sync) */
-  queuedIds(): string[] {
+  #queuedIds(): string[] {
     const ids: string[] = []
-    for (const w of this.waiters.values()) if (w.phase === 'queued') ids.push(w.id)
+    for (const w of this.#waiters.values()) if (w.state === 'queued') ids.push(w.id)
     return ids
   }
 
-  /**
-   * Takes the head a script's reply named, sent when `staleMessages` was `staleAtSend`: forgotten
-   * instead when a stale-head message was read since (it may be newer than the reply).
-   */
-  headFromReply(head: string | undefined, staleAtSend: number): void {
-    this.headHint = this.staleMessages === staleAtSend ? head : undefined
+  /** The waiter of that id, if it is queued. */
+  queuedWaiter(id: string): Waiter | undefined {
+    const waiter = this.#waiters.get(id)
+    return waiter?.state === 'queued' ? waiter : undefined
+  }
+
+  get hasQueued(): boolean {
+    return this.#bounds.queued > 0
+  }
+
+  /** A lease known to last until `leaseUntil` may run out before the next renewal. */
+  leaseInDoubt(leaseUntil: number, now: number): boolean {
+    return leaseUntil - now < this.#context.syncMs
+  }
+
+  /** Whether this permit is held here under `id` and its lease is sure to last until the next renewal. */
+  leaseHolds(id: string, permit: SluicePermit, now: number): boolean {
+    const held = this.held.get(id)
+    return held?.permit === permit && !this.leaseInDoubt(held.leaseUntil, now)
+  }
+
+  /** The permit is given back: what it was, or undefined when it is not held here (lost already). */
+  takeBack(id: string, permit: SluicePermit): { readonly heldAll: boolean; readonly leaseUntil: number; readonly grantedAt: number } | undefined {
+    const held = this.held.get(id)
+    if (held?.permit !== permit) return undefined
+    // every permit of the key is ours: no other replica can have released one since Redis named the head
+    const heldAll = this.#holdsAll()
+    this.held.remove(id)
+    return { heldAll, leaseUntil: held.leaseUntil, grantedAt: held.grantedAt }
   }
 
   /**
-   * The waiter a permit released now may be handed to, or undefined. Only when this replica held
-   * every permit of the key when releasing (`holdsAll` before the release), Redis named one of our
-   * waiters as the head and it is queued, and the permit's lease is sure to last beyond the next
-   * renewal (`leaseUntil - now >= minLeaseLeftMs`: a stalled replica hands over nothing), and it is
-   * of the same app as the permit (`app`). The hint is used once.
+   * The waiter a permit given back now is handed to, here and now, or undefined (the hint is used
+   * once): only when this replica held every permit of the key, Redis named one of our queued waiters
+   * as the head, it is of the permit's app (the id Redis keeps names the app it counts), and the lease
+   * is sure to last beyond the next renewal (a stalled replica hands over nothing). Why this is fair
+   * and safe: docs/redis-limiter.md, "Inside one replica", and test/limiter/redis/handover.test.ts.
    */
-  handOverTarget(heldAll: boolean, leaseUntil: number, now: number, minLeaseLeftMs: number, app: string): Waiter | undefined {
-    const hint = this.headHint
-    this.headHint = undefined
+  handOver(heldAll: boolean, leaseUntil: number, now: number, app: string): Waiter | undefined {
+    const hint = this.head.take()
     if (!heldAll || hint === undefined) return undefined
-    const next = this.waiters.get(hint)
-    if (next?.phase !== 'queued') return undefined
-    if (leaseUntil - now < minLeaseLeftMs) return undefined
-    // Only within one app: the permit keeps its id in Redis, and the id names the app Redis counts
-    // it for (the app's cap, `/status`). Between apps, the release script grants (one round trip).
-    if (next.policy.app !== app) return undefined
-    return next
+    const next = this.queuedWaiter(hint)
+    if (next === undefined || this.leaseInDoubt(leaseUntil, now)) return undefined
+    return next.policy.app === app ? next : undefined
   }
 
-  /** A grant's lease, known to last at least until `leaseUntil`, may already have run out (or will before the next renewal). */
-  static leaseInDoubt(leaseUntil: number, now: number, minLeaseLeftMs: number): boolean {
-    return leaseUntil - now < minLeaseLeftMs
+  /** ids Redis may know that must be released or withdrawn once it answers again (by the next sync) */
+  dropLater(ids: readonly string[]): void {
+    for (const id of ids) this.#drops.add(id)
+  }
+
+  undrop(ids: readonly string[]): void {
+    for (const id of ids) this.#drops.delete(id)
+  }
+
+  /** The key is broken (Redis refuses it): nothing to withdraw from it; kept, the ids would keep its state for ever. */
+  forgetDrops(): void {
+    this.#drops.clear()
+  }
+
+  /** One sync at a time per key: the one running, or the one `run` starts; `done` after it ends. */
+  syncOnce(run: () => Promise<void>, done: () => void): Promise<void> {
+    this.#syncing ??= run().finally(() => {
+      this.#syncing = undefined
+      done()
+    })
+    return this.#syncing
+  }
+
+  /** A sync goes out now: what it is sent with (the ids to drop leave `drops`: back with `dropLater` if it fails). */
+  syncSent(now: number): SyncSent {
+    const drop = [...this.#drops]
+    this.#drops.clear()
+    const sweep = this.#syncs++ % SWEEP_EVERY === 0
+    return { sentAt: now, mark: this.head.mark, waiting: this.#queuedIds(), drop, renewing: this.held.ids(), recount: this.#recount, sweep }
+  }
+
+  /** What every sync reply says: held permits counted again, liveness announced, limit, head. */
+  synced(sent: SyncSent, reply: { readonly limit: number | undefined; readonly head: string | undefined }): void {
+    if (sent.recount) this.#recount = false
+    this.#announcedAt = Math.max(this.#announcedAt, sent.sentAt)
+    this.heardLimit(reply.limit)
+    this.head.fromReply(reply.head, sent.mark)
+  }
+
+  /** The sync found these waiters still queued (not granted before it was sent). */
+  stillQueued(ids: readonly string[], missing: ReadonlySet<string>, at: number): void {
+    for (const id of ids) if (!missing.has(id)) this.queuedWaiter(id)?.stillQueuedAt(at)
+  }
+
+  /** Arms the timer that syncs a little after the nearest lease ends on Redis's clock (so the holder is expired when we look). */
+  armSafety(delayMs: number, now: number, fire: () => void): void {
+    const at = now + delayMs + 5
+    if (this.#safety && this.#safetyAt <= at) return
+    this.stopSafety()
+    this.#safetyAt = at
+    this.#safety = setTimeout(() => {
+      this.#safety = undefined
+      fire()
+    }, delayMs + 5)
+    this.#safety.unref()
+  }
+
+  stopSafety(): void {
+    if (this.#safety) clearTimeout(this.#safety)
+    this.#safety = undefined
   }
 
   /** Nothing of this replica is left in the semaphore: its state can be forgotten. */
   isIdle(): boolean {
-    return this.held.size === 0 && this.waiters.size === 0 && this.drops.size === 0 && this.syncing === undefined
+    return this.held.size === 0 && this.#waiters.size === 0 && this.#drops.size === 0 && this.#syncing === undefined
   }
 
   /** Something to renew, flush or check in Redis. */
   isBusy(): boolean {
-    return this.held.size > 0 || this.waiters.size > 0 || this.drops.size > 0
+    return this.held.size > 0 || this.#waiters.size > 0 || this.#drops.size > 0
   }
 
-  clearSafety(): void {
-    if (this.safety) clearTimeout(this.safety)
-    this.safety = undefined
+  /** It holds permits or has waiters (the heartbeat lists it for `/status`). */
+  isActive(): boolean {
+    return this.held.size > 0 || this.#waiters.size > 0
   }
 }

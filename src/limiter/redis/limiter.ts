@@ -1,20 +1,10 @@
 import { hostname } from 'node:os'
 import { randomBytes } from 'node:crypto'
+import { BoundedMap } from '../../bounded/index.js'
 import { LimiterClosedError } from '../errors.js'
 import { Deadlines } from '../deadlines.js'
 import { abortReason } from '../memory/index.js'
-import type {
-  AcquireOptions,
-  KeyStatus,
-  Limiter,
-  LimiterMode,
-  LimiterObserver,
-  LimiterStatus,
-  LimitChange,
-  Permit,
-  PermitKey,
-  PermitOutcome,
-} from '../types.js'
+import type { AcquireOptions, KeyStatus, Limiter, LimiterMode, LimiterObserver, LimiterStatus, LimitChange, Permit, PermitKey, PermitOutcome } from '../types.js'
 import type { FairShare } from '../fairness/policy.js'
 import { connect, type Connections } from './connection.js'
 import { Fallback } from './fallback.js'
@@ -127,6 +117,7 @@ export class RedisLimiter implements Limiter {
         reroute: (ticket) => this.#route(ticket),
         lost: (permit) => this.#permitLost(permit),
         recounted: (key, count) => this.#log.warn({ instance: key.instance, endpoint: key.endpoint, count }, 'limiter: Redis had lost its data; the permits in flight were counted again'),
+        bug: (err) => this.#log.error({ err }, 'limiter: bug: a waiter was asked for a move its lifecycle does not allow; refused'),
       },
     )
   }
@@ -138,14 +129,7 @@ export class RedisLimiter implements Limiter {
     subscriber.on('error', (err: Error) => this.#connectionError(err))
     command.on('close', () => this.#redisFailed(new Error('connection to Redis closed')))
     command.on('ready', () => void this.#recover())
-    subscriber.on('message', (_channel: string, message: string) => {
-      // "<granted id> <id now at the head of the queue>", or just the granted id (ids have no spaces);
-      // " <tag>": the head this replica may know of for that semaphore is stale
-      const space = message.indexOf(' ')
-      if (space === 0) this.#shared.onHeadStale(message.slice(1))
-      else if (space < 0) this.#shared.onGrantMessage(message)
-      else this.#shared.onGrantMessage(message.slice(0, space), message.slice(space + 1))
-    })
+    subscriber.on('message', (_channel: string, message: string) => this.#shared.onMessage(message))
     const subscribed = subscriber.subscribe(this.#channel).catch((err: unknown) => {
       this.#log.warn({ err }, 'limiter: cannot subscribe to the grant channel yet; grants are found by the sync until then')
     })
@@ -237,36 +221,39 @@ export class RedisLimiter implements Limiter {
     return { keys: this.#shared.trackedKeys(), ...this.#fallback.size() }
   }
 
-  /** semaphores Redis refused, logged once each (a broken key fails every sync of it until repaired) */
-  readonly #brokenLogged = new Set<string>()
+  /**
+   * Semaphores Redis refused, logged once each: a broken key fails every sync of it until repaired.
+   * 1,000: more broken keys at once is a broken Redis; past it, a key is logged again now and then.
+   */
+  readonly #brokenLogged = new BoundedMap<string, true>(1_000)
 
   #keyBroken(key: PermitKey, err: unknown): void {
     const name = describeKey(key)
     if (this.#brokenLogged.has(name)) return
-    if (this.#brokenLogged.size >= 1_000) this.#brokenLogged.clear()
-    this.#brokenLogged.add(name)
+    this.#brokenLogged.set(name, true)
     this.#log.error(
       { err, instance: key.instance, endpoint: key.endpoint },
       'limiter: Redis refused this semaphore (a key of the wrong type or a corrupt entry?); its requests fail with SLUICE_UNAVAILABLE, every other key goes on',
     )
   }
 
-  #limitChanged(key: PermitKey, change: LimitChange): void {
+  /** Tells the observer; metrics and logs never break the limiter. */
+  #observe(tell: (observer: LimiterObserver) => void): void {
     try {
-      this.#observer?.limitChanged?.(key, change)
+      if (this.#observer) tell(this.#observer)
     } catch {
-      // metrics and logs never break the limiter
+      // an observer's failure is its own
     }
+  }
+
+  #limitChanged(key: PermitKey, change: LimitChange): void {
+    this.#observe((o) => o.limitChanged?.(key, change))
   }
 
   #permitLost(permit: SluicePermit): void {
     const err = new LeaseLostError(describeKey(permit.key))
     this.#log.warn({ instance: permit.key.instance, endpoint: permit.key.endpoint }, err.message)
-    try {
-      this.#observer?.leaseLost?.(permit.key)
-    } catch {
-      // metrics never break the limiter
-    }
+    this.#observe((o) => o.leaseLost?.(permit.key))
     permit.markLost(err)
   }
 
@@ -277,11 +264,7 @@ export class RedisLimiter implements Limiter {
   }
 
   #reportMode(mode: LimiterMode): void {
-    try {
-      this.#observer?.modeChanged?.(mode)
-    } catch {
-      // metrics never break the limiter
-    }
+    this.#observe((o) => o.modeChanged?.(mode))
   }
 
   #connectionError(err: Error): void {

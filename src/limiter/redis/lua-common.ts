@@ -1,4 +1,5 @@
 import { DECREASE, PROBE_RATE, WHOLE_SLACK } from '../learning/rule.js'
+import { luaGrantMessage } from './grant-message.js'
 import { LUA_FAIR } from './lua-fair.js'
 
 /**
@@ -163,7 +164,7 @@ local function grant(holders, queue, meta, lease, chan, limit, held, idle, grant
   for _, id in ipairs(given) do
     local rid = replica_of(id)
     if rid ~= self then
-      redis.call('PUBLISH', chan .. rid, next_head and (id .. ' ' .. next_head) or id)
+      redis.call('PUBLISH', chan .. rid, ${luaGrantMessage('id', 'next_head')})
     end
   end
   return held, next_head

@@ -31,6 +31,15 @@ export function waiterId(p: WaiterIdParts): string {
   return `${p.replicaId}/${arrived}~${sequence}:${cap}:${p.app}`
 }
 
+/**
+ * Ids of one replica, numbered in order: `next(policy, arrivedAt)` carries the app, its cap and the
+ * arrival, which the scripts read there.
+ */
+export function waiterIds(replicaId: string): (policy: { readonly app: string; readonly maxHeld: number }, arrivedAt: number) => string {
+  let sequence = 0
+  return (policy, arrivedAt) => waiterId({ replicaId, sequence: ++sequence, arrivedAt, maxHeld: policy.maxHeld, app: policy.app })
+}
+
 /** The app an id names; undefined for an id of the older form `<replica>/<sequence>`. */
 export function appOfId(id: string): string | undefined {
   const slash = id.lastIndexOf('/')

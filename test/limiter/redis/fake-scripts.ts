@@ -4,6 +4,7 @@ import { fairnessSettingsSchema } from '../../../src/limiter/fairness/settings.j
 import type { RunOptions, ScriptDef, ScriptRunner } from '../../../src/limiter/redis/script.js'
 import { SharedPermits } from '../../../src/limiter/redis/shared.js'
 import { SluicePermit, Ticket } from '../../../src/limiter/redis/ticket.js'
+import type { WaiterState } from '../../../src/limiter/redis/waiter.js'
 import type { LearnOptions, LimitChange, Permit } from '../../../src/limiter/types.js'
 import { key } from './helpers.js'
 
@@ -73,10 +74,10 @@ export interface RequestOptions {
 
 /**
  * SharedPermits on a FakeScripts and a fake clock (starting at `startAt`), with fair share between
- * apps when `fairness` (its settings) is given. `request` queues a ticket for the key; its outcome
+ * apps when `fairness` (its settings) is given, telling `waiterMoved` of every waiter move. `request` queues a ticket for the key; its outcome
  * is read from the returned record. `close` fails the tickets left and stops the permits.
  */
-export function fakeShared(o: { startAt?: number | undefined; fairness?: unknown } = {}) {
+export function fakeShared(o: { startAt?: number | undefined; fairness?: unknown; waiterMoved?: (id: string, from: WaiterState, to: WaiterState) => void } = {}) {
   const scripts = new FakeScripts()
   let now = o.startAt ?? 1_000
   const lost: SluicePermit[] = []
@@ -102,6 +103,7 @@ export function fakeShared(o: { startAt?: number | undefined; fairness?: unknown
       keyBroken: (_k, err) => failed.push(err),
       reroute: () => {},
       lost: (p) => lost.push(p),
+      waiterMoved: o.waiterMoved,
     },
   )
   const tickets: Ticket[] = []

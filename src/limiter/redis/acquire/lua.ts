@@ -1,3 +1,4 @@
+import { luaStaleHeadMessage } from '../grant-message.js'
 import { LUA_COMMON } from '../lua-common.js'
 
 /**
@@ -82,7 +83,7 @@ if at_head and first[2] then
     local r = replica_of(holder)
     if r and not told[r] then
       told[r] = true
-      redis.call('PUBLISH', chan .. r, ' ' .. tag)
+      redis.call('PUBLISH', chan .. r, ${luaStaleHeadMessage('tag')})
     end
   end
 end

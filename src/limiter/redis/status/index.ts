@@ -1,5 +1,5 @@
-import type { AppShare, KeyStatus } from '../../types.js'
-import { keyList, type GlobalKeys, type SemaphoreKeys } from '../keys.js'
+import type { AppShare, KeyStatus, LearnedLimitStatus } from '../../types.js'
+import { keyList, semaphoreKeysOf, type GlobalKeys, type SemaphoreKeys } from '../keys.js'
 import { stringsOf, type ScriptDef, type ScriptRunner } from '../script.js'
 import { ACTIVE_LUA, STATUS_LUA } from './lua.js'
 
@@ -30,4 +30,32 @@ export async function semaphoreStatus(scripts: ScriptRunner, keys: SemaphoreKeys
 /** Tags of the semaphores any live replica is using. */
 export async function activeTags(scripts: ScriptRunner, keys: GlobalKeys): Promise<string[]> {
   return stringsOf(await scripts.run(ACTIVE_SCRIPT, [keys.active], []))
+}
+
+/** How many learned limits `/status` lists at most. */
+const LEARNED_SHOWN = 1_000
+
+/**
+ * What `/status` shows of Redis (docs/redis-limiter.md, "Status and metrics"): every semaphore any
+ * live replica uses (the registry's active tags, and `localTags()`, this replica's own, read after) with its global
+ * counts, those busy now; and the learned limits among the semaphores used within the last lease.
+ */
+export async function sharedStatus(
+  scripts: ScriptRunner,
+  globalKeys: GlobalKeys,
+  o: { readonly prefix: string; readonly idleMs: number; readonly localTags: () => readonly string[] },
+): Promise<{ keys: KeyStatus[]; learned: LearnedLimitStatus[] }> {
+  const tags = new Set([...(await activeTags(scripts, globalKeys)), ...o.localTags()])
+  const all = await Promise.all([...tags].map((tag) => semaphoreStatus(scripts, semaphoreKeysOf(o.prefix, tag), o.idleMs)))
+  const byKey = (a: KeyStatus, b: KeyStatus): number => a.instance.localeCompare(b.instance) || a.endpoint.localeCompare(b.endpoint)
+  const keys = all
+    .filter((s) => s.inFlight > 0 || s.queued > 0)
+    .map((s) => ({ ...s }))
+    .sort(byKey)
+  const learned = all
+    .filter((s) => s.learned !== undefined && s.instance !== '')
+    .sort(byKey)
+    .slice(0, LEARNED_SHOWN)
+    .map((s) => ({ instance: s.instance, endpoint: s.endpoint, limit: s.limit, value: s.learned!.value, ceiling: s.learned!.ceiling }))
+  return { keys, learned }
 }

@@ -1,0 +1,76 @@
+import type { SluicePermit } from './ticket.js'
+
+/** A permit this replica holds from Redis. */
+export interface Held {
+  readonly permit: SluicePermit
+  /** the lease lasts at least until then (monotonic ms): a lower bound from when the grant or the last renewal was sent */
+  readonly leaseUntil: number
+  /** when this replica got the permit (monotonic ms): a learned limit's decrease window reads it */
+  readonly grantedAt: number
+}
+
+/**
+ * The permits one key's semaphore holds here, by Redis id, with a lower bound of each lease (docs/
+ * redis-limiter.md, "Leases"). Part of KeySemaphore, which decides when one is given back or handed over.
+ */
+export class HeldPermits {
+  readonly #held = new Map<string, { permit: SluicePermit; leaseUntil: number; grantedAt: number }>()
+
+  get size(): number {
+    return this.#held.size
+  }
+
+  get(id: string): Held | undefined {
+    return this.#held.get(id)
+  }
+
+  ids(): string[] {
+    return [...this.#held.keys()]
+  }
+
+  permits(): SluicePermit[] {
+    return [...this.#held.values()].map((h) => h.permit)
+  }
+
+  /** A grant (or an adoption) made this permit ours, under `id`. */
+  hold(id: string, permit: SluicePermit, leaseUntil: number, grantedAt: number): void {
+    this.#held.set(id, { permit, leaseUntil, grantedAt })
+  }
+
+  /** Given back, handed over or lost: no longer ours. */
+  remove(id: string): void {
+    this.#held.delete(id)
+  }
+
+  /** Redis no longer counts this permit (its lease ran out and was purged): it is lost. */
+  lose(id: string): SluicePermit | undefined {
+    const held = this.#held.get(id)
+    if (held === undefined) return undefined
+    this.#held.delete(id)
+    return held.permit
+  }
+
+  /**
+   * Redis had lost its data and counted these held permits again: one whose request is upstream
+   * stays; one not sent yet leaves, returned (lost, its id to release) — another replica may have
+   * been granted the slot that looked empty (docs/redis-limiter.md, "Failure modes").
+   */
+  recounted(ids: readonly string[]): { readonly id: string; readonly permit: SluicePermit }[] {
+    const unsent: { id: string; permit: SluicePermit }[] = []
+    for (const id of ids) {
+      const held = this.#held.get(id)
+      if (held === undefined || held.permit.sent) continue
+      this.#held.delete(id)
+      unsent.push({ id, permit: held.permit })
+    }
+    return unsent
+  }
+
+  /** A sync renewed these leases (those still held): each lasts at least until `leaseUntil`. */
+  renewed(ids: readonly string[], leaseUntil: number): void {
+    for (const id of ids) {
+      const held = this.#held.get(id)
+      if (held) held.leaseUntil = Math.max(held.leaseUntil, leaseUntil)
+    }
+  }
+}

@@ -1,0 +1,102 @@
+import type { PermitOutcome } from '../types.js'
+import type { KeySemaphore } from './key-semaphore.js'
+import type { ReplicaScripts } from './replica-scripts.js'
+import { isKeyError } from './script.js'
+import type { Semaphores } from './semaphores.js'
+import type { SharedHooks } from './shared.js'
+import type { SluicePermit } from './ticket.js'
+import type { Answer, Granting } from './waiting.js'
+
+export interface ReleasesDeps {
+  readonly scripts: ReplicaScripts
+  readonly semaphores: Semaphores
+  readonly hooks: SharedHooks
+  readonly now: () => number
+  /** the waiters' side: a permit handed over, or granted by a release's reply, ends a wait there */
+  readonly waiting: () => Granting
+}
+
+/**
+ * The permits this replica holds from Redis, from their grant to their release: whether one may
+ * still start a request, its release (with what the API answered, for a learned limit), the handover
+ * to one of our own waiters without a round trip, and the release script that gives ids back.
+ */
+export class Releases {
+  readonly #d: ReleasesDeps
+  readonly #leaseMs: number
+
+  constructor(deps: ReleasesDeps) {
+    this.#d = deps
+    this.#leaseMs = deps.scripts.replica.leaseMs
+  }
+
+  /**
+   * A Redis permit's lease is sure to last until the next renewal (KeySemaphore.leaseInDoubt): false
+   * after a stall since the grant or the last renewal longer than two thirds of a lease, and for a
+   * permit no longer held here (lost, released). Asked before a request starts on the permit.
+   */
+  leaseHolds(permit: SluicePermit): boolean {
+    const grant = permit.grant
+    if (grant.kind !== 'redis') return true
+    return this.#d.semaphores.byTag(grant.tag)?.leaseHolds(grant.id, permit, this.#d.now()) ?? false
+  }
+
+  /**
+   * Gives back a permit Redis granted, with what the API answered its request (a learned limit learns
+   * it in the same script). Never throws; on failure the id is retried on the next sync.
+   */
+  releasePermit(permit: SluicePermit, outcome?: PermitOutcome): void {
+    const grant = permit.grant
+    if (grant.kind !== 'redis') return
+    const sem = this.#d.semaphores.byTag(grant.tag)
+    const back = sem?.takeBack(grant.id, permit)
+    if (!sem || !back) return // already lost: Redis no longer knows it
+    const now = this.#d.now()
+    const answer = permit.limits.learn !== undefined && (outcome === 'success' || outcome === 'throttled') ? { outcome, heldMs: now - back.grantedAt } : undefined
+    const next = sem.handOver(back.heldAll, back.leaseUntil, now, permit.app)
+    // A 429 on a learned limit may lower it: that slot goes back through Redis, which learns first
+    // and grants only under the new limit (a handover would keep the old concurrency one more turn).
+    if (next && answer?.outcome !== 'throttled') {
+      // The waiter takes the permit — same id, lease and slot, never free in Redis — and leaves the
+      // queue after this turn (served: its start tag moves the virtual time, as Redis's own grant
+      // would; the answer is learned there). docs/redis-limiter.md, "Inside one replica".
+      this.#d.waiting().grant(next, grant.id, back.leaseUntil)
+      setImmediate(() => void this.release(sem, [next.id], true, answer, true))
+    } else {
+      void this.release(sem, [grant.id], back.heldAll, answer)
+    }
+  }
+
+  /**
+   * Releases holders and withdraws waiters of one semaphore. `wantHead`: this replica holds every
+   * permit of the key, so the head Redis names may be its to hand over. `answer`: what the API
+   * answered the released permit's request. `served`: the ids are waiters a handover served.
+   */
+  async release(sem: KeySemaphore, ids: string[], wantHead = false, answer?: Answer, served = false): Promise<void> {
+    const sentAt = this.#d.now()
+    const mark = sem.head.mark
+    try {
+      const { granted, head, limit, learned } = await this.#d.scripts.release(sem, { ids, wantHead, answer, served })
+      sem.head.fromReply(head, mark)
+      sem.heardLimit(limit)
+      if (answer !== undefined && learned !== undefined && limit !== undefined && limit !== learned.from) {
+        this.#d.hooks.limitChanged?.(sem.key, { from: learned.from, to: limit, value: learned.value, reason: answer.outcome === 'throttled' ? 'throttled' : 'saturated', held: learned.held })
+      }
+      // A slot handed to one of our own waiters is granted from this reply (no message is sent for it;
+      // the reply carries the head a message would name, taken above). Were the reply lost, Redis
+      // counts as unreachable and the waiter's id is given back (detachWaiters), granted or not.
+      for (const id of granted) {
+        const waiter = this.#d.semaphores.waiter(id)
+        // granted by this script, so after it was sent
+        if (waiter) this.#d.waiting().granted(waiter, sentAt + this.#leaseMs)
+      }
+    } catch (err) {
+      if (isKeyError(err)) this.#d.hooks.keyBroken(sem.key, err)
+      else {
+        sem.dropLater(ids)
+        this.#d.hooks.failed(err)
+      }
+    }
+    this.#d.semaphores.collect(sem)
+  }
+}

@@ -1,0 +1,95 @@
+import type { PermitKey } from '../types.js'
+import { acquire, type AcquireArgs, type AcquireReply } from './acquire/index.js'
+import { adopt } from './adopt/index.js'
+import type { SemaphoreKeys } from './keys.js'
+import { release, type ReleaseArgs, type ReleaseResult } from './release/index.js'
+import { renew } from './renew/index.js'
+import type { RunOptions, ScriptRunner } from './script.js'
+import { sync, type SyncArgs, type SyncReply } from './sync/index.js'
+
+/** What every script of this replica is sent with, whatever the key. */
+export interface ReplicaConstants {
+  readonly replicaId: string
+  readonly channelPrefix: string
+  readonly leaseMs: number
+  /** how long a replica's waiters stay in the queue without it renewing its liveness */
+  readonly liveMs: number
+  /** an untouched semaphore's keys expire after this */
+  readonly idleMs: number
+}
+
+/** The semaphore a script is for: its keys, the limit argument in force, and the key its meta hash describes. */
+export interface ScriptTarget {
+  readonly key: PermitKey
+  readonly keys: SemaphoreKeys
+  readonly arg: string
+}
+
+/**
+ * The semaphore scripts as this replica sends them: each call fills in the replica's constants and
+ * the semaphore's keys and limit argument, so a caller names only what varies per call. The
+ * scripts' own argument lists are in their folders (`<operation>/index.ts`).
+ */
+export class ReplicaScripts {
+  constructor(
+    readonly runner: ScriptRunner,
+    readonly replica: ReplicaConstants,
+  ) {}
+
+  // (object literals of one shape, not spreads: these two run for every request)
+  acquire(sem: ScriptTarget, a: Pick<AcquireArgs, 'id' | 'ageMs' | 'full' | 'announce' | 'wantHead' | 'cost'>, options?: RunOptions): Promise<AcquireReply> {
+    const r = this.replica
+    return acquire(
+      this.runner,
+      sem.keys,
+      {
+        id: a.id,
+        replicaId: r.replicaId,
+        limit: sem.arg,
+        leaseMs: r.leaseMs,
+        liveMs: r.liveMs,
+        idleMs: r.idleMs,
+        ageMs: a.ageMs,
+        full: a.full,
+        announce: a.announce,
+        instance: sem.key.instance,
+        endpoint: sem.key.endpoint,
+        channelPrefix: r.channelPrefix,
+        wantHead: a.wantHead,
+        cost: a.cost,
+      },
+      options,
+    )
+  }
+
+  release(sem: ScriptTarget, a: Pick<ReleaseArgs, 'ids' | 'wantHead' | 'answer' | 'served'>): Promise<ReleaseResult> {
+    const r = this.replica
+    return release(this.runner, sem.keys, {
+      ids: a.ids,
+      limit: sem.arg,
+      leaseMs: r.leaseMs,
+      idleMs: r.idleMs,
+      channelPrefix: r.channelPrefix,
+      replicaId: r.replicaId,
+      wantHead: a.wantHead,
+      answer: a.answer,
+      served: a.served,
+    })
+  }
+
+  renew(sem: ScriptTarget, id: string): Promise<boolean> {
+    return renew(this.runner, sem.keys, { id, leaseMs: this.replica.leaseMs, idleMs: this.replica.idleMs })
+  }
+
+  sync(sem: ScriptTarget, a: Pick<SyncArgs, 'held' | 'waiting' | 'drop' | 'sweep' | 'recount'>): Promise<SyncReply> {
+    const { replicaId, leaseMs, liveMs, idleMs, channelPrefix } = this.replica
+    const { instance, endpoint } = sem.key
+    return sync(this.runner, sem.keys, { ...a, replicaId, limit: sem.arg, instance, endpoint, leaseMs, liveMs, idleMs, channelPrefix })
+  }
+
+  adopt(sem: ScriptTarget, ids: readonly string[]): Promise<number> {
+    const { replicaId, leaseMs, liveMs, idleMs } = this.replica
+    const { instance, endpoint } = sem.key
+    return adopt(this.runner, sem.keys, { replicaId, limit: sem.arg, leaseMs, liveMs, idleMs, instance, endpoint, ids })
+  }
+}

@@ -1,0 +1,143 @@
+import { BoundedMap } from '../../bounded/index.js'
+import type { PermitKey } from '../types.js'
+import { KeySemaphore, type SemaphoreContext } from './key-semaphore.js'
+import { limitArg, semaphoreKeysOf, tagOf } from './keys.js'
+import type { LimitOptions } from './ticket.js'
+import type { IllegalTransitionError, Waiter, WaiterState } from './waiter.js'
+
+/**
+ * How many keys the memos below keep at most, the least recently used forgotten first. A replica
+ * busy on more keys than that at once is far past any deployment we know of (one per (instance,
+ * endpoint) in use); past it, a forgotten key costs one hash (tag), one announcement too many
+ * (announced), or starts a learned limit from its bounds until the next reply (known).
+ */
+const KEYS_REMEMBERED = 10_000
+
+export interface SemaphoresConfig {
+  readonly prefix: string
+  readonly syncMs: number
+  readonly now: () => number
+  /** a waiter move the lifecycle does not allow (waiter.ts) */
+  illegal(err: IllegalTransitionError): void
+  moved?(waiter: Waiter, from: WaiterState, to: WaiterState): void
+}
+
+/**
+ * The semaphores this replica keeps state for — one KeySemaphore per key it has waiters, permits or
+ * ids to give back in, forgotten once idle — and its waiters by id (a grant message names only the
+ * id). Also what is kept of a key after its state is forgotten: its tag, its limit in force, and
+ * when this replica last announced itself to it.
+ */
+export class Semaphores {
+  readonly #byTag = new Map<string, KeySemaphore>()
+  /** every live waiter of this replica by id, in the order they were made */
+  readonly #waiters = new Map<string, Waiter>()
+  /** semaphores used since the last heartbeat, even if idle again by then (for `/status` elsewhere) */
+  readonly #touched = new Set<string>()
+  /** (instance, endpoint) → tag, so the hot path does not hash each time */
+  readonly #tags = new BoundedMap<string, string>(KEYS_REMEMBERED)
+  /** the limit in force each semaphore last had: a key used again starts from it */
+  readonly #known = new BoundedMap<string, number>(KEYS_REMEMBERED)
+  /**
+   * When this replica last announced itself to a semaphore it has forgotten, with the limit argument
+   * it announced: a key used again soon (each request of a key used one at a time finds it idle)
+   * announces again only a third of a lease after the last time, as a busy key's sync does.
+   */
+  readonly #announced = new BoundedMap<string, { readonly at: number; readonly arg: string }>(KEYS_REMEMBERED)
+  /**
+   * When Redis last became unreachable: an announcement made before may be gone with Redis's data,
+   * so it is never kept for a key used again (see `collect`).
+   */
+  #detachedAt = Number.NEGATIVE_INFINITY
+  readonly #config: SemaphoresConfig
+  readonly #context: SemaphoreContext
+
+  constructor(config: SemaphoresConfig) {
+    this.#config = config
+    this.#context = {
+      syncMs: config.syncMs,
+      joined: (waiter) => void this.#waiters.set(waiter.id, waiter),
+      left: (waiter) => {
+        if (this.#waiters.get(waiter.id) === waiter) this.#waiters.delete(waiter.id)
+      },
+      limitHeard: (sem, limit) => this.#known.set(sem.tag, limit),
+      illegal: (err) => config.illegal(err),
+      moved: config.moved === undefined ? undefined : (waiter, from, to) => config.moved?.(waiter, from, to),
+    }
+  }
+
+  #tagOf(key: PermitKey): string {
+    return this.#tags.getOrMake(`${key.instance}\n${key.endpoint}`, () => tagOf(key))
+  }
+
+  #knownOf(tag: string, limits: LimitOptions): number {
+    const { limit, learn } = limits
+    if (learn === undefined) return limit
+    return this.#known.get(tag) ?? Math.max(1, Math.min(limit, learn.ceiling))
+  }
+
+  /** The key's semaphore, made when this replica has none; marked used for the next heartbeat. */
+  of(key: PermitKey, limits: LimitOptions): KeySemaphore {
+    const tag = this.#tagOf(key)
+    const arg = limitArg(limits)
+    let sem = this.#byTag.get(tag)
+    if (!sem) {
+      const announced = this.#announced.get(tag)
+      const at = announced !== undefined && announced.arg === arg ? announced.at : Number.NEGATIVE_INFINITY
+      sem = new KeySemaphore({ instance: key.instance, endpoint: key.endpoint }, semaphoreKeysOf(this.#config.prefix, tag), arg, this.#knownOf(tag, limits), at, this.#context)
+      this.#byTag.set(tag, sem)
+    }
+    this.#touched.add(tag)
+    sem.useLimits(arg, limits)
+    return sem
+  }
+
+  byTag(tag: string): KeySemaphore | undefined {
+    return this.#byTag.get(tag)
+  }
+
+  waiter(id: string): Waiter | undefined {
+    return this.#waiters.get(id)
+  }
+
+  /** A key's limit as this replica last heard it from Redis (for the fallback's share while Redis is away). */
+  knownLimit(key: PermitKey, limits: LimitOptions): number {
+    const tag = this.#tagOf(key)
+    return this.#byTag.get(tag)?.limit ?? this.#knownOf(tag, limits)
+  }
+
+  /** Forgets a semaphore this replica no longer uses (its Redis keys expire by themselves). */
+  collect(sem: KeySemaphore): void {
+    if (!sem.isIdle()) return
+    sem.stopSafety()
+    if (this.#byTag.get(sem.tag) !== sem) return
+    this.#byTag.delete(sem.tag)
+    if (sem.announcedAt <= this.#detachedAt) return
+    this.#announced.set(sem.tag, { at: sem.announcedAt, arg: sem.arg })
+  }
+
+  /**
+   * Redis became unreachable: it may come back without its data, so every key announces this replica
+   * again on its next use. Returns every live waiter, in the order they were made.
+   */
+  detached(): Waiter[] {
+    this.#announced.clear()
+    this.#detachedAt = this.#config.now()
+    return [...this.#waiters.values()]
+  }
+
+  all(): KeySemaphore[] {
+    return [...this.#byTag.values()]
+  }
+
+  get size(): number {
+    return this.#byTag.size
+  }
+
+  /** Tags used since the last call. */
+  takeTouched(): string[] {
+    const tags = [...this.#touched]
+    this.#touched.clear()
+    return tags
+  }
+}

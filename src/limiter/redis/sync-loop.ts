@@ -1,0 +1,119 @@
+import type { KeySemaphore } from './key-semaphore.js'
+import type { ReplicaScripts } from './replica-scripts.js'
+import { isKeyError } from './script.js'
+import type { Semaphores } from './semaphores.js'
+import type { SharedHooks } from './shared.js'
+import type { SyncReply } from './sync/index.js'
+import type { Waiting } from './waiting.js'
+
+export interface SyncLoopDeps {
+  readonly scripts: ReplicaScripts
+  readonly semaphores: Semaphores
+  readonly hooks: SharedHooks
+  readonly now: () => number
+  readonly waiting: Pick<Waiting, 'grant' | 'requeue'>
+  /** gives ids back to Redis (Releases.release) */
+  readonly release: (sem: KeySemaphore, ids: string[]) => Promise<void>
+}
+
+const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)))
+
+/**
+ * The safety net under every wait and lease (docs/redis-limiter.md, "Scripts", `sync`): every third
+ * of a lease (RedisLimiter's tick calls `syncAll`), and at the nearest lease expiry while waiters are
+ * queued (the safety timer), one sync script per busy semaphore renews this replica's leases and
+ * liveness, gives back ids dropped while Redis was away, and finds grants whose message was lost,
+ * leases lost, waiters Redis dropped and permits it counted again after losing its data.
+ */
+export class SyncLoop {
+  readonly #d: SyncLoopDeps
+  readonly #leaseMs: number
+
+  constructor(deps: SyncLoopDeps) {
+    this.#d = deps
+    this.#leaseMs = deps.scripts.replica.leaseMs
+  }
+
+  /**
+   * Syncs every semaphore this replica has something in. Rejects with the first failure that means
+   * Redis is unreachable; a broken key is reported (hooks.keyBroken) and does not fail the rest.
+   */
+  async syncAll(): Promise<void> {
+    const busy = this.#d.semaphores.all().filter((s) => s.isBusy())
+    const results = await Promise.allSettled(busy.map((s) => this.syncState(s)))
+    let unreachable: Error | undefined
+    results.forEach((r, i) => {
+      if (r.status === 'fulfilled') return
+      if (isKeyError(r.reason)) this.#syncFailed(busy[i]!, r.reason)
+      else unreachable ??= asError(r.reason)
+    })
+    if (unreachable !== undefined) throw unreachable
+  }
+
+  /** Renews, flushes and checks one semaphore (one sync at a time per key). Rejects when Redis fails. */
+  syncState(sem: KeySemaphore): Promise<void> {
+    return sem.syncOnce(
+      () => this.#sync(sem),
+      () => this.#d.semaphores.collect(sem),
+    )
+  }
+
+  async #sync(sem: KeySemaphore): Promise<void> {
+    const sent = sem.syncSent(this.#d.now())
+    let reply: SyncReply
+    try {
+      reply = await this.#d.scripts.sync(sem, { held: sent.renewing, waiting: sent.waiting, drop: sent.drop, sweep: sent.sweep, recount: sent.recount })
+    } catch (err) {
+      sem.dropLater(sent.drop)
+      throw err
+    }
+    sem.synced(sent, reply)
+    for (const id of reply.lost) {
+      const permit = sem.held.lose(id)
+      if (permit) this.#d.hooks.lost(permit)
+    }
+    if (reply.recounted.length > 0) this.#recounted(sem, reply.recounted)
+    // renewed (or counted again) by this script: each lease now lasts at least a lease from when it was sent
+    sem.held.renewed(sent.renewing, sent.sentAt + this.#leaseMs)
+    for (const id of reply.granted) {
+      const waiter = sem.queuedWaiter(id)
+      if (waiter) this.#d.waiting.grant(waiter)
+    }
+    const missing = new Set(reply.missing)
+    sem.stillQueued(sent.waiting, missing, sent.sentAt)
+    for (const id of reply.missing) {
+      // Dropped from the queue while this replica looked dead (a long stall), or Redis lost its
+      // data: queued again, same age.
+      const waiter = sem.queuedWaiter(id)
+      if (waiter) this.#d.waiting.requeue(waiter)
+    }
+    if (sem.hasQueued && reply.nearestExpiryMs >= 0) {
+      sem.armSafety(reply.nearestExpiryMs, this.#d.now(), () => {
+        if (sem.hasQueued) this.syncState(sem).catch((err: unknown) => this.#syncFailed(sem, err))
+      })
+    }
+  }
+
+  /**
+   * Redis had lost its data, and the sync counted these held permits again: one whose request was not
+   * sent yet is lost — `canStart()` false, so the proxy gives it back and its request waits again at
+   * its place — and its id leaves `holders` now (the proxy's release of a lost permit sends nothing).
+   * Decided on the reply: a request sent while the sync was on its way was counted again by it.
+   */
+  #recounted(sem: KeySemaphore, ids: readonly string[]): void {
+    const unsent = sem.held.recounted(ids)
+    for (const { permit } of unsent) this.#d.hooks.lost(permit)
+    if (ids.length > unsent.length) this.#d.hooks.recounted?.(sem.key, ids.length - unsent.length)
+    if (unsent.length > 0) void this.#d.release(sem, unsent.map((u) => u.id))
+  }
+
+  #syncFailed(sem: KeySemaphore, err: unknown): void {
+    if (isKeyError(err)) {
+      this.#d.hooks.keyBroken(sem.key, err)
+      sem.forgetDrops()
+      this.#d.semaphores.collect(sem)
+    } else {
+      this.#d.hooks.failed(err)
+    }
+  }
+}

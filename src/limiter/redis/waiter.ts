@@ -1,0 +1,138 @@
+import type { AppPolicy } from '../fairness/policy.js'
+import type { KeySemaphore } from './key-semaphore.js'
+import type { Ticket } from './ticket.js'
+
+/**
+ * Where one waiter of this replica is in its wait for a Redis permit (docs/redis-limiter.md, "The
+ * waiter's lifecycle"):
+ * - `new`: made, not placed yet;
+ * - `parked`: not sent — whether the queue bounds leave it room depends on acquires still on their way;
+ * - `deferred`: its acquire goes out after this turn of the event loop (every permit of the key is here);
+ * - `sending`: its acquire is on its way;
+ * - `queued`: Redis has it in the queue;
+ * - `confirming`: Redis granted it, but the grant was read too late to be sure the lease still runs,
+ *   and a renewal is on its way.
+ * The other states are ends: `granted` (it has its permit), `refused` (its queue was full), `failed`
+ * (a script for it failed), `withdrawn` (aborted, past its deadline, drained), `requeued` (it waits
+ * again under a new id), `detached` (Redis became unreachable: the fallback serves its request).
+ * Only a waiter that was never sent (`parked`, `deferred`) leaves nothing in Redis.
+ */
+export type WaiterState = 'new' | 'parked' | 'deferred' | 'sending' | 'queued' | 'confirming' | 'granted' | 'refused' | 'failed' | 'withdrawn' | 'requeued' | 'detached'
+
+/**
+ * Every move a waiter may make; anything else is a bug. test/limiter/redis/waiter-lifecycle.test.ts
+ * drives each of these moves through the replica's side and checks that every other is refused.
+ */
+export const WAITER_TRANSITIONS: { readonly [S in WaiterState]: readonly WaiterState[] } = {
+  new: ['parked', 'deferred', 'sending'],
+  parked: ['deferred', 'sending', 'withdrawn', 'detached'],
+  deferred: ['sending', 'withdrawn', 'detached'],
+  sending: ['queued', 'confirming', 'granted', 'refused', 'failed', 'withdrawn', 'detached'],
+  queued: ['confirming', 'granted', 'requeued', 'withdrawn', 'detached'],
+  // a renewal itself read too late is confirmed again
+  confirming: ['confirming', 'granted', 'requeued', 'failed', 'withdrawn', 'detached'],
+  granted: [],
+  refused: [],
+  failed: [],
+  withdrawn: [],
+  requeued: [],
+  detached: [],
+}
+
+/** A move the table does not allow: a bug in the limiter, never a state of Redis or of the network. */
+export class IllegalTransitionError extends Error {
+  constructor(
+    readonly waiterId: string,
+    readonly from: WaiterState,
+    readonly to: WaiterState,
+  ) {
+    super(`limiter bug: waiter ${waiterId} cannot go from ${from} to ${to}`)
+    this.name = 'IllegalTransitionError'
+  }
+}
+
+/** What a waiter tells its owner about its moves (KeySemaphore keeps its counts by them). */
+export interface WaiterWatch {
+  /** a move the table allows was made */
+  moved(waiter: Waiter, from: WaiterState, to: WaiterState): void
+  /** a move the table refuses was asked for: the waiter stays where it is */
+  illegal(err: IllegalTransitionError): void
+}
+
+/**
+ * One request of this replica waiting in a semaphore's Redis queue. Made by its KeySemaphore, which
+ * moves it; `move` is the one place a state changes, and refuses what WAITER_TRANSITIONS does not list.
+ */
+export class Waiter {
+  #state: WaiterState = 'new'
+  #notGrantedAt = 0
+  #grantedEarly = false
+  readonly #watch: WaiterWatch
+
+  constructor(
+    readonly id: string,
+    readonly ticket: Ticket,
+    /** its app's weight and caps (README "Fair share between apps") */
+    readonly policy: AppPolicy,
+    readonly semaphore: KeySemaphore,
+    watch: WaiterWatch,
+  ) {
+    this.#watch = watch
+  }
+
+  get state(): WaiterState {
+    return this.#state
+  }
+
+  /** Not at an end: this replica still answers for it. */
+  get live(): boolean {
+    return WAITER_TRANSITIONS[this.#state].length > 0
+  }
+
+  /** Sent at some point: Redis may know its id (withdrawing it takes a script). */
+  get sent(): boolean {
+    return this.#state !== 'new' && this.#state !== 'parked' && this.#state !== 'deferred'
+  }
+
+  /**
+   * A moment (monotonic ms) at which Redis had certainly not granted it yet — when its acquire was
+   * sent, or a sync that found it still queued. Its lease, once granted, runs at least until this
+   * plus a lease.
+   */
+  get notGrantedAt(): number {
+    return this.#notGrantedAt
+  }
+
+  /** a grant message came before its acquire's reply */
+  get grantedEarly(): boolean {
+    return this.#grantedEarly
+  }
+
+  /** Moves it to `to`; false (and the bug reported) when the table does not allow it. */
+  move(to: WaiterState): boolean {
+    const from = this.#state
+    if (!WAITER_TRANSITIONS[from].includes(to)) {
+      this.#watch.illegal(new IllegalTransitionError(this.id, from, to))
+      return false
+    }
+    this.#state = to
+    this.#watch.moved(this, from, to)
+    return true
+  }
+
+  /** Its acquire goes out now. */
+  stampSent(at: number): void {
+    this.#notGrantedAt = at
+    this.#grantedEarly = false
+  }
+
+  /** A sync sent at `at` found it still queued. */
+  stillQueuedAt(at: number): void {
+    this.#notGrantedAt = Math.max(this.#notGrantedAt, at)
+  }
+
+  /** A grant message came while its acquire was on its way. */
+  heardGrantEarly(): void {
+    this.#grantedEarly = true
+  }
+}

@@ -1,0 +1,234 @@
+import { LimiterClosedError, QueueFullError } from '../errors.js'
+import type { FairShare } from '../fairness/policy.js'
+import type { AcquireReply } from './acquire/index.js'
+import type { Admission, KeySemaphore } from './key-semaphore.js'
+import type { ReplicaScripts } from './replica-scripts.js'
+import { isKeyError } from './script.js'
+import type { Semaphores } from './semaphores.js'
+import type { SharedHooks } from './shared.js'
+import { describeKey, type Ticket } from './ticket.js'
+import type { Waiter } from './waiter.js'
+
+/** What the API answered a released permit's request, for a learned limit (see the release script). */
+export type Answer = { readonly outcome: 'success' | 'throttled'; readonly heldMs: number }
+
+export interface WaitingDeps {
+  readonly scripts: ReplicaScripts
+  readonly semaphores: Semaphores
+  readonly hooks: SharedHooks
+  readonly fairness: FairShare
+  readonly now: () => number
+  /** a new id of this replica (waiter-id.ts) */
+  readonly nextId: (policy: { readonly app: string; readonly maxHeld: number }, arrivedAt: number) => string
+  /** gives ids back to Redis (Releases.release) */
+  readonly release: (sem: KeySemaphore, ids: string[]) => Promise<void>
+}
+
+/**
+ * A request's wait in Redis, from its ticket to its permit (docs/redis-limiter.md, "How a wait
+ * works"): sends its acquire, reads the reply and every later word of a grant (a message, a release's
+ * or a sync's reply), confirms a grant read too late, queues it again under a new id when Redis lost
+ * it, and withdraws it. Each step tells the waiter's KeySemaphore, which moves it (waiter.ts).
+ */
+export class Waiting {
+  readonly #d: WaitingDeps
+  readonly #leaseMs: number
+
+  constructor(deps: WaitingDeps) {
+    this.#d = deps
+    this.#leaseMs = deps.scripts.replica.leaseMs
+  }
+
+  /** Starts a ticket's wait in Redis: granted at once when a slot is free and nobody is ahead. */
+  enqueue(ticket: Ticket): void {
+    const sem = this.#d.semaphores.of(ticket.key, ticket.options)
+    const policy = this.#d.fairness.of(ticket.options.app)
+    const waiter = sem.join(this.#d.nextId(policy, ticket.arrivedAt), ticket, policy)
+    ticket.withdraw = () => this.withdraw(waiter)
+    const how = sem.enter(waiter)
+    if (how !== 'parked') this.#start(waiter, how)
+  }
+
+  /**
+   * Sends a waiter the queue bounds let in. Deferred (every permit of the key is held here, so it can
+   * only queue), its acquire goes out after this turn of the event loop: a request handed a permit in
+   * this turn (a release's handover) starts first, not behind a write that wakes Redis.
+   */
+  #start(waiter: Waiter, how: Admission): void {
+    const keepAge = waiter.ticket.retried
+    if (how === 'send') {
+      void this.#sendAcquire(waiter, keepAge)
+      return
+    }
+    setImmediate(() => {
+      // withdrawn (or detached) before Redis heard of it: nothing to send
+      if (waiter.semaphore.undefer(waiter)) void this.#sendAcquire(waiter, keepAge)
+    })
+  }
+
+  #admitParked(sem: KeySemaphore): void {
+    sem.admitParked((waiter, how) => this.#start(waiter, how))
+  }
+
+  /** `keepAge`: place the waiter by its age (it waited before), not by when Redis sees it. */
+  async #sendAcquire(waiter: Waiter, keepAge: boolean): Promise<void> {
+    const { semaphore: sem, ticket, policy } = waiter
+    const sent = sem.acquireSent(waiter, keepAge, this.#d.now())
+    let reply: AcquireReply
+    try {
+      reply = await this.#d.scripts.acquire(
+        sem,
+        {
+          id: waiter.id,
+          // at least 1: an age of 0 means a new waiter to the script (placed and charged as new)
+          ageMs: keepAge ? Math.max(1, ticket.ageMs) : 0,
+          // the replica's queue for the key, or its app's part of it, is full: refuse rather than queue
+          full: sent.full,
+          announce: sent.announce,
+          wantHead: sent.wantHead,
+          cost: policy.cost,
+        },
+        // a NOSCRIPT re-send of an acquire withdrawn meanwhile would run after its withdrawal
+        { resendIf: () => waiter.live },
+      )
+    } catch (err) {
+      if (waiter.live) this.#attemptFailed(waiter, err)
+      return
+    }
+    sem.acquireAnswered(sent, reply)
+    // Withdrawn meanwhile: the release sent after this acquire on the same connection undoes it.
+    if (!waiter.live) return
+    if (reply.kind === 'granted') {
+      this.grant(waiter)
+    } else if (reply.kind === 'full') {
+      const full = sem.refuse(waiter)
+      this.#admitParked(sem)
+      ticket.withdraw = undefined
+      ticket.fail(full.app ? new QueueFullError(`${describeKey(ticket.key)} for app ${policy.app}`, full.waiting) : new QueueFullError(describeKey(ticket.key), full.waiting))
+      this.#d.semaphores.collect(sem)
+    } else {
+      sem.queue(waiter, reply.head, sent.mark)
+      // the next sync (within a third of a lease) arms the safety timer at the nearest lease expiry
+      if (waiter.grantedEarly) this.grant(waiter)
+      // queued, not granted: the bounds may now say `full` to waiters parked behind it
+      else this.#admitParked(sem)
+    }
+  }
+
+  /**
+   * A script for this waiter failed; it may or may not have run. A broken key fails the request;
+   * anything else means Redis is unreachable: the id is withdrawn once Redis answers again, and the
+   * request is served by the fallback (where every other waiter goes too, parked ones included).
+   */
+  #attemptFailed(waiter: Waiter, err: unknown): void {
+    const { semaphore: sem, ticket } = waiter
+    const keyError = isKeyError(err)
+    sem.leave(waiter, 'failed')
+    if (keyError) this.#admitParked(sem)
+    ticket.withdraw = undefined
+    if (keyError) {
+      this.#d.hooks.keyBroken(sem.key, err)
+      ticket.fail(new LimiterClosedError(`Redis refused the semaphore of ${describeKey(sem.key)}: ${(err as Error).message}`))
+      this.#d.semaphores.collect(sem)
+      return
+    }
+    sem.dropLater([waiter.id])
+    this.#d.hooks.failed(err)
+    this.#d.hooks.reroute(ticket)
+  }
+
+  /** The request gave up (abort, deadline, drain): it leaves the queue, or gives back a grant that won the race. */
+  withdraw(waiter: Waiter): void {
+    if (!waiter.live) return
+    const sem = waiter.semaphore
+    const sent = waiter.sent
+    sem.leave(waiter, 'withdrawn')
+    this.#admitParked(sem)
+    if (sent) void this.#d.release(sem, [waiter.id])
+    // never sent: nothing in Redis to undo
+    else this.#d.semaphores.collect(sem)
+  }
+
+  /**
+   * Ends a waiter's wait with the Redis permit `id` — its own id once Redis granted it, or the id of a
+   * permit handed over by a release here — whose lease lasts at least until `leaseUntil`. A grant of
+   * its own id read too late to be sure the lease still runs until the next renewal (a stall: the
+   * message or reply waited in the socket) is confirmed first: its slot may have gone to another replica.
+   */
+  grant(waiter: Waiter, id = waiter.id, leaseUntil = waiter.notGrantedAt + this.#leaseMs): void {
+    const sem = waiter.semaphore
+    if (id === waiter.id && sem.leaseInDoubt(leaseUntil, this.#d.now())) {
+      this.#confirm(waiter)
+      return
+    }
+    sem.leave(waiter, 'granted')
+    this.#admitParked(sem)
+    const { ticket } = waiter
+    ticket.withdraw = undefined
+    const taken = ticket.succeed((waitedMs) => {
+      const permit = this.#d.hooks.makePermit(sem.key, ticket.options, { kind: 'redis', tag: sem.tag, id }, waitedMs, waiter.policy.app)
+      sem.held.hold(id, permit, leaseUntil, this.#d.now())
+      return permit
+    })
+    if (!taken) void this.#d.release(sem, [id])
+  }
+
+  /**
+   * A grant whose lease is in doubt: renewed if Redis still counts it (then it was never given away),
+   * else the request goes back to its place in the queue. It stays withdrawable meanwhile: its
+   * withdrawal, sent after the renewal, releases the permit if it was renewed.
+   */
+  #confirm(waiter: Waiter): void {
+    const sem = waiter.semaphore
+    sem.confirm(waiter)
+    const sentAt = this.#d.now()
+    this.#d.scripts.renew(sem, waiter.id).then(
+      (renewed) => {
+        if (!waiter.live) return
+        if (renewed) this.grant(waiter, waiter.id, sentAt + this.#leaseMs)
+        else this.requeue(waiter)
+      },
+      (err: unknown) => {
+        if (waiter.live) this.#attemptFailed(waiter, err)
+      },
+    )
+  }
+
+  /**
+   * Queues a waiter again, placed by its age, under a NEW id: Redis granted its old id and the lease ran
+   * out (a grant confirmed too late), or dropped it from the queue (a stall made this replica look
+   * dead). A grant message for the old id may still come, and with the same id would pass for a grant
+   * of the new wait (docs/redis-limiter.md, "Leases"); for the old id it finds no waiter. Redis no
+   * longer knows the old id, so nothing is left to withdraw. It keeps its place under the queue bounds.
+   */
+  requeue(old: Waiter): void {
+    const { ticket, policy } = old
+    const waiter = old.semaphore.requeue(old, this.#d.nextId(policy, ticket.arrivedAt))
+    ticket.withdraw = () => this.withdraw(waiter)
+    void this.#sendAcquire(waiter, true)
+  }
+
+  /** A grant message: Redis made one of our waiters a holder, and `head` is the waiter it left at the head of the queue. */
+  onGrantMessage(id: string, head?: string): void {
+    const waiter = this.#d.semaphores.waiter(id)
+    if (!waiter) return // withdrawn: its release takes care of the permit
+    waiter.semaphore.head.named(head)
+    this.granted(waiter)
+  }
+
+  /**
+   * Redis made this waiter a holder: it gets its permit now, or once its acquire's reply is in.
+   * `leaseUntil`: a better bound of the new lease than the waiter's own, when the caller has one.
+   */
+  granted(waiter: Waiter, leaseUntil?: number): void {
+    if (waiter.semaphore.grantHeard(waiter)) this.grant(waiter, waiter.id, leaseUntil)
+  }
+
+  /** A request re-queued by its age went ahead of the head this replica may have been told of. */
+  onHeadStale(tag: string): void {
+    this.#d.semaphores.byTag(tag)?.head.stale()
+  }
+}
+
+/** What Releases needs of Waiting. */
+export type Granting = Pick<Waiting, 'grant' | 'granted'>
