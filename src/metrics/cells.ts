@@ -75,27 +75,6 @@ export class CellCounter<L extends string = string> {
   }
 }
 
-/**
- * The counter cells of one series family (one org of an endpoint, or one app), found without a key
- * string per request: by the outcome (a constant string, whose hash V8 keeps) and then by a number
- * the caller makes of the other labels (status and method, each in its own digits). The outcome is a
- * key of its own rather than a digit of that number, so no outcome added later can land in another
- * outcome's cell (test/metrics/request-cells-by-outcome.test.ts).
- */
-export class ShapeCells {
-  private readonly byOutcome = new Map<string, Map<number, CounterCell>>()
-
-  find(outcome: string, shape: number): CounterCell | undefined {
-    return this.byOutcome.get(outcome)?.get(shape)
-  }
-
-  add(outcome: string, shape: number, cell: CounterCell): void {
-    let byShape = this.byOutcome.get(outcome)
-    if (byShape === undefined) this.byOutcome.set(outcome, (byShape = new Map<number, CounterCell>()))
-    byShape.set(shape, cell)
-  }
-}
-
 /** What the registry reads from a metric at scrape time (prom-client's own shape, which it does not export). */
 interface HistogramSnapshot {
   readonly name: string
