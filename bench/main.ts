@@ -5,8 +5,6 @@
  * proxy benchmarks and the measured time of each (default 30 rounds of 500 ms per target).
  */
 import { startRedis } from '../test/support/redis.js'
-import { runCompare } from './compare/index.js'
-import { breakdownTable, contentionTable, floodResidentTable, floodTable, summaryTable, throughputTable } from './compare/table.js'
 import { coreTable, runCoreBench } from './core.js'
 import { runFairnessBench } from './fairness.js'
 import { runMetricsCostBench } from './metrics/proxy-cost.js'
@@ -14,14 +12,18 @@ import { runLearningBench } from './learning.js'
 import { runPermitsBench } from './permits/main.js'
 import { runRedisBench } from './redis/index.js'
 import { runReplicasBench } from './redis/replicas.js'
+import { runTricksBench } from './tricks/index.js'
 
 async function main(): Promise<void> {
-  // `npm run bench -- core`, `-- metrics`, `-- redis`, `-- permits`, `-- fairness`, `-- learning` or `-- compare` runs one part.
+  // `npm run bench -- core`, `-- metrics`, `-- tricks`, `-- redis`, `-- permits`, `-- fairness`, `-- learning` or `-- compare` runs one part.
   const only = process.argv[2]
   const out = (s: string): boolean => process.stdout.write(`${s}\n`)
   out(`# sluice benchmarks — node ${process.version}, ${new Date().toISOString()}\n`)
 
   if (only === undefined || only === 'compare') {
+    // loaded only for this part: its flood needs Node 22 (node:module's stripTypeScriptTypes), the other parts run on older Nodes too
+    const { runCompare } = await import('./compare/index.js')
+    const { breakdownTable, contentionTable, floodResidentTable, floodTable, summaryTable, throughputTable } = await import('./compare/table.js')
     const r = await runCompare((line) => process.stderr.write(`${line}\n`))
     out('## sluice beside HAProxy and redis-semaphore (one run; the 2 cores are shared by the load generator, the sim, the proxies and Redis)\n')
     out(summaryTable(r))
@@ -53,6 +55,12 @@ async function main(): Promise<void> {
   if (only === undefined || only === 'metrics') {
     out('## What metrics and the access log cost (variants interleaved, medians of the rounds)\n')
     out(await runMetricsCostBench())
+    out('')
+  }
+
+  if (only === undefined || only === 'tricks') {
+    out('## Hot-path tricks beside their plain versions\n')
+    out(await runTricksBench())
     out('')
   }
 

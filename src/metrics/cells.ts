@@ -5,8 +5,9 @@ import { Counter, type Metric, type Registry } from 'prom-client'
  *
  * Fast counters: the hot path bumps a plain number in a cell (`cell.n++`), and a real prom-client
  * Counter reads every cell in its `collect()`, at scrape time. prom-client's own `inc(labels)` hashes
- * and validates the label set on every call (about 0.7-0.9 µs here, see bench/metrics), which the
- * per-request path should not pay. Only public prom-client API is used (Counter, collect, reset, inc).
+ * and validates the label set on every call (0.35–0.9 µs here against about 50 ns for a cell found
+ * through Maps; docs/benchmarks.md, "Hot-path tricks"), which the per-request path should not pay.
+ * Only public prom-client API is used (Counter, collect, reset, inc).
  * A series appears once its cell has counted something, or at once when made by `cellAtZero` (for
  * counters that alerts read: docs/observability.md#metrics, "Counters start at 0").
  */
@@ -75,27 +76,6 @@ export class CellCounter<L extends string = string> {
   }
 }
 
-/**
- * The counter cells of one series family (one org of an endpoint, or one app), found without a key
- * string per request: by the outcome (a constant string, whose hash V8 keeps) and then by a number
- * the caller makes of the other labels (status and method, each in its own digits). The outcome is a
- * key of its own rather than a digit of that number, so no outcome added later can land in another
- * outcome's cell (test/metrics/request-cells-by-outcome.test.ts).
- */
-export class ShapeCells {
-  private readonly byOutcome = new Map<string, Map<number, CounterCell>>()
-
-  find(outcome: string, shape: number): CounterCell | undefined {
-    return this.byOutcome.get(outcome)?.get(shape)
-  }
-
-  add(outcome: string, shape: number, cell: CounterCell): void {
-    let byShape = this.byOutcome.get(outcome)
-    if (byShape === undefined) this.byOutcome.set(outcome, (byShape = new Map<number, CounterCell>()))
-    byShape.set(shape, cell)
-  }
-}
-
 /** What the registry reads from a metric at scrape time (prom-client's own shape, which it does not export). */
 interface HistogramSnapshot {
   readonly name: string
@@ -127,9 +107,10 @@ export class HistogramCell {
 
 /**
  * Fast histograms. prom-client has no public way to load a histogram's counts, and its `observe()`
- * costs 1–2 µs a call here (three per request; docs/observability.md, "Cost on the request path"),
- * so these keep their buckets in cells and give the registry the same `get()` result a prom-client
- * Histogram gives. That is the one place sluice relies on prom-client's registry reading `get()`,
+ * costs 0.35–0.75 µs a call here against about 20 ns for a cell (three per request;
+ * docs/benchmarks.md, "Hot-path tricks"), so these keep their buckets in cells and give the
+ * registry the same `get()` result a prom-client Histogram gives. That is the one place sluice
+ * relies on prom-client's registry reading `get()`,
  * `name`, `help`, `type` and `aggregator`: test/metrics/histogram-cells.test.ts compares the
  * exposition with a real prom-client Histogram's for the same observations.
  */

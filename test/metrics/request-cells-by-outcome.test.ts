@@ -5,9 +5,9 @@ import { parsePromText, valueOf } from './prom-text.js'
 import { catalog, record, settings } from './records.js'
 
 // sluice_requests_total and sluice_app_requests_total find a request's cell without a key string:
-// by outcome, then by a number made of status and method (src/metrics/cells.ts, ShapeCells). Every
-// (status, outcome, method) keeps a series of its own, for the outcomes there are and for any added
-// later — here one the Outcome type does not have yet, as a new outcome would be before its tests.
+// through Maps by status, outcome and method label (src/metrics/request-metrics.ts, app-metrics.ts).
+// Every (status, outcome, method) keeps a series of its own, for the outcomes there are and for any
+// added later — here one the Outcome type does not have yet, as a new outcome would be before its tests.
 
 const OUTCOMES: readonly Outcome[] = [
   'forwarded', 'queue_full', 'queue_timeout', 'client_aborted', 'rejected_version', 'bad_request', 'upstream_busy', 'upstream_error',

@@ -1,0 +1,90 @@
+import type { Registry } from 'prom-client'
+import { CellCounter, type CounterCell } from './cells.js'
+
+export type LimitDirection = 'down' | 'up'
+
+/**
+ * Counters per limiter key, by endpoint (and org): upstream 429s, retries, lost leases and limit
+ * changes. None of them counts on every request (only on 429s, retries and limiter events), so a
+ * cell is found by a key string made of its label values.
+ */
+export class KeyCounters {
+  private readonly retries: CellCounter
+  private readonly upstream429s: CellCounter
+  private readonly leasesLost: CellCounter
+  private readonly limitChanges: CellCounter
+
+  /**
+   * `withOrg`: series carry the org label; `leases`: leases can be lost (the Redis backend), so their
+   * series are exported at 0 too.
+   */
+  constructor(
+    registry: Registry,
+    private readonly withOrg: boolean,
+    private readonly leases: boolean,
+  ) {
+    const labelNames = withOrg ? ['endpoint', 'org'] : ['endpoint']
+    this.retries = new CellCounter('sluice_upstream_retries_total', 'Attempts sent again after an upstream 429', labelNames, registry)
+    this.upstream429s = new CellCounter('sluice_upstream_429_total', 'Upstream 429 answers received (never passed on to the client)', labelNames, registry)
+    this.leasesLost = new CellCounter(
+      'sluice_lease_lost_total',
+      'Permits whose Redis lease expired while the upstream request was still in progress',
+      labelNames,
+      registry,
+    )
+    this.limitChanges = new CellCounter(
+      'sluice_limit_changes_total',
+      'Learned limits that went down (an upstream 429) or up (successes while saturated), counted when their whole number of permits changes',
+      [...labelNames, 'direction'],
+      registry,
+    )
+  }
+
+  retried(endpoint: string, org: string, attempts: number): void {
+    this.cell(this.retries, endpoint, org).n += attempts
+  }
+
+  upstream429(endpoint: string, org: string): void {
+    this.cell(this.upstream429s, endpoint, org).n++
+  }
+
+  leaseLost(endpoint: string, org: string): void {
+    this.cell(this.leasesLost, endpoint, org).n++
+  }
+
+  limitChanged(endpoint: string, org: string, direction: LimitDirection): void {
+    const key = `${endpoint}\n${org}\n${direction}`
+    ;(this.limitChanges.find(key) ?? this.limitChanges.cellByKey(key, this.labels(endpoint, org, direction), org)).n++
+  }
+
+  /**
+   * A key the limiter holds: its 429, retry and lost-lease series are exported at 0 from now on
+   * (called at scrape time, off the request path), so the first of each is an increase that rate()
+   * and increase() see (docs/observability.md#metrics, "Counters start at 0").
+   */
+  seen(endpoint: string, org: string): void {
+    const key = endpoint + '\n' + org
+    this.upstream429s.cellAtZero(key, this.labels(endpoint, org), org)
+    this.retries.cellAtZero(key, this.labels(endpoint, org), org)
+    for (const direction of ['down', 'up'] as const) {
+      this.limitChanges.cellAtZero(`${key}\n${direction}`, this.labels(endpoint, org, direction), org)
+    }
+    if (this.leases) this.leasesLost.cellAtZero(key, this.labels(endpoint, org), org)
+  }
+
+  /** Drops the series of organisations that lost their own. */
+  dropOrgs(orgs: readonly string[]): void {
+    for (const org of orgs) for (const metric of [this.retries, this.upstream429s, this.leasesLost, this.limitChanges]) metric.dropOrg(org)
+  }
+
+  private cell(metric: CellCounter, endpoint: string, org: string): CounterCell {
+    const key = endpoint + '\n' + org
+    return metric.find(key) ?? metric.cellByKey(key, this.labels(endpoint, org), org)
+  }
+
+  private labels(endpoint: string, org: string, direction?: LimitDirection): Record<string, string> {
+    const labels: Record<string, string> = this.withOrg ? { endpoint, org } : { endpoint }
+    if (direction !== undefined) labels.direction = direction
+    return labels
+  }
+}
