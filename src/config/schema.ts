@@ -13,8 +13,8 @@ import { failFastSettingsSchema } from '../forecast/settings.js'
 import { cacheSettingsSchema, coalesceSettingsSchema } from '../reuse/settings.js'
 
 /**
- * Every setting, composed from the modules that own them (docs/configuration.md, "Where settings come
- * from"). Objects are strict, so a typo in the file is an error rather than a setting ignored.
+ * Every setting, composed from the modules that own them (docs/configuration.md,
+ * "Where settings come from"). Objects are strict, so a typo in the file is an error, not ignored.
  */
 export const settingsSchema = z.strictObject({
   ...proxySettingsShape,

@@ -48,8 +48,8 @@ export interface ProxyContext {
 }
 
 /**
- * The route handler for every request under the API prefix: the stages of docs/development.md ("A
- * request's way through the code") in order, and the retry loop, the one place that decides what follows an attempt.
+ * The route handler for every request under the API prefix: the stages of docs/development.md,
+ * "A request's way through the code", in order, and the retry loop, which alone decides what follows an attempt.
  */
 export function createProxyHandler(ctx: ProxyContext) {
   const { settings, catalog, limiter, versioning, apps } = ctx

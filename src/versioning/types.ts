@@ -129,8 +129,8 @@ export interface Versioning {
   /** the version header's name, lower-case */
   readonly headerName: string
   /**
-   * Decides how a request's version is handled, or throws its local answer (docs/versioning.md, "What
-   * happens to a request"); `instance` is for the `org` label. Allocates nothing on the common path.
+   * Decides how a request's version is handled, or throws its local answer (docs/versioning.md,
+   * "What happens to a request"); `instance` is for the `org` label. Allocates nothing on the common path.
    */
   decide(headerValue: string | readonly string[] | undefined, endpoint: VersionedEndpoint, instance?: string): VersionDecision
   /** The upstream answered `status` to a request sent with `decision`: 410s may teach a retirement, a 2xx clears them. */
