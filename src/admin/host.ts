@@ -2,14 +2,8 @@ import createError from '@fastify/error'
 import { isIP } from 'node:net'
 
 /*
- * A defence against DNS rebinding while no admin token is set (README "Admin port"): a web page an
- * operator opens could point a name of its own at the admin port (127.0.0.1, a pod IP) and read
- * /status and /metrics through the browser, which sends that name as `Host`. So, without a token,
- * the admin port answers under an IP address (kubelet probes and Prometheus send the pod's IP),
- * `localhost` (and `*.localhost`, which browsers resolve to loopback themselves), `adminHost` when it
- * is a name, and the names in `adminHostNames` — and no other name. `/healthz` and `/readyz` answer
- * under any name (they tell nothing; `helm test` asks the Service by name). With `adminToken` set the
- * token is the defence: a rebinding page cannot send it, so any name is answered.
+ * A defence against DNS rebinding while no admin token is set: only IP addresses, localhost and the
+ * allowed names get the admin pages (docs/observability.md, "The admin port").
  */
 
 export const AdminHostRefusedError = createError<[string]>(

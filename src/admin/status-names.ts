@@ -1,10 +1,8 @@
 import type { AppShare, KeyStatus, LearnedLimitStatus } from '../limiter/types.js'
 
 /*
- * /status names endpoints as the access log and the metrics do (src/catalog/names.ts): a path the
- * catalog does not know and that has no shape of its templates is `unknown`. One organisation's keys
- * that share a name are then one row, summed the way /metrics sums the series they share
- * (docs/observability.md, "Rows that stand for several keys"), with `keys` saying how many.
+ * /status names endpoints as the access log and the metrics do, and sums one organisation's keys that
+ * share a name into one row (docs/observability.md, "Rows that stand for several keys").
  */
 
 /** A /status key row: one limiter key, or (`keys` > 1) several of one organisation under one name. */

@@ -3,12 +3,8 @@ import { STATUS_PAGE_SCRIPT } from './page/script.js'
 import { STATUS_PAGE_CSS } from './page/style.js'
 
 /**
- * The live status page of the admin port: one self-contained HTML document (inline CSS and JS, no
- * external assets, no build step) that polls `./status` every 2 s (`?refresh=<ms>` to change it) and
- * shows every active (instance, endpoint) with its permits in use against the limit, its queue and
- * oldest wait, each app's share of it (held and waiting, when the limiter tells), the permits saved per key (coalesced reads, cache hits), the limiter mode and the API
- * versions seen. Mount it at `/` and `/status.html`, next
- * to `/status`, and send it with `statusPageHeaders()`.
+ * The live status page, one self-contained HTML document (docs/observability.md, "Status page");
+ * mount it at `/` and `/status.html` and send it with `statusPageHeaders()`.
  */
 
 const PAGE = `<!doctype html>

@@ -2,10 +2,8 @@ import createError from '@fastify/error'
 import { createHash, timingSafeEqual } from 'node:crypto'
 
 /**
- * The admin token (setting `adminToken`): `/status`, the status page and `/metrics` (and, with
- * `adminTokenHealth`, `/healthz` and `/readyz`) answer only a request that carries it, as
- * `Authorization: Bearer <token>` (Prometheus, curl) or as the password of Basic auth (a browser
- * asks for it, and then sends it with the page's own fetches of `/status`).
+ * The admin token (`adminToken`), as Bearer or as the Basic password, which a browser asks for and
+ * sends with the page's own fetches (docs/observability.md, "The admin port").
  */
 
 export const AdminUnauthorizedError = createError(

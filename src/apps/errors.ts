@@ -18,9 +18,8 @@ const APP = Symbol('sluice.app')
 const ORG_ALLOWED = Symbol('sluice.org-allowed')
 
 /**
- * A refusal of a known app, carrying its name so the refusal is counted and logged as that app's,
- * and whether the app may use the request's organisation (then the organisation is recorded as the
- * client named it: docs/observability.md, "What a client's values can reach").
+ * A refusal of a known app, counted as that app's; `orgAllowed`: its organisation may be recorded as
+ * named (docs/observability.md, "What a client's values can reach").
  */
 export function refusalOf<E extends Error>(err: E, app: string, orgAllowed: boolean): E {
   return Object.assign(err, { [APP]: app, [ORG_ALLOWED]: orgAllowed })

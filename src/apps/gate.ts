@@ -49,9 +49,8 @@ export interface AppGateDeps {
 }
 
 /**
- * App identity and credential injection (README "Apps: identity, access and keys"). Built once at
- * start: a bad token file or keys directory then stops the start (ConfigError); later re-reads that
- * fail keep what was loaded before and log which file, never its content.
+ * App identity and credential injection (docs/apps.md). A bad file stops the start; a later re-read
+ * that fails keeps what was loaded and logs which file, never its content.
  */
 export function createAppGate(apps: AppSettings, credentials: CredentialSettings, appHeader: string, deps: AppGateDeps): AppGate {
   const env = deps.env ?? process.env

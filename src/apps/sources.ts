@@ -8,9 +8,8 @@ import { appListSchema, type AppList } from './settings.js'
 export const ORG_KEY_ENV_PREFIX = 'SLUICE_ORG_KEY_'
 
 /**
- * Keys of an app list as errors show them. An app's key is its name, but a token pasted where the
- * name belongs looks just like one (`openssl rand -hex 32` is a valid name), so an error names an
- * app by its place in the list, `#2`, never by its key (README "Apps: identity, access and keys").
+ * Keys of an app list as errors show them: by place (`#2`), never by key, since a token pasted where
+ * a name belongs looks like one (docs/observability.md, "What a client's values can reach").
  */
 export function appListPath(path: readonly PropertyKey[], list: unknown): string[] {
   return path.length === 0 ? [] : [placeOf(String(path[0]), list), ...path.slice(1).map(String)]
@@ -23,11 +22,7 @@ function placeOf(key: string, mapping: unknown): string {
   return place > 0 ? `#${place}` : '#?'
 }
 
-/**
- * A key of `mapping` found where app settings are (an unknown setting of an app, or of `apps`) as an
- * error shows it: a plain word (a setting's name, misspelt) as it is; anything else, which may be a
- * token, by its place (`#2`).
- */
+/** A key where app settings are, as an error shows it: a plain word (a misspelt setting) as it is, anything else (a token?) by its place. */
 export const shownAppKey = (key: string, mapping: unknown): string => (/^[A-Za-z]{1,24}$/.test(key) ? key : placeOf(key, mapping))
 
 /**
@@ -65,9 +60,8 @@ export function readAppFile(file: string): AppList {
 }
 
 /**
- * Organisations' API keys: one file per organisation in `keysDir` (the file's name is the org id, its
- * content the key; names starting with `.` are skipped, as Kubernetes keeps its `..data` links there),
- * then `SLUICE_ORG_KEY_<orgId>` env vars.
+ * Organisations' API keys (docs/apps.md, "Keys that apps never hold"); names starting with `.` are
+ * skipped, as Kubernetes keeps its `..data` links there.
  */
 export function readOrgKeys(keysDir: string | undefined, env: NodeJS.ProcessEnv): Map<string, string> {
   const keys = new Map<string, string>()

@@ -27,9 +27,8 @@ function compile(name: string, app: AppConfig): KnownApp {
 }
 
 /**
- * The app tokens sluice knows, as hashes only. A presented token is hashed and compared with every
- * configured hash in constant time, without stopping at the first match, so neither the answer time
- * nor the order of the list tells which hash (or how much of one) matched.
+ * The app tokens sluice knows, as hashes only, each compared in constant time without stopping at
+ * the first match, so the answer time tells nothing of which hash matched.
  */
 export class TokenTable {
   private readonly apps: readonly KnownApp[]

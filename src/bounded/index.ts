@@ -1,13 +1,8 @@
 import { LRUCache } from 'lru-cache'
 
 /**
- * A map that keeps at most `max` entries and forgets the least recently used one first (lru-cache):
- * for memos and records kept by a key that clients or upstream traffic choose — an instance, an app
- * name, an Authorization header — whose memory must follow the keys in use, not every key ever seen
- * (docs/development.md, "Bounded caches"). Each use states its bound and why it is enough.
- *
- * Bounded by a size of 1 per entry rather than lru-cache's `max`, which allocates its index for `max`
- * entries up front (about 220 KB at 10,000): an idle process pays for the entries it holds.
+ * A map of at most `max` entries, least recently used out first, for memos kept by a key clients
+ * choose; sized per entry rather than by lru-cache's `max` (docs/development.md, "Bounded caches").
  */
 export class BoundedMap<K extends NonNullable<unknown>, V extends NonNullable<unknown>> {
   readonly #entries: LRUCache<K, V>

@@ -8,14 +8,8 @@ import { unknownTemplate } from './unknown.js'
 import { endpointNamer } from './names.js'
 
 /*
- * The compiled catalog: one segment trie per method. A node has static children keyed by the folded
- * name and at most one parameter child; matching tries the static child first and backtracks to the
- * parameter when the static branch dead-ends (`GET /groups/list/volunteers` is `/groups/{id}/volunteers`).
- * The cost is O(path segments) for this catalog: backtracking can only revisit a level where both a
- * static and a parameter child exist, and the API's templates (docs/api/limits-and-versions.md §4) are at most five segments deep.
- *
- * HEAD requests count as GET (a HEAD is a GET without the body for most servers, so it takes from the
- * same upstream pool) unless the catalog lists HEAD endpoints itself.
+ * The compiled catalog: one segment trie per method, static children before the parameter, with
+ * backtracking (docs/requests.md, "Endpoints and limits", has why it stays O(path segments)).
  */
 
 /** Where a matched route lands: its endpoint and, per segment, the static name or null (a parameter). */

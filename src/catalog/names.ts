@@ -1,18 +1,6 @@
 /*
- * The one name of an endpoint, the same in the access log, the metrics' `endpoint` label and /status
- * (docs/observability.md, "Labels"):
- *
- * - an endpoint of the catalog: its id, `METHOD /template`;
- * - a path the catalog does not know: its id (`GET /accounts/{id}`, method and collapsed template,
- *   as it is limited: see unknown.ts) when that template has the shape of a template the catalog
- *   lists — the same static segments (letter case aside) and `{id}` where the catalog has a
- *   parameter — so a method the catalog does not list for a path it knows (README's
- *   `GET /accounts/1001`; the catalog has `PUT /accounts/{id}`) is named by what it is;
- * - any other unknown path: `unknown`. Its template keeps whatever words a client sent
- *   (`/widgets/anything-at-all`, even a pasted secret), so it never becomes a name.
- *
- * Names are bounded by the catalog: at most one per method the proxy serves and catalog template,
- * plus `unknown` (and `unmatched`, a request refused before matching).
+ * The one name of an endpoint in the access log, the metrics and /status, bounded by the catalog
+ * (docs/observability.md, "Labels: bounded, and never a path, an id or a secret").
  */
 
 /** The name of every unknown endpoint whose template has no shape of the catalog's. */

@@ -1,7 +1,6 @@
 /**
- * The catalog endpoint an override key most likely meant: same method, a small edit distance over
- * the path. `GET /acounts/{id}/contacts` is a typo of `GET /accounts/{id}/contacts`, not a new
- * unknown path to limit (README "Settings": an override that matches no endpoint stops the start).
+ * The catalog endpoint an override key most likely meant (same method, a small edit distance): a typo
+ * is not a new unknown path to limit (docs/configuration.md, "When a setting is wrong").
  */
 
 /** Edits allowed: up to 3, and at most a quarter of the path, so short paths need a closer match. */

@@ -1,21 +1,8 @@
 import type { BadPathCode, MatchResult } from './types.js'
 
 /*
- * Path normalisation: one pass over the raw (still percent-encoded) path that refuses what could
- * smuggle a request past its endpoint's limit or into another path, and produces the segments to
- * forward plus the keys static segments are compared by.
- *
- * - empty segments (doubled slashes, a trailing slash) are dropped;
- * - escapes of unreserved characters (RFC 3986: A-Z a-z 0-9 - . _ ~) are decoded, other escapes are
- *   kept with upper-case hex (`%c3%a9` → `%C3%A9`), so each path has one spelling;
- * - a segment's key is the part before its first raw `;` (Java servers drop `;params` when routing),
- *   case-folded, so `/Accounts/SEARCH;x` is compared as `accounts`, `search`;
- * - a character RFC 3986 does not allow in a path (§3.3: a segment is unreserved characters, the
- *   sub-delims `!$&'()*+,;=`, `:`, `@` and `%XX` escapes) is refused: a `#` (a server that ends the
- *   path there would run another endpoint than the one counted), a space, `"<>[]^`{|}`, a non-ASCII
- *   byte. Node's HTTP parser refuses most of these first (src/proxy/client-errors.ts answers them the
- *   same way); this check holds whatever the parser lets through. The query has its own check
- *   (queryProblem).
+ * Path normalisation: one pass over the raw path that refuses what could smuggle a request past its
+ * endpoint's limit, and gives the segments to forward and their keys (docs/requests.md, "Endpoints and limits").
  */
 
 export type BadPath = Extract<MatchResult, { ok: false }>
@@ -85,7 +72,7 @@ function excerpt(raw: string): string {
   return JSON.stringify(short)
 }
 
-/** Normalises a raw path (below the API root, no query string); see the module comment. */
+/** Normalises a raw path (below the API root, no query string). */
 export function normalisePath(raw: string): NormalisedPath | BadPath {
   const len = raw.length
   if (len === 0) return { ok: true, segments: [], keys: [], changed: true }
@@ -163,11 +150,7 @@ export function normalisePath(raw: string): NormalisedPath | BadPath {
   return { ok: true, segments, keys, changed }
 }
 
-/**
- * Case-folds a segment with escapes of non-ASCII bytes, the way a case-insensitive router would see
- * it once decoded as UTF-8: `li%E2%84%AAk` (KELVIN SIGN) folds to `link`, `%C5%BF` (ſ) to `s`. (Raw
- * non-ASCII characters are refused before this: the segment is ASCII with `%XX` escapes.)
- */
+/** Case-folds a segment with escapes of non-ASCII bytes as a case-insensitive router would once decoded: `li%E2%84%AAk` (KELVIN SIGN) is `link`. */
 function foldUnicode(head: string): string {
   let bytes = ''
   for (let i = 0; i < head.length; i++) {
@@ -187,12 +170,7 @@ function foldUnicode(head: string): string {
   return folded
 }
 
-/**
- * Why a query string (with or without its leading `?`) may not be forwarded, or undefined when it may:
- * RFC 3986 §3.4 allows pchar, `/` and `?`, so a `#` (the fragment, which a client never sends), a
- * space, `"<>[]^`{|}`, a control character, a non-ASCII character or a `%` without two hex digits is
- * refused. Escapes are left as they are (the query is forwarded byte for byte).
- */
+/** Why a query string may not be forwarded (RFC 3986 §3.4), or undefined; its escapes stay as sent, since it is forwarded byte for byte. */
 export function queryProblem(query: string): BadPath | undefined {
   const len = query.length
   for (let i = 0; i < len; i++) {
@@ -213,11 +191,7 @@ export function queryProblem(query: string): BadPath | undefined {
   return undefined
 }
 
-/**
- * What is wrong with a request target Node's HTTP parser refused (src/proxy/client-errors.ts): the
- * first raw space, control character or non-ASCII byte in it, or undefined when it holds none (the
- * parser refused something else).
- */
+/** The first raw space, control character or non-ASCII byte of a target Node's HTTP parser refused; undefined when none. */
 export function rawTargetProblem(target: string): BadPath | undefined {
   for (let i = 0; i < target.length; i++) {
     const c = target.charCodeAt(i)

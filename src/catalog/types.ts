@@ -21,18 +21,7 @@ export interface Endpoint {
   readonly since?: string
 }
 
-/**
- * Why a path is refused before matching (the proxy answers 400 with this code):
- * - `SLUICE_BAD_PATH`: does not start with `/`, or holds (path or query) a character RFC 3986 does
- *   not allow there unencoded: a `#`, a space, `"<>[]^`{|}`, a non-ASCII character
- * - `SLUICE_BAD_PATH_TRAVERSAL`: a `.` or `..` segment, also percent-encoded (`%2e%2E`) or followed by
- *   a `;` path parameter (`..;x`, which Java servers resolve as `..`)
- * - `SLUICE_BAD_PATH_SEPARATOR`: an encoded `/` or `\` (`%2F`, `%5C`), or a raw `\`
- * - `SLUICE_BAD_PATH_CONTROL_CHAR`: NUL or another control character (0x00-0x1F, 0x7F), raw or encoded
- *   (in the query: raw only)
- * - `SLUICE_BAD_PATH_ENCODING`: a `%` not followed by two hex digits (path or query)
- * - `SLUICE_BAD_PATH_SEGMENT`: a segment that is empty before a `;` path parameter (`/a/;x/b`)
- */
+/** Why a path is refused before matching, answered 400 (docs/requests.md, "The proxy's own answers"). */
 export type BadPathCode =
   | 'SLUICE_BAD_PATH'
   | 'SLUICE_BAD_PATH_TRAVERSAL'
@@ -63,11 +52,7 @@ export interface Catalog {
    * @param rawPath the path below the API root as received (still percent-encoded, no query string)
    */
   match(method: string, rawPath: string): MatchResult
-  /**
-   * The name of an endpoint id in the access log, the metrics and /status (names.ts): the id itself
-   * for the catalog's endpoints and for unknown paths shaped like a catalog template, else `unknown`.
-   * A plain function (no `this`): it may be handed around on its own.
-   */
+  /** The name of an endpoint id in the access log, the metrics and /status (names.ts); a plain function, so it may be handed around. */
   readonly nameOf: (endpointId: string) => string
 }
 

@@ -51,9 +51,8 @@ function readFile(file: string): Tree {
 type Origins = Map<string, string | null>
 
 /**
- * Records that the value at `path` now comes from `origin`. The value replaced whatever was there,
- * a whole subtree included (an env var's JSON record replaces the file's), so the origins recorded
- * below it are forgotten: an error deep inside the new value names where the new value came from.
+ * Records that the value at `path` now comes from `origin`, forgetting the origins below it: an env
+ * var's JSON record replaces the file's whole subtree, and an error inside it names the env var.
  */
 function setOrigin(origins: Origins, path: readonly string[], origin: string | null): void {
   const key = path.join('.')
@@ -83,9 +82,8 @@ function originAt(origins: Origins, path: readonly string[]): string | undefined
 const valueAt = (tree: unknown, path: readonly PropertyKey[]): unknown =>
   path.reduce<unknown>((node, key) => (isTree(node) ? node[String(key)] : Array.isArray(node) ? (node as unknown[])[Number(key)] : undefined), tree)
 
-// Settings whose values are credentials: never shown, even in an error about them. The app list is
-// one as a whole: a token pasted in plain text where its hash belongs (README "Apps: identity, access
-// and keys") must not reach the one line a failed start prints.
+// Settings whose values are credentials, never shown even in an error; the app list as a whole, since
+// a token may be pasted where its hash belongs (docs/configuration.md, "When a setting is wrong").
 const SECRET_SETTING = /(token|password|secret)$|^apps$|^apps\.list(\.|$)/i
 const MAX_SHOWN = 80
 
@@ -96,11 +94,7 @@ export function shownValue(path: readonly string[], value: unknown): string {
   return text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}…` : text
 }
 
-/**
- * A path as an error shows it. Under `apps` no key is echoed as it is: the apps of `apps.list` by
- * their place (`apps.list.#2`), since a token pasted as an app's key looks like a name; other keys
- * there only when they are plain words (shownAppKey).
- */
+/** A path as an error shows it: under `apps`, keys by their place unless plain words (docs/observability.md, "What a client's values can reach"). */
 function shownPath(path: readonly PropertyKey[], merged: Tree): string[] {
   const raw = path.map(String)
   if (raw[0] !== 'apps' || raw.length < 2) return raw
@@ -131,9 +125,8 @@ function describe(issue: z.core.$ZodIssue, merged: Tree, origins: Origins): stri
 }
 
 /**
- * Settings from built-in defaults < the YAML file named by `SLUICE_CONFIG` < `SLUICE_*` env vars,
- * validated once. Throws ConfigError naming every bad key, where its value came from (the file and
- * key, or the env var) and the value (credentials masked), all on one line.
+ * Settings from defaults < the `SLUICE_CONFIG` file < `SLUICE_*` env vars, validated once; throws a
+ * one-line ConfigError naming every bad key (docs/configuration.md, "When a setting is wrong").
  */
 export function loadSettings(env: NodeJS.ProcessEnv = process.env, overrides: Tree = {}): Settings {
   const origins: Origins = new Map()

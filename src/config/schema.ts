@@ -13,9 +13,8 @@ import { failFastSettingsSchema } from '../forecast/settings.js'
 import { cacheSettingsSchema, coalesceSettingsSchema } from '../reuse/settings.js'
 
 /**
- * Every setting, composed from the modules that own them. Defaults < YAML file (`SLUICE_CONFIG`) <
- * env vars. Each leaf `a.bC` is also the env var `SLUICE_A_B_C` (see env.ts). Objects are strict, so
- * a typo in the file is an error naming the key rather than a silently ignored setting.
+ * Every setting, composed from the modules that own them (docs/configuration.md,
+ * "Where settings come from"). Objects are strict, so a typo in the file is an error, not ignored.
  */
 export const settingsSchema = z.strictObject({
   ...proxySettingsShape,

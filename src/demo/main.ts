@@ -1,17 +1,7 @@
 #!/usr/bin/env node
 /**
- * `npm run demo`: the simulated API and sluice in front of it, on this machine only, until Ctrl-C.
- *
- * 1. A request through sluice to the sim, shown as the curl line that makes it and its answer.
- * 2. The same burst, well over the API's limits, fired straight at the sim and through sluice; the
- *    table shows what each client got.
- * 3. Waves of requests to an endpoint whose limit the API does not publish and the sim keeps to itself:
- *    sluice learns it (README "Learned limits").
- * 4. Curl lines to paste into another terminal; both stay up until Ctrl-C (SIGINT) or SIGTERM.
- *
- * Ports: sluice's settings as usual (SLUICE_PORT 8080, SLUICE_ADMIN_PORT 9090, ...), the sim on
- * SIM_PORT (8081); 0 picks a free port. The upstream is always the sim: the demo never reaches the API.
- * `--once` stops after the table (for scripts).
+ * `npm run demo` (README "The demo"): the simulated API and sluice in front of it, on this machine
+ * only; the upstream is always the sim. `--once` stops before the curl lines (for scripts).
  */
 import { performance } from 'node:perf_hooks'
 import { request } from 'undici'

@@ -1,7 +1,6 @@
 /**
- * A setting that cannot be used; the message names the key (and its env var) and what is allowed.
- * Its own module so that the settings loader (src/config) and the modules whose settings it composes
- * (versioning's calendar, ...) can both throw it without importing each other.
+ * A setting that cannot be used, naming the key and what is allowed; here so that src/config and the
+ * areas it composes can both throw it (docs/development.md, "Rules the layout tests enforce").
  */
 export class ConfigError extends Error {
   readonly code = 'SLUICE_CONFIG_INVALID'

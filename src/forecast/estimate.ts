@@ -43,13 +43,7 @@ export interface Prediction {
   readonly waits: boolean
   /** the best estimate of the wait, ms; undefined while too few permits have been given back */
   readonly expectedMs: number | undefined
-  /**
-   * a floor of the wait, ms: the newcomer needs `q + 1` releases, so some permit must be held
-   * `r = floor(q / limit)` more times after its next release, as if every permit in flight came back
-   * now. `r` holds take about `r` times the mean, give or take `sqrt(r)` times their variation; the
-   * floor takes two such variations off: `r × mean − 2 × sqrt(r) × deviation`. Refusals are decided on
-   * it, so they err towards serving.
-   */
+  /** a floor of the wait, ms, on which refusals are decided so they err towards serving (docs/requests.md, "Spending fewer permits") */
   readonly lowerMs: number | undefined
 }
 
@@ -57,11 +51,8 @@ const NO_WAIT: Prediction = { waits: false, expectedMs: 0, lowerMs: 0 }
 const UNKNOWN: Prediction = { waits: true, expectedMs: undefined, lowerMs: undefined }
 
 /**
- * Predicted waits per key from what this replica sees: the requests queued ahead of a newcomer and a
- * moving estimate of how long each permit is held. With `limit` permits, a newcomer with `q` requests
- * ahead is served after `q + 1` releases: `floor(q / limit)` full rounds of the service time, plus
- * the rest of the `(q mod limit)`-th soonest permit in flight. With the Redis backend the requests of
- * other replicas are not counted, so the prediction is lower than the truth, never higher by it.
+ * Predicted waits per key from what this replica sees (docs/requests.md, "Spending fewer permits"):
+ * with the Redis backend other replicas' waiters are missing, so a prediction errs low, never high.
  */
 export class WaitForecasts {
   readonly #keys = new LRUCache<string, KeyLoad>({ max: MAX_KEYS })

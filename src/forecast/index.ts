@@ -17,10 +17,8 @@ const predictedWaits = new WeakMap<Permit, number>()
 export const predictedWaitOf = (permit: Permit): number | undefined => predictedWaits.get(permit)
 
 /**
- * A limiter that predicts each request's wait before it queues, and refuses at once (503
- * SLUICE_WAIT_TOO_LONG with Retry-After) when even a floor of the prediction passes the deadline.
- * It counts what it sees go through it — waiters and held permits per key — and times every permit,
- * so it works alike over either backend without looking inside it.
+ * A limiter that refuses at once a request whose predicted wait passes its deadline. It counts only
+ * what goes through it, so it works alike over either backend without looking inside it.
  */
 export class ForecastingLimiter implements Limiter {
   readonly #inner: Limiter

@@ -8,10 +8,8 @@ import { METHOD_OVERRIDE_HEADERS } from './headers.js'
 import { withOutcome, type Rejection } from './tracking.js'
 
 /**
- * Admission: may this request be proxied at all, and as which endpoint, until when? The first stage
- * of a request (docs/development.md, "A request's way through the code"). A pure function of the
- * request's facts and the rules: no I/O, no state, nothing recorded; the handler records what it
- * returns. Its refusals are values (an error with its outcome), never thrown.
+ * Admission, the first stage of a request (docs/development.md, "A request's way through the code"):
+ * a pure function of the request and the rules, whose refusals are values, never thrown.
  */
 
 /** What admission reads of a request. */
@@ -55,11 +53,8 @@ export interface AdmittedRequest {
 }
 
 /**
- * A request refused. Refusals of the target (its length, Host, the path, the endpoint, the instance)
- * come before identity, which needs the endpoint and the organisation. Refusals of the request's shape
- * (a method override, a body on a read, a bad wait header) are answered only after identity
- * (`afterIdentity`): a request that does not authenticate gets its 401/403 first, and an app's own
- * malformed request is counted as that app's.
+ * A request refused. Refusals of the request's shape (`afterIdentity`) wait for identity, so an
+ * unauthenticated request gets its 401/403 first and an app's malformed request counts as that app's.
  */
 export type Refusal =
   | { readonly ok: false; readonly error: Rejection; readonly afterIdentity: false; readonly endpoint: Endpoint | undefined }
@@ -125,11 +120,7 @@ function apiV1Refusal(versioning: Pick<Versioning, 'rejectApiV1'>): Rejection | 
   }
 }
 
-/**
- * What would make the API answer another request than the one sluice limits and shares: a method
- * override (the limit is the method's), a GET or HEAD with a body (Fastify never reads one, so it
- * would be dropped, and the API's reads take none). Cost: four property lookups.
- */
+/** A method override, or a body on a GET or HEAD: the API would answer another request than the one sluice limits and shares (docs/reuse.md, "Refused at admission, for every request"). */
 function misleadingPart(method: string, headers: IncomingHttpHeaders): Error | undefined {
   for (const name of METHOD_OVERRIDE_HEADERS) if (headers[name] !== undefined) return new MethodOverrideError(name)
   if (method !== 'GET' && method !== 'HEAD') return undefined

@@ -2,13 +2,9 @@ import type { ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 
 /**
- * Writes to clients, held back until the requests to the API that this turn of the event loop
- * started have been written. undici writes a request on a reused keep-alive connection from a
- * setImmediate (it reads the idle socket once more first), so the request that a freed permit
- * let start goes out in the loop's check phase, after everything else of the turn; the clients'
- * answers that freed those permits, written at once, would go before it, and wake their clients
- * ahead of the API on CPUs they share. Corked until the check phase instead, they go right after
- * it (docs/benchmarks.md, "Where an in-process handoff's time goes").
+ * An answer whose writes wait until the requests to the API this turn started have been written, so
+ * the request a freed permit let start is not overtaken by the answer that freed it (docs/benchmarks.md,
+ * "Where an in-process handoff's time goes").
  */
 export interface HeldAnswer {
   readonly res: ServerResponse
@@ -21,9 +17,8 @@ export interface HeldAnswer {
 const held: HeldAnswer[] = []
 
 /**
- * Corks `answer`'s socket until the end of this turn (once per turn), so what it writes now waits
- * for the flush; false when it has no socket to cork (what it writes goes at once). The socket, not
- * the response: a corked response keeps its chunks apart, and its end would overtake them.
+ * Corks `answer`'s socket until this turn's flush; false when it has none (its writes go at once).
+ * The socket, not the response: a corked response's end would overtake its chunks.
  */
 export function holdWrites(answer: HeldAnswer): boolean {
   if (answer.held !== undefined) return true
@@ -31,9 +26,8 @@ export function holdWrites(answer: HeldAnswer): boolean {
   if (socket === null || socket.destroyed) return false
   answer.held = socket
   socket.cork()
-  // The microtask, then the tick: they run once every microtask queued now has run — a waiter that
-  // a release granted resumes and dispatches its request in them — so this immediate is queued
-  // behind undici's for that request.
+  // After every microtask queued now (where a granted waiter dispatches its request), so this
+  // immediate comes after undici's for that request.
   if (held.push(answer) === 1) queueMicrotask(() => process.nextTick(() => setImmediate(flushHeld)))
   return true
 }

@@ -16,11 +16,7 @@ import type { Trace } from './trace.js'
 import { withOutcome, type Rejection } from './tracking.js'
 import { upstreamFailure } from './upstream.js'
 
-/**
- * The statuses that send a request back into its queue (at its old place, after a back-off) instead
- * of passing the answer on: the API said "not now". The one place to change which answers are tried
- * again (docs/development.md, "Trying another status again").
- */
+/** The statuses that send a request back into its queue instead of passing the answer on (docs/development.md, "Trying another status again"). */
 export const RETRY_STATUSES: ReadonlySet<number> = new Set([429])
 
 /** What one upstream attempt came to. The retry loop (handler.ts) decides what follows. */
@@ -30,10 +26,8 @@ export type AttemptResult =
   /** a status of RETRY_STATUSES (a 429): nothing passed on; its headers say when to try again */
   | { readonly kind: 'throttled'; readonly status: number; readonly headers: IncomingHttpHeaders }
   /**
-   * Nothing was sent: the permit may no longer hold (its lease lost or possibly run out, Redis lost
-   * its data), checked when granted and again right before the write. Given back; the request may
-   * wait again at its place — unless its streamed body was handed to undici (`bodySpent`), which
-   * destroys it with the stopped request.
+   * Nothing was sent: the permit may no longer hold (docs/redis-limiter.md, "Leases"). The request
+   * waits again at its place, unless undici already destroyed its streamed body (`bodySpent`).
    */
   | { readonly kind: 'heldBack'; readonly bodySpent: boolean }
   /** the API could not be reached or failed before answering, or the client's body came too slowly: the answer to give */
@@ -82,10 +76,8 @@ const HELD_BACK = 'proxy: the permit may have run out before the request was sen
 const HELD_BACK_WHEN_GRANTED: AttemptResult = { kind: 'heldBack', bodySpent: false }
 
 /**
- * One upstream attempt on one permit. Its state is its own fields (the forward machinery calls its
- * methods: ForwardCallbacks), and `run` resolves with one result once the answer's head has been
- * handled (the body may still flow). The permit goes back when the API is done with the request —
- * its answer read to the end, even for a client that left, or failed — never when the client leaves.
+ * One upstream attempt on one permit; `run` resolves once the answer's head is handled. The permit
+ * goes back when the API is done with the request, never when the client leaves (README "What sluice guarantees").
  */
 export class UpstreamAttempt implements ForwardCallbacks {
   /** the head of an answer to try again after (RETRY_STATUSES), not passed on */
@@ -135,11 +127,8 @@ export class UpstreamAttempt implements ForwardCallbacks {
   // ── ForwardCallbacks (forward.ts)
 
   /**
-   * The same question as at the grant, right before the request is written: undici may start it long
-   * after the dispatch (a new socket still connecting, a free connection awaited), and a process
-   * stalled meanwhile (SIGSTOP, a long GC pause) may hold a lease Redis has since given to another
-   * replica. Nothing has been sent then. Said yes, the permit learns that its request is upstream:
-   * should Redis lose its data from now on, it is counted again rather than held back.
+   * The grant's check again, right before the write: undici may start the request long after the
+   * dispatch, and a process stalled meanwhile may hold a lease Redis gave away (docs/redis-limiter.md, "Leases").
    */
   beforeSend(): Error | undefined {
     if (!this.permit.canStart()) return (this.heldBack = new LeaseInDoubt())

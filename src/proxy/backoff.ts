@@ -1,7 +1,6 @@
 /**
- * How long to wait before sending a request again after an upstream 429: the upstream's Retry-After
- * when it gives one (seconds or an HTTP-date), else full-jitter exponential back-off
- * (AWS Architecture Blog, "Exponential Backoff And Jitter"), so retries of many waiters spread out.
+ * The wait before sending a request again after an upstream 429: the API's Retry-After, else
+ * full-jitter exponential back-off, so many waiters' retries spread out (docs/requests.md, "Queueing and retries").
  */
 export function retryDelayMs(
   retryAfter: string | string[] | undefined,

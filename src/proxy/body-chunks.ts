@@ -3,10 +3,8 @@ import type { Readable } from 'node:stream'
 const DONE: IteratorResult<Buffer> = { value: undefined, done: true }
 
 /**
- * A request body's chunks, pulled one at a time (for readBody). Node's own async iterator of a
- * stream leaves its end-of-stream listeners — seven closures — on the request until the request is
- * collected, so a request that then waits in a queue keeps them all the while; these listeners are
- * on the request only while a chunk is awaited (docs/benchmarks.md, "Memory").
+ * A request body's chunks, pulled one at a time. Node's own async iterator leaves seven closures on
+ * the request until it is collected, which a queued request would keep all its wait; ours only while a chunk is awaited.
  */
 export function bodyChunks(stream: Readable): AsyncIterator<Buffer> {
   let ended = false

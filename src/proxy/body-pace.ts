@@ -10,11 +10,8 @@ export interface BodyPace {
 const TIMED_OUT = Symbol('timed out')
 
 /**
- * Pulls a request body chunk by chunk and cuts it off (BodyTooSlowError, 408) when the client sends
- * too slowly. Only the time spent waiting on the client counts: while the body waits in the queue or
- * the API reads it slowly, nothing is pulled and the clock stands still. The rate is checked per
- * window, not on average, so a client that sends fast and then trickles gets no credit for its start
- * (README "Slow and hostile clients").
+ * A request body cut off (408) when the client sends too slowly; only time spent waiting on the
+ * client counts, per window rather than on average (docs/requests.md, "Slow and hostile clients").
  */
 export class PacedBody {
   private waitedMs = 0

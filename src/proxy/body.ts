@@ -12,11 +12,8 @@ export type RequestBody =
 export const NO_BODY: RequestBody = { kind: 'none' }
 
 /**
- * Reads a body of up to `maxBuffer` bytes into memory, before the request queues, so a slow upload
- * never holds a permit. A larger body (by Content-Length, or found larger while reading a chunked one)
- * is streamed to the upstream once its permit is granted: bytes already read are sent first. Both
- * are read at `pace` or cut off with a 408 (BodyTooSlowError), so a streamed body holds its permit
- * only as long as the client keeps sending.
+ * Reads a body of up to `maxBuffer` bytes before the request queues, so a slow upload never holds a
+ * permit; a larger one streams once its permit is granted, at `pace` (docs/requests.md, "Slow and hostile clients").
  */
 export async function readBody(payload: Readable, contentLength: number | undefined, maxBuffer: number, pace: BodyPace): Promise<RequestBody> {
   const iterator = new PacedBody(bodyChunks(payload), pace)

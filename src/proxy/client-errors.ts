@@ -9,12 +9,8 @@ import type { Outcome } from './record.js'
 import type { RequestTracker } from './tracking.js'
 
 /**
- * Answers for what Node's HTTP parser refuses before (or while) Fastify sees a request: 408 for a
- * request that did not arrive in time, 414/431 for an over-long request line or headers, 400
- * `SLUICE_BAD_PATH…` for a request target with a raw space, control character or non-ASCII byte
- * (the codes the proxy gives the same target when the parser lets it through), 400 for anything else
- * (smuggling attempts, bad chunked encoding) — each in the API's error shape, each counted and logged
- * with the status the client got (README "The proxy's own answers").
+ * Answers, in the API's error shape, for what Node's HTTP parser refuses before Fastify sees a
+ * request, each counted and logged with its status (docs/requests.md, "The proxy's own answers").
  */
 
 export interface ClientErrorOptions {
@@ -118,11 +114,7 @@ function requestTargetOf(packet: Buffer | undefined): string | undefined {
   return REQUEST_LINE.exec(line)?.[1]
 }
 
-/**
- * Whether the bytes the parser choked on are a request line that alone fills the limit: they start
- * with a method and a target, and no line ends within the limit. (Node counts the request line and
- * the headers together; only the bytes of the chunk being parsed are known here.)
- */
+/** Whether the refused bytes are a request line that alone fills the limit (Node counts it and the headers together). */
 function requestLineTooLong(packet: Buffer | undefined, maxHeaderBytes: number): boolean {
   if (packet === undefined) return false
   const start = packet.subarray(0, 32).toString('latin1')

@@ -1,11 +1,6 @@
 import { z } from 'zod'
 
-/**
- * How long and how much sluice waits for the clients on its proxy port, phase by phase (README
- * "Slow and hostile clients"). No client may hold a permit hostage: a body that streams while a
- * permit is held must keep a minimum rate, and an answer the client does not take is cut off so the
- * API's answer is always read to its end.
- */
+/** How long and how much sluice waits for clients on its proxy port, so none holds a permit hostage (docs/requests.md, "Slow and hostile clients"). */
 export const clientSettingsSchema = z
   .strictObject({
     /** the request line and headers must have arrived within this time of the connection's request start → 408 */

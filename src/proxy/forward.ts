@@ -4,29 +4,16 @@ import type { Dispatcher } from 'undici'
 import { holdWrites, type HeldAnswer } from './answer-writes.js'
 
 export interface ForwardCallbacks {
-  /**
-   * The upstream's status line and headers arrived. Return the headers to answer the client with,
-   * and its body is passed on; return undefined and the body is read out and dropped (an upstream
-   * 429 that will be retried, a client that has gone).
-   */
+  /** The upstream's head arrived: the headers to answer the client with, or undefined to read the body out and drop it. */
   onHead(statusCode: number, headers: IncomingHttpHeaders): OutgoingHttpHeaders | undefined
   /**
    * Once: the upstream is done with the request — its answer read to the end, or failed. `cutOff`
    * is true when it failed after its head had been passed to the client; `failed` whenever it failed.
    */
   onDone(cutOff: boolean, failed: boolean): void
-  /**
-   * Every chunk of the answer's body, passed on or not (a copy kept for identical requests, the
-   * cache). Returns true while a whole copy of the answer is being kept anyway: then a slow client
-   * does not pause the API's answer, so the copy's readers get it at the API's pace.
-   */
+  /** Every chunk of the answer's body; true while a whole copy is kept anyway, so a slow client does not pause the API's answer. */
   onChunk?(chunk: Buffer): boolean
-  /**
-   * Asked at the last moment before the request is written to the upstream socket (undici calls
-   * the handler's start once a connection is ready, which may be long after the dispatch: a new
-   * socket connecting, a process stalled meanwhile). An error returned stops the request unsent:
-   * `forward` rejects with it (and `onDone` is still called once).
-   */
+  /** Asked right before the request is written upstream; an error returned stops it unsent (`forward` rejects with it, `onDone` still runs). */
   beforeSend?(): Error | undefined
   /** The client did not take its answer within `writeTimeoutMs`: it has been cut off. */
   onClientCut(): void
@@ -41,19 +28,9 @@ export interface AnswerLimits {
 }
 
 /**
- * Sends one request upstream and pipes the answer straight into the client's response, without an
- * intermediate stream: undici's dispatch callbacks write to `res`, and back-pressure pauses the
- * upstream read. Resolves with the upstream status once the head has been handled (the body may
- * still be flowing); rejects when the upstream failed before answering (nothing was written then).
- * A failure after the head tears the client's response down, since its status is already sent.
- *
- * A client that reads slower than the API sends gets up to `limits.bufferBytes` held for it; past
- * that the API's answer pauses, for at most `limits.writeTimeoutMs`: a client that has not taken the
- * held bytes by then is cut off and the rest of the answer is read out and dropped, so the API's
- * answer is always read to its end and the permit comes back (README "Slow and hostile clients").
- * While `onChunk` keeps a whole copy (for requests that share this call, or the cache; at most
- * `coalesce.maxBytes`), the answer is not paused for this client: the copy holds those bytes anyway,
- * and the others sharing it must not wait on one slow reader.
+ * Sends one request upstream and writes the answer straight into the client's response; resolves once
+ * the head is handled, rejects when the upstream failed before answering. A slow client is held to
+ * `limits`, so the API's answer is always read to its end (docs/requests.md, "Slow and hostile clients").
  */
 export function forward(
   dispatcher: Dispatcher,
@@ -85,7 +62,6 @@ class PipeToClient implements Dispatcher.DispatchHandler, HeldAnswer {
     private readonly reject: (err: Error) => void,
   ) {}
 
-  // Called by undici right before the request is written to the socket.
   onRequestStart(controller: Dispatcher.DispatchController): void {
     const refusal = this.callbacks.beforeSend?.()
     if (refusal !== undefined) controller.abort(refusal)
@@ -170,9 +146,7 @@ class PipeToClient implements Dispatcher.DispatchHandler, HeldAnswer {
 
 /**
  * After `res.end()`: a client that has not taken the answer held for it within `ms` is cut off
- * (`onCut` first). For answers from the API once its permit is back, and for answers that cost no
- * permit (shared, cached). Bytes already with the kernel are bounded by the keep-alive timeout, as
- * for any answer.
+ * (`onCut` first); bytes already with the kernel are bounded by the keep-alive timeout.
  */
 export function cutIfNotTaken(res: ServerResponse, ms: number, onCut: () => void): void {
   if (res.writableLength === 0 || res.writableFinished || res.destroyed) return

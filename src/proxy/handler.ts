@@ -48,13 +48,8 @@ export interface ProxyContext {
 }
 
 /**
- * Builds the route handler for every request under the API prefix. It runs a request through the
- * stages of docs/development.md ("A request's way through the code"), each a call into its module:
- * admission (admission.ts), identity (src/apps), versions (src/versioning), the upstream request
- * (outgoing.ts), reuse (reuse-ticket.ts), then permit (permit.ts) and attempt (attempt.ts) in the
- * retry loop below, the one place that decides what follows each attempt. Release and record happen
- * on their own: the attempt gives the permit back when the API is done, tracking.ts records the
- * request when its response closes.
+ * The route handler for every request under the API prefix: the stages of docs/development.md,
+ * "A request's way through the code", in order, and the retry loop, which alone decides what follows an attempt.
  */
 export function createProxyHandler(ctx: ProxyContext) {
   const { settings, catalog, limiter, versioning, apps } = ctx
@@ -128,8 +123,8 @@ export function createProxyHandler(ctx: ProxyContext) {
       // to its old place in the queue; a first attempt takes its place as it arrives.
       let backOffs = 0
       for (let requeued = false; ; requeued = true) {
-        // The time waited goes to the trace, granted or not. Awaited here, in the handler's own frame:
-        // a wrapper's async frame or promise would be one more object per queued request.
+        // Awaited in the handler's own frame: a wrapper's would be one more object per queued request
+        // (docs/benchmarks.md, "Where a queued request's heap goes (live bytes)").
         const waitFrom = performance.now()
         let permit: Permit
         try {

@@ -1,7 +1,6 @@
 /**
- * Whether the client has hung up, with an AbortSignal for what must wait on it (a queue, a back-off).
- * The signal is made on first use: most requests never wait, and an AbortController is one of the
- * dearer objects a request would otherwise build (see bench/ profiles).
+ * Whether the client has hung up, with an AbortSignal for what waits on it. The signal is made on
+ * first use: most requests never wait (docs/benchmarks.md, "Where a queued request's heap goes (live bytes)").
  */
 export class HangUp {
   gone = false

@@ -59,10 +59,7 @@ export function clientResponseHeaders(upstream: IncomingHttpHeaders): OutgoingHt
   return out
 }
 
-/**
- * Headers that ask a server to run another method than the request's (README "The proxy's own
- * answers"): refused, since sluice limits and queues each request by its own method.
- */
+/** Headers that ask a server to run another method than the request's: refused (docs/reuse.md, "Refused at admission, for every request"). */
 export const METHOD_OVERRIDE_HEADERS: readonly string[] = ['x-http-method-override', 'x-http-method', 'x-method-override']
 
 /** Client-sent claims about who the client is, forwarded only from a trusted proxy (`trustProxy`). */
@@ -95,11 +92,8 @@ function authorizationParts(auth: string): string[] {
 }
 
 /**
- * The client's `x-request-id`, when sluice may make it the request's id (sent upstream, returned and
- * logged, so an app's logs and sluice's line up): of a plain shape, holding none of the credentials
- * the request carries (the Authorization header's, either half of a Basic pair, the app token
- * header's), and — with app identity on — from a request with a known app token (`authenticates`).
- * Else undefined, and sluice makes its own id (docs/observability.md, "What a client's values can reach").
+ * The client's `x-request-id` when sluice may make it the request's id, else undefined
+ * (docs/observability.md, "What a client's values can reach").
  */
 export function clientRequestId(headers: IncomingHttpHeaders, tokenHeader: string, authenticates: (headers: IncomingHttpHeaders) => boolean): string | undefined {
   const given = headers['x-request-id']

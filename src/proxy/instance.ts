@@ -7,11 +7,8 @@ export const DEFAULT_INSTANCE = 'default'
 const VALID_INSTANCE = /^[^\p{Cc}\s]{1,128}$/u
 
 /**
- * The organisation a request counts against: the Basic-auth username (the API's orgId), else the
- * configured header, else `default`. Only the username is ever read from the Authorization header;
- * the API key is never decoded into anything that is kept. An Authorization header that is there
- * but empty, or of another scheme than Basic, is refused: the API would refuse it too, and counting
- * it as `default` would let it queue behind (and in front of) organisations it does not belong to.
+ * The organisation a request counts against (docs/requests.md, "Endpoints and limits"). An empty or
+ * non-Basic Authorization is refused, not counted as `default`, where it would queue among organisations not its own.
  */
 export function instanceOf(headers: IncomingHttpHeaders, fallbackHeader: string): string {
   const auth = headers.authorization

@@ -3,19 +3,8 @@ import { getHeapStatistics } from 'node:v8'
 import { Counter, type Registry } from 'prom-client'
 
 /**
- * Gives the heap back to the system once a burst of client connections has gone.
- *
- * Why sluice does this itself (README "Memory after a burst"; measured in docs/benchmarks.md,
- * "Back to idle after the flood"): V8 collects garbage when JavaScript allocates, and gives its free
- * pages back from its memory reducer, which it arms after a full collection and which runs while the
- * allocation rate looks low. A proxy that held thousands of queued requests and is quiet afterwards
- * allocates almost nothing: when the reducer already ran during the burst (requests waiting quietly
- * look idle too), nothing re-arms it, and the drained requests stay in the heap as garbage with their
- * pages committed for as long as the process stays quiet.
- *
- * So sluice asks V8 once for the collection it makes under memory pressure (the inspector protocol's
- * `HeapProfiler.collectGarbage`, in process: no port is opened), which compacts the old space,
- * shrinks the young generation and returns the free pages, in one pause of the event loop.
+ * Gives the heap back once a burst of client connections has gone: a quiet proxy may never re-arm
+ * V8's memory reducer (docs/requests.md, "Memory after a burst").
  */
 export interface MemoryAfterBurstOptions {
   /** open client connections that make a burst; 0: never collect */
@@ -31,12 +20,7 @@ export const MIN_HEAP_GROWTH_BYTES = 16 * 1024 * 1024
 /** a collection that has not answered in this long is given up (a paused debugger would hold it) */
 const COLLECTION_TIMEOUT_MS = 10_000
 
-/**
- * When to collect, apart from sockets and timers (so the rules are tested on their own). A burst:
- * `burstConnections` open at once. Gone: at most a tenth of that peak still open, seen at two looks
- * in a row with no moment in between when more were open. Then a collection, if the last one is at
- * least MIN_SPACING_MS ago and has left the heap MIN_HEAP_GROWTH_BYTES smaller than it is now.
- */
+/** When to collect (docs/requests.md, "Memory after a burst"), apart from sockets and timers so the rules are tested on their own. */
 export class BurstWatch {
   #open = 0
   #peak = 0

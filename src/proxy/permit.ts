@@ -2,11 +2,8 @@ import type { AcquireOptions, LearnOptions } from '../limiter/types.js'
 import type { HangUp } from './hang-up.js'
 
 /**
- * The permit stage's one object: a request's acquire options (`limiter.acquire(key, options)`, awaited
- * in the handler's own frame). A class, not an object literal: the literal's getter made every
- * waiting request's options a dictionary (about 470 bytes, docs/benchmarks.md "Memory"), and its
- * closure kept the request's scope. The client's signal is made only if the request has to wait
- * (see AcquireOptions.signal).
+ * A request's acquire options. A class, not an object literal with a getter, which made every waiting
+ * request's options a dictionary (docs/benchmarks.md, "Where a queued request's heap goes (live bytes)").
  */
 export class AcquireRequest implements AcquireOptions {
   constructor(

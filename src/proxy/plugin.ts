@@ -16,9 +16,8 @@ declare module 'fastify' {
 export const PROXY_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 
 /**
- * The proxy: one catch-all route (sluice does its own path matching, so no variant of a path can
- * slip past the catalog), bodies passed through raw, every error in the API's shape, every answer
- * counted and logged (a method no route has, TRACE or PROPFIND, included).
+ * The proxy: one catch-all route, so no variant of a path slips past the catalog's own matching;
+ * bodies passed through raw; every error in the API's shape.
  */
 async function proxyPlugin(fastify: FastifyInstance, ctx: ProxyContext): Promise<void> {
   fastify.removeAllContentTypeParsers()

@@ -43,17 +43,9 @@ export interface RequestRecord {
   readonly endpoint: string
   /** the endpoint's path template (no ids), `unmatched` when none */
   readonly template: string
-  /**
-   * the organisation as the client named it; `-` when it could not be read, or when nothing vouched
-   * for it (`unauthenticated`)
-   */
+  /** the organisation as the client named it; `-` when it could not be read, or nothing vouched for it */
   readonly instance: string
-  /**
-   * Nothing vouched for the request's organisation: with app identity on, it did not authenticate for
-   * it (no known token, an organisation its app may not use, or refused before the token was
-   * checked); with identity off, the API refused its credentials (401, 403). Nothing it named is
-   * recorded (docs/observability.md, "What a client's values can reach")
-   */
+  /** nothing vouched for the request's organisation, so nothing it named is recorded (docs/observability.md, "What a client's values can reach") */
   readonly unauthenticated?: boolean
   /** the calling app (README "Apps: identity, access and keys"); `default` when none is named, undefined when refused before it was known */
   readonly app: string | undefined

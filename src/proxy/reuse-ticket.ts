@@ -5,9 +5,8 @@ import { cutIfNotTaken } from './forward.js'
 import type { Trace } from './trace.js'
 
 /**
- * The reuse stage (src/reuse, docs/reuse.md): an identical read in progress, or the lookup-list
- * cache, may answer a request without a permit. The handler awaits `ticket.reused()` itself, in its
- * own frame, as it awaits a permit: a follower waits like a queued request and costs as little.
+ * The reuse stage (docs/reuse.md). The handler awaits `ticket.reused()` in its own frame, as it awaits
+ * a permit, so a follower costs as little as a queued request.
  */
 
 /** The request's reuse ticket, or undefined when it cannot share (not a read, a body, reuse off). */

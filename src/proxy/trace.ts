@@ -10,11 +10,7 @@ export class Trace {
   endpoint = 'unmatched'
   template = 'unmatched'
   instance = NO_INSTANCE
-  /**
-   * whether the instance may be recorded as sent: with app identity off from the start, until the API
-   * refuses the request's credentials; with it on, once the app authenticated and may use the
-   * organisation (README "What sluice guarantees")
-   */
+  /** whether the instance may be recorded as sent (docs/observability.md, "What a client's values can reach") */
   instanceVouched: boolean
   app: string | undefined
   outcome: Outcome | undefined
@@ -42,11 +38,8 @@ export class Trace {
   }
 
   /**
-   * The API answered 401 or 403: it refused the credentials the request carried. With app identity
-   * off nothing else vouched for the organisation the request named (a Basic pair with user and
-   * password swapped names the API key there): it is not recorded. With identity on, the app's token
-   * did, and the Authorization was sluice's or the app's (docs/observability.md, "What a client's
-   * values can reach").
+   * The API refused the request's credentials (401, 403): with app identity off nothing else vouched
+   * for its organisation, so it is not recorded (docs/observability.md, "What a client's values can reach").
    */
   credentialsRefused(): void {
     if (!this.identityOn) this.instanceVouched = false

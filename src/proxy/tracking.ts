@@ -48,12 +48,8 @@ const TRACKED = Symbol('sluice.tracked')
 type TrackedResponse = ServerResponse & { [TRACKED]?: Tracked }
 
 /**
- * Every answer of the proxy port becomes one RequestRecord (one access-log line, one count in
- * sluice_requests_total), whichever way it went: forwarded, refused by the handler, refused by
- * Fastify before any route (a URL it cannot decode, a method no route has), or refused by Node's
- * HTTP parser. The instance is read first, before the path is checked, so a refused request is
- * still counted against the organisation it names — with app identity on, only once it authenticated
- * for that organisation (before, what it names may be a token: it is recorded as `-`).
+ * Every answer of the proxy port, however it was refused or answered, becomes one RequestRecord; the
+ * instance is read before the path is checked (docs/requests.md, "The proxy's own answers").
  */
 export class RequestTracker {
   constructor(

@@ -5,11 +5,7 @@ import type { CacheSettings } from './settings.js'
 
 const first = (v: OutgoingHttpHeaders[string]): string => (Array.isArray(v) ? v.join(',') : String(v ?? ''))
 
-/**
- * Lookup-list answers kept in memory for `ttlMs`, bounded by entries and bytes, least recently used
- * out first (lru-cache). Keys are request keys (keyed hashes, never a credential); only 200 answers
- * the API did not mark `no-store` and that set no cookie are kept.
- */
+/** Lookup-list answers kept for `ttlMs`, bounded by entries and bytes, by request key (docs/reuse.md, "Answers that are never shared"). */
 export class AnswerCache {
   readonly #lru: LRUCache<string, StoredAnswer>
   readonly #endpoints: ReadonlySet<string>

@@ -1,10 +1,8 @@
 import type { StoredAnswer } from './answer.js'
 
 /**
- * How a shared call ended for the requests that followed it: its answer, or no answer — `retry` when
- * the leading request gave up before the API answered (its client left, its wait ran out), so the
- * followers may try to share again; `alone` when the answer could not be shared (too large, broken
- * off), so each makes its own call.
+ * How a shared call ended for its followers: its answer; `retry` when the leader gave up before the
+ * API answered (they may share again); `alone` when the answer could not be shared (each calls alone).
  */
 export type CallResult = { readonly answer: StoredAnswer } | { readonly own: 'retry' | 'alone' }
 
@@ -39,10 +37,8 @@ export class SharedCall {
 export type Joined = { readonly lead: SharedCall } | { readonly follow: SharedCall } | { readonly full: number }
 
 /**
- * Calls that identical requests may join, by request key (see ReuseKeys). A call is joinable until
- * its answer starts: a request arriving later makes its own call rather than wait for part of one.
- * The requests following calls of one (instance, endpoint) are bounded like a queue: past
- * `maxFollowers`, a newcomer is refused (README "Spending fewer permits").
+ * Calls that identical requests may join until their answer starts, with the followers of one
+ * (instance, endpoint) bounded like a queue (docs/reuse.md, "How many may follow").
  */
 export class Coalescer {
   readonly #open = new Map<string, SharedCall>()
@@ -51,11 +47,7 @@ export class Coalescer {
 
   constructor(private readonly maxFollowers: number) {}
 
-  /**
-   * Follows the open call for `key`, or opens one that this request leads (in `group`, its
-   * instance and endpoint). `bounded`: refused (`full`, with the followers waiting) when the
-   * group's followers are at the bound — false for a request that already followed a call which gave up.
-   */
+  /** Follows the open call for `key`, or opens one this request leads; `bounded` false: a follower of a call that gave up is not refused again. */
   join(key: string, deadline: number, group: string, bounded = true): Joined {
     const call = this.#open.get(key)
     // A follower waits as long as its leader does; one that must be answered sooner leads its own call.

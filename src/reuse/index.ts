@@ -79,11 +79,7 @@ export class Reuse {
     })
   }
 
-  /**
-   * The request's part in reuse, or undefined when it can have none (not a GET/HEAD, a body, a
-   * client that wants a fresh answer and no cache, nothing on). The request key holds every header
-   * the upstream would get but MAY_DIFFER, so only requests that would get the same answer share.
-   */
+  /** The request's part in reuse, or undefined when it can have none (docs/reuse.md, "Requests that never share"). */
   open(request: ReuseRequest): ReuseTicket | undefined {
     if ((request.method !== 'GET' && request.method !== 'HEAD') || request.hasBody) return undefined
     const cached = this.#cache?.covers(request.endpointId) === true
@@ -117,10 +113,8 @@ interface TicketMode {
 }
 
 /**
- * One request's part in reuse. `reused()` first: a cached answer, or the answer of the identical call
- * this request followed; undefined means the request makes its own call, and then the proxy reports
- * that call's answer through `head`, `chunk` and `end` (so followers and the cache get a copy), and
- * calls `close` when the request is done.
+ * One request's part in reuse: `reused()` first; when it yields nothing, the request's own call is
+ * reported through `head`, `chunk` and `end` (followers and the cache get a copy), then `close`.
  */
 export class ReuseTicket {
   #call: SharedCall | undefined

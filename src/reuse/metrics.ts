@@ -15,11 +15,7 @@ export interface KeySavings {
 /** How many keys /status remembers savings for (the least recently saving one is forgotten first). */
 const STATUS_KEYS = 1_000
 
-/**
- * Metrics of reused answers, through the metrics area's fast counters (src/metrics/cells.ts): the
- * hot path bumps plain numbers, prom-client reads them at scrape time. The endpoint label is the catalog's id (unknown paths: `unknown`); the organisation
- * is in /status, not in labels.
- */
+/** Metrics of reused answers, in the metrics area's cells (docs/development.md, "Decisions"); the organisation is in /status, not in labels. */
 export class ReuseMetrics {
   readonly #saved: CellCounter<'endpoint' | 'by'>
   readonly #cache: CellCounter<'endpoint' | 'result'>

@@ -22,12 +22,8 @@ export interface ReuseShape {
 }
 
 /**
- * Request headers that may differ between requests sharing one answer: they say who asked or trace
- * the request, and an API does not answer differently for them. Every other header the upstream
- * gets is part of the request key, so requests that differ in one (a Cookie, an If-None-Match, a
- * Range, an Accept…) never share. An answer whose `Vary` names one of these is not shared or cached
- * (see `notShareable`). Hop-by-hop headers and sluice's control headers never reach the
- * upstream, so they are not in the key either. docs/reuse.md lists them with the reasons.
+ * Request headers that may differ between requests sharing one answer; every other header sent
+ * upstream is in the key. Short on purpose (docs/reuse.md, "What may differ").
  */
 export const MAY_DIFFER: ReadonlySet<string> = new Set([
   'user-agent',
@@ -61,11 +57,7 @@ export function wantsFresh(headers: UpstreamHeaders): boolean {
   return /no-cache/i.test(text(headers.pragma))
 }
 
-/**
- * An answer that must not go to another request: it sets a cookie (a session is one client's), or
- * its `Vary` is `*` or names a header that may differ between the requests sharing it (MAY_DIFFER).
- * A `Vary` naming a header of the key is fine: sharers sent the same value, or all sent none.
- */
+/** An answer that must not go to another request (docs/reuse.md, "Answers that are never shared"). */
 export function notShareable(headers: OutgoingHttpHeaders): boolean {
   if (headers['set-cookie'] !== undefined) return true
   const vary = headers.vary
@@ -78,24 +70,13 @@ export function notShareable(headers: OutgoingHttpHeaders): boolean {
 }
 
 /**
- * Keys of answers that may be shared, as a keyed hash of the request as the upstream would see it:
- * method, path, query, instance, the app when it is a principal, and every header but MAY_DIFFER
- * (names in order, so clients that send the same headers in another order still share). The whole
- * Authorization credential is in it (two API keys of one organisation may see different data), so
- * the hash is keyed: a credential is never stored, logged or shown in clear, and the key is random
- * per process, so a key cannot be tested against guessed credentials.
- *
- * Cost per GET/HEAD: one pass over the header names against a Set, a sort of the dozen or so left,
- * and one HMAC over about as many bytes as the headers (docs/reuse.md, "Cost").
+ * Keys of answers that may be shared: an HMAC, keyed at random per process, of the request as the
+ * upstream would see it (docs/reuse.md, "The key"; its cost under "Cost").
  */
 export class ReuseKeys {
   readonly #secret = randomBytes(32)
 
-  /**
-   * `appsArePrincipals`: app identity is on, so an app is proven by its token and is a principal of
-   * its own (with injected keys, every app of an organisation sends the same credential): apps never
-   * share. With it off, the app only names itself in a header, and the credential decides.
-   */
+  /** `appsArePrincipals`: app identity is on, so requests of different apps never share (docs/reuse.md, "Apps"). */
   constructor(private readonly appsArePrincipals: boolean) {}
 
   keyOf(shape: ReuseShape): string {

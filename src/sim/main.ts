@@ -1,15 +1,4 @@
-/*
- * `npm run sim`: the simulated upstream on SIM_HOST:SIM_PORT, the API under /v2.
- *
- *   SIM_PORT            default 8081
- *   SIM_HOST            default 127.0.0.1
- *   SIM_LATENCY_MS      fixed latency of each admitted request, default 0
- *   SIM_JITTER_MS       extra random latency in [0, N), default 0
- *   SIM_UNLISTED_LIMIT  limit of "–" and unknown endpoints, default none (unlimited)
- *   SIM_REJECT_RATIO    fraction 0-1 of admissible requests answered 429 anyway, default 0
- *   SIM_HIDDEN_LIMITS   limits the API keeps to itself, JSON by organisation and endpoint id, e.g.
- *                       {"1001": {"GET /accounts/{id}/memberships": 2}}; default none
- */
+/* `npm run sim`: the simulated upstream, set by the SIM_* variables of docs/development.md, "The simulated API". */
 import { z } from 'zod'
 import { startSim } from './server.js'
 

@@ -17,11 +17,7 @@ export interface SimOptions {
   unlistedLimit: number | undefined
   /** per-endpoint limits by endpoint id (`{ "GET /groups/list": 2 }`), same rules as the proxy's `limits.overrides` */
   overrides: Record<string, number>
-  /**
-   * Limits the API keeps to itself, per organisation and endpoint id: `{ "1001": { "GET /accounts/{id}/memberships": 2 } }`.
-   * They win over every other limit of that organisation's endpoint (README "Learned limits" uses them
-   * on "–" endpoints); `Sim.setHiddenLimit` changes them while the sim runs.
-   */
+  /** limits the API keeps to itself, per organisation and endpoint id, over every other limit; `Sim.setHiddenLimit` changes them while running */
   hiddenLimits: Record<string, Record<string, number>>
   /** answer this fraction (0–1) of admissible requests 429 anyway, to simulate pushback; default 0 */
   rejectRatio: number

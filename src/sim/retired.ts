@@ -1,11 +1,6 @@
 /*
- * The sim's own retirement table, from §9 of docs/api/limits-and-versions.md (the rows retired with 410).
- * It is deliberately separate from config/versions.yaml: the sim stands in for the API, so the proxy's
- * calendar is tested against an independent reading of the API description. Versions it gives no
- * retirement date (2.5, 2.6, 2.10, 2.11, 2.12, and the unpublished 2.2) are alive.
- *
- * A version is retired from 00:00 UTC of its date on (the API gives days, not instants).
- * Replace the whole rule with the `isRetired(version, now)` option.
+ * The sim's own retirement table (§9 of docs/api/limits-and-versions.md), apart from config/versions.yaml
+ * on purpose (docs/development.md, "The simulated API"). A version is retired from 00:00 UTC of its day.
  */
 export const PUBLISHED_RETIREMENTS: Readonly<Record<string, string>> = Object.freeze({
   '2.1': '2022-05-14',
@@ -20,11 +15,7 @@ const retiredAtMs = new Map(Object.entries(PUBLISHED_RETIREMENTS).map(([version,
 
 const VERSION = /^(\d{1,4})\.(\d{1,4})$/
 
-/**
- * Whether the version header value names a version retired on or before `now` (docs/api/limits-and-versions.md §9).
- * `2.09` is read as 2.9; anything not `<major>.<minor>` is not a retired version (the API does not
- * say what the API does with it, so the sim lets it through).
- */
+/** Whether the version header names a version retired by `now`; anything not `<major>.<minor>` passes, as the API description says nothing of it. */
 export function isRetiredAsPublished(version: string, now: Date): boolean {
   const parsed = VERSION.exec(version.trim())
   if (parsed === null) return false

@@ -7,31 +7,8 @@ import { resolveSimOptions, type SimOptions } from './options.js'
 import { ArrivalLog, handoffFigures, KeyState, statsKey, type ArrivalOutcome, type SimStats } from './stats.js'
 
 /*
- * The simulated upstream: API v2 under `/v2`, enforcing §8 of docs/api/limits-and-versions.md as written — per (instance,
- * endpoint) at most `limit` requests in progress, 429 over it — and §9's 410 for retired versions.
- * Plain node:http, no framework: tests and benchmarks put it under load.
- *
- * A request is in progress from its arrival until its answer is written. Like a real server, the sim
- * keeps working on a request whose client hung up: it stays in progress until its latency has run
- * out. Only `x-sim-hang` requests (which never finish) leave when their connection closes.
- * 429s and 410s are answered at once, without latency, and never count as in progress.
- *
- * Test controls (request headers):
- *   x-sim-status: N       answer with status N (200-599) instead of 200, after the latency
- *   x-sim-delay-ms: N     this request's latency, instead of latencyMs ± jitterMs
- *   x-sim-hang: 1         never answer (in progress until the client closes the connection)
- *   x-sim-hold: NAME      answer only once the gate NAME is open (`sim.open(NAME)`, POST /__sim/open?gate=NAME):
- *                         tests hold requests in progress for as long as they need, with no timer to outrun
- *   x-sim-destroy: 1      destroy the socket instead of answering, after the latency
- *   x-sim-retry-after: S  add `Retry-After: S` to a 429 for this request
- *   x-test-seq: any       recorded with the arrival, to check ordering
- *
- * Normal answers echo the request as JSON: { method, path, query, headers, body, bodyBytes, instance,
- * endpoint, limit } — path below /v2 as received, query without `?`, header names lower-case, body as
- * text cut at `echoBodyBytes`.
- *
- * Control endpoints (outside /v2): GET /__sim/stats (SimStats as JSON), POST /__sim/reset (204; closes
- * every gate), POST /__sim/open?gate=NAME (204).
+ * The simulated upstream: API v2 under `/v2`, enforcing §8 and §9 of docs/api/limits-and-versions.md
+ * as written; its semantics and test controls are in docs/development.md, "The simulated API".
  */
 
 export interface Sim {

@@ -13,11 +13,7 @@ export interface SimKeyStats {
   readonly inProgress: number
   /** the most requests ever in progress at once (since start or reset) */
   readonly maxInProgress: number
-  /**
-   * the most requests that were ever trying to be in progress at once: `maxInProgress`, or the
-   * requests in progress plus the one refused when a 429 for the limit was answered. Above `limit`
-   * means a client of the API sent more than the limit (the sim itself never lets them in).
-   */
+  /** the most requests ever trying to be in progress at once (a 429's included): above `limit`, a client sent more than the limit */
   readonly maxAttempted: number
   /** every request for this key, answered or not (429s and 410s included) */
   readonly requests: number
@@ -31,10 +27,8 @@ export interface SimKeyStats {
   /** the integral of requests in progress over time, ms (utilisation = requestMs / (limit × elapsedMs)) */
   readonly requestMs: number
   /**
-   * handoffs: a request left while the key was at its limit, and a later one took the freed slot.
-   * Their idle time — from the one's end to the other's arrival here — is what a limiter in front
-   * of the API loses per handoff (the answer's way back, the release, the next grant, the request's
-   * way in). Quantiles over the latest HANDOFF_SAMPLES handoffs; null when there was none.
+   * handoffs: a request left at the limit and a later one took the freed slot; their idle time is what a
+   * limiter in front of the API loses per handoff. Quantiles over the latest HANDOFF_SAMPLES; null when none.
    */
   readonly handoffs: number
   readonly handoffP50Ms: number | null

@@ -68,9 +68,8 @@ const calendarSchema = z.strictObject({
 })
 
 /**
- * Parses and validates a calendar. Every scalar is read as text (YAML's failsafe schema), so an
- * unquoted `2.10` stays "2.10" instead of becoming the number 2.1. Throws ConfigError naming each
- * bad entry by index and version.
+ * Parses and validates a calendar, every scalar as text (YAML's failsafe schema) so an unquoted
+ * `2.10` does not become the number 2.1; throws ConfigError naming each bad entry.
  */
 export function parseCalendar(text: string, source: string): Calendar {
   let doc: unknown

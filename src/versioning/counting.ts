@@ -1,7 +1,6 @@
 /**
- * What the versioning counts: the `sluice_version_*` cells (metrics.ts) and the requests per version
- * that /status shows. Cells are bound to a route when the route is built (once a day), so a request
- * bumps integers through its RouteCounts and looks nothing up; the policy never sees a cell.
+ * What the versioning counts (metrics.ts, and the requests per version /status shows). Cells are bound
+ * to a route when it is built, once a day, so a request bumps integers and looks nothing up.
  */
 import type { Registry } from 'prom-client'
 import type { Day } from './days.js'

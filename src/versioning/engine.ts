@@ -1,8 +1,6 @@
 /**
- * The Versioning the proxy calls: per request, it finds the version's route in today's table, counts
- * it and returns the route's decision (or throws its local answer); per upstream answer, it gathers
- * 410s into learned retirements. The rules are in policy.ts, the routes in version-table.ts, the
- * counters in counting.ts, the log lines in logs.ts, and /status in snapshot.ts.
+ * The Versioning the proxy calls: per request, the route of its version in today's table; per upstream
+ * answer, 410s gathered into learned retirements (docs/development.md, "Layout", names its modules).
  */
 import { loadCalendar, withRetirements, type Calendar } from './calendar.js'
 import { VersionCounting } from './counting.js'

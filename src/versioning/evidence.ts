@@ -1,9 +1,6 @@
 /**
- * Evidence that an upstream 410 means "this API version is retired" and not "this resource is gone"
- * (HTTP 410 Gone is both). One organisation deleting a record, or one endpoint answering 410 for its
- * own reasons, must not retire a version for everybody (README, "Learned retirements"): a version is
- * learned only after enough 410s, from several instances and several endpoints, within a window, with
- * no 2xx for that version in between. A plain module with an injected clock (times are arguments).
+ * Evidence that upstream 410s mean "this API version is retired", not "this resource is gone"
+ * (docs/versioning.md, "What happens to a request", learned retirements). Times are arguments.
  */
 
 export interface LearnRules {

@@ -1,9 +1,6 @@
 /**
- * API versions (docs/versioning.md): the calendar, the policy for retired and missing versions, deprecation
- * headers, the endpoint gate, learned retirements and metrics. A plain module with no Fastify in
- * it: the proxy calls `decide()` per request before taking a permit, sends `decision.upstream` in
- * the version header, adds `decision.responseHeaders` to the answer and reports the upstream's
- * status to `observeUpstream()`.
+ * API versions (docs/versioning.md), a plain module with no Fastify in it: the proxy calls `decide()`
+ * before a permit and reports each upstream status to `observeUpstream()`.
  */
 import { VersionEngine } from './engine.js'
 import type { VersionSettings } from './settings.js'
@@ -36,9 +33,8 @@ export {
 } from './calendar.js'
 
 /**
- * Builds the versioning from validated settings. Reads the calendar (unless `deps.calendar` is
- * given) and throws ConfigError naming the bad entry. Everything per version is precomputed here
- * and again only when the injected clock reaches a new (UTC) day or a 410 is learned.
+ * Builds the versioning, or throws ConfigError naming a bad calendar entry. Everything per version is
+ * precomputed, and again only on a new UTC day or a learned retirement.
  */
 export function createVersioning(settings: VersionSettings, deps: VersioningDeps): Versioning {
   return new VersionEngine(settings, deps)

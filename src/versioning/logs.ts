@@ -1,8 +1,4 @@
-/**
- * The versioning's log lines: the calendar at start, state changes, settings that point at retired
- * versions (once a day), and retirements learned from 410s or lapsed. Written here so that the
- * policy and the version table stay silent and an operator's words are all in one place.
- */
+/** The versioning's log lines, all here so the policy and the version table stay silent. */
 import { isoOfDay, type Day } from './days.js'
 import type { Evidence } from './evidence.js'
 import { isAlive, retiredPhrase } from './policy.js'

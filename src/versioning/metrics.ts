@@ -117,9 +117,8 @@ function requestCounter(registers: Registry[], orgs: OrgLabels | undefined): Req
 }
 
 /**
- * Creates the version metrics, registered on `registry` when given (else counted but not exported).
- * `retirementDays` yields, at scrape time, (version, retirement day) for each version seen that has a
- * retirement date; the day is days since 1970-01-01 (UTC), exported as Unix time in seconds.
+ * Creates the version metrics, registered on `registry` when given. `retirementDays` yields at scrape
+ * time each used version's retirement day (days since 1970-01-01, UTC).
  */
 export function createVersionMetrics(
   registry: Registry | undefined,

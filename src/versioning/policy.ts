@@ -1,8 +1,6 @@
 /**
- * The version policy (docs/versioning.md): what a request naming a version gets on a given day.
- * The version's state, its Deprecation and Sunset days, where `rewrite` sends it, where a client
- * should move, and the words of every notice and local answer. Plain rules over the day's facts,
- * with no metric cells and no logging, so that a rule is read and changed in one place.
+ * The version policy (docs/versioning.md): what a request naming a version gets on a given day, as
+ * plain rules with no cells and no logging, so a rule is read and changed in one place.
  */
 import type { CalendarEntry } from './calendar.js'
 import { dayOfIso, httpDate, isoOfDay, structuredDate, type Day } from './days.js'

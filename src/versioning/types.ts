@@ -129,18 +129,11 @@ export interface Versioning {
   /** the version header's name, lower-case */
   readonly headerName: string
   /**
-   * Decides how a request's version is handled. Throws (to be answered locally, never forwarded)
-   * BadVersionHeaderError 400, VersionRetiredError 410 (policy `reject`, or a rewrite with no
-   * target) or VersionTooOldError 400 (`gate: reject`). Allocates nothing on the common path.
+   * Decides how a request's version is handled, or throws its local answer (docs/versioning.md,
+   * "What happens to a request"); `instance` is for the `org` label. Allocates nothing on the common path.
    */
-  /** `instance`: the request's organisation, for the `org` label of sluice_version_requests_total */
   decide(headerValue: string | readonly string[] | undefined, endpoint: VersionedEndpoint, instance?: string): VersionDecision
-  /**
-   * The upstream answered `status` to a request sent with `decision` for `source`. 410s for a version
-   * the calendar thinks alive are learned as its retirement once they are evidence enough (settings
-   * `versions.learn*`): logged, counted, shown on /status, lapsing unless confirmed. A 2xx for the
-   * version clears the 410s on record.
-   */
+  /** The upstream answered `status` to a request sent with `decision`: 410s may teach a retirement, a 2xx clears them. */
   observeUpstream(decision: VersionDecision, status: number, source: UpstreamSource): void
   /** Throws ApiV1RetiredError (410) when the calendar says API v1 is retired today. */
   rejectApiV1(): void

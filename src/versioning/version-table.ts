@@ -1,8 +1,6 @@
 /**
- * The versions sluice knows and what each gets today: one record per version (from the calendar,
- * named by the settings, or seen in requests) holding its state and its route, that is the policy's
- * ruling with the counters bound to it. Rebuilt once a day and after a learned retirement changes,
- * so that a request costs one map lookup and no policy work (docs/versioning.md).
+ * The versions sluice knows, each with its route today (the policy's ruling, counters bound), rebuilt
+ * once a day and when a learned retirement changes, so a request costs one map lookup.
  */
 import type { Calendar, CalendarEntry } from './calendar.js'
 import type { Cell } from './metrics.js'

@@ -1,14 +1,7 @@
 /**
- * The status page's script, run by the browser as it is (plain ES2020, no build step). It polls
- * `./status` and updates the page in place. Every value reaches the DOM through textContent or
- * setAttribute, never as markup: instance names come from clients and must not become HTML.
- *
- * Stable hooks for tests and scrapers: rows `tr[data-key="<instance>|<endpoint>"]` with cells
- * `[data-field=inFlight|limit|queued|oldestWaitMs]` (text: the number, `data-value`: the raw number; a
- * learned limit's cell reads "<n> learned" and carries `data-learned`: the learned value),
- * `[data-field=mode]`, per key `[data-field=apps]` holding one `[data-app="<app>"]` per app of the
- * key's `apps` (attributes `data-held`, `data-queued`; none when /status has no `apps`), `[data-version="<v>"]` rows, `tr[data-saved-key="<instance>|<endpoint>"]` rows with
- * `[data-field=coalesced|cacheHits|saved]`, and `body[data-updates]` counting renders.
+ * The status page's script, run by the browser as it is (plain ES2020, no build step). Every value
+ * reaches the DOM as text, never as markup: instance names come from clients. Its stable hooks for
+ * tests are listed in docs/observability.md, "Status page".
  */
 export const STATUS_PAGE_SCRIPT = `
 'use strict';
