@@ -140,42 +140,25 @@ export class KeySemaphore {
     return this.held.size === this.#limit
   }
 
-  /** A new waiter of this key (`new`). */
-  join(id: string, ticket: Ticket, policy: AppPolicy): Waiter {
-    const waiter = new Waiter(id, ticket, policy, this, this.#watch)
+  /** A new waiter of this key (`new`); `byAge`: placed by its age (it waited before). */
+  join(id: string, ticket: Ticket, policy: AppPolicy, byAge = ticket.retried): Waiter {
+    const waiter = new Waiter(id, ticket, policy, byAge, this, this.#watch)
     this.#waiters.set(id, waiter)
     this.#context.joined(waiter)
     return waiter
   }
 
   /**
-   * Places a new waiter: parked behind waiters parked before it (first come, first served at the
-   * bounds) or while its room depends on acquires on their way, else let in (queue-bounds.ts).
+   * Lets a new waiter in: counted against the queue bounds when they have room for it, else pending —
+   * its acquire goes out with `full` (granted if a slot is free at once, else answered `full`; see
+   * `answeredFull`). Nothing waits for an acquire on its way here (queue-bounds.ts).
    */
-  enter(waiter: Waiter): Admission | 'parked' {
-    const fit = this.#bounds.parked.size > 0 ? undefined : this.#bounds.fits(waiter)
-    if (fit === undefined) {
-      waiter.move('parked')
-      return 'parked'
-    }
-    return this.#admit(waiter, fit)
+  enter(waiter: Waiter): Admission {
+    this.#bounds.enter(waiter)
+    return this.#send(waiter)
   }
 
-  /**
-   * Lets in the parked waiters the bounds can now decide about, first come first, each started by
-   * `start` before the next is looked at; the first still undecided keeps its place, and those behind
-   * it wait with it (each acquire on its way is answered, or fails, within a round trip).
-   */
-  admitParked(start: (waiter: Waiter, how: Admission) => void): void {
-    for (const waiter of this.#bounds.parked) {
-      const fit = this.#bounds.fits(waiter)
-      if (fit === undefined) return
-      start(waiter, this.#admit(waiter, fit))
-    }
-  }
-
-  #admit(waiter: Waiter, fit: 'room' | Full): Admission {
-    this.#bounds.decided(waiter, fit)
+  #send(waiter: Waiter): Admission {
     // every permit of the key is here: it can only queue, so it goes out after a handover of this turn
     if (this.#holdsAll()) {
       waiter.move('deferred')
@@ -183,6 +166,33 @@ export class KeySemaphore {
     }
     waiter.move('sending')
     return 'send'
+  }
+
+  /**
+   * Its acquire, sent with `full`, was answered `full` (no slot was free at once): refused now (the
+   * bound, for the 503) when the waiters Redis queued fill a bound, else parked at its place until
+   * `admitParked` lets it in or refuses it.
+   */
+  answeredFull(waiter: Waiter): Full | undefined {
+    const full = this.#bounds.refusesAtOnce(waiter)
+    waiter.move(full === undefined ? 'parked' : 'refused')
+    return full
+  }
+
+  /**
+   * Decides the parked waiters, first come first: each let in is started by `start` (sent again, now
+   * counted), each refused (the waiters ahead were queued rather than granted) is told to `refuse`;
+   * the others stay parked until the acquires on their way are answered.
+   */
+  admitParked(start: (waiter: Waiter, how: Admission) => void, refuse: (waiter: Waiter, full: Full) => void): void {
+    this.#bounds.walk((waiter, decision) => {
+      if (decision === 'room') {
+        start(waiter, this.#send(waiter))
+      } else {
+        waiter.move('refused')
+        refuse(waiter, decision)
+      }
+    })
   }
 
   /** A deferred waiter's turn came: its acquire goes out. False when it left meanwhile. */
@@ -207,7 +217,7 @@ export class KeySemaphore {
     this.head.sending(waiter.policy.app, keepAge)
     const announcedBefore = this.#announcedAt > Number.NEGATIVE_INFINITY
     const announce = now - this.#announcedAt >= this.#context.syncMs
-    return { sentAt: now, mark, announce, announcedBefore, wantHead: this.#holdsAll(), full: this.#bounds.fullOf(waiter) !== undefined }
+    return { sentAt: now, mark, announce, announcedBefore, wantHead: this.#holdsAll(), full: this.#bounds.isPending(waiter) }
   }
 
   /** What every acquire reply says, whatever became of its waiter. */
@@ -221,13 +231,6 @@ export class KeySemaphore {
   queue(waiter: Waiter, atHead: boolean, mark: number): void {
     waiter.move('queued')
     if (atHead) this.head.fromReply(waiter.id, mark)
-  }
-
-  /** Redis refused it (full): which bound, for the 503. */
-  refuse(waiter: Waiter): Full {
-    const full = this.#bounds.fullOf(waiter) ?? { app: false, waiting: this.#bounds.queued }
-    waiter.move('refused')
-    return full
   }
 
   /** A grant of it was heard: true when it takes its permit now (queued); while sending, once the reply is in. */
@@ -251,11 +254,17 @@ export class KeySemaphore {
     waiter.move('confirming')
   }
 
-  /** It waits again under the new id `id` (see Waiting.requeue), keeping its place under the bounds. */
+  /**
+   * It waits again under the new id `id`, placed by its age (see Waiting.requeue). Counted against the
+   * queue bounds, it keeps its place there; sent with `full` (it was let in for a slot free at once,
+   * and granted), it goes through the bounds again as a new waiter would: the bound holds.
+   */
   requeue(old: Waiter, id: string): Waiter {
+    const counted = !this.#bounds.isPending(old)
     old.move('requeued')
-    const waiter = this.join(id, old.ticket, old.policy)
-    this.#bounds.count(waiter)
+    const waiter = this.join(id, old.ticket, old.policy, true)
+    if (counted) this.#bounds.keep(waiter)
+    else this.#bounds.enter(waiter)
     waiter.move('sending')
     return waiter
   }
