@@ -366,6 +366,8 @@ export class RedisLimiter implements Limiter {
 
   drain(reason = 'sluice is shutting down'): void {
     this.#closing ??= reason
+    // no parked waiter is let in (one acquire and one withdrawal each) while the others are failed
+    this.#shared.closing()
     for (const ticket of [...this.#pending]) ticket.fail(new LimiterClosedError(reason))
   }
 

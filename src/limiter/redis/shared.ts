@@ -187,6 +187,11 @@ export class SharedPermits {
     return sharedStatus(this.#scripts.runner, globalKeys, { prefix: this.config.prefix, idleMs: this.config.idleMs, localTags: () => this.activeTags() })
   }
 
+  /** The limiter is draining (shutdown): parked waiters are not let in any more, only failed (Waiting.closing). */
+  closing(): void {
+    this.#waiting.closing()
+  }
+
   /** Clears timers (close). */
   stop(): void {
     for (const sem of this.#semaphores.all()) sem.stopSafety()

@@ -34,6 +34,7 @@ export interface WaitingDeps {
 export class Waiting {
   readonly #d: WaitingDeps
   readonly #leaseMs: number
+  #closing = false
 
   constructor(deps: WaitingDeps) {
     this.#d = deps
@@ -49,6 +50,13 @@ export class Waiting {
     this.#start(waiter, sem.enter(waiter))
   }
 
+  /**
+   * The limiter is draining (shutdown): no parked waiter is let in any more — each is failed in turn,
+   * and sending its acquire would only cost a withdrawal after it.
+   */
+  closing(): void {
+    this.#closing = true
+  }
 
   /**
    * Sends a waiter the queue bounds let in. Deferred (every permit of the key is held here, so it can
@@ -71,6 +79,7 @@ export class Waiting {
    * caller collects the semaphore if that left it idle: not on a grant's way, before its permit is held.)
    */
   #admitParked(sem: KeySemaphore): void {
+    if (this.#closing) return
     sem.admitParked(
       (waiter, how) => this.#start(waiter, how),
       (waiter, full) => this.#refused(waiter, full),
