@@ -109,6 +109,8 @@ export class Waiting {
           // no room under the queue bounds (queue-bounds.ts): a slot free at once, else answer `full` rather than queue
           full: sent.full,
           announce: sent.announce,
+          // absent from Redis after an announcement: Redis lost its data (the script leaves a mark for the sync)
+          announcedBefore: sent.announcedBefore,
           wantHead: sent.wantHead,
           cost: policy.cost,
         },
