@@ -116,7 +116,11 @@ export class RedisLimiter implements Limiter {
         keyBroken: (key, err) => this.#keyBroken(key, err),
         reroute: (ticket) => this.#route(ticket),
         lost: (permit) => this.#permitLost(permit),
-        recounted: (key, count) => this.#log.warn({ instance: key.instance, endpoint: key.endpoint, count }, 'limiter: Redis had lost its data; the permits in flight were counted again'),
+        recounted: (key, { counted, heldBack }) =>
+          this.#log.warn(
+            { instance: key.instance, endpoint: key.endpoint, count: counted, heldBack },
+            'limiter: Redis had lost its data; the permits in flight were counted again, those not sent yet given back',
+          ),
         bug: (err) => this.#log.error({ err }, 'limiter: bug: a waiter was asked for a move its lifecycle does not allow; refused'),
       },
     )

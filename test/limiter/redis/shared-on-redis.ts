@@ -41,6 +41,7 @@ export function sharedOnRedis(client: Redis, o: { prefix?: string; replicaId?: s
   const leaseMs = o.leaseMs ?? 60_000
   let now = 1_000
   const lost: SluicePermit[] = []
+  const recounted: { counted: number; heldBack: number }[] = []
   const shared: SharedPermits = new SharedPermits(
     runner,
     {
@@ -63,6 +64,7 @@ export function sharedOnRedis(client: Redis, o: { prefix?: string; replicaId?: s
         lost.push(p)
         p.markLost(new Error('lost'))
       },
+      recounted: (_k, counts) => recounted.push(counts),
     },
   )
   const deadlines = new Deadlines()
@@ -80,5 +82,5 @@ export function sharedOnRedis(client: Redis, o: { prefix?: string; replicaId?: s
     for (const t of tickets) t.fail(new Error('test over'))
     shared.stop()
   }
-  return { shared, runner, prefix, request, lost, advance: (ms: number) => void (now += ms), close }
+  return { shared, runner, prefix, request, lost, recounted, advance: (ms: number) => void (now += ms), close }
 }
