@@ -71,8 +71,8 @@ export class KeySemaphore {
   #announcedAt: number
   readonly #waiters = new Map<string, Waiter>()
   readonly #bounds = new QueueBounds()
-  /** ids to release or withdraw once Redis answers again */
-  readonly #drops = new Set<string>()
+  /** ids to release or withdraw once Redis answers again (made when first needed: most keys never have any) */
+  #drops: Set<string> | undefined
   /** a script found that Redis no longer knew this replica (it lost its data): the next sync counts held permits again */
   #recount = false
   #safety: NodeJS.Timeout | undefined
@@ -246,7 +246,7 @@ export class KeySemaphore {
    */
   leave(waiter: Waiter, end: 'granted' | 'failed' | 'withdrawn' | 'detached'): void {
     const sent = waiter.sent
-    if (waiter.move(end) && end === 'detached' && sent) this.#drops.add(waiter.id)
+    if (waiter.move(end) && end === 'detached' && sent) this.dropLater([waiter.id])
   }
 
   /** A grant read too late to be sure its lease still runs: a renewal goes out. */
@@ -324,16 +324,18 @@ export class KeySemaphore {
 
   /** ids Redis may know that must be released or withdrawn once it answers again (by the next sync) */
   dropLater(ids: readonly string[]): void {
+    if (ids.length === 0) return
+    this.#drops ??= new Set()
     for (const id of ids) this.#drops.add(id)
   }
 
   undrop(ids: readonly string[]): void {
-    for (const id of ids) this.#drops.delete(id)
+    for (const id of ids) this.#drops?.delete(id)
   }
 
   /** The key is broken (Redis refuses it): nothing to withdraw from it; kept, the ids would keep its state for ever. */
   forgetDrops(): void {
-    this.#drops.clear()
+    this.#drops = undefined
   }
 
   /** One sync at a time per key: the one running, or the one `run` starts; `done` after it ends. */
@@ -347,8 +349,8 @@ export class KeySemaphore {
 
   /** A sync goes out now: what it is sent with (the ids to drop leave `drops`: back with `dropLater` if it fails). */
   syncSent(now: number): SyncSent {
-    const drop = [...this.#drops]
-    this.#drops.clear()
+    const drop = this.#drops === undefined ? [] : [...this.#drops]
+    this.#drops = undefined
     const sweep = this.#syncs++ % SWEEP_EVERY === 0
     return { sentAt: now, mark: this.head.mark, waiting: this.#queuedIds(), drop, renewing: this.held.ids(), recount: this.#recount, sweep }
   }
@@ -386,12 +388,12 @@ export class KeySemaphore {
 
   /** Nothing of this replica is left in the semaphore: its state can be forgotten. */
   isIdle(): boolean {
-    return this.held.size === 0 && this.#waiters.size === 0 && this.#drops.size === 0 && this.#syncing === undefined
+    return this.held.size === 0 && this.#waiters.size === 0 && (this.#drops?.size ?? 0) === 0 && this.#syncing === undefined
   }
 
   /** Something to renew, flush or check in Redis. */
   isBusy(): boolean {
-    return this.held.size > 0 || this.#waiters.size > 0 || this.#drops.size > 0
+    return this.held.size > 0 || this.#waiters.size > 0 || (this.#drops?.size ?? 0) > 0
   }
 
   /** It holds permits or has waiters (the heartbeat lists it for `/status`). */
