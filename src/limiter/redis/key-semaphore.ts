@@ -356,8 +356,12 @@ export class KeySemaphore {
   }
 
   /** What every sync reply says: held permits counted again, liveness announced, limit, head. */
-  synced(sent: SyncSent, reply: { readonly limit: number | undefined; readonly head: string | undefined }): void {
+  synced(sent: SyncSent, reply: { readonly limit: number | undefined; readonly head: string | undefined; readonly forgot: boolean }): void {
     if (sent.recount) this.#recount = false
+    // It found Redis had lost its data: a permit granted before the loss whose grant (a reply sent
+    // before this sync, a message) is read only after this sync went out was not in its list; the
+    // next sync counts again too (once: it finds the replica known, unless Redis lost its data again).
+    if (reply.forgot) this.#recount = true
     this.#announcedAt = Math.max(this.#announcedAt, sent.sentAt)
     this.heardLimit(reply.limit)
     this.head.fromReply(reply.head, sent.mark)

@@ -184,6 +184,7 @@ export class QueueBounds {
   /** A pending waiter has room now: counted from here on. */
   #letIn(waiter: Waiter): void {
     this.#pending?.delete(waiter)
+    if (this.#pending?.size === 0) this.#pending = undefined
     const app = this.#apps?.get(waiter.policy.app)
     if (app) app.pending--
     this.#count(waiter)

@@ -5,7 +5,8 @@ import { LUA_COMMON } from '../lua-common.js'
  * KEYS: holders queue meta learned
  * ARGV: replica limit leaseMs liveMs idleMs channelPrefix instance endpoint sweep recount
  *       nHeld held-id... nWaiting waiting-id... nDrop drop-id...
- * Reply: {nearestExpiryMs, {lost-id...}, {granted-id...}, {missing-id...}, head waiter or nil, {recounted-id...}, limit in force}
+ * Reply: {nearestExpiryMs, {lost-id...}, {granted-id...}, {missing-id...}, head waiter or nil, {recounted-id...}, limit in force,
+ *         forgot: 1 when this script found that Redis had lost the replica (its liveness gone, or marked), whatever `recount` said}
  *
  *  - renews the replica's liveness (so its waiters stay in the queue) and the keys' expiry, and with
  *    `sweep` removes the liveness fields of replicas gone for longer than the idle time (the hash
@@ -21,7 +22,9 @@ import { LUA_COMMON } from '../lua-common.js'
  *    read): then Redis lost its data (a restart without persistence, a failover to an empty replica)
  *    and the permits, still in flight, are counted again (as adopt does), above the limit if need be.
  *    The mark is read with the liveness (one HMGET, as the HEXISTS it replaces) and deleted once read;
- *    one older than a lease is stale (its key went idle here before a sync read it) and not believed;
+ *    one older than a lease is stale (its key went idle here before a sync read it) and not believed.
+ *    `forgot` in the reply tells the replica to count again once more with its next sync: a grant
+ *    made before the loss whose reply or message it reads after sending this one is not in `held` here;
  *  - expires dead leases and hands the freed slots to the queue's head (the safety net when a dead
  *    replica's lease runs out, or a pub/sub message was lost);
  *  - reports which of the replica's waiters are holders by now (a grant whose message was lost),
@@ -36,8 +39,8 @@ local chan = ARGV[6]
 local now = clock()
 local seen = redis.call('HMGET', meta, '@' .. rid, '!' .. rid)
 if seen[2] then redis.call('HDEL', meta, '!' .. rid) end
-local forgotten = seen[2] and tonumber(seen[2]) + lease > now
-local known = ARGV[10] ~= '1' and seen[1] ~= false and not forgotten
+local forgotten = seen[1] == false or (seen[2] and tonumber(seen[2]) + lease > now)
+local known = ARGV[10] ~= '1' and not forgotten
 redis.call('HSET', meta, 'limit', ARGV[2], 'instance', ARGV[7], 'endpoint', ARGV[8], '@' .. rid, now + live)
 redis.call('PEXPIRE', meta, idle)
 if ARGV[9] == '1' then
@@ -107,5 +110,5 @@ for _, id in ipairs(wait_ids) do
 end
 redis.call('PEXPIRE', holders, idle)
 redis.call('PEXPIRE', queue, idle)
-return {nearest_expiry(holders, now), lost, granted, missing, head, recounted, limit}
+return {nearest_expiry(holders, now), lost, granted, missing, head, recounted, limit, forgotten and 1 or 0}
 `
