@@ -148,11 +148,7 @@ export class KeySemaphore {
     return waiter
   }
 
-  /**
-   * Lets a new waiter in: counted against the queue bounds when they have room for it, else pending —
-   * its acquire goes out with `full` (granted if a slot is free at once, else answered `full`; see
-   * `answeredFull`). Nothing waits for an acquire on its way here (queue-bounds.ts).
-   */
+  /** Lets a new waiter in: counted by the queue bounds if they have room, else sent with `full` (queue-bounds.ts). */
   enter(waiter: Waiter): Admission {
     this.#bounds.enter(waiter)
     return this.#send(waiter)
@@ -168,22 +164,14 @@ export class KeySemaphore {
     return 'send'
   }
 
-  /**
-   * Its acquire, sent with `full`, was answered `full` (no slot was free at once): refused now (the
-   * bound, for the 503) when the waiters Redis queued fill a bound, else parked at its place until
-   * `admitParked` lets it in or refuses it.
-   */
+  /** Sent with `full`, answered `full`: refused (the bound, for the 503) if the waiters Redis queued fill one, else parked. */
   answeredFull(waiter: Waiter): Full | undefined {
     const full = this.#bounds.refusesAtOnce(waiter)
     waiter.move(full === undefined ? 'parked' : 'refused')
     return full
   }
 
-  /**
-   * Decides the parked waiters, first come first: each let in is started by `start` (sent again, now
-   * counted), each refused (the waiters ahead were queued rather than granted) is told to `refuse`;
-   * the others stay parked until the acquires on their way are answered.
-   */
+  /** Decides the parked waiters, first come first: let in (`start`: sent again, counted), refused, or left parked. */
   admitParked(start: (waiter: Waiter, how: Admission) => void, refuse: (waiter: Waiter, full: Full) => void): void {
     this.#bounds.walk((waiter, decision) => {
       if (decision === 'room') {
@@ -358,9 +346,8 @@ export class KeySemaphore {
   /** What every sync reply says: held permits counted again, liveness announced, limit, head. */
   synced(sent: SyncSent, reply: { readonly limit: number | undefined; readonly head: string | undefined; readonly forgot: boolean }): void {
     if (sent.recount) this.#recount = false
-    // It found Redis had lost its data: a permit granted before the loss whose grant (a reply sent
-    // before this sync, a message) is read only after this sync went out was not in its list; the
-    // next sync counts again too (once: it finds the replica known, unless Redis lost its data again).
+    // It found Redis had lost its data: a grant made before the loss but read after this sync went
+    // out was not in its list, so the next sync counts again too (once: that one finds us known).
     if (reply.forgot) this.#recount = true
     this.#announcedAt = Math.max(this.#announcedAt, sent.sentAt)
     this.heardLimit(reply.limit)
