@@ -30,8 +30,8 @@ function replica(replicaId: string) {
       const reply = await acquire(on.scripts, on.keys, { ...common(), id, replicaId, limit: String(limit), ageMs: 0, full: false, announce: announce !== '0', announcedBefore: announce === '2', wantHead: false, cost: 1 })
       return { id, ...reply }
     },
-    sync: (limit: number, held: string[], recount = false) =>
-      sync(on.scripts, on.keys, { ...common(), replicaId, limit: String(limit), held, waiting: [], drop: [], sweep: false, recount }),
+    sync: (limit: number, held: string[], recount = false, sweep = false) =>
+      sync(on.scripts, on.keys, { ...common(), replicaId, limit: String(limit), held, waiting: [], drop: [], sweep, recount }),
   }
 }
 
@@ -79,6 +79,16 @@ describe('redis scripts: a sync sent before the reply of the acquire that found 
     await on.client.zrem(on.keys.holders, held.id)
     const reply = await r1.sync(2, [held.id])
     expect({ lost: reply.lost, recounted: reply.recounted, mark: await on.client.hexists(on.keys.meta, '!r1') }).toEqual({ lost: [held.id], recounted: [], mark: 0 })
+  })
+
+  it("the sweep drops a mark older than the idle time (a dead replica's), and keeps a recent one", async () => {
+    const r1 = replica('r1')
+    await r1.acquire(2, '1')
+    const [s] = await on.client.time()
+    const now = Number(s) * 1000
+    await on.client.hset(on.keys.meta, '!dead', String(now - 3 * LEASE - 1), '!r2', String(now))
+    await r1.sync(2, [], false, true)
+    expect(await on.client.hmget(on.keys.meta, '!dead', '!r2')).toEqual([null, String(now)])
   })
 })
 
