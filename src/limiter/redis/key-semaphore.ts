@@ -71,8 +71,8 @@ export class KeySemaphore {
   #announcedAt: number
   readonly #waiters = new Map<string, Waiter>()
   readonly #bounds = new QueueBounds()
-  /** ids to release or withdraw once Redis answers again */
-  readonly #drops = new Set<string>()
+  /** ids to release or withdraw once Redis answers again (made when first needed: most keys never have any) */
+  #drops: Set<string> | undefined
   /** a script found that Redis no longer knew this replica (it lost its data): the next sync counts held permits again */
   #recount = false
   #safety: NodeJS.Timeout | undefined
@@ -140,42 +140,21 @@ export class KeySemaphore {
     return this.held.size === this.#limit
   }
 
-  /** A new waiter of this key (`new`). */
-  join(id: string, ticket: Ticket, policy: AppPolicy): Waiter {
-    const waiter = new Waiter(id, ticket, policy, this, this.#watch)
+  /** A new waiter of this key (`new`); `byAge`: placed by its age (it waited before). */
+  join(id: string, ticket: Ticket, policy: AppPolicy, byAge = ticket.retried): Waiter {
+    const waiter = new Waiter(id, ticket, policy, byAge, this, this.#watch)
     this.#waiters.set(id, waiter)
     this.#context.joined(waiter)
     return waiter
   }
 
-  /**
-   * Places a new waiter: parked behind waiters parked before it (first come, first served at the
-   * bounds) or while its room depends on acquires on their way, else let in (queue-bounds.ts).
-   */
-  enter(waiter: Waiter): Admission | 'parked' {
-    const fit = this.#bounds.parked.size > 0 ? undefined : this.#bounds.fits(waiter)
-    if (fit === undefined) {
-      waiter.move('parked')
-      return 'parked'
-    }
-    return this.#admit(waiter, fit)
+  /** Lets a new waiter in: counted by the queue bounds if they have room, else sent with `full` (queue-bounds.ts). */
+  enter(waiter: Waiter): Admission {
+    this.#bounds.enter(waiter)
+    return this.#send(waiter)
   }
 
-  /**
-   * Lets in the parked waiters the bounds can now decide about, first come first, each started by
-   * `start` before the next is looked at; the first still undecided keeps its place, and those behind
-   * it wait with it (each acquire on its way is answered, or fails, within a round trip).
-   */
-  admitParked(start: (waiter: Waiter, how: Admission) => void): void {
-    for (const waiter of this.#bounds.parked) {
-      const fit = this.#bounds.fits(waiter)
-      if (fit === undefined) return
-      start(waiter, this.#admit(waiter, fit))
-    }
-  }
-
-  #admit(waiter: Waiter, fit: 'room' | Full): Admission {
-    this.#bounds.decided(waiter, fit)
+  #send(waiter: Waiter): Admission {
     // every permit of the key is here: it can only queue, so it goes out after a handover of this turn
     if (this.#holdsAll()) {
       waiter.move('deferred')
@@ -183,6 +162,25 @@ export class KeySemaphore {
     }
     waiter.move('sending')
     return 'send'
+  }
+
+  /** Sent with `full`, answered `full`: refused (the bound, for the 503) if the waiters Redis queued fill one, else parked. */
+  answeredFull(waiter: Waiter): Full | undefined {
+    const full = this.#bounds.refusesAtOnce(waiter)
+    waiter.move(full === undefined ? 'parked' : 'refused')
+    return full
+  }
+
+  /** Decides the parked waiters, first come first: let in (`start`: sent again, counted), refused, or left parked. */
+  admitParked(start: (waiter: Waiter, how: Admission) => void, refuse: (waiter: Waiter, full: Full) => void): void {
+    this.#bounds.walk((waiter, decision) => {
+      if (decision === 'room') {
+        start(waiter, this.#send(waiter))
+      } else {
+        waiter.move('refused')
+        refuse(waiter, decision)
+      }
+    })
   }
 
   /** A deferred waiter's turn came: its acquire goes out. False when it left meanwhile. */
@@ -207,7 +205,7 @@ export class KeySemaphore {
     this.head.sending(waiter.policy.app, keepAge)
     const announcedBefore = this.#announcedAt > Number.NEGATIVE_INFINITY
     const announce = now - this.#announcedAt >= this.#context.syncMs
-    return { sentAt: now, mark, announce, announcedBefore, wantHead: this.#holdsAll(), full: this.#bounds.fullOf(waiter) !== undefined }
+    return { sentAt: now, mark, announce, announcedBefore, wantHead: this.#holdsAll(), full: this.#bounds.isPending(waiter) }
   }
 
   /** What every acquire reply says, whatever became of its waiter. */
@@ -223,13 +221,6 @@ export class KeySemaphore {
     if (atHead) this.head.fromReply(waiter.id, mark)
   }
 
-  /** Redis refused it (full): which bound, for the 503. */
-  refuse(waiter: Waiter): Full {
-    const full = this.#bounds.fullOf(waiter) ?? { app: false, waiting: this.#bounds.queued }
-    waiter.move('refused')
-    return full
-  }
-
   /** A grant of it was heard: true when it takes its permit now (queued); while sending, once the reply is in. */
   grantHeard(waiter: Waiter): boolean {
     if (waiter.state === 'sending') waiter.heardGrantEarly()
@@ -243,7 +234,7 @@ export class KeySemaphore {
    */
   leave(waiter: Waiter, end: 'granted' | 'failed' | 'withdrawn' | 'detached'): void {
     const sent = waiter.sent
-    if (waiter.move(end) && end === 'detached' && sent) this.#drops.add(waiter.id)
+    if (waiter.move(end) && end === 'detached' && sent) this.dropLater([waiter.id])
   }
 
   /** A grant read too late to be sure its lease still runs: a renewal goes out. */
@@ -251,11 +242,17 @@ export class KeySemaphore {
     waiter.move('confirming')
   }
 
-  /** It waits again under the new id `id` (see Waiting.requeue), keeping its place under the bounds. */
+  /**
+   * It waits again under the new id `id`, placed by its age (see Waiting.requeue). Counted against the
+   * queue bounds, it keeps its place there; sent with `full` (it was let in for a slot free at once,
+   * and granted), it goes through the bounds again as a new waiter would: the bound holds.
+   */
   requeue(old: Waiter, id: string): Waiter {
+    const counted = !this.#bounds.isPending(old)
     old.move('requeued')
-    const waiter = this.join(id, old.ticket, old.policy)
-    this.#bounds.count(waiter)
+    const waiter = this.join(id, old.ticket, old.policy, true)
+    if (counted) this.#bounds.keep(waiter)
+    else this.#bounds.enter(waiter)
     waiter.move('sending')
     return waiter
   }
@@ -315,16 +312,18 @@ export class KeySemaphore {
 
   /** ids Redis may know that must be released or withdrawn once it answers again (by the next sync) */
   dropLater(ids: readonly string[]): void {
+    if (ids.length === 0) return
+    this.#drops ??= new Set()
     for (const id of ids) this.#drops.add(id)
   }
 
   undrop(ids: readonly string[]): void {
-    for (const id of ids) this.#drops.delete(id)
+    for (const id of ids) this.#drops?.delete(id)
   }
 
   /** The key is broken (Redis refuses it): nothing to withdraw from it; kept, the ids would keep its state for ever. */
   forgetDrops(): void {
-    this.#drops.clear()
+    this.#drops = undefined
   }
 
   /** One sync at a time per key: the one running, or the one `run` starts; `done` after it ends. */
@@ -338,15 +337,18 @@ export class KeySemaphore {
 
   /** A sync goes out now: what it is sent with (the ids to drop leave `drops`: back with `dropLater` if it fails). */
   syncSent(now: number): SyncSent {
-    const drop = [...this.#drops]
-    this.#drops.clear()
+    const drop = this.#drops === undefined ? [] : [...this.#drops]
+    this.#drops = undefined
     const sweep = this.#syncs++ % SWEEP_EVERY === 0
     return { sentAt: now, mark: this.head.mark, waiting: this.#queuedIds(), drop, renewing: this.held.ids(), recount: this.#recount, sweep }
   }
 
   /** What every sync reply says: held permits counted again, liveness announced, limit, head. */
-  synced(sent: SyncSent, reply: { readonly limit: number | undefined; readonly head: string | undefined }): void {
+  synced(sent: SyncSent, reply: { readonly limit: number | undefined; readonly head: string | undefined; readonly forgot: boolean }): void {
     if (sent.recount) this.#recount = false
+    // It found Redis had lost its data: a grant made before the loss but read after this sync went
+    // out was not in its list, so the next sync counts again too (once: that one finds us known).
+    if (reply.forgot) this.#recount = true
     this.#announcedAt = Math.max(this.#announcedAt, sent.sentAt)
     this.heardLimit(reply.limit)
     this.head.fromReply(reply.head, sent.mark)
@@ -377,12 +379,12 @@ export class KeySemaphore {
 
   /** Nothing of this replica is left in the semaphore: its state can be forgotten. */
   isIdle(): boolean {
-    return this.held.size === 0 && this.#waiters.size === 0 && this.#drops.size === 0 && this.#syncing === undefined
+    return this.held.size === 0 && this.#waiters.size === 0 && (this.#drops?.size ?? 0) === 0 && this.#syncing === undefined
   }
 
   /** Something to renew, flush or check in Redis. */
   isBusy(): boolean {
-    return this.held.size > 0 || this.#waiters.size > 0 || this.#drops.size > 0
+    return this.held.size > 0 || this.#waiters.size > 0 || (this.#drops?.size ?? 0) > 0
   }
 
   /** It holds permits or has waiters (the heartbeat lists it for `/status`). */

@@ -116,7 +116,11 @@ export class RedisLimiter implements Limiter {
         keyBroken: (key, err) => this.#keyBroken(key, err),
         reroute: (ticket) => this.#route(ticket),
         lost: (permit) => this.#permitLost(permit),
-        recounted: (key, count) => this.#log.warn({ instance: key.instance, endpoint: key.endpoint, count }, 'limiter: Redis had lost its data; the permits in flight were counted again'),
+        recounted: (key, { counted, heldBack }) =>
+          this.#log.warn(
+            { instance: key.instance, endpoint: key.endpoint, count: counted, heldBack },
+            'limiter: Redis had lost its data; the permits in flight were counted again, those not sent yet given back',
+          ),
         bug: (err) => this.#log.error({ err }, 'limiter: bug: a waiter was asked for a move its lifecycle does not allow; refused'),
       },
     )
@@ -366,6 +370,8 @@ export class RedisLimiter implements Limiter {
 
   drain(reason = 'sluice is shutting down'): void {
     this.#closing ??= reason
+    // no parked waiter is let in (one acquire and one withdrawal each) while the others are failed
+    this.#shared.closing()
     for (const ticket of [...this.#pending]) ticket.fail(new LimiterClosedError(reason))
   }
 

@@ -6,98 +6,223 @@ export interface Full {
   readonly waiting: number
 }
 
+/** What the bounds decided about a parked waiter (`QueueBounds.decide`). */
+export type Decision = 'room' | Full | undefined
+
+/** One capped app's part of the counts (kept only for an app with a `maxQueued`: nothing else reads them). */
+interface AppCounts {
+  queued: number
+  counted: number
+  pending: number
+  parked: number
+}
+
+/** Waiters ahead of the one being decided, in a walk of the pending ones. */
+interface Ahead {
+  /** pending: in flight with `full` (may need room when answered) or parked */
+  pending: number
+  /** parked: known to need room */
+  parked: number
+}
+
+const isCapped = (waiter: Waiter): boolean => Number.isFinite(waiter.policy.maxQueued)
+
 /**
  * One key's queue bounds on this replica — `queue.maxLength` and each app's `maxQueued`, both per
- * replica (docs/redis-limiter.md, "maxQueued") — and the waiters they count: those Redis queued,
- * and those whose acquire (sent, going out after this turn, or a grant being confirmed) may queue
- * them. Counting only the answered ones let a burst within one round trip all queue. A waiter whose
- * room depends on acquires on their way is parked until one is answered. Part of KeySemaphore, which
- * reports every waiter move here (`moved`).
+ * replica (docs/redis-limiter.md, "maxQueued") — and the waiters they count. Part of KeySemaphore,
+ * which reports every waiter move here (`moved`).
+ *
+ * Every waiter let in is either **counted** — queued in Redis, or its acquire (sent, going out after
+ * this turn, or a grant being confirmed) may queue it — or **pending**: the bounds had no room for it
+ * when it came, so its acquire goes out with `full`, which the script answers with a slot free at
+ * once (granted: the bounds never mattered) or `full`. Counting only the waiters Redis answered as
+ * queued let a burst within one round trip all queue; holding back a waiter whose room depends on
+ * acquires on their way (each may be granted at once or queued) made a burst on a free key go out a
+ * bound's worth per round trip, and every app wait behind a capped one. A pending waiter answered
+ * `full` is refused when the waiters Redis queued (and the parked ones ahead of it) fill a bound,
+ * let in (counted, sent again) when there is room, and else **parked** at its place until the
+ * acquires on their way are answered.
+ *
+ * Order: a new waiter takes room only when no pending waiter is ahead of it that could (all of them
+ * for `maxLength`, its app's for `maxQueued`), and pending waiters are decided first come first, so
+ * a later request never queues where an earlier one of its app is refused. Parked waiters count
+ * towards the bounds: at most `bound − queued` of them wait, the rest are refused.
+ *
+ * Nothing is allocated here for a request that fits (the uncontended path): a counted waiter is a
+ * number, and the set of pending waiters and the per-app counts are made when first needed.
  */
 export class QueueBounds {
-  /** waiters `queued` */
+  /** waiters `queued` (all counted) */
   #queued = 0
-  /** waiters counted against the bounds: let in with room, or keeping the place they had */
-  readonly #counted = new Set<Waiter>()
-  /** the same two counts per app with a `maxQueued` (none kept for an app without one: nothing reads them) */
-  readonly #apps = new Map<string, { queued: number; counted: number }>()
-  /** waiters sent with `full`: the bound that refused them */
-  readonly #full = new Map<Waiter, Full>()
-  /** waiters `parked`, first come first */
-  readonly #parked = new Set<Waiter>()
+  /** waiters counted: every waiter let in that is not pending */
+  #counted = 0
+  /** the same counts per app with a `maxQueued` */
+  #apps: Map<string, AppCounts> | undefined
+  /** pending waiters (sent with `full`, or parked), first come first */
+  #pending: Set<Waiter> | undefined
+  #parked = 0
 
   get queued(): number {
     return this.#queued
   }
 
-  get parked(): ReadonlySet<Waiter> {
+  /** How many waiters are parked (tests, and the walk's shortcut). */
+  get parked(): number {
     return this.#parked
   }
 
-  /**
-   * Whether the bounds leave a new waiter room: `room` even if every acquire of ours on its way
-   * queues its waiter; a refusal when the waiters Redis already queued fill a bound (the script then
-   * refuses rather than queue, unless a slot is free at once); `undefined` when it depends on
-   * acquires on their way (each may be granted at once or queued).
-   */
-  fits(waiter: Waiter): 'room' | Full | undefined {
-    const max = waiter.ticket.options.maxQueue
-    if (this.#queued >= max) return { app: false, waiting: this.#queued }
-    let fit: 'room' | undefined = this.#counted.size >= max ? undefined : 'room'
-    const cap = waiter.policy.maxQueued
-    if (Number.isFinite(cap)) {
-      const app = this.#apps.get(waiter.policy.app)
-      const queued = app?.queued ?? 0
-      if (queued >= cap) return { app: true, waiting: queued }
-      if ((app?.counted ?? 0) >= cap) fit = undefined
+  #app(waiter: Waiter): AppCounts | undefined {
+    if (!isCapped(waiter)) return undefined
+    this.#apps ??= new Map()
+    let app = this.#apps.get(waiter.policy.app)
+    if (app === undefined) {
+      app = { queued: 0, counted: 0, pending: 0, parked: 0 }
+      this.#apps.set(waiter.policy.app, app)
     }
-    return fit
+    return app
   }
 
-  /** The bounds decided: it counts against them until it leaves, or is sent as `full`. */
-  decided(waiter: Waiter, fit: 'room' | Full): void {
-    if (fit === 'room') this.count(waiter)
-    else this.#full.set(waiter, fit)
+  #dropAppIfEmpty(waiter: Waiter, app: AppCounts): void {
+    if (app.queued === 0 && app.counted === 0 && app.pending === 0 && app.parked === 0) this.#apps?.delete(waiter.policy.app)
   }
 
-  /** Sent as `full`: which bound refused it. */
-  fullOf(waiter: Waiter): Full | undefined {
-    return this.#full.get(waiter)
+  /**
+   * A new waiter (or one queued again that was never counted): `room` (counted: its acquire may queue
+   * it) when it fits even if every acquire of ours on its way queues its waiter and every pending
+   * waiter ahead is let in; else it is pending, and its acquire goes out with `full`.
+   */
+  enter(waiter: Waiter): 'room' | 'pending' {
+    const max = waiter.ticket.options.maxQueue
+    const pending = this.#pending?.size ?? 0
+    let room = this.#counted + pending < max
+    const cap = waiter.policy.maxQueued
+    const app = this.#apps?.get(waiter.policy.app)
+    if (room && isCapped(waiter) && (app?.counted ?? 0) + (app?.pending ?? 0) >= cap) room = false
+    if (room) {
+      this.#count(waiter)
+      return 'room'
+    }
+    this.#pending ??= new Set()
+    this.#pending.add(waiter)
+    const a = this.#app(waiter)
+    if (a) a.pending++
+    return 'pending'
   }
 
-  /** It counts against the bounds until it leaves (let in with room, or keeping the place it had). */
-  count(waiter: Waiter): void {
-    if (this.#counted.has(waiter)) return
-    this.#counted.add(waiter)
-    if (!Number.isFinite(waiter.policy.maxQueued)) return
-    const app = this.#apps.get(waiter.policy.app)
-    if (app === undefined) this.#apps.set(waiter.policy.app, { queued: 0, counted: 1 })
-    else app.counted++
+  /** A waiter queued again that was counted: it keeps the place it had under the bounds. */
+  keep(waiter: Waiter): void {
+    this.#count(waiter)
+  }
+
+  #count(waiter: Waiter): void {
+    this.#counted++
+    const app = this.#app(waiter)
+    if (app) app.counted++
+  }
+
+  /** Its acquire goes out with `full`: the script must not queue it. */
+  isPending(waiter: Waiter): boolean {
+    return this.#pending?.has(waiter) ?? false
+  }
+
+  /**
+   * A pending waiter's acquire was answered `full`: the bound that refuses it now, when the waiters
+   * Redis queued fill one; else undefined (it is parked, and `decide` lets it in or refuses it).
+   */
+  refusesAtOnce(waiter: Waiter): Full | undefined {
+    if (!this.isPending(waiter)) return { app: false, waiting: this.#queued }
+    if (this.#queued >= waiter.ticket.options.maxQueue) return { app: false, waiting: this.#queued }
+    const app = this.#apps?.get(waiter.policy.app)
+    if (app !== undefined && app.queued >= waiter.policy.maxQueued) return { app: true, waiting: app.queued }
+    return undefined
+  }
+
+  /**
+   * Walks the pending waiters first come first and decides each parked one: `room` (it is counted
+   * from then on), a refusal (`Full`), or undefined (it stays parked: its room depends on acquires
+   * on their way). A pending waiter in flight ahead keeps room for itself, in case it is answered
+   * `full`; a parked one ahead also counts towards a refusal (it is known to need room).
+   */
+  walk(decided: (waiter: Waiter, decision: Exclude<Decision, undefined>) => void): void {
+    if (this.#parked === 0 || this.#pending === undefined) return
+    const all: Ahead = { pending: 0, parked: 0 }
+    const apps = new Map<string, Ahead>()
+    for (const waiter of [...this.#pending]) {
+      let app: Ahead | undefined
+      if (isCapped(waiter)) {
+        app = apps.get(waiter.policy.app)
+        if (app === undefined) apps.set(waiter.policy.app, (app = { pending: 0, parked: 0 }))
+      }
+      const parked = waiter.state === 'parked'
+      const decision = parked ? this.#decide(waiter, all, app) : undefined
+      if (decision === undefined) {
+        all.pending++
+        if (app) app.pending++
+        if (parked) {
+          all.parked++
+          if (app) app.parked++
+        }
+        continue
+      }
+      if (decision === 'room') this.#letIn(waiter)
+      decided(waiter, decision)
+    }
+  }
+
+  #decide(waiter: Waiter, all: Ahead, ahead: Ahead | undefined): Decision {
+    const max = waiter.ticket.options.maxQueue
+    if (this.#queued + all.parked >= max) return { app: false, waiting: this.#queued + all.parked }
+    const cap = waiter.policy.maxQueued
+    const app = this.#apps?.get(waiter.policy.app)
+    if (app !== undefined && ahead !== undefined) {
+      if (app.queued + ahead.parked >= cap) return { app: true, waiting: app.queued + ahead.parked }
+      if (app.counted + ahead.pending >= cap) return undefined
+    }
+    return this.#counted + all.pending < max ? 'room' : undefined
+  }
+
+  /** A pending waiter has room now: counted from here on. */
+  #letIn(waiter: Waiter): void {
+    this.#pending?.delete(waiter)
+    if (this.#pending?.size === 0) this.#pending = undefined
+    const app = this.#apps?.get(waiter.policy.app)
+    if (app) app.pending--
+    this.#count(waiter)
   }
 
   /** A waiter moved: the counts follow its state. */
   moved(waiter: Waiter, from: WaiterState, to: WaiterState): void {
-    if (from === 'queued') this.#queuedBy(waiter, -1)
-    if (to === 'queued') {
-      this.count(waiter) // (counted already: only an acquire sent without `full` queues)
-      this.#queuedBy(waiter, 1)
+    const app = isCapped(waiter) ? this.#apps?.get(waiter.policy.app) : undefined
+    if (from === 'queued') {
+      this.#queued--
+      if (app) app.queued--
     }
-    if (from === 'parked') this.#parked.delete(waiter)
-    if (to === 'parked') this.#parked.add(waiter)
-    if (!waiter.live) this.#left(waiter)
+    // only an acquire sent without `full` queues its waiter (one sent with it is counted if it does)
+    if (to === 'queued') {
+      if (this.isPending(waiter)) this.#letIn(waiter)
+      this.#queued++
+      if (app) app.queued++
+    }
+    if (from === 'parked') {
+      this.#parked--
+      if (app) app.parked--
+    }
+    if (to === 'parked') {
+      this.#parked++
+      if (app) app.parked++
+    }
+    if (!waiter.live) this.#left(waiter, app)
   }
 
-  #queuedBy(waiter: Waiter, by: 1 | -1): void {
-    this.#queued += by
-    if (!Number.isFinite(waiter.policy.maxQueued)) return
-    const app = this.#apps.get(waiter.policy.app)
-    if (app !== undefined) app.queued += by
-  }
-
-  #left(waiter: Waiter): void {
-    this.#full.delete(waiter)
-    if (!this.#counted.delete(waiter) || !Number.isFinite(waiter.policy.maxQueued)) return
-    const app = this.#apps.get(waiter.policy.app)
-    if (app !== undefined && --app.counted <= 0) this.#apps.delete(waiter.policy.app)
+  #left(waiter: Waiter, app: AppCounts | undefined): void {
+    if (this.#pending?.delete(waiter)) {
+      if (app) app.pending--
+      if (this.#pending.size === 0) this.#pending = undefined
+    } else {
+      this.#counted--
+      if (app) app.counted--
+    }
+    if (app) this.#dropAppIfEmpty(waiter, app)
+    if (this.#apps?.size === 0) this.#apps = undefined
   }
 }

@@ -37,7 +37,7 @@ export class ReplicaScripts {
   ) {}
 
   // (object literals of one shape, not spreads: these two run for every request)
-  acquire(sem: ScriptTarget, a: Pick<AcquireArgs, 'id' | 'ageMs' | 'full' | 'announce' | 'wantHead' | 'cost'>, options?: RunOptions): Promise<AcquireReply> {
+  acquire(sem: ScriptTarget, a: Pick<AcquireArgs, 'id' | 'ageMs' | 'full' | 'announce' | 'announcedBefore' | 'wantHead' | 'cost'>, options?: RunOptions): Promise<AcquireReply> {
     const r = this.replica
     return acquire(
       this.runner,
@@ -52,6 +52,7 @@ export class ReplicaScripts {
         ageMs: a.ageMs,
         full: a.full,
         announce: a.announce,
+        announcedBefore: a.announcedBefore === true,
         instance: sem.key.instance,
         endpoint: sem.key.endpoint,
         channelPrefix: r.channelPrefix,

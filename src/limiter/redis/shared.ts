@@ -44,8 +44,11 @@ export interface SharedHooks {
   /** a ticket whose Redis attempt failed must be served by whatever mode is now in force */
   reroute(ticket: Ticket): void
   lost(permit: SluicePermit): void
-  /** Redis had lost its data: permits still in flight were counted again */
-  recounted?(key: PermitKey, count: number): void
+  /**
+   * Redis had lost its data: the held permits whose requests are upstream were counted again
+   * (`counted`), those not sent yet were given back (`heldBack`: each also reported `lost`)
+   */
+  recounted?(key: PermitKey, counts: { readonly counted: number; readonly heldBack: number }): void
   /** a waiter move the lifecycle does not allow (waiter.ts): a bug, refused; thrown when not given */
   bug?(err: IllegalTransitionError): void
   /** every waiter move (tests follow the lifecycle with it) */
@@ -185,6 +188,11 @@ export class SharedPermits {
   /** `/status` from Redis: every semaphore in use across the replicas, and the learned limits. */
   status(globalKeys: GlobalKeys): Promise<{ keys: KeyStatus[]; learned: LearnedLimitStatus[] }> {
     return sharedStatus(this.#scripts.runner, globalKeys, { prefix: this.config.prefix, idleMs: this.config.idleMs, localTags: () => this.activeTags() })
+  }
+
+  /** The limiter is draining (shutdown): parked waiters are not let in any more, only failed (Waiting.closing). */
+  closing(): void {
+    this.#waiting.closing()
   }
 
   /** Clears timers (close). */

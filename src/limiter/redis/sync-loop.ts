@@ -103,7 +103,8 @@ export class SyncLoop {
   #recounted(sem: KeySemaphore, ids: readonly string[]): void {
     const unsent = sem.held.recounted(ids)
     for (const { permit } of unsent) this.#d.hooks.lost(permit)
-    if (ids.length > unsent.length) this.#d.hooks.recounted?.(sem.key, ids.length - unsent.length)
+    // said also when every one was unsent: the loss of Redis's data is news whatever it held back
+    this.#d.hooks.recounted?.(sem.key, { counted: ids.length - unsent.length, heldBack: unsent.length })
     if (unsent.length > 0) void this.#d.release(sem, unsent.map((u) => u.id))
   }
 

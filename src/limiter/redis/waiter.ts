@@ -6,7 +6,8 @@ import type { Ticket } from './ticket.js'
  * Where one waiter of this replica is in its wait for a Redis permit (docs/redis-limiter.md, "The
  * waiter's lifecycle"):
  * - `new`: made, not placed yet;
- * - `parked`: not sent — whether the queue bounds leave it room depends on acquires still on their way;
+ * - `parked`: its acquire, sent with `full` (the queue bounds had no room for it then), was answered
+ *   `full`; it waits at its place for room, which depends on acquires still on their way;
  * - `deferred`: its acquire goes out after this turn of the event loop (every permit of the key is here);
  * - `sending`: its acquire is on its way;
  * - `queued`: Redis has it in the queue;
@@ -15,7 +16,8 @@ import type { Ticket } from './ticket.js'
  * The other states are ends: `granted` (it has its permit), `refused` (its queue was full), `failed`
  * (a script for it failed), `withdrawn` (aborted, past its deadline, drained), `requeued` (it waits
  * again under a new id), `detached` (Redis became unreachable: the fallback serves its request).
- * Only a waiter that was never sent (`parked`, `deferred`) leaves nothing in Redis.
+ * A waiter that Redis has no id of (`parked`: its one acquire was answered `full`; `deferred`: not sent
+ * yet) leaves nothing in Redis.
  */
 export type WaiterState = 'new' | 'parked' | 'deferred' | 'sending' | 'queued' | 'confirming' | 'granted' | 'refused' | 'failed' | 'withdrawn' | 'requeued' | 'detached'
 
@@ -24,10 +26,12 @@ export type WaiterState = 'new' | 'parked' | 'deferred' | 'sending' | 'queued' |
  * drives each of these moves through the replica's side and checks that every other is refused.
  */
 export const WAITER_TRANSITIONS: { readonly [S in WaiterState]: readonly WaiterState[] } = {
-  new: ['parked', 'deferred', 'sending'],
-  parked: ['deferred', 'sending', 'withdrawn', 'detached'],
+  new: ['deferred', 'sending'],
+  // let in when room comes (queue-bounds.ts), refused when the waiters ahead were queued rather than granted
+  parked: ['deferred', 'sending', 'refused', 'withdrawn', 'detached'],
   deferred: ['sending', 'withdrawn', 'detached'],
-  sending: ['queued', 'confirming', 'granted', 'refused', 'failed', 'withdrawn', 'detached'],
+  // `parked`: sent with `full` and answered `full`, while its room depends on acquires on their way
+  sending: ['parked', 'queued', 'confirming', 'granted', 'refused', 'failed', 'withdrawn', 'detached'],
   queued: ['confirming', 'granted', 'requeued', 'withdrawn', 'detached'],
   // a renewal itself read too late is confirmed again
   confirming: ['confirming', 'granted', 'requeued', 'failed', 'withdrawn', 'detached'],
@@ -74,6 +78,8 @@ export class Waiter {
     readonly ticket: Ticket,
     /** its app's weight and caps (README "Fair share between apps") */
     readonly policy: AppPolicy,
+    /** placed by its age, not by when Redis sees it: it waited before (an upstream 429, or a place lost in Redis) */
+    readonly byAge: boolean,
     readonly semaphore: KeySemaphore,
     watch: WaiterWatch,
   ) {
@@ -89,7 +95,7 @@ export class Waiter {
     return WAITER_TRANSITIONS[this.#state].length > 0
   }
 
-  /** Sent at some point: Redis may know its id (withdrawing it takes a script). */
+  /** Redis may know its id (withdrawing it takes a script): not when it was never sent, nor when its acquire was answered `full`. */
   get sent(): boolean {
     return this.#state !== 'new' && this.#state !== 'parked' && this.#state !== 'deferred'
   }

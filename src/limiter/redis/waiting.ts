@@ -2,6 +2,7 @@ import { LimiterClosedError, QueueFullError } from '../errors.js'
 import type { FairShare } from '../fairness/policy.js'
 import type { AcquireReply } from './acquire/index.js'
 import type { Admission, KeySemaphore } from './key-semaphore.js'
+import type { Full } from './queue-bounds.js'
 import type { ReplicaScripts } from './replica-scripts.js'
 import { isKeyError } from './script.js'
 import type { Semaphores } from './semaphores.js'
@@ -33,6 +34,7 @@ export interface WaitingDeps {
 export class Waiting {
   readonly #d: WaitingDeps
   readonly #leaseMs: number
+  #closing = false
 
   constructor(deps: WaitingDeps) {
     this.#d = deps
@@ -45,8 +47,15 @@ export class Waiting {
     const policy = this.#d.fairness.of(ticket.options.app)
     const waiter = sem.join(this.#d.nextId(policy, ticket.arrivedAt), ticket, policy)
     ticket.withdraw = () => this.withdraw(waiter)
-    const how = sem.enter(waiter)
-    if (how !== 'parked') this.#start(waiter, how)
+    this.#start(waiter, sem.enter(waiter))
+  }
+
+  /**
+   * The limiter is draining (shutdown): no parked waiter is let in any more — each is failed in turn,
+   * and sending its acquire would only cost a withdrawal after it.
+   */
+  closing(): void {
+    this.#closing = true
   }
 
   /**
@@ -55,24 +64,39 @@ export class Waiting {
    * this turn (a release's handover) starts first, not behind a write that wakes Redis.
    */
   #start(waiter: Waiter, how: Admission): void {
-    const keepAge = waiter.ticket.retried
     if (how === 'send') {
-      void this.#sendAcquire(waiter, keepAge)
+      void this.#sendAcquire(waiter)
       return
     }
     setImmediate(() => {
       // withdrawn (or detached) before Redis heard of it: nothing to send
-      if (waiter.semaphore.undefer(waiter)) void this.#sendAcquire(waiter, keepAge)
+      if (waiter.semaphore.undefer(waiter)) void this.#sendAcquire(waiter)
     })
   }
 
+  /**
+   * The parked waiters the bounds can now decide about are let in (sent again) or refused. (The
+   * caller collects the semaphore if that left it idle: not on a grant's way, before its permit is held.)
+   */
   #admitParked(sem: KeySemaphore): void {
-    sem.admitParked((waiter, how) => this.#start(waiter, how))
+    if (this.#closing) return
+    sem.admitParked(
+      (waiter, how) => this.#start(waiter, how),
+      (waiter, full) => this.#refused(waiter, full),
+    )
   }
 
-  /** `keepAge`: place the waiter by its age (it waited before), not by when Redis sees it. */
-  async #sendAcquire(waiter: Waiter, keepAge: boolean): Promise<void> {
+  /** A queue bound refused it: 503, naming the bound. */
+  #refused(waiter: Waiter, full: Full): void {
+    const { ticket, policy } = waiter
+    ticket.withdraw = undefined
+    ticket.fail(full.app ? new QueueFullError(`${describeKey(ticket.key)} for app ${policy.app}`, full.waiting) : new QueueFullError(describeKey(ticket.key), full.waiting))
+  }
+
+  /** Sends its acquire; placed by its age when it waited before (`Waiter.byAge`), not by when Redis sees it. */
+  async #sendAcquire(waiter: Waiter): Promise<void> {
     const { semaphore: sem, ticket, policy } = waiter
+    const keepAge = waiter.byAge
     const sent = sem.acquireSent(waiter, keepAge, this.#d.now())
     let reply: AcquireReply
     try {
@@ -82,9 +106,11 @@ export class Waiting {
           id: waiter.id,
           // at least 1: an age of 0 means a new waiter to the script (placed and charged as new)
           ageMs: keepAge ? Math.max(1, ticket.ageMs) : 0,
-          // the replica's queue for the key, or its app's part of it, is full: refuse rather than queue
+          // no room under the queue bounds (queue-bounds.ts): a slot free at once, else answer `full` rather than queue
           full: sent.full,
           announce: sent.announce,
+          // absent from Redis after an announcement: Redis lost its data (the script leaves a mark for the sync)
+          announcedBefore: sent.announcedBefore,
           wantHead: sent.wantHead,
           cost: policy.cost,
         },
@@ -101,10 +127,10 @@ export class Waiting {
     if (reply.kind === 'granted') {
       this.grant(waiter)
     } else if (reply.kind === 'full') {
-      const full = sem.refuse(waiter)
+      // sent with `full`, no slot was free at once: refused, or parked until its room is known
+      const full = sem.answeredFull(waiter)
+      if (full !== undefined) this.#refused(waiter, full)
       this.#admitParked(sem)
-      ticket.withdraw = undefined
-      ticket.fail(full.app ? new QueueFullError(`${describeKey(ticket.key)} for app ${policy.app}`, full.waiting) : new QueueFullError(describeKey(ticket.key), full.waiting))
       this.#d.semaphores.collect(sem)
     } else {
       sem.queue(waiter, reply.head, sent.mark)
@@ -145,7 +171,7 @@ export class Waiting {
     sem.leave(waiter, 'withdrawn')
     this.#admitParked(sem)
     if (sent) void this.#d.release(sem, [waiter.id])
-    // never sent: nothing in Redis to undo
+    // never sent, or answered `full`: nothing in Redis to undo
     else this.#d.semaphores.collect(sem)
   }
 
@@ -205,7 +231,7 @@ export class Waiting {
     const { ticket, policy } = old
     const waiter = old.semaphore.requeue(old, this.#d.nextId(policy, ticket.arrivedAt))
     ticket.withdraw = () => this.withdraw(waiter)
-    void this.#sendAcquire(waiter, true)
+    void this.#sendAcquire(waiter)
   }
 
   /** A grant message: Redis made one of our waiters a holder, and `head` is the waiter it left at the head of the queue. */

@@ -75,7 +75,8 @@ export interface RequestOptions {
 /**
  * SharedPermits on a FakeScripts and a fake clock (starting at `startAt`), with fair share between
  * apps when `fairness` (its settings) is given, telling `waiterMoved` of every waiter move. `request` queues a ticket for the key; its outcome
- * is read from the returned record. `close` fails the tickets left and stops the permits.
+ * is read from the returned record. `close` fails the tickets left and stops the permits; `drain` does
+ * what RedisLimiter.drain does (the shared side told it is closing, then every ticket failed, oldest first).
  */
 export function fakeShared(o: { startAt?: number | undefined; fairness?: unknown; waiterMoved?: (id: string, from: WaiterState, to: WaiterState) => void } = {}) {
   const scripts = new FakeScripts()
@@ -127,5 +128,9 @@ export function fakeShared(o: { startAt?: number | undefined; fairness?: unknown
     for (const t of tickets) t.fail(new Error('test over'))
     shared.stop()
   }
-  return { scripts, shared, request, advance, lost, failed, changes, close }
+  const drain = (): void => {
+    shared.closing()
+    for (const t of tickets) t.fail(new Error('sluice is shutting down'))
+  }
+  return { scripts, shared, request, advance, lost, failed, changes, close, drain }
 }

@@ -40,25 +40,33 @@ function setup() {
     return t.scripts.take('renew')
   }
   /** a waiter Redis queued */
-  const queued = async (abort?: AbortController) => {
-    ask(2, { abort })
+  const queued = async (abort?: AbortController, maxQueue?: number) => {
+    ask(2, { abort, ...(maxQueue === undefined ? {} : { maxQueue }) })
     const acquire = t.scripts.take('acquire')
     acquire.answer(QUEUED)
     await settle()
     return idOf(acquire)
   }
+  /**
+   * a waiter parked: with `queue.maxLength` 1, a first acquire may queue and is on its way; the
+   * second, sent with `full`, is answered `full`. Returns the first's call, unanswered.
+   */
+  const parked = async (abort?: AbortController) => {
+    ask(2, { maxQueue: 1 })
+    ask(2, { maxQueue: 1, abort })
+    const [first, second] = [t.scripts.take('acquire'), t.scripts.take('acquire')]
+    second.answer(FULL)
+    await settle()
+    return first
+  }
   current = t
-  return { t, moves, ask, holder, confirming, queued }
+  return { t, moves, ask, holder, confirming, queued, parked }
 }
 
 type Setup = ReturnType<typeof setup>
 
 /** One scenario per allowed move; `it` checks that it made that move. */
 const SCENARIOS: Record<string, (s: Setup) => Promise<void> | void> = {
-  'new → parked': ({ ask }) => {
-    ask(2, { maxQueue: 1 }) // its acquire on its way may queue it: the bound is reached if it does
-    ask(2, { maxQueue: 1 })
-  },
   'new → deferred': async ({ holder, ask }) => {
     await holder()
     ask(1)
@@ -67,30 +75,33 @@ const SCENARIOS: Record<string, (s: Setup) => Promise<void> | void> = {
     ask(2)
   },
   'parked → deferred': async ({ t, holder, ask }) => {
-    await holder(1, { maxQueue: 1 })
-    ask(1, { maxQueue: 1 })
-    await turn()
-    const acquire = t.scripts.take('acquire')
-    ask(1, { maxQueue: 1 }) // parked behind that acquire
-    acquire.answer(QUEUED) // the bound is full: it goes out as `full`, after this turn (every permit is ours)
-    await settle()
-  },
-  'parked → sending': async ({ t, ask }) => {
-    ask(2, { maxQueue: 1 })
-    const acquire = t.scripts.take('acquire')
-    ask(2, { maxQueue: 1 })
-    acquire.answer(QUEUED)
-    await settle()
-  },
-  'parked → withdrawn': ({ ask }) => {
+    await holder(1, { maxQueue: 1 }) // every permit of the key is ours
     const abort = new AbortController()
-    ask(2, { maxQueue: 1 })
-    ask(2, { maxQueue: 1, abort })
+    ask(1, { maxQueue: 1, abort }) // may queue: the bound's one place
+    ask(1, { maxQueue: 1 }) // no room left: goes out with `full`
+    await turn()
+    const [, second] = [t.scripts.take('acquire'), t.scripts.take('acquire')]
+    second.answer(FULL) // no slot free at once, and its room depends on the first: parked
+    await settle()
+    abort.abort() // the first gives up: room for the parked one, sent after this turn (every permit is ours)
+  },
+  'parked → sending': async ({ parked }) => {
+    const first = await parked()
+    first.answer(GRANTED) // granted, not queued: room for the parked one
+    await settle()
+  },
+  'parked → refused': async ({ parked }) => {
+    const first = await parked()
+    first.answer(QUEUED) // queued: the bound is full
+    await settle()
+  },
+  'parked → withdrawn': async ({ parked }) => {
+    const abort = new AbortController()
+    await parked(abort)
     abort.abort()
   },
-  'parked → detached': ({ t, ask }) => {
-    ask(2, { maxQueue: 1 })
-    ask(2, { maxQueue: 1 })
+  'parked → detached': async ({ t, parked }) => {
+    await parked()
     t.shared.detachWaiters()
   },
   'deferred → sending': async ({ holder, ask }) => {
@@ -118,9 +129,13 @@ const SCENARIOS: Record<string, (s: Setup) => Promise<void> | void> = {
   'sending → granted': async ({ holder }) => {
     await holder()
   },
-  'sending → refused': async ({ t, ask }) => {
-    ask(2)
-    t.scripts.take('acquire').answer(FULL)
+  'sending → parked': async ({ parked }) => {
+    await parked()
+  },
+  'sending → refused': async ({ t, queued, ask }) => {
+    await queued(undefined, 1) // the bound's one place is taken in Redis
+    ask(2, { maxQueue: 1 }) // goes out with `full`
+    t.scripts.take('acquire').answer(FULL) // no slot free at once
     await settle()
   },
   'sending → failed': async ({ t, ask }) => {

@@ -18,6 +18,11 @@ export interface AcquireArgs {
   readonly full: boolean
   /** refresh this replica's liveness and the key's description (new key, changed limit, or a third of a lease since) */
   readonly announce: boolean
+  /**
+   * this replica announced itself to the key before: its liveness missing now means Redis lost its
+   * data (not a first announcement), and the script leaves the mark the sync reads (sync/lua.ts)
+   */
+  readonly announcedBefore?: boolean
   readonly instance: string
   readonly endpoint: string
   readonly channelPrefix: string
@@ -51,7 +56,7 @@ export async function acquire(scripts: ScriptRunner, keys: SemaphoreKeys, a: Acq
     a.idleMs,
     Math.max(0, Math.round(a.ageMs)),
     a.full ? '1' : '0',
-    a.announce ? '1' : '0',
+    a.announce ? (a.announcedBefore === true ? '2' : '1') : '0',
     a.instance,
     a.endpoint,
     a.channelPrefix,

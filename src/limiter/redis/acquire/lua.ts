@@ -11,6 +11,15 @@ import { LUA_COMMON } from '../lua-common.js'
  *        waiter queued without it, found that Redis no longer knew this replica (its data was lost): the replica's next sync counts
  *        its held permits again. L is the limit in force (learned or fixed, see limit_spec in
  *        lua-common).
+ * announce: '0' no, '1' yes (the replica's first time on this key: its absence is no news), '2' yes,
+ *        and it announced itself here before (its absence means Redis lost its data).
+ *
+ * Redis lost its data and this script writes the replica's liveness back (it was announced here
+ * before, or is queued without announcing): it also leaves `!<replica>` → now in the meta hash. A sync
+ * of this replica sent before this reply is read (so without its `recount`) would otherwise take the
+ * liveness written here for proof that nothing was lost, and report its permits — requests upstream
+ * among them — lost instead of counting them again; the mark tells it (sync/lua.ts), and it deletes
+ * the mark. Written in the HSET the liveness costs anyway: no command of its own.
  *
  * Safe because: free slots are handed to the queue's head BEFORE the caller is considered, so a
  * newcomer never overtakes a waiter; the caller takes a slot only when the queue is then empty (and
@@ -28,12 +37,17 @@ local holders, queue, meta, learned = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, rid = ARGV[1], ARGV[2]
 local limit = effective_limit(learned, limit_spec(ARGV[3]))
 local lease, live, idle = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local age, full, announce = tonumber(ARGV[7]), ARGV[8] == '1', ARGV[9] == '1'
+local age, full = tonumber(ARGV[7]), ARGV[8] == '1'
+local announce, announced_before = ARGV[9] ~= '0', ARGV[9] == '2'
 local chan, want_head, cost = ARGV[12], ARGV[13] == '1', tonumber(ARGV[14] or '1')
 local forgot = 0
 if announce then
   if redis.call('HEXISTS', meta, '@' .. rid) == 0 then forgot = 1 end
-  redis.call('HSET', meta, 'limit', ARGV[3], 'instance', ARGV[10], 'endpoint', ARGV[11], '@' .. rid, clock() + live)
+  if forgot == 1 and announced_before then
+    redis.call('HSET', meta, 'limit', ARGV[3], 'instance', ARGV[10], 'endpoint', ARGV[11], '@' .. rid, clock() + live, '!' .. rid, clock())
+  else
+    redis.call('HSET', meta, 'limit', ARGV[3], 'instance', ARGV[10], 'endpoint', ARGV[11], '@' .. rid, clock() + live)
+  end
   redis.call('PEXPIRE', meta, idle)
 end
 -- No purge of expired leases here (sync does it, at the nearest expiry): a full semaphore means queue.
@@ -60,6 +74,7 @@ if not announce then
   if not meta_cache['@' .. rid] then
     forgot = 1
     meta_set('@' .. rid, clock() + live)
+    meta_set('!' .. rid, clock())
     meta_set('limit', ARGV[3])
     meta_set('instance', ARGV[10])
     meta_set('endpoint', ARGV[11])

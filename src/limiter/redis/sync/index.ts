@@ -38,6 +38,8 @@ export interface SyncReply {
   readonly recounted: readonly string[]
   /** the limit in force (learned or fixed) */
   readonly limit: number | undefined
+  /** this script found that Redis had lost this replica (its liveness gone, or the mark an acquire left): it lost its data */
+  readonly forgot: boolean
 }
 
 export async function sync(scripts: ScriptRunner, keys: SemaphoreKeys, a: SyncArgs): Promise<SyncReply> {
@@ -58,7 +60,7 @@ export async function sync(scripts: ScriptRunner, keys: SemaphoreKeys, a: SyncAr
     ...a.waiting,
     a.drop.length,
     ...a.drop,
-  ])) as [number, unknown, unknown, unknown, string | null | undefined, unknown, number | undefined]
+  ])) as [number, unknown, unknown, unknown, string | null | undefined, unknown, number | undefined, number | undefined]
   return {
     nearestExpiryMs: Number(reply[0]),
     lost: stringsOf(reply[1]),
@@ -67,5 +69,6 @@ export async function sync(scripts: ScriptRunner, keys: SemaphoreKeys, a: SyncAr
     head: reply[4] ?? undefined,
     recounted: stringsOf(reply[5]),
     limit: reply[6] == null ? undefined : Number(reply[6]),
+    forgot: reply[7] === 1,
   }
 }

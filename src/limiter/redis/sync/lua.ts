@@ -5,20 +5,26 @@ import { LUA_COMMON } from '../lua-common.js'
  * KEYS: holders queue meta learned
  * ARGV: replica limit leaseMs liveMs idleMs channelPrefix instance endpoint sweep recount
  *       nHeld held-id... nWaiting waiting-id... nDrop drop-id...
- * Reply: {nearestExpiryMs, {lost-id...}, {granted-id...}, {missing-id...}, head waiter or nil, {recounted-id...}, limit in force}
+ * Reply: {nearestExpiryMs, {lost-id...}, {granted-id...}, {missing-id...}, head waiter or nil, {recounted-id...}, limit in force,
+ *         forgot: 1 when this script found that Redis had lost the replica (its liveness gone, or marked), whatever `recount` said}
  *
  *  - renews the replica's liveness (so its waiters stay in the queue) and the keys' expiry, and with
  *    `sweep` removes the liveness fields of replicas gone for longer than the idle time (the hash
- *    would grow with restarts), the finish tags of apps no longer ahead of the virtual time, and the
+ *    would grow with restarts) and their marks (above), the finish tags of apps no longer ahead of the virtual time, and the
  *    counts and pending refunds (`w:`) of apps with no waiter queued;
  *  - drops ids the replica gave up on while Redis was unreachable (as release does);
  *  - renews the lease of every permit still held that Redis still counts, even past its expiry: a
  *    lease still in `holders` was never given to anyone, so renewing it is safe;
  *  - a held permit Redis no longer counts was given away (its lease expired and was purged) and is
  *    reported lost — unless Redis no longer knew this replica at all (its liveness field was gone,
- *    or `recount` says an earlier script found it gone): then Redis lost its data (a restart without
- *    persistence, a failover to an empty replica) and the permits, still in flight, are counted
- *    again (as adopt does), above the limit if need be;
+ *    or `recount` says an earlier script found it gone, or an acquire of this replica left the mark
+ *    `!<replica>` when it wrote the liveness back: this sync may have been sent before that reply was
+ *    read): then Redis lost its data (a restart without persistence, a failover to an empty replica)
+ *    and the permits, still in flight, are counted again (as adopt does), above the limit if need be.
+ *    The mark is read with the liveness (one HMGET, as the HEXISTS it replaces) and deleted once read;
+ *    one older than a lease is stale (its key went idle here before a sync read it) and not believed.
+ *    `forgot` in the reply tells the replica to count again once more with its next sync: a grant
+ *    made before the loss whose reply or message it reads after sending this one is not in `held` here;
  *  - expires dead leases and hands the freed slots to the queue's head (the safety net when a dead
  *    replica's lease runs out, or a pub/sub message was lost);
  *  - reports which of the replica's waiters are holders by now (a grant whose message was lost),
@@ -31,7 +37,10 @@ local limit = effective_limit(learned, limit_spec(ARGV[2]))
 local lease, live, idle = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local chan = ARGV[6]
 local now = clock()
-local known = ARGV[10] ~= '1' and redis.call('HEXISTS', meta, '@' .. rid) == 1
+local seen = redis.call('HMGET', meta, '@' .. rid, '!' .. rid)
+if seen[2] then redis.call('HDEL', meta, '!' .. rid) end
+local forgotten = seen[1] == false or (seen[2] and tonumber(seen[2]) + lease > now)
+local known = ARGV[10] ~= '1' and not forgotten
 redis.call('HSET', meta, 'limit', ARGV[2], 'instance', ARGV[7], 'endpoint', ARGV[8], '@' .. rid, now + live)
 redis.call('PEXPIRE', meta, idle)
 if ARGV[9] == '1' then
@@ -45,6 +54,7 @@ if ARGV[9] == '1' then
   for f = 1, #fields, 2 do
     local name = fields[f]
     if string.sub(name, 1, 1) == '@' and tonumber(fields[f + 1]) + idle <= now then redis.call('HDEL', meta, name) end
+    if string.sub(name, 1, 1) == '!' and (tonumber(fields[f + 1]) or 0) + idle <= now then redis.call('HDEL', meta, name) end
     -- an app's finish tag at or behind V places its next waiter no differently than none (lua-fair)
     if v and string.sub(name, 1, 2) == 'f:' and tonumber(fields[f + 1]) <= v then redis.call('HDEL', meta, name) end
     -- a count of queued waiters at 0 is the same as none (left_queue writes 0 rather than delete it),
@@ -100,5 +110,5 @@ for _, id in ipairs(wait_ids) do
 end
 redis.call('PEXPIRE', holders, idle)
 redis.call('PEXPIRE', queue, idle)
-return {nearest_expiry(holders, now), lost, granted, missing, head, recounted, limit}
+return {nearest_expiry(holders, now), lost, granted, missing, head, recounted, limit, forgotten and 1 or 0}
 `
