@@ -9,7 +9,10 @@ export interface Full {
 /** What the bounds decided about a parked waiter (`QueueBounds.decide`). */
 export type Decision = 'room' | Full | undefined
 
-/** One capped app's part of the counts (kept only for an app with a `maxQueued`: nothing else reads them). */
+/**
+ * One app's part of the counts: kept while the app has waiters pending (any app: order within it), and
+ * for an app with a `maxQueued` while it has waiters counted — queued and counted are kept for those only.
+ */
 interface AppCounts {
   queued: number
   counted: number
@@ -44,12 +47,15 @@ const isCapped = (waiter: Waiter): boolean => Number.isFinite(waiter.policy.maxQ
  * acquires on their way are answered.
  *
  * Order: a new waiter takes room only when no pending waiter is ahead of it that could (all of them
- * for `maxLength`, its app's for `maxQueued`), and pending waiters are decided first come first, so
- * a later request never queues where an earlier one of its app is refused. Parked waiters count
- * towards the bounds: at most `bound − queued` of them wait, the rest are refused.
+ * for `maxLength`, its app's for `maxQueued`) and none of its own app is pending (it goes out behind
+ * them, so one answered `full` and let in is sent before it), and pending waiters are decided first
+ * come first, so a later request never queues where an earlier one of its app is refused or ahead of
+ * one of its app let in. Parked waiters count towards the bounds: at most `bound − queued` of them
+ * wait, the rest are refused.
  *
  * Nothing is allocated here for a request that fits (the uncontended path): a counted waiter is a
- * number, and the set of pending waiters and the per-app counts are made when first needed.
+ * number, the set of pending waiters and the per-app counts are made when first needed, and a capped
+ * app's counts only once the key has a second waiter (until then its one waiter is `#lone`).
  */
 export class QueueBounds {
   /** waiters `queued` (all counted) */
@@ -61,6 +67,8 @@ export class QueueBounds {
   /** pending waiters (sent with `full`, or parked), first come first */
   #pending: Set<Waiter> | undefined
   #parked = 0
+  /** the key's one counted waiter, of a capped app, while no app has counts: they are made when another comes */
+  #lone: Waiter | undefined
 
   get queued(): number {
     return this.#queued
@@ -71,8 +79,7 @@ export class QueueBounds {
     return this.#parked
   }
 
-  #app(waiter: Waiter): AppCounts | undefined {
-    if (!isCapped(waiter)) return undefined
+  #app(waiter: Waiter): AppCounts {
     this.#apps ??= new Map()
     let app = this.#apps.get(waiter.policy.app)
     if (app === undefined) {
@@ -84,6 +91,17 @@ export class QueueBounds {
 
   #dropAppIfEmpty(waiter: Waiter, app: AppCounts): void {
     if (app.queued === 0 && app.counted === 0 && app.pending === 0 && app.parked === 0) this.#apps?.delete(waiter.policy.app)
+    if (this.#apps?.size === 0) this.#apps = undefined
+  }
+
+  /** Another waiter comes: the lone one's app gets its counts. */
+  #unlone(): void {
+    const lone = this.#lone
+    if (lone === undefined) return
+    this.#lone = undefined
+    const app = this.#app(lone)
+    app.counted++
+    if (lone.state === 'queued') app.queued++
   }
 
   /**
@@ -92,32 +110,37 @@ export class QueueBounds {
    * waiter ahead is let in; else it is pending, and its acquire goes out with `full`.
    */
   enter(waiter: Waiter): 'room' | 'pending' {
+    this.#unlone()
     const max = waiter.ticket.options.maxQueue
     const pending = this.#pending?.size ?? 0
-    let room = this.#counted + pending < max
-    const cap = waiter.policy.maxQueued
     const app = this.#apps?.get(waiter.policy.app)
-    if (room && isCapped(waiter) && (app?.counted ?? 0) + (app?.pending ?? 0) >= cap) room = false
+    // a waiter of its app still undecided (its `full` acquire on its way, or parked) goes out first
+    let room = this.#counted + pending < max && (app?.pending ?? 0) === 0
+    if (room && isCapped(waiter) && (app?.counted ?? 0) >= waiter.policy.maxQueued) room = false
     if (room) {
       this.#count(waiter)
       return 'room'
     }
     this.#pending ??= new Set()
     this.#pending.add(waiter)
-    const a = this.#app(waiter)
-    if (a) a.pending++
+    this.#app(waiter).pending++
     return 'pending'
   }
 
   /** A waiter queued again that was counted: it keeps the place it had under the bounds. */
   keep(waiter: Waiter): void {
+    this.#unlone()
     this.#count(waiter)
   }
 
   #count(waiter: Waiter): void {
     this.#counted++
-    const app = this.#app(waiter)
-    if (app) app.counted++
+    if (!isCapped(waiter)) return
+    const app = this.#apps?.get(waiter.policy.app)
+    if (app !== undefined) app.counted++
+    // no app has counts (so none is pending) and it is the only waiter counted
+    else if (this.#counted === 1 && this.#apps === undefined) this.#lone = waiter
+    else this.#app(waiter).counted++
   }
 
   /** Its acquire goes out with `full`: the script must not queue it. */
@@ -132,7 +155,7 @@ export class QueueBounds {
   refusesAtOnce(waiter: Waiter): Full | undefined {
     if (!this.isPending(waiter)) return { app: false, waiting: this.#queued }
     if (this.#queued >= waiter.ticket.options.maxQueue) return { app: false, waiting: this.#queued }
-    const app = this.#apps?.get(waiter.policy.app)
+    const app = isCapped(waiter) ? this.#apps?.get(waiter.policy.app) : undefined
     if (app !== undefined && app.queued >= waiter.policy.maxQueued) return { app: true, waiting: app.queued }
     return undefined
   }
@@ -188,20 +211,23 @@ export class QueueBounds {
     const app = this.#apps?.get(waiter.policy.app)
     if (app) app.pending--
     this.#count(waiter)
+    if (app) this.#dropAppIfEmpty(waiter, app)
   }
 
   /** A waiter moved: the counts follow its state. */
   moved(waiter: Waiter, from: WaiterState, to: WaiterState): void {
-    const app = isCapped(waiter) ? this.#apps?.get(waiter.policy.app) : undefined
+    // only an acquire sent without `full` queues its waiter (one sent with it is counted if it does)
+    if (to === 'queued' && this.isPending(waiter)) this.#letIn(waiter)
+    const app = this.#apps?.get(waiter.policy.app)
+    // queued and counted are kept for a capped app only
+    const capped = app !== undefined && isCapped(waiter) ? app : undefined
     if (from === 'queued') {
       this.#queued--
-      if (app) app.queued--
+      if (capped) capped.queued--
     }
-    // only an acquire sent without `full` queues its waiter (one sent with it is counted if it does)
     if (to === 'queued') {
-      if (this.isPending(waiter)) this.#letIn(waiter)
       this.#queued++
-      if (app) app.queued++
+      if (capped) capped.queued++
     }
     if (from === 'parked') {
       this.#parked--
@@ -211,18 +237,18 @@ export class QueueBounds {
       this.#parked++
       if (app) app.parked++
     }
-    if (!waiter.live) this.#left(waiter, app)
+    if (!waiter.live) this.#left(waiter, app, capped)
+    if (app) this.#dropAppIfEmpty(waiter, app)
   }
 
-  #left(waiter: Waiter, app: AppCounts | undefined): void {
+  #left(waiter: Waiter, app: AppCounts | undefined, capped: AppCounts | undefined): void {
     if (this.#pending?.delete(waiter)) {
       if (app) app.pending--
       if (this.#pending.size === 0) this.#pending = undefined
     } else {
       this.#counted--
-      if (app) app.counted--
+      if (capped) capped.counted--
+      if (this.#lone === waiter) this.#lone = undefined
     }
-    if (app) this.#dropAppIfEmpty(waiter, app)
-    if (this.#apps?.size === 0) this.#apps = undefined
   }
 }
