@@ -56,4 +56,19 @@ describe('an uncontended request on a key used one request at a time (fake scrip
     await request() // (what is made once per replica, or per key ever seen, is made here)
     expect(await collectionsMadeBy(request)).toEqual(['Map limiter/redis/held-permits.ts', 'Map limiter/redis/key-semaphore.ts'])
   })
+
+  it('makes the same two for an app with a `maxQueued`: its counts are made only once the key has a second waiter', async () => {
+    const t = (current = fakeShared({ fairness: { apps: { batch: { maxQueued: 5 } } } }))
+    const request = async (): Promise<void> => {
+      const w = t.request(5, { app: 'batch' })
+      t.scripts.take('acquire').answer(GRANTED)
+      await settle()
+      w.permit!.release()
+      t.scripts.take('release').answer([1, [], null])
+      await settle()
+      expect(t.shared.trackedKeys()).toBe(0)
+    }
+    await request()
+    expect(await collectionsMadeBy(request)).toEqual(['Map limiter/redis/held-permits.ts', 'Map limiter/redis/key-semaphore.ts'])
+  })
 })
