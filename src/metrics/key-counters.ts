@@ -57,11 +57,7 @@ export class KeyCounters {
     ;(this.limitChanges.find(key) ?? this.limitChanges.cellByKey(key, this.labels(endpoint, org, direction), org)).n++
   }
 
-  /**
-   * A key the limiter holds: its 429, retry and lost-lease series are exported at 0 from now on
-   * (called at scrape time, off the request path), so the first of each is an increase that rate()
-   * and increase() see (docs/observability.md#metrics, "Counters start at 0").
-   */
+  /** A key the limiter holds: its series are exported at 0 from now on (docs/observability.md, "Counters start at 0"). */
   seen(endpoint: string, org: string): void {
     const key = endpoint + '\n' + org
     this.upstream429s.cellAtZero(key, this.labels(endpoint, org), org)
