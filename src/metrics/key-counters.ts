@@ -3,11 +3,7 @@ import { CellCounter, type CounterCell } from './cells.js'
 
 export type LimitDirection = 'down' | 'up'
 
-/**
- * Counters per limiter key, by endpoint (and org): upstream 429s, retries, lost leases and limit
- * changes. None of them counts on every request (only on 429s, retries and limiter events), so a
- * cell is found by a key string made of its label values.
- */
+/** Counters per limiter key; none counts on every request, so a cell is found by a key string of its label values. */
 export class KeyCounters {
   private readonly retries: CellCounter
   private readonly upstream429s: CellCounter
