@@ -11,16 +11,9 @@ export interface Expiring {
 }
 
 /**
- * Many deadlines on one timer: a min-heap by deadline, the timer armed for the earliest. A queued
- * request then costs a heap slot instead of its own Timeout and closures (docs/benchmarks.md,
- * "Memory"). Every wait whose deadline has passed expires when the timer fires — late, all at once,
- * if the event loop was blocked, as separate timers would. A deadline beyond what setTimeout takes
- * (MAX_TIMER_MS) is reached in steps, so a long `queue.maxWaitMs` never makes every wait end at once.
- * The timer is `unref`'d (a wait alone never keeps the process alive) and stopped when the heap empties.
- *
- * The heap is ordered by when each wait is due on the monotonic clock, taken from its deadline when
- * it is added: the wall clock stepped back afterwards (NTP, a VM resumed) must not lengthen waits
- * already given their time, as it never did when each wait had its own setTimeout.
+ * Many deadlines on one timer: a min-heap ordered on the monotonic clock, so a queued request costs a
+ * heap slot rather than its own Timeout, and a wall clock stepped back cannot lengthen waits
+ * (docs/benchmarks.md, "Memory"; docs/redis-limiter.md, "Failure modes").
  */
 export class Deadlines {
   readonly #heap: Expiring[] = []

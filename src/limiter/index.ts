@@ -11,10 +11,7 @@ export interface LimiterDeps {
   readonly observer?: LimiterObserver
 }
 
-/**
- * The backend the settings ask for: Redis when `redis.url` is set, else in-process; both share
- * permits between apps by `fairness` (README "Fair share between apps").
- */
+/** The backend the settings ask for: Redis when `redis.url` is set, else in-process. */
 export async function createLimiter(settings: { readonly redis: RedisSettings; readonly fairness?: FairnessSettings }, deps: LimiterDeps): Promise<Limiter> {
   const fairness = new FairShare(settings.fairness)
   const observer = withLimitLog(deps.observer, deps.log)
@@ -25,10 +22,7 @@ export async function createLimiter(settings: { readonly redis: RedisSettings; r
   return createRedisLimiter(settings.redis, { ...deps, observer, fairness })
 }
 
-/**
- * Every change of a learned limit is one log line saying from what to what and why (README "Learned
- * limits"), then passed on to the observer (the metrics).
- */
+/** Every change of a learned limit is one log line (from, to, why; README "Learned limits"), then goes to the observer. */
 function withLimitLog(observer: LimiterObserver | undefined, log: LimiterDeps['log']): LimiterObserver {
   return {
     ...observer,

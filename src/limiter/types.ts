@@ -34,11 +34,7 @@ export interface LearnOptions {
   readonly idleMs: number
 }
 
-/**
- * What the API said about the request a permit was used for, given back with the permit: the ground
- * of learned limits. `throttled`: a 429; `success`: an answer that is neither a 429 nor a 5xx;
- * `neutral` (or nothing): no word on the limit (a failure, a 5xx, a permit never used).
- */
+/** What the API said about a permit's request (the ground of learned limits): `throttled` a 429, `success` neither a 429 nor a 5xx, `neutral` no word. */
 export type PermitOutcome = 'success' | 'throttled' | 'neutral'
 
 export interface AcquireOptions {
@@ -48,53 +44,33 @@ export interface AcquireOptions {
   readonly learn?: LearnOptions
   /** absolute time (ms since epoch, `Date.now()` clock) after which the wait fails with QueueTimeoutError */
   readonly deadline: number
-  /**
-   * Aborts the wait (client hung up): the waiter leaves the queue at once, rejects with AbortError.
-   * The in-process backend reads it only when the request has to wait, so a caller may make it
-   * lazily (a getter); the Redis backend reads it at once.
-   */
+  /** Aborts the wait (client hung up). The in-process backend reads it only if the request must wait, so it may be a lazy getter. */
   readonly signal?: AbortSignal
-  /**
-   * When the request first joined a queue (ms since epoch). A request sent back by an upstream 429
-   * passes its original arrival time, so it re-enters at (or near) the head, ahead of later arrivals.
-   */
+  /** When the request first joined a queue (ms since epoch); passed again after an upstream 429 so it re-enters near the head. */
   readonly arrivedAt?: number
   /** the longest queue allowed for this key; past it acquire rejects with QueueFullError */
   readonly maxQueue: number
-  /**
-   * The calling app, resolved once per request (README "Apps: identity, access and keys"): the
-   * authenticated app, else the app header, else `default`. The ground for fair share between apps;
-   * the backends do not read it yet.
-   */
+  /** The calling app, resolved once per request (README "Apps: identity, access and keys"): the ground for fair share between apps. */
   readonly app?: string
 }
 
 export interface Permit {
   /** Gives the permit back, with what the API answered (learned limits read it). Idempotent, never throws, never rejects. */
   release(outcome?: PermitOutcome): void
-  /**
-   * Aborted when the backend knows the permit no longer holds (a Redis lease that expired during an
-   * event-loop stall). The in-flight request goes on; the proxy logs and counts it. Never re-acquired silently.
-   */
+  /** Aborted when the backend knows the permit no longer holds (a Redis lease lost in a stall); the request goes on, never re-acquired silently. */
   readonly lost: AbortSignal
   /** true once `lost` has aborted; cheap to read (reading `lost` makes a signal) */
   readonly isLost: boolean
   /** ms spent waiting in the queue before the grant */
   readonly waitedMs: number
   /**
-   * True when a request may start on this permit now. False once it is lost, and for a Redis lease
-   * not sure to last until its next renewal (the process stalled since the grant: a SIGSTOP, a long
-   * GC pause), whose slot Redis may have given to another replica. The proxy asks at the last moment
-   * before the request is written upstream; false: give the permit back and wait again at its place
-   * (docs/redis-limiter.md, "Leases"). Cheap: no round trip.
+   * True when a request may start on this permit now; false: give it back and wait again at its place
+   * (docs/redis-limiter.md, "Leases"). Asked at the last moment before sending. No round trip.
    */
   canStart(): boolean
   /**
-   * The request is being written upstream on this permit: called once, right after the last
-   * `canStart()` said true (the proxy's `beforeSend`). Should Redis lose its data, a permit whose
-   * request was sent is counted again (it is upstream), while one whose request was not is lost —
-   * `canStart()` false, and its request waits again at its place: another replica may have been
-   * granted the slot that looked empty (docs/redis-limiter.md, "Failure modes"). Cheap: no round trip.
+   * The request is being written upstream: called once, right after the last `canStart()` said true, so a
+   * permit Redis forgot is counted again only if sent (docs/redis-limiter.md, "Failure modes"). No round trip.
    */
   markSent(): void
 }

@@ -2,11 +2,7 @@ import { hostname } from 'node:os'
 import type { RequestRecord } from '../proxy/record.js'
 import { maskSecretText } from './secret-text.js'
 
-/**
- * The access log: one JSON line per request, built from the same RequestRecord as the metrics so
- * both always agree. Build it only when the line will be written (the proxy checks the log level
- * once, at start).
- */
+/** The access log: one JSON line per request, from the same RequestRecord as the metrics so both agree. */
 
 /** The fields of one access-log line. Times in milliseconds, to 0.1 ms. */
 export interface AccessLogFields {
@@ -48,12 +44,8 @@ export function accessLogFields(record: RequestRecord): AccessLogFields {
 }
 
 /**
- * The access line as text, in the shape of pino's lines (`level`, `time`, `pid`, `hostname`, the
- * fields, `msg: "request"`) but without pino's generic walk over the object and its redaction:
- * every field is one sluice sets itself, and none carries a credential (the instance is the
- * Basic-auth username; the API key is never decoded into anything kept). Built by hand: about a
- * sixth of the time of `log.info(fields, 'request')` with sluice's logger, 1.3 KB allocated against
- * 3.6 (docs/benchmarks.md, "Hot-path tricks").
+ * The access line in pino's shape, built by hand: every field is one sluice sets and none carries a
+ * credential, so pino's walk and redaction would cost without protecting anything (docs/observability.md, "Request logs").
  */
 export function accessLogLine(record: RequestRecord, now: number = Date.now()): string {
   // Field for field as accessLogFields (a test holds the two together); undefined fields are left out, as JSON.stringify does.
@@ -99,13 +91,8 @@ const HEADER_HOLDERS = ['req', 'request', 'res', 'reply', 'response', 'upstream'
 const SECRET_FIELDS = ['password', 'apiKey', 'api_key', 'authorization', 'token', 'secret']
 
 /**
- * pino `redact.paths`: Authorization, cookies and API keys in `headers` and in the headers of
- * `req`, `request`, `res`, `reply`, `response`, `upstream`, `options` and `config`; fields named like
- * secrets at the top level and one level down. Paths are explicit on purpose: with pino 10, every
- * wildcard path multiplies the cost of every log line (see bench/metrics: ~1 ms a line with
- * wildcards at depth 3, against ~10 µs with these). Errors are scrubbed by `LOG_SERIALIZERS.err` at
- * any depth instead. Use both: `{ redact: { paths: REDACT_PATHS, censor: REDACT_CENSOR }, serializers: LOG_SERIALIZERS }`.
- * Secrets inside free text (a message, a URL) cannot be reached by paths: never put them there.
+ * pino `redact.paths`, explicit because wildcard paths multiply the cost of every line (docs/observability.md,
+ * "Cost on the request path"); errors are scrubbed at any depth by `LOG_SERIALIZERS.err`, so use both.
  */
 export const REDACT_PATHS: string[] = [
   ...SECRET_HEADERS.map((h) => `headers["${h}"]`),
@@ -122,10 +109,8 @@ const SECRET_KEY =
 const MAX_DEPTH = 8
 
 /**
- * The pino `err` serializer: pino's usual error shape (`type`, `message`, `stack`, own enumerable
- * fields, `cause`) with every credential-named field replaced by REDACT_CENSOR, at any depth: an
- * upstream error's request options, its `config.headers`, its cause's headers, raw header arrays.
- * Runs only for lines that log an error (under `err`), so the access log does not pay for it.
+ * The pino `err` serializer: pino's error shape with every credential-named field censored at any depth
+ * (docs/observability.md, "Request logs"); it runs only for lines that log an error.
  */
 export function serializeError(err: unknown): SerializedError {
   const scrubbed = scrub(err, 0, new WeakSet())

@@ -11,12 +11,8 @@ export interface LogLines {
 const MAX_PENDING = 64 * 1024
 
 /**
- * Log lines to stdout, written once per event-loop turn instead of once per line. Under load a
- * turn finishes many requests; one write(2) for all their lines saves the proxy about 5 µs of CPU a
- * request at 64 connections against one per line (docs/benchmarks.md, "Hot-path tricks"); at one
- * connection a turn holds one line and it changes nothing. The writes stay synchronous, as with
- * pino's default destination — a slow log reader slows the proxy rather than growing its memory —
- * and what is pending is written out when the process exits, so no line is lost to a batch.
+ * Log lines to stdout, one synchronous write per event-loop turn (docs/benchmarks.md, "Hot-path tricks"):
+ * synchronous so a slow reader slows the proxy rather than growing its memory; pending lines are written at exit.
  */
 export function stdoutLogLines(): LogLines {
   const out = pino.destination({ dest: 1, sync: true })

@@ -6,10 +6,8 @@ type LineMethod = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'sil
 const LINE_METHODS: readonly LineMethod[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 /**
- * A request's logger that makes its pino child (the one carrying `reqId`) on the first line written.
- * Fastify makes a child for every request; most requests of the proxy write no line through it (the
- * access line goes through the root logger with its own `reqId`), and a pino child costs 17–25 times
- * this one: 0.2–0.3 µs and 376 bytes a request (docs/benchmarks.md, "Hot-path tricks").
+ * A request's logger that makes its pino child on the first line written: most requests write none
+ * through it, and a child costs 17–25 times this (docs/benchmarks.md, "Hot-path tricks").
  */
 class LazyChildLogger {
   #child: FastifyBaseLogger | undefined

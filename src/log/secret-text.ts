@@ -1,8 +1,6 @@
 /**
- * Secrets inside free text: a URL's password (`redis://:pw@host`), an Authorization value, an API
- * key in a query string, a Redis command's arguments (`AUTH <password>`). Field names cannot reach
- * them (README "Admin port, metrics and logs": no secret in any log line), so text is masked:
- * in logged errors (access-log.ts) and, as a last line of defence, in every line pino writes.
+ * Secrets inside free text (URL passwords, auth values, `apiKey=`, Redis `AUTH` arguments), which field-name
+ * redaction cannot reach; masked in logged errors and in every pino line (docs/observability.md, "Request logs").
  */
 
 export const MASK = '***'

@@ -13,11 +13,7 @@ interface AppCells {
   wait: HistogramCell | undefined
 }
 
-/**
- * Per app (README "Apps: identity, access and keys"): requests, queue waits and permits held. The
- * app label is bounded like org, by metrics.maxApps, so apps that name themselves in a header cannot
- * grow the series without end.
- */
+/** Per app: requests, queue waits and permits held; the app label is capped by metrics.maxApps, since apps may name themselves in a header. */
 export class AppMetrics {
   private readonly requests: CellCounter
   private readonly queueWait: CellHistogram

@@ -12,11 +12,7 @@ export interface BuildInfo {
 // The package root, from src/metrics/ and from dist/metrics/ alike.
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
-/**
- * Which sluice this is: package.json's version, the git commit when the code runs from a clone
- * (`unknown` otherwise, e.g. in the image, which has no .git), and the Node.js version. Read once,
- * at start.
- */
+/** Which sluice this is: package.json's version, the git commit (`unknown` without a clone, as in the image), Node.js's version. */
 export function readBuildInfo(): BuildInfo {
   return { version: packageVersion(), revision: gitRevision(), node: process.versions.node }
 }

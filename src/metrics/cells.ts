@@ -1,15 +1,9 @@
 import { Counter, type Metric, type Registry } from 'prom-client'
 
 /**
- * Fast metrics: the hot path bumps plain numbers in cells; the registry reads them at scrape time.
- *
- * Fast counters: the hot path bumps a plain number in a cell (`cell.n++`), and a real prom-client
- * Counter reads every cell in its `collect()`, at scrape time. prom-client's own `inc(labels)` hashes
- * and validates the label set on every call (0.35–0.9 µs here against about 50 ns for a cell found
- * through Maps; docs/benchmarks.md, "Hot-path tricks"), which the per-request path should not pay.
- * Only public prom-client API is used (Counter, collect, reset, inc).
- * A series appears once its cell has counted something, or at once when made by `cellAtZero` (for
- * counters that alerts read: docs/observability.md#metrics, "Counters start at 0").
+ * Fast metrics: the hot path bumps plain numbers in cells and the registry reads them at scrape time,
+ * because prom-client's `inc(labels)` hashes and validates labels on every call (docs/benchmarks.md,
+ * "Hot-path tricks"). `cellAtZero` series exist before they count (docs/observability.md, "Counters start at 0").
  */
 export interface CounterCell {
   n: number
@@ -106,13 +100,8 @@ export class HistogramCell {
 }
 
 /**
- * Fast histograms. prom-client has no public way to load a histogram's counts, and its `observe()`
- * costs 0.35–0.75 µs a call here against about 20 ns for a cell (three per request;
- * docs/benchmarks.md, "Hot-path tricks"), so these keep their buckets in cells and give the
- * registry the same `get()` result a prom-client Histogram gives. That is the one place sluice
- * relies on prom-client's registry reading `get()`,
- * `name`, `help`, `type` and `aggregator`: test/metrics/histogram-cells.test.ts compares the
- * exposition with a real prom-client Histogram's for the same observations.
+ * Fast histograms: buckets in cells, giving the registry the `get()` result a prom-client Histogram gives
+ * (docs/observability.md, "Cost on the request path"); test/metrics/histogram-cells.test.ts pins the shape.
  */
 export class CellHistogram {
   readonly type = 'histogram' as const

@@ -65,12 +65,7 @@ export interface MetricsDeps {
   readonly build?: BuildInfo
 }
 
-/**
- * Every metric of sluice on one registry, each family in its module: the registry and prom-client's
- * defaults (registry.ts), per app (app-metrics.ts), per request by endpoint and org
- * (request-metrics.ts), per limiter key (key-counters.ts, key-gauges.ts) and the limiter's own
- * (limiter-metrics.ts). They are made in the order the scrape lists them.
- */
+/** Every metric of sluice on one registry, each family in its own module, made in the order the scrape lists them. */
 export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): SluiceMetrics {
   if (!settings.enabled) return disabledMetrics()
   const registry = createRegistry(settings.defaultMetrics, deps.build)

@@ -3,11 +3,7 @@ import { CellCounter, type CounterCell } from './cells.js'
 
 export type LimitDirection = 'down' | 'up'
 
-/**
- * Counters per limiter key, by endpoint (and org): upstream 429s, retries, lost leases and limit
- * changes. None of them counts on every request (only on 429s, retries and limiter events), so a
- * cell is found by a key string made of its label values.
- */
+/** Counters per limiter key; none counts on every request, so a cell is found by a key string of its label values. */
 export class KeyCounters {
   private readonly retries: CellCounter
   private readonly upstream429s: CellCounter
@@ -57,11 +53,7 @@ export class KeyCounters {
     ;(this.limitChanges.find(key) ?? this.limitChanges.cellByKey(key, this.labels(endpoint, org, direction), org)).n++
   }
 
-  /**
-   * A key the limiter holds: its 429, retry and lost-lease series are exported at 0 from now on
-   * (called at scrape time, off the request path), so the first of each is an increase that rate()
-   * and increase() see (docs/observability.md#metrics, "Counters start at 0").
-   */
+  /** A key the limiter holds: its series are exported at 0 from now on (docs/observability.md, "Counters start at 0"). */
   seen(endpoint: string, org: string): void {
     const key = endpoint + '\n' + org
     this.upstream429s.cellAtZero(key, this.labels(endpoint, org), org)

@@ -34,11 +34,7 @@ export interface KeyGaugeOptions {
   readonly keySeen?: (labels: Readonly<Record<string, string>>) => void
 }
 
-/**
- * Queue depth, in flight, limit and oldest wait per (endpoint, org), read from `limiter.status()` at
- * scrape time: nothing on the hot path. prom-client starts every metric's `collect` in the same tick,
- * so the four gauges share one status() call per scrape.
- */
+/** Per-key gauges read from `limiter.status()` at scrape time; the four share one status() call per scrape (their `collect`s start in one tick). */
 export function registerKeyGauges(options: KeyGaugeOptions): void {
   const { registry, labelNames } = options
   let pending: Promise<Snapshot> | undefined

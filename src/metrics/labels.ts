@@ -22,11 +22,8 @@ export const INVALID_ORG = '_invalid'
 export const UNAUTHENTICATED_ORG = '_unauthenticated'
 
 /**
- * The endpoint label: the endpoint's name, as the access log and /status give it (src/catalog/names.ts):
- * its id (`METHOD /template`) when the catalog knows it, or when an unknown path has the shape of a
- * catalog template (`GET /accounts/{id}`); any other unknown path is `unknown`. Templates of those are
- * built from whatever static segments a client sent, so they are unbounded (and may carry anything a
- * client pasted into a path): they never become label values. `unmatched` stays itself.
+ * The endpoint label: the endpoint's name (src/catalog/names.ts), bounded by the catalog; an unknown path not
+ * shaped like a catalog template is `unknown` (docs/observability.md, "Labels: bounded, and never a path, an id or a secret").
  */
 export function endpointLabeler(knownEndpointIds: Iterable<string>): (endpoint: string) => string {
   const nameOf = endpointNamer(knownEndpointIds)

@@ -1,12 +1,8 @@
 import { INVALID_ORG, OTHER_ORG, orgLabel } from './labels.js'
 
 /**
- * Which organisations get series of their own when `metrics.maxInstances` caps them.
- *
- * Newcomers get their own series while there is room (a small deployment never sees `_other`).
- * Once full, the rest count as `_other`; every `rankIntervalMs` the organisations with the most
- * requests in that window take the slots, and those that lose theirs are reported so their series
- * can be removed (their later requests count as `_other`). Incumbents win ties, to limit churn.
+ * Which organisations get series of their own when `metrics.maxInstances` caps them: the busiest of each
+ * window, incumbents winning ties to limit churn (docs/observability.md, "The org label and what it costs").
  */
 export class TopOrgs {
   private readonly own = new Set<string>()

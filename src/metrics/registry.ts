@@ -8,9 +8,7 @@ export const EVENT_LOOP_SAMPLE_MS = 100
 /** The registry with what comes before any metric of a request: prom-client's defaults and sluice_build_info. */
 export function createRegistry(defaultMetrics: boolean, build: BuildInfo = readBuildInfo()): Registry {
   const registry = new Registry()
-  // The event-loop delay is sampled every 100 ms, not prom-client's default 10: at 10 ms the sampling
-  // timer cost the proxy 7-11% of its throughput at 64 connections in three paired runs (bench/turns.ts,
-  // 30 rounds each), at 100 ms nothing that showed. A stall still shows: it delays the next sample.
+  // 100 ms, not prom-client's 10: the 10 ms timer cost throughput (docs/observability.md, "Metrics").
   if (defaultMetrics) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS })
   new Gauge({
     name: 'sluice_build_info',

@@ -56,10 +56,8 @@ export interface RequestMetricsOptions {
 }
 
 /**
- * Per-request metrics by endpoint (and org): sluice_requests_total, the request, upstream and
- * queue-wait histograms. A request finds its cells through Maps keyed by its endpoint label (the
- * catalog's own id string, whose hash V8 keeps), org, status, outcome and method label; the cells
- * are plain numbers the registry reads at scrape time (cells.ts).
+ * Per-request metrics by endpoint (and org): a request finds its cells through Maps keyed by label values,
+ * building no key string (docs/observability.md, "Cost on the request path").
  */
 export class RequestMetrics {
   private readonly requests: CellCounter

@@ -13,17 +13,10 @@ export interface AppPolicy {
   readonly maxQueued: number
 }
 
-/**
- * Resolves an app name to its policy: its entry in `fairness.apps`, else `fairness.default`.
- * Policies are made once per listed app and kept for unlisted names (bounded), so the hot path
- * allocates nothing.
- */
+/** Resolves an app name to its policy (`fairness.apps`, else `fairness.default`), made once per name so the hot path allocates nothing. */
 export class FairShare {
   readonly #listed = new Map<string, AppPolicy>()
-  /**
-   * Made once per unlisted name a request carried. 10,000: apps are few (their tokens are configured),
-   * the names beyond them are what clients send with app identity off; past it, a policy is made again.
-   */
+  /** Made once per unlisted name a request carried, at most 10,000 (apps are few; the rest are names clients send). */
   readonly #unlisted = new BoundedMap<string, AppPolicy>(10_000)
   readonly #default: AppShareSettings
   readonly #boost: number

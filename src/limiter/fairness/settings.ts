@@ -1,10 +1,7 @@
 import { z } from 'zod'
 import { appName } from '../../apps/settings.js'
 
-/**
- * Settings of fair share between apps (README "Fair share between apps"). One place for every app,
- * whether a token or the app header names it, so the token file (a secret) holds only secrets.
- */
+/** Settings of fair share between apps (README "Fair share between apps"), kept out of the token file so it holds only secrets. */
 
 /** How one app shares a key with the others. */
 export const appShareSchema = z.strictObject({

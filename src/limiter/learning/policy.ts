@@ -9,10 +9,8 @@ export interface LimitOrigin {
 }
 
 /**
- * Which limits are learned (README "Learned limits"): those the API does not publish ("–" endpoints and
- * unknown paths: from `limits.default`, up to `learning.ceiling`) and, with `learning.lowerPublished`,
- * the published ones (from the published limit, never above it). An operator's `limits.overrides` is
- * taken as given. Undefined: the limit is fixed. Made once per endpoint (the proxy keeps the answer).
+ * Which limits are learned and within what bounds (docs/learned-limits.md, "What it does"); undefined:
+ * the limit is fixed. Made once per endpoint.
  */
 export function learnOptionsOf(endpoint: LimitOrigin, settings: LearningSettings): LearnOptions | undefined {
   if (!settings.enabled) return undefined

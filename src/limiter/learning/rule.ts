@@ -1,18 +1,11 @@
 /**
- * The rule that learns a concurrency limit the API does not publish (docs/learned-limits.md): AIMD as
- * TCP's congestion avoidance does it (RFC 5681), with the evidence a 429 carries. Pure: the in-process
- * limiter runs it in memory, and the Redis scripts run the same rule in Lua (`learn` in
- * redis/lua-common.ts; test/limiter/learning/lua-matches-rule.test.ts holds the two together).
+ * The rule that learns a concurrency limit (docs/learned-limits.md, "The rule"). Pure; the Redis scripts
+ * run the same rule in Lua (`learn`, lua-common.ts), held together by test/limiter/learning/lua-matches-rule.test.ts.
  */
 
 /** How much one multiplicative decrease keeps of the learned limit (Netflix concurrency-limits' AIMD default). */
 export const DECREASE = 0.9
-/**
- * How fast the limit climbs, per success of a saturated key, as a fraction of one permit per round
- * trip: 1 (+1/limit a success, about +1 a round trip) away from trouble; PROBE_RATE when the next
- * whole permit would reach the concurrency that last drew a 429, so that level is probed again about
- * once every 1/PROBE_RATE round trips instead of every round trip.
- */
+/** Climb per success of a saturated key, in permits a round trip; PROBE_RATE next to `bad` (docs/learned-limits.md, "The rule"). */
 export const PROBE_RATE = 0.02
 /** Added before taking the whole part of a learned value, so that 4.9999999… (sums of 1/value steps) counts as 5. */
 export const WHOLE_SLACK = 1e-9
@@ -57,27 +50,10 @@ export function enforced(value: number, bounds: LearnBounds): number {
   return Math.max(1, Math.min(bounds.ceiling, Math.max(bounds.floor, Math.floor(value + WHOLE_SLACK))))
 }
 
-/**
- * A value brought within the bounds before the rule reads it: a start outside [floor, ceiling], or a
- * value learned under other bounds (a ceiling lowered since, another replica's settings), would
- * otherwise make a 429 lower nothing or raise the limit. The ceiling wins over the floor (a published
- * limit is never exceeded).
- */
+/** Brought within [floor, ceiling] first, the ceiling winning, so a value learned under other bounds cannot make a 429 raise the limit. */
 const withinBounds = (value: number, bounds: LearnBounds): number => Math.min(bounds.ceiling, Math.max(bounds.floor, value))
 
-/**
- * The state after one answer.
- *
- * A 429 with `held` permits out says the API allows fewer than `held` (or than the whole limit, when
- * permits came back since: the larger is the `level` that drew it): the value drops to at most
- * `level - 1` (the evidence), and by DECREASE — once per window: a 429 for a permit granted before the
- * last decrease was sent under the old limit and says nothing new (TCP NewReno's rule, RFC 6582), so
- * a burst of 429s cuts once. `level` is remembered as `bad`.
- *
- * A success while the key is saturated adds `rate / value` (about `rate` a round trip, RFC 5681's
- * congestion avoidance); `rate` is PROBE_RATE when the next whole permit would reach `bad`, else 1.
- * A success with `held >= bad` shows that level works now: `bad` is forgotten (the API's limit rose).
- */
+/** The state after one answer (docs/learned-limits.md, "The rule": the table and why each step is so). */
 export function learn(stored: LearnedState, bounds: LearnBounds, fb: Feedback): LearnedState {
   const { floor, ceiling } = bounds
   const state = { ...stored, value: withinBounds(stored.value, bounds) }

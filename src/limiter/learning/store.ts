@@ -18,11 +18,7 @@ export interface LearnedEntry {
 /** How many updates between two sweeps of forgotten entries (a sweep reads them all). */
 const SWEEP_EVERY = 1_024
 
-/**
- * Learned limits kept in memory (the in-process backend): one state per key, outliving the key's
- * queue, forgotten once unused for the key's `idleMs`. No timer: expiry is checked on use, and all
- * entries are swept now and then.
- */
+/** Learned limits of the in-process backend: one state per key, forgotten after its `idleMs` unused (checked on use, swept now and then). */
 export class LearnedLimits {
   readonly #entries = new Map<string, Entry>()
   #updates = 0

@@ -47,11 +47,7 @@ const NOTHING = (): void => {}
 const keyOf = (key: PermitKey): string => `${key.instance}\n${key.endpoint}`
 const describeKey = (key: PermitKey): string => `${key.endpoint} (instance ${key.instance})`
 
-/**
- * The in-process backend: semaphores per (instance, endpoint) for a single replica, waiters in
- * weighted fair order between apps and FIFO within an app (KeyQueue). Uncontended acquires resolve
- * without a timer or a listener; idle keys are dropped.
- */
+/** The in-process backend: one semaphore per (instance, endpoint), waiters in fair order between apps (KeyQueue). */
 export class MemoryLimiter implements Limiter {
   readonly backend = 'memory' as const
   private readonly queues = new Map<string, KeyQueue>()
@@ -247,11 +243,7 @@ interface WaiterHost {
   left(id: string, queue: KeyQueue): void
 }
 
-/**
- * A queued acquire: its place in the queue, its deadline (in the limiter's Deadlines) and the
- * client's abort signal (it is its own listener, `handleEvent`). One object with methods rather than
- * a closure per way out: a queued request's memory is the flood's (docs/benchmarks.md, "Memory").
- */
+/** A queued acquire as one object with methods, not closures: a queued request's memory is the flood's (docs/benchmarks.md, "Memory"). */
 class QueuedWaiter implements Waiter, Expiring {
   readonly enqueuedAt = Date.now()
   readonly arrivedAt: number

@@ -3,11 +3,8 @@ import type { AppPolicy } from '../fairness/policy.js'
 import { requeueTag } from '../fairness/tags.js'
 
 /**
- * One (instance, endpoint) semaphore: a count of held permits and the waiters, queued per app and
- * served in start-time fair order between apps, first come first served within an app
- * (docs/redis-limiter.md, "Fair share between apps"; the Redis backend keeps the same order in one
- * sorted set). A request sent back by an upstream 429 keeps its original arrival time and goes to
- * the head, older first.
+ * One (instance, endpoint) semaphore: held permits and waiters in the same order as the Redis backend
+ * (docs/redis-limiter.md, "Fair share between apps").
  */
 export interface Waiter {
   readonly arrivedAt: number
@@ -97,10 +94,8 @@ export class KeyQueue {
   }
 
   /**
-   * True when a newcomer of this app may take a permit now without overtaking anyone: a slot is free,
-   * its app is under its cap, and no waiter could have the slot (none, or only waiters of apps at
-   * their cap). Taken so, it is not charged a start tag — as Redis's acquire takes a slot left after
-   * its grant (acquire/lua.ts); test/limiter/fair-order-parity.test.ts holds the two alike.
+   * True when a newcomer may take a permit without overtaking anyone; taken so, it is not charged, as in Redis's
+   * acquire (test/limiter/fair-order-parity.test.ts holds the two alike).
    */
   canGrantNow(policy: AppPolicy): boolean {
     if (this.inFlight >= this.limit || (this.#lanes.get(policy.app)?.held ?? 0) >= policy.maxHeld) return false
@@ -131,10 +126,7 @@ export class KeyQueue {
     this.#dropIfSpent(app, lane)
   }
 
-  /**
-   * Queues a waiter: a new one at S = max(V, F_app), its app's finish tag moving to S + cost; one
-   * that waited before just below V, older first (fairness/tags.ts).
-   */
+  /** Queues a waiter: a new one at max(V, F_app), one that waited before just below V (fairness/tags.ts). */
   enqueue(waiter: Waiter, now = Date.now()): void {
     const lane = this.#lane(waiter.policy)
     let tag: number
@@ -170,10 +162,7 @@ export class KeyQueue {
     if (i < 0) return false
     const [gone] = lane.entries.splice(i, 1)
     this.#queued--
-    // The refund rule of Redis (lua-fair.ts left_queue): when the app's last waiter gives up, its
-    // finish tag goes back to the start tag of the earliest of its waiters that gave up since it
-    // was last served — exactly the charges it gave up, in whatever order; what it was served stays
-    // charged. While others of the app wait, nothing is refunded: their tags are set (FIFO within an app).
+    // Redis's refund rule (lua-fair.ts left_queue; docs/redis-limiter.md, "What is charged").
     lane.gaveUp = Math.min(lane.gaveUp ?? Infinity, gone!.tag)
     if (lane.entries.length === 0) {
       if (lane.gaveUp < lane.finish) lane.finish = lane.gaveUp
@@ -183,10 +172,7 @@ export class KeyQueue {
     return true
   }
 
-  /**
-   * Grants permits while there is room: each to the head of the app whose head has the smallest
-   * start tag (arrival order on a tie), skipping apps at their cap of held permits.
-   */
+  /** Grants while there is room: to the app head with the smallest start tag, skipping apps at their cap. */
   dispatch(): void {
     while (this.inFlight < this.limit && this.#queued > 0) {
       let best: Lane | undefined

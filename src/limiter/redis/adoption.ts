@@ -18,11 +18,9 @@ export interface AdoptionDeps {
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)))
 
 /**
- * Counts in Redis the permits granted without it (fallback `local`/`open`) that are still in flight
- * (docs/redis-limiter.md, "Failure modes": Redis answers again). `adopted` is called for each one now
- * held in Redis, with the grant it had before — for every key whose script succeeded, even when
- * another key's failed. A key Redis refuses (hooks.keyBroken) keeps its permits as they were; any
- * other failure rejects, after the successes were reported.
+ * Counts in Redis the permits granted without it that are still in flight (docs/redis-limiter.md,
+ * "Failure modes"). `adopted` is called for each key whose script succeeded, even when another key's
+ * failed; a key Redis refuses keeps its permits; any other failure rejects after the successes.
  */
 export async function adoptPermits(d: AdoptionDeps, permits: readonly SluicePermit[], adopted: (permit: SluicePermit, before: Grant) => void): Promise<void> {
   const groups = new Map<string, { sem: KeySemaphore; permits: SluicePermit[]; ids: string[] }>()

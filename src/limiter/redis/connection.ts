@@ -2,10 +2,7 @@ import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis'
 import type { RedisSettings } from './settings.js'
 import type { RedisClient } from './script.js'
 
-/**
- * The two connections a replica keeps, whatever the number of semaphores: one for scripts, one
- * subscribed to the replica's own grant channel. Standalone, Sentinel or Cluster by settings.
- */
+/** The two connections a replica keeps, whatever the number of semaphores: scripts, and its grant channel. */
 export interface Connections {
   readonly command: RedisClient
   readonly subscriber: RedisClient

@@ -38,11 +38,9 @@ export interface FallbackHooks {
 }
 
 /**
- * The Redis backend's fallback while Redis is unreachable: `local` (each replica limits alone at
- * its share of the limit, in process), `open` (no limit) or `closed` (refuse). It owns everything
- * a fallback grants or takes: the local waits, the permits granted without Redis (`unshared`, to be
- * counted in Redis when it is back: `countIn`) and, in `local`, the local slots pinned for the Redis
- * permits still in flight so the fallback does not grant their slots a second time.
+ * The Redis backend's fallback while Redis is unreachable (`local`, `open` or `closed`): its waits, the
+ * permits it grants (counted in Redis on return), and the local slots pinned for Redis permits still in
+ * flight so their slots are not granted twice (docs/redis-limiter.md, "Failure modes").
  */
 export class Fallback {
   readonly #local: MemoryLimiter
@@ -133,11 +131,8 @@ export class Fallback {
   }
 
   /**
-   * Redis answers again: has it count every permit granted without it that is still in flight
-   * (adopt). Resolves with `done`, to call once the local waiters have moved to Redis (so none of
-   * them takes a freed slot on the way): it frees the adopted permits' local slots.
-   * If Redis fails again, a permit already adopted for one key while another key failed keeps its
-   * local slot as its pin (released with it, or when Redis is back for good), and it rejects.
+   * Redis answers again: adopt every permit granted without it; call `done` once the local waiters have moved
+   * to Redis, which frees the adopted permits' local slots. On a partial failure adopted permits keep their local slot as a pin.
    */
   async countIn(shared: SharedPermits): Promise<() => void> {
     const adopted: { permit: SluicePermit; before: Grant }[] = []
@@ -159,10 +154,7 @@ export class Fallback {
     }
   }
 
-  /**
-   * Entering `local`: the permits Redis granted that are still in flight take local slots first
-   * (at the head of the local queues), so the fallback does not grant their slots a second time.
-   */
+  /** Entering `local`: Redis permits still in flight take local slots first, so they are not granted twice. */
   pinAll(permits: readonly SluicePermit[]): void {
     if (this.mode !== 'local') return
     for (const permit of permits) {
@@ -189,10 +181,7 @@ export class Fallback {
     }
   }
 
-  /**
-   * A permit counted in Redis while the fallback still serves (adopt succeeded for its key, but the
-   * recovery as a whole did not): the local slot it had becomes its pin, released with it.
-   */
+  /** A permit adopted by Redis while the fallback still serves: its local slot becomes its pin, released with it. */
   pinWith(permit: SluicePermit, local: Permit): void {
     this.#pins.set(permit, { abort: new AbortController(), local, done: false })
   }

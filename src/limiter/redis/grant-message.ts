@@ -1,21 +1,10 @@
 /**
- * The messages scripts publish on a replica's grant channel (docs/redis-limiter.md, "How a wait
- * works"), written here once: the Lua that builds them, pasted into the scripts (lua-common.ts's
- * `grant`, acquire/lua.ts), and the reading of them (RedisLimiter's subscriber). Permit ids, waiter
- * ids and tags have no white space (waiter-id.ts, keys.ts), so one space separates the parts:
- *
- *   "<granted id>"           a waiter of the replica is now a holder
- *   "<granted id> <head>"    the same, and `head` is the waiter left at the head of the queue (limit 1)
- *   " <tag>"                 the head the replica may know of for that semaphore is stale
- *
- * Scripts of the previous release publish the same text (a rolling upgrade runs both:
- * test/limiter/redis/fair-rolling-upgrade.test.ts), so the Lua below must not change what it sends.
+ * The messages scripts publish on a replica's grant channel (docs/redis-limiter.md, "Keys": the channel),
+ * written once for the Lua and the subscriber. Scripts of the previous release publish the same text
+ * (test/limiter/redis/fair-rolling-upgrade.test.ts), so the Lua below must not change what it sends.
  */
 
-/**
- * The Lua expression of a grant message, given two Lua expressions: the granted id, and the head
- * left in the queue (false when none is named).
- */
+/** The Lua expression of a grant message, from Lua expressions of the granted id and the head left (false: none). */
 export const luaGrantMessage = (id: string, head: string): string => `${head} and (${id} .. ' ' .. ${head}) or ${id}`
 
 /** The Lua expression of a stale-head message, given a Lua expression of the semaphore's tag. */

@@ -1,18 +1,12 @@
 import { appOfId } from './waiter-id.js'
 
 /**
- * The waiter Redis last named as the head of one key's queue (in a grant message or a script's
- * reply), as far as this replica may believe it: when it is one of ours and every permit of the key is
- * here, a permit released here may be handed to it (KeySemaphore.handOver; docs/redis-limiter.md,
- * "Inside one replica"). Part of KeySemaphore.
+ * The waiter Redis last named as the head of one key's queue, as far as this replica may believe it
+ * (docs/redis-limiter.md, "How a wait works": "Inside one replica"). Part of KeySemaphore.
  */
 export class HeadHint {
   #head: string | undefined
-  /**
-   * Stale-head messages read so far. They come on the subscriber connection, a script's reply on the
-   * command connection, unordered: a reply naming a head is believed only if none was read since its
-   * script was sent (the head it names may be the older one).
-   */
+  /** Stale-head messages read so far: they and script replies come on two connections, unordered, so a reply's head is believed only if none was read since. */
   #staleMessages = 0
 
   /** Where the stale-head messages stand now: a script sent now passes it back with its reply (`fromReply`). */
@@ -36,11 +30,7 @@ export class HeadHint {
     this.#head = this.#staleMessages === mark ? head : undefined
   }
 
-  /**
-   * A waiter of `app` goes out: placed by its age (`keepAge`), or of an app other than the named
-   * head's (whose start tag may be lower), it may go ahead of that head, which is forgotten. One of
-   * the head's own app queues behind it (FIFO within an app).
-   */
+  /** A waiter of `app` goes out and may pass the named head (placed by age, or another app's), which is then forgotten. */
   sending(app: string, keepAge: boolean): void {
     if (keepAge || (this.#head !== undefined && appOfId(this.#head) !== app)) this.#head = undefined
   }

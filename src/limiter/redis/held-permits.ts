@@ -50,11 +50,7 @@ export class HeldPermits {
     return held.permit
   }
 
-  /**
-   * Redis had lost its data and counted these held permits again: one whose request is upstream
-   * stays; one not sent yet leaves, returned (lost, its id to release) — another replica may have
-   * been granted the slot that looked empty (docs/redis-limiter.md, "Failure modes").
-   */
+  /** Redis lost its data and counted these again: one not sent yet leaves, returned as lost (docs/redis-limiter.md, "Failure modes"). */
   recounted(ids: readonly string[]): { readonly id: string; readonly permit: SluicePermit }[] {
     const unsent: { id: string; permit: SluicePermit }[] = []
     for (const id of ids) {

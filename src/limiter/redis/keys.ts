@@ -1,13 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { PermitKey } from '../types.js'
 
-/**
- * Redis key names. Every key of one semaphore carries the same hash tag `{<digest>}`, so a Cluster
- * keeps them in one slot and each operation can be one atomic script. The tag is a digest of
- * (instance, endpoint) rather than the text itself: endpoint templates contain `{id}` braces, which
- * would break the hash tag, and a digest keeps key length bounded whatever the instance name is.
- * The readable instance and endpoint are stored in the semaphore's meta hash.
- */
+/** Redis key names: one hash tag per semaphore, a digest of (instance, endpoint) (docs/redis-limiter.md, "Keys"). */
 
 /** The keys of one semaphore, in the order every script takes them. */
 export interface SemaphoreKeys {
@@ -54,10 +48,7 @@ export function keyList(keys: SemaphoreKeys): [string, string, string, string] {
   return [keys.holders, keys.queue, keys.meta, keys.learned]
 }
 
-/**
- * The limit argument of the scripts (see limit_spec in lua-common.ts): "<n>" for a fixed limit, or
- * "<start> <ceiling> <floor> <idleMs>" for one learned from the API's answers.
- */
+/** The scripts' limit argument: "<n>" fixed, or "<start> <ceiling> <floor> <idleMs>" learned (docs/redis-limiter.md, "Keys"). */
 export function limitArg(options: { readonly limit: number; readonly learn?: { readonly ceiling: number; readonly floor: number; readonly idleMs: number } | undefined }): string {
   const learn = options.learn
   return learn === undefined ? String(options.limit) : `${options.limit} ${learn.ceiling} ${learn.floor} ${learn.idleMs}`

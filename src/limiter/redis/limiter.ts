@@ -37,14 +37,8 @@ const PROBE_MS = 250
 const START_WAIT_MS = 2_000
 
 /**
- * The Redis backend: permits shared by every replica through Redis, with a fallback (`local`,
- * `open` or `closed`) while Redis is unreachable and a return to shared permits by itself.
- *
- * A request is a Ticket; `route` hands it to whatever the mode is now: SharedPermits (Redis) or
- * the Fallback. A switch of mode moves the tickets still waiting: Redis → fallback withdraws them
- * from the Redis queues (ids withdrawn when Redis answers again); fallback → Redis first has Redis
- * count the permits granted meanwhile (adopt), then moves the local waiters into the Redis queues,
- * oldest first. This class only decides the mode and moves tickets between the two.
+ * The Redis backend: decides the mode (SharedPermits, or the Fallback while Redis is unreachable) and moves
+ * waiting tickets between the two on a switch (docs/redis-limiter.md, "Failure modes").
  */
 export class RedisLimiter implements Limiter {
   readonly backend = 'redis' as const
@@ -225,10 +219,7 @@ export class RedisLimiter implements Limiter {
     return { keys: this.#shared.trackedKeys(), ...this.#fallback.size() }
   }
 
-  /**
-   * Semaphores Redis refused, logged once each: a broken key fails every sync of it until repaired.
-   * 1,000: more broken keys at once is a broken Redis; past it, a key is logged again now and then.
-   */
+  /** Semaphores Redis refused, logged once each (at most 1,000: more is a broken Redis; past it, logged again now and then). */
   readonly #brokenLogged = new BoundedMap<string, true>(1_000)
 
   #keyBroken(key: PermitKey, err: unknown): void {

@@ -4,32 +4,7 @@ import { LUA_FAIR } from './lua-fair.js'
 
 /**
  * Lua shared by the semaphore scripts, pasted at the top of each one (a script cannot call another).
- *
- * The semaphore's keys (KEYS[1..4], one hash slot):
- *   holders  ZSET permit id → lease expiry in ms on Redis's clock
- *   queue    ZSET waiter id → start tag (fair share between apps, see lua-fair.ts): lowest is next
- *   meta     HASH limit (the limit argument as given), instance, endpoint, `@<replica>` → that
- *            replica's liveness expiry (ms), `v` → virtual time, `f:<app>` → the app's finish tag,
- *            `n:<app>` → its waiters queued, `w:<app>` → the lowest start tag of its waiters that
- *            gave up since it was last served (lua-fair.ts left_queue)
- *   learned  HASH the learned limit (docs/learned-limits.md): v the value, b the concurrency that last
- *            drew a 429 (0: none), c when the last decrease was made (ms); its own expiry
- *            (`learning.idleMs`), so it outlives the semaphore's idle keys
- *
- * The limit argument of a script is "<n>" for a fixed limit, or "<start> <ceiling> <floor> <idleMs>"
- * for a learned one; scripts read it with limit_spec and enforce effective_limit (grant, the caps'
- * put-back and the limit-1 handover all use that one number).
- * Permit and waiter ids are `<replica>/<arrived>~<sequence>:<cap>:<app>` (waiter-id.ts): the replica
- * part says where to publish a grant and whose liveness decides whether a waiter is still wanted.
- *
- * Keys expire when idle (`idle`, three leases): acquire sets the expiry of the key it adds to, and
- * every replica with a permit or a waiter in a semaphore renews holders, queue and meta every third
- * of a lease (sync), so a key in use always has more than two leases to live and an abandoned one
- * disappears. `learned` has its own, longer expiry, renewed by the releases that learn (learn).
- * A handoff adds to `holders` without touching its expiry (the holders it replaces kept it fresh),
- * except when `holders` was empty: then the grant re-creates the key, and gives it its expiry.
- * Scripts keep their command count low: expired leases are purged by sync (every third of a lease,
- * and at the nearest expiry) and by release when the semaphore is still full.
+ * Keys, ids, the limit argument and key expiries: docs/redis-limiter.md, "Keys".
  */
 export const LUA_COMMON = `
 if redis.replicate_commands then redis.replicate_commands() end

@@ -2,22 +2,8 @@ import { REQUEUE_AGE_SCALE_MS } from '../fairness/tags.js'
 import { LUA_WAITER_ID } from './waiter-id.js'
 
 /**
- * Lua of fair share between apps (docs/redis-limiter.md, "Fair share between apps"), pasted into
- * every semaphore script before grant (lua-common.ts). Start-time fair queueing: the queue's scores
- * ARE the start tags, so its head (lowest score) is next as before. The meta hash keeps the virtual
- * time `v` (the highest start tag granted so far), each app's finish tag `f:<app>`, its count of
- * queued waiters `n:<app>` and the lowest start tag of its waiters that gave up since it was last
- * served `w:<app>` (see left_queue); all expire with it when the key is idle.
- *
- * The meta fields a script needs are read through one cache and written back at its end in one
- * HSET (meta_read, meta_set, meta_flush): the start tag's V and F_app, the app's count and a waiter's
- * replica's liveness share one HMGET, and V, F_app and the counts one HSET. So the count costs no
- * command of its own (it was an HINCRBY per waiter queued and per waiter leaving the queue). The
- * read-modify-write of a count is safe because a script runs alone; replicas of the previous release
- * still HINCRBY the same fields, between scripts, so both keep one count (docs/deploy.md).
- *
- * Numbers go to Redis through fmt (17 significant digits): Lua's own number-to-text keeps 14, which
- * would round tags apart by less than that together.
+ * Lua of fair share between apps, pasted into every semaphore script before grant (docs/redis-limiter.md,
+ * "Fair share between apps"; the meta cache: "Scripts"). Numbers go out through fmt: Lua's own keeps 14 digits.
  */
 export const LUA_FAIR = `${LUA_WAITER_ID}
 local function fmt(x)

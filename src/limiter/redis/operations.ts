@@ -6,11 +6,7 @@ import { RENEW_SCRIPT } from './renew/index.js'
 import { ACTIVE_SCRIPT, STATUS_SCRIPT } from './status/index.js'
 import { SYNC_SCRIPT } from './sync/index.js'
 
-/**
- * The `operation` label values the Redis backend reports (one per script), so the metrics can export
- * their error counters at 0 before the first failure (docs/observability.md#alerts).
- * test/limiter/redis/operations.test.ts checks that every script is listed.
- */
+/** The `operation` label values (one per script), so error counters start at 0 (test/limiter/redis/operations.test.ts checks the list). */
 export const REDIS_OPERATIONS: readonly string[] = [
   ACQUIRE_SCRIPT,
   ADOPT_SCRIPT,

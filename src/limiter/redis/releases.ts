@@ -16,11 +16,7 @@ export interface ReleasesDeps {
   readonly waiting: () => Granting
 }
 
-/**
- * The permits this replica holds from Redis, from their grant to their release: whether one may
- * still start a request, its release (with what the API answered, for a learned limit), the handover
- * to one of our own waiters without a round trip, and the release script that gives ids back.
- */
+/** The permits this replica holds from Redis, from grant to release (or handover to one of our own waiters). */
 export class Releases {
   readonly #d: ReleasesDeps
   readonly #leaseMs: number
@@ -30,11 +26,7 @@ export class Releases {
     this.#leaseMs = deps.scripts.replica.leaseMs
   }
 
-  /**
-   * A Redis permit's lease is sure to last until the next renewal (KeySemaphore.leaseInDoubt): false
-   * after a stall since the grant or the last renewal longer than two thirds of a lease, and for a
-   * permit no longer held here (lost, released). Asked before a request starts on the permit.
-   */
+  /** A permit's lease is sure to last until the next renewal (docs/redis-limiter.md, "Leases"); asked before a request starts on it. */
   leaseHolds(permit: SluicePermit): boolean {
     const grant = permit.grant
     if (grant.kind !== 'redis') return true
@@ -67,11 +59,7 @@ export class Releases {
     }
   }
 
-  /**
-   * Releases holders and withdraws waiters of one semaphore. `wantHead`: this replica holds every
-   * permit of the key, so the head Redis names may be its to hand over. `answer`: what the API
-   * answered the released permit's request. `served`: the ids are waiters a handover served.
-   */
+  /** Releases holders and withdraws waiters of one semaphore (`wantHead`, `answer`, `served`: see release/lua.ts). */
   async release(sem: KeySemaphore, ids: string[], wantHead = false, answer?: Answer, served = false): Promise<void> {
     const sentAt = this.#d.now()
     const mark = sem.head.mark

@@ -25,11 +25,7 @@ export interface ScriptTarget {
   readonly arg: string
 }
 
-/**
- * The semaphore scripts as this replica sends them: each call fills in the replica's constants and
- * the semaphore's keys and limit argument, so a caller names only what varies per call. The
- * scripts' own argument lists are in their folders (`<operation>/index.ts`).
- */
+/** The semaphore scripts with this replica's constants, keys and limit filled in (argument lists: `<operation>/index.ts`). */
 export class ReplicaScripts {
   constructor(
     readonly runner: ScriptRunner,

@@ -10,11 +10,7 @@ export interface ScriptDef {
   readonly name: string
   readonly numberOfKeys: number
   readonly lua: string
-  /**
-   * Written to Redis at once, with whatever this turn of the event loop held back: a release hands
-   * its permit to the next waiter (the handoff). Other scripts go out together at the end of the
-   * turn (see Scripts).
-   */
+  /** Written at once, with whatever this turn held back: a release hands its permit to the next waiter. */
   readonly urgent?: boolean
 }
 
@@ -26,11 +22,7 @@ interface Corkable {
 
 /** What a script call may ask of the runner. */
 export interface RunOptions {
-  /**
-   * Asked before a script is sent a second time after NOSCRIPT: false drops it (it rejects with
-   * ScriptDroppedError). An acquire whose waiter was withdrawn meanwhile must not run: its
-   * withdrawal may already have run in Redis, and the acquire would queue an id nobody waits for.
-   */
+  /** Asked before a resend after NOSCRIPT; false drops it (an acquire whose waiter was withdrawn meanwhile must not queue an id nobody waits for). */
   readonly resendIf?: () => boolean
 }
 
@@ -66,23 +58,8 @@ interface InFlight {
 const isNoScript = (err: unknown): boolean => err instanceof Error && err.message.startsWith('NOSCRIPT')
 
 /**
- * Runs the limiter's scripts: EVALSHA, and EVAL with the full source when Redis answers NOSCRIPT
- * (which also puts the script back in Redis's cache for the next EVALSHA). The error is matched by
- * its code, the first word of the reply. Every call is timed and reported to the observer.
- *
- * A script that gets no answer within `timeoutMs` of awake time fails with RedisTimeoutError (its
- * late answer is ignored). One timer serves every script in flight, armed at the nearest deadline, instead of
- * ioredis's `commandTimeout`, which starts and clears a timer per command: the release and the grant
- * are the limiter's hot path, and work before a command reaches the socket delays the handoff. For
- * the same reason EVALSHA is sent with `call` rather than through ioredis's `defineCommand` wrapper.
- *
- * The scripts one turn of the event loop sends (the acquires of every request read in that turn,
- * syncs, renewals) go out in one write: the connection's socket is corked at the first and uncorked
- * after the turn's I/O (setImmediate). On a loaded machine each write to Redis wakes it and costs
- * a system call on both sides; one write per turn instead of one per script took uncontended
- * throughput up by about a sixth (docs/benchmarks.md). An urgent script (a release) is not held: it
- * uncorks at once, taking the waiting ones with it, in order. (A Cluster connection is not corked:
- * its commands go to several nodes.)
+ * Runs the limiter's scripts: EVALSHA, EVAL on NOSCRIPT, one timeout timer for all, one write per event-loop
+ * turn (docs/redis-limiter.md, "Scripts"). Every call is timed and reported to the observer.
  */
 export class Scripts implements ScriptRunner {
   /** each script's SHA1, computed once */
@@ -191,14 +168,7 @@ export class Scripts implements ScriptRunner {
     this.#timer = timer
   }
 
-  /**
-   * The timer fired. A late timer is no proof that Redis is down: when the event loop was blocked
-   * (a long GC, a CPU-starved pod, a stall longer than the timeout) the timer runs before the
-   * replies that came in meanwhile are read, and a healthy replica would flap into its fallback.
-   * So a timer late by more than a quarter of the timeout gives the scripts past their deadline a
-   * whole timeout of awake time again; an on-time one fails them, but only after the loop's poll
-   * phase has read the sockets once more (setImmediate runs after it).
-   */
+  /** The timer fired; a late timer is no proof Redis is down (docs/redis-limiter.md, "Scripts"). */
   #expire(): void {
     this.#timer = undefined
     const now = performance.now()

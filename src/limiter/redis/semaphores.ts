@@ -5,12 +5,7 @@ import { limitArg, semaphoreKeysOf, tagOf } from './keys.js'
 import type { LimitOptions } from './ticket.js'
 import type { IllegalTransitionError, Waiter, WaiterState } from './waiter.js'
 
-/**
- * How many keys the memos below keep at most, the least recently used forgotten first. A replica
- * busy on more keys than that at once is far past any deployment we know of (one per (instance,
- * endpoint) in use); past it, a forgotten key costs one hash (tag), one announcement too many
- * (announced), or starts a learned limit from its bounds until the next reply (known).
- */
+/** How many keys the memos below keep, least recently used forgotten first; past it a key costs a hash, an announcement or a learned start again. */
 const KEYS_REMEMBERED = 10_000
 
 export interface SemaphoresConfig {
@@ -22,12 +17,7 @@ export interface SemaphoresConfig {
   moved?(waiter: Waiter, from: WaiterState, to: WaiterState): void
 }
 
-/**
- * The semaphores this replica keeps state for — one KeySemaphore per key it has waiters, permits or
- * ids to give back in, forgotten once idle — and its waiters by id (a grant message names only the
- * id). Also what is kept of a key after its state is forgotten: its tag, its limit in force, and
- * when this replica last announced itself to it.
- */
+/** The semaphores this replica keeps state for, its waiters by id (a grant message names only the id), and what is kept of forgotten keys. */
 export class Semaphores {
   readonly #byTag = new Map<string, KeySemaphore>()
   /** every live waiter of this replica by id, in the order they were made */
@@ -38,11 +28,7 @@ export class Semaphores {
   readonly #tags = new BoundedMap<string, string>(KEYS_REMEMBERED)
   /** the limit in force each semaphore last had: a key used again starts from it */
   readonly #known = new BoundedMap<string, number>(KEYS_REMEMBERED)
-  /**
-   * When this replica last announced itself to a semaphore it has forgotten, with the limit argument
-   * it announced: a key used again soon (each request of a key used one at a time finds it idle)
-   * announces again only a third of a lease after the last time, as a busy key's sync does.
-   */
+  /** When this replica last announced itself to a forgotten key, so a key used again soon announces only a third of a lease later. */
   readonly #announced = new BoundedMap<string, { readonly at: number; readonly arg: string }>(KEYS_REMEMBERED)
   /**
    * When Redis last became unreachable: an announcement made before may be gone with Redis's data,

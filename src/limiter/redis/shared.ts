@@ -56,12 +56,8 @@ export interface SharedHooks {
 }
 
 /**
- * This replica's side of the shared semaphores: its waiters in the Redis queues, the permits it
- * holds, and the bookkeeping that keeps both true. Only what must touch Redis does: one script to
- * acquire, one to release, one sync per active semaphore and lease third — never a poll per waiter.
- * A front over one module per job (docs/development.md, "src/limiter/redis"): the per-key state and
- * its rules (KeySemaphore), the waits (Waiting), the permits held (Releases), the sync loop
- * (SyncLoop), adoption after an outage, and `/status`.
+ * This replica's side of the shared semaphores: one script to acquire, one to release, one sync per active
+ * semaphore and lease third, never a poll per waiter. A front over one module per job (docs/development.md).
  */
 export class SharedPermits {
   readonly #semaphores: Semaphores

@@ -18,13 +18,7 @@ export interface SyncLoopDeps {
 
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)))
 
-/**
- * The safety net under every wait and lease (docs/redis-limiter.md, "Scripts", `sync`): every third
- * of a lease (RedisLimiter's tick calls `syncAll`), and at the nearest lease expiry while waiters are
- * queued (the safety timer), one sync script per busy semaphore renews this replica's leases and
- * liveness, gives back ids dropped while Redis was away, and finds grants whose message was lost,
- * leases lost, waiters Redis dropped and permits it counted again after losing its data.
- */
+/** The safety net under every wait and lease: one sync per busy semaphore every third of a lease (docs/redis-limiter.md, "Scripts", `sync`). */
 export class SyncLoop {
   readonly #d: SyncLoopDeps
   readonly #leaseMs: number
@@ -94,12 +88,7 @@ export class SyncLoop {
     }
   }
 
-  /**
-   * Redis had lost its data, and the sync counted these held permits again: one whose request was not
-   * sent yet is lost — `canStart()` false, so the proxy gives it back and its request waits again at
-   * its place — and its id leaves `holders` now (the proxy's release of a lost permit sends nothing).
-   * Decided on the reply: a request sent while the sync was on its way was counted again by it.
-   */
+  /** Redis lost its data and the sync counted these again: one not sent yet is lost and leaves `holders` now (docs/redis-limiter.md, "Failure modes"). */
   #recounted(sem: KeySemaphore, ids: readonly string[]): void {
     const unsent = sem.held.recounted(ids)
     for (const { permit } of unsent) this.#d.hooks.lost(permit)

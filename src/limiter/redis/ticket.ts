@@ -77,12 +77,7 @@ export class SluicePermit implements Permit {
   }
 }
 
-/**
- * One acquire call from start to its single outcome. It holds its deadline (in the limiter's
- * Deadlines: one timer for every ticket) and the abort listener, and knows how to withdraw from
- * whichever backend is serving it at the moment (Redis or the fallback), so a switch of mode can
- * move it from one to the other.
- */
+/** One acquire call from start to its single outcome, able to withdraw from whichever backend serves it so a mode switch can move it. */
 export class Ticket implements Expiring {
   readonly startedAt = Date.now()
   readonly arrivedAt: number
@@ -117,12 +112,8 @@ export class Ticket implements Expiring {
   }
 
   /**
-   * True when the request came back after an upstream 429 (`arrivedAt` given): only then does its
-   * age place it at the head of the queue (docs/redis-limiter.md, "Re-queued"). A request moved
-   * between Redis and the fallback queues as new, behind its own app's earlier waiters (FIFO within
-   * an app, also right after a recovery). A fresh request's place is the moment the queue sees it,
-   * which keeps the order of close arrivals exact (an age in whole ms could swap two arrivals less
-   * than a ms apart).
+   * True when the request came back after an upstream 429: only then does its age place it (docs/redis-limiter.md,
+   * "Re-queued"); a fresh request's place is when the queue sees it, which orders close arrivals exactly.
    */
   get retried(): boolean {
     return this.options.arrivedAt !== undefined

@@ -1,17 +1,6 @@
 /**
- * Permit and waiter ids: `<replica>/<arrived>~<sequence>:<cap>:<app>` (base 36 numbers, `arrived`
- * nine digits wide, `sequence` eight). The part before the last `/` is exactly the replica id, as in
- * the older form `<replica>/<sequence>`: it says where to publish a grant and whose liveness keeps
- * a waiter queued, and scripts of the previous release (which read it with `^(.*)/`) still find it
- * during a rolling upgrade (docs/deploy.md). The rest carries what a script needs to know about the
- * waiter without another read (docs/redis-limiter.md, "Fair share between apps"): its app (per-app
- * counts for `/status`, and its cap), the app's cap of held permits (empty: none), and when the
- * request arrived on the replica's wall clock (`/status`'s oldest wait). The `~` marks the new
- * form: a score of an id without it is an arrival time of the previous release, never a start tag.
- * Waiters whose start tags are equal are ordered by member (a sorted set's rule): by replica id,
- * then — fixed-width — by arrival and sequence, so one replica's waiters keep their order. Order
- * within an app never depends on it (its tags strictly increase). App names have no `/`, `:`, `~`
- * or white space (apps/settings.ts).
+ * Permit and waiter ids: `<replica>/<arrived>~<sequence>:<cap>:<app>` (docs/redis-limiter.md, "Keys"; ordering
+ * of equal tags: "Ties and precision"). App names have no `/`, `:`, `~` or white space (apps/settings.ts).
  */
 
 export interface WaiterIdParts {

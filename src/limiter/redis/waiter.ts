@@ -2,23 +2,7 @@ import type { AppPolicy } from '../fairness/policy.js'
 import type { KeySemaphore } from './key-semaphore.js'
 import type { Ticket } from './ticket.js'
 
-/**
- * Where one waiter of this replica is in its wait for a Redis permit (docs/redis-limiter.md, "The
- * waiter's lifecycle"):
- * - `new`: made, not placed yet;
- * - `parked`: its acquire, sent with `full` (the queue bounds had no room for it then), was answered
- *   `full`; it waits at its place for room, which depends on acquires still on their way;
- * - `deferred`: its acquire goes out after this turn of the event loop (every permit of the key is here);
- * - `sending`: its acquire is on its way;
- * - `queued`: Redis has it in the queue;
- * - `confirming`: Redis granted it, but the grant was read too late to be sure the lease still runs,
- *   and a renewal is on its way.
- * The other states are ends: `granted` (it has its permit), `refused` (its queue was full), `failed`
- * (a script for it failed), `withdrawn` (aborted, past its deadline, drained), `requeued` (it waits
- * again under a new id), `detached` (Redis became unreachable: the fallback serves its request).
- * A waiter that Redis has no id of (`parked`: its one acquire was answered `full`; `deferred`: not sent
- * yet) leaves nothing in Redis.
- */
+/** Where one waiter of this replica is in its wait for a Redis permit (docs/redis-limiter.md, "The waiter's lifecycle"). */
 export type WaiterState = 'new' | 'parked' | 'deferred' | 'sending' | 'queued' | 'confirming' | 'granted' | 'refused' | 'failed' | 'withdrawn' | 'requeued' | 'detached'
 
 /**
@@ -100,11 +84,7 @@ export class Waiter {
     return this.#state !== 'new' && this.#state !== 'parked' && this.#state !== 'deferred'
   }
 
-  /**
-   * A moment (monotonic ms) at which Redis had certainly not granted it yet — when its acquire was
-   * sent, or a sync that found it still queued. Its lease, once granted, runs at least until this
-   * plus a lease.
-   */
+  /** A monotonic moment at which Redis had certainly not granted it yet; its lease, once granted, runs at least a lease past it. */
   get notGrantedAt(): number {
     return this.#notGrantedAt
   }

@@ -18,10 +18,7 @@ export interface AcquireArgs {
   readonly full: boolean
   /** refresh this replica's liveness and the key's description (new key, changed limit, or a third of a lease since) */
   readonly announce: boolean
-  /**
-   * this replica announced itself to the key before: its liveness missing now means Redis lost its
-   * data (not a first announcement), and the script leaves the mark the sync reads (sync/lua.ts)
-   */
+  /** this replica announced itself to the key before, so its liveness missing means Redis lost its data (sync/lua.ts reads the mark) */
   readonly announcedBefore?: boolean
   readonly instance: string
   readonly endpoint: string

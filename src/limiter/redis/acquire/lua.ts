@@ -2,35 +2,13 @@ import { luaStaleHeadMessage } from '../grant-message.js'
 import { LUA_COMMON } from '../lua-common.js'
 
 /**
- * acquire: take a permit now, or join the queue.
+ * acquire: take a permit now, or join the queue (docs/redis-limiter.md, "Scripts": what it does and why it is safe).
  * KEYS: holders queue meta learned
  * ARGV: id replica limit leaseMs liveMs idleMs ageMs full announce instance endpoint channelPrefix wantHead cost
- * Reply: {1, 0, f, L} granted · {0, 0, f, L} queued · {0, 1, f, L} queued at the head (asked with
- *        wantHead, which the replica sets when it holds every permit of the key) · {2, 0, f, L}
- *        refused, the replica's queue (or its app's part of it) is full. f is 1 when `announce`, or a
- *        waiter queued without it, found that Redis no longer knew this replica (its data was lost): the replica's next sync counts
- *        its held permits again. L is the limit in force (learned or fixed, see limit_spec in
- *        lua-common).
- * announce: '0' no, '1' yes (the replica's first time on this key: its absence is no news), '2' yes,
- *        and it announced itself here before (its absence means Redis lost its data).
- *
- * Redis lost its data and this script writes the replica's liveness back (it was announced here
- * before, or is queued without announcing): it also leaves `!<replica>` → now in the meta hash. A sync
- * of this replica sent before this reply is read (so without its `recount`) would otherwise take the
- * liveness written here for proof that nothing was lost, and report its permits — requests upstream
- * among them — lost instead of counting them again; the mark tells it (sync/lua.ts), and it deletes
- * the mark. Written in the HSET the liveness costs anyway: no command of its own.
- *
- * Safe because: free slots are handed to the queue's head BEFORE the caller is considered, so a
- * newcomer never overtakes a waiter; the caller takes a slot only when the queue is then empty (and
- * its app is under its cap). Queued, its score is its start tag (lua-fair): a new waiter at
- * max(V, F_app) — behind its own app's waiters, possibly ahead of a busier app's — and a request
- * that waited before (re-queued after an upstream 429, or after losing its place here) just below V by
- * its age, a duration measured by the replica (so clock skew between replicas cannot reorder the
- * queue). Landing at the head ahead of others, it tells every holder's replica that the head it may
- * know of is stale. `announce` (set by the replica at least every third of a lease, and for a new
- * key) refreshes its liveness and the key's description. Nothing of fair share runs when the
- * permit is taken at once: an uncontended acquire costs what it did.
+ * Reply: {1, 0, f, L} granted · {0, 0, f, L} queued · {0, 1, f, L} queued at the head (asked with wantHead)
+ *        · {2, 0, f, L} refused, full. f: Redis no longer knew this replica (it lost its data; a `!<replica>`
+ *        mark is left for sync). L: the limit in force.
+ * announce: '0' no, '1' yes (first time on this key), '2' yes, and it announced here before.
  */
 export const ACQUIRE_LUA = `${LUA_COMMON}
 local holders, queue, meta, learned = KEYS[1], KEYS[2], KEYS[3], KEYS[4]

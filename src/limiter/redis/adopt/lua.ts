@@ -1,15 +1,11 @@
 import { LUA_COMMON } from '../lua-common.js'
 
 /**
- * adopt: count in Redis the permits a replica granted on its own while Redis was unreachable
- * (fallback `local` or `open`) and that are still in flight when Redis answers again.
- * KEYS: holders queue meta learned (learned unused: adopt grants nothing)
+ * adopt: count in Redis the permits granted while Redis was unreachable that are still in flight
+ * (docs/redis-limiter.md, "Scripts"). Nothing is granted here.
+ * KEYS: holders queue meta learned (learned unused)
  * ARGV: replica limit leaseMs liveMs idleMs instance endpoint id...
  * Reply: the number of holders afterwards
- *
- * Safe because these requests ARE in progress upstream: counting them (even above the limit) makes
- * every replica wait for them to finish, instead of granting their slots a second time. Nothing is
- * granted here; the slots come back through release.
  */
 export const ADOPT_LUA = `${LUA_COMMON}
 local holders, queue, meta = KEYS[1], KEYS[2], KEYS[3]

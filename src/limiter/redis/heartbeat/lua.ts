@@ -1,12 +1,8 @@
 /**
- * heartbeat: a replica says it is alive and which semaphores it is using.
+ * heartbeat: a replica says it is alive and which semaphores it uses (docs/redis-limiter.md, "Scripts").
  * KEYS: replicas active   (both in the `{global}` slot)
  * ARGV: replica ttlMs leave tag...
  * Reply: how many replicas are alive (this one included unless leaving)
- *
- * The replica count sizes the `local` fallback (max(1, floor(limit / replicas))) should Redis become
- * unreachable later; the active set lets `/status` on any replica list every semaphore in use.
- * Entries carry their own expiry on Redis's clock, so crashed replicas age out by themselves.
  */
 export const HEARTBEAT_LUA = `
 if redis.replicate_commands then redis.replicate_commands() end

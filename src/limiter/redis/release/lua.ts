@@ -1,30 +1,14 @@
 import { LUA_COMMON } from '../lua-common.js'
 
 /**
- * release: give back permits, or withdraw waiters — whichever each id is now.
+ * release: give back permits, or withdraw waiters — whichever each id is now; learns the API's answer first
+ * (docs/redis-limiter.md, "Scripts"; docs/learned-limits.md).
  * KEYS: holders queue meta learned
- * ARGV: limit leaseMs idleMs channelPrefix wantHead answer replica id...   (wantHead `2`: as `1`, and
- *       the ids are waiters a handover here served: their start tags move V, as a grant by Redis
- *       would; replica: the releasing replica's id, whose waiters granted here get no message)
- * Reply: { how many ids were found (0 for a second release: harmless), the ids granted, the
- *          waiter now at the head of the queue when wantHead is 1 (the releasing replica holds every
- *          permit of the key) or at limit 1 after a grant (nil otherwise, or when the queue is empty),
- *          the limit in force after, the limit before the answer was learned from, the learned value
- *          (nil for a fixed limit or no answer), the permits held when it was learned }
- *
- * `answer` is what the API said about the request of the permit given back: "s <heldMs>" (success),
- * "t <heldMs>" (a 429) or "-" (nothing to learn). For a learned limit it is learned from here, before
- * the ids leave, so a decrease costs nothing beyond the release a 429 costs anyway, and an increase
- * nothing beyond the release of a success (docs/learned-limits.md). The permit may have been handed
- * over already (a handover's background release names the waiter's id): it is still a holder then.
- *
- * One script serves release and cancel because a waiter may have been granted between the replica's
- * decision to give up and this script: the id is then a holder and is released here, never leaked.
- * The freed slots go straight to the queue's head (see grant in lua-common). The granted ids are
- * returned too: a waiter of the releasing replica is granted from this reply, and gets no pub/sub
- * message (nor a liveness read: its replica is the one running this script). The reply says all the
- * message would have (the id, and at limit 1 the next head); were the reply lost, the replica takes
- * Redis for unreachable and gives the waiter's id back (SharedPermits.#release, detachWaiters).
+ * ARGV: limit leaseMs idleMs channelPrefix wantHead answer replica id...   (wantHead `2`: as `1`, and the ids
+ *       are waiters a handover here served)
+ * Reply: { ids found, ids granted, the head (wantHead 1, or limit 1 after a grant), limit after, limit before
+ *          the answer was learned from, learned value, permits held when it was learned }
+ * answer: "s <heldMs>" (success), "t <heldMs>" (a 429) or "-" (nothing to learn).
  */
 export const RELEASE_LUA = `${LUA_COMMON}
 local holders, queue, meta, learned = KEYS[1], KEYS[2], KEYS[3], KEYS[4]

@@ -1,10 +1,8 @@
 /**
- * renew: confirms one permit before its request starts, when the grant was read too late to be sure
- * its lease still runs (an event-loop stall longer than the lease).
+ * renew: confirms one permit before its request starts, its grant read too late to be sure the lease runs.
  * KEYS: holders
  * ARGV: leaseMs idleMs id
- * Reply: 1 when Redis still counts the permit (its lease is renewed: it was never given away, even
- *        if past its expiry), 0 when it does not (purged and possibly given to someone else)
+ * Reply: 1 when Redis still counts the permit (lease renewed), 0 when it does not
  */
 export const RENEW_LUA = `
 if redis.replicate_commands then redis.replicate_commands() end

@@ -1,16 +1,10 @@
 import { LUA_COMMON } from '../lua-common.js'
 
 /**
- * status: the shared picture of one semaphore, as `/status` shows it.
+ * status: the shared picture of one semaphore for `/status`, live entries only (docs/redis-limiter.md, "Scripts").
  * KEYS: holders queue meta learned
  * ARGV: idleMs
- * Reply: {inFlight, queued, oldestWaitMs, limit, instance, endpoint, {app, held, queued, ...},
- *         learned value or nil, ceiling or nil}   (limit: the one in force, learned or fixed)
- *
- * Counts only live entries: expired leases and waiters of replicas that stopped renewing their
- * liveness are removed first (the same rules grant applies), so the figures never include the dead.
- * Each app's share is read from the ids (waiter-id.ts); so is the oldest waiter's arrival, on the
- * clock of the replica that queued it (the queue's scores are start tags, not times).
+ * Reply: {inFlight, queued, oldestWaitMs, limit, instance, endpoint, {app, held, queued, ...}, learned or nil, ceiling or nil}
  */
 export const STATUS_LUA = `${LUA_COMMON}
 local holders, queue, meta, learned = KEYS[1], KEYS[2], KEYS[3], KEYS[4]

@@ -1,34 +1,13 @@
 import { LUA_COMMON } from '../lua-common.js'
 
 /**
- * sync: one replica's periodic bookkeeping for one semaphore, in one round trip.
+ * sync: one replica's periodic bookkeeping for one semaphore, in one round trip (docs/redis-limiter.md,
+ * "Scripts" and "Failure modes": renewals, sweeps, dropped ids, lost leases, grants whose message was lost).
  * KEYS: holders queue meta learned
  * ARGV: replica limit leaseMs liveMs idleMs channelPrefix instance endpoint sweep recount
  *       nHeld held-id... nWaiting waiting-id... nDrop drop-id...
  * Reply: {nearestExpiryMs, {lost-id...}, {granted-id...}, {missing-id...}, head waiter or nil, {recounted-id...}, limit in force,
- *         forgot: 1 when this script found that Redis had lost the replica (its liveness gone, or marked), whatever `recount` said}
- *
- *  - renews the replica's liveness (so its waiters stay in the queue) and the keys' expiry, and with
- *    `sweep` removes the liveness fields of replicas gone for longer than the idle time (the hash
- *    would grow with restarts) and their marks (above), the finish tags of apps no longer ahead of the virtual time, and the
- *    counts and pending refunds (`w:`) of apps with no waiter queued;
- *  - drops ids the replica gave up on while Redis was unreachable (as release does);
- *  - renews the lease of every permit still held that Redis still counts, even past its expiry: a
- *    lease still in `holders` was never given to anyone, so renewing it is safe;
- *  - a held permit Redis no longer counts was given away (its lease expired and was purged) and is
- *    reported lost — unless Redis no longer knew this replica at all (its liveness field was gone,
- *    or `recount` says an earlier script found it gone, or an acquire of this replica left the mark
- *    `!<replica>` when it wrote the liveness back: this sync may have been sent before that reply was
- *    read): then Redis lost its data (a restart without persistence, a failover to an empty replica)
- *    and the permits, still in flight, are counted again (as adopt does), above the limit if need be.
- *    The mark is read with the liveness (one HMGET, as the HEXISTS it replaces) and deleted once read;
- *    one older than a lease is stale (its key went idle here before a sync read it) and not believed.
- *    `forgot` in the reply tells the replica to count again once more with its next sync: a grant
- *    made before the loss whose reply or message it reads after sending this one is not in `held` here;
- *  - expires dead leases and hands the freed slots to the queue's head (the safety net when a dead
- *    replica's lease runs out, or a pub/sub message was lost);
- *  - reports which of the replica's waiters are holders by now (a grant whose message was lost),
- *    and which are in neither set (dropped while the replica looked dead: it queues them again).
+ *         forgot: 1 when Redis had lost the replica (liveness gone, or the `!<replica>` mark), whatever `recount` said}
  */
 export const SYNC_LUA = `${LUA_COMMON}
 local holders, queue, meta, learned = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
