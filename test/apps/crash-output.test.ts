@@ -1,5 +1,4 @@
 import { spawn, spawnSync } from 'node:child_process'
-import { createHash } from 'node:crypto'
 import { once } from 'node:events'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -8,7 +7,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { send, until } from '../support/http.js'
 import { MAIN_JS, spawnProxy, type ProxyProcess } from '../support/process.js'
-import { startSim, type Sim } from '../support/sim.js'
+import { basicAuth, type Sim, startSim } from '../support/sim.js'
+import { tokenHash } from '../support/apps.js'
 
 // Keys and tokens never appear in what sluice prints when it fails: a refused start, a crash (an
 // exception nothing caught), or an upstream failure while it holds the key (README "Apps: identity,
@@ -20,13 +20,11 @@ const KEY_1001 = 'crash-test-api-key-1001-d93c'
 const KEY_1002 = 'crash-test-api-key-1002-a7e4'
 const SECRETS = [TOKEN, KEY_1001, KEY_1002]
 
-const sha256 = (token: string): string => 'sha256:' + createHash('sha256').update(token).digest('hex')
-const basic = (org: string, secret: string): string => `Basic ${Buffer.from(`${org}:${secret}`).toString('base64')}`
 const BASE_ENV = { PATH: process.env.PATH ?? '', SLUICE_HOST: '127.0.0.1', SLUICE_ADMIN_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_ADMIN_PORT: '0' }
 
 function expectNoSecret(output: string, where: string): void {
   for (const secret of SECRETS) {
-    for (const form of [secret, Buffer.from(secret).toString('base64'), ...['1001', '1002'].map((org) => basic(org, secret).slice(6))]) {
+    for (const form of [secret, Buffer.from(secret).toString('base64'), ...['1001', '1002'].map((org) => basicAuth(org, secret).slice(6))]) {
       expect(output.includes(form), `${where} holds a secret (${form.slice(0, 12)}…)`).toBe(false)
     }
   }
@@ -47,7 +45,7 @@ beforeAll(async () => {
   mkdirSync(keysDir)
   writeFileSync(join(keysDir, '1001'), KEY_1001)
   appsFile = join(dir, 'apps.yaml')
-  writeFileSync(appsFile, `web:\n  tokens: ["${sha256(TOKEN)}"]\n  orgs: ["*"]\n`)
+  writeFileSync(appsFile, `web:\n  tokens: ["${tokenHash(TOKEN)}"]\n  orgs: ["*"]\n`)
   sim = await startSim({ latencyMs: 0 })
 })
 afterAll(async () => {
@@ -104,7 +102,7 @@ describe('a crash prints no key', () => {
     writeFileSync(
       preload,
       `process.on('SIGUSR2', () => {
-  const auth = ${JSON.stringify(basic('1001', KEY_1001))}
+  const auth = ${JSON.stringify(basicAuth('1001', KEY_1001))}
   const err = new Error('request to the API failed, authorization: ' + auth)
   err.options = { method: 'GET', headers: { authorization: auth, 'x-api-key': ${JSON.stringify(KEY_1002)} } }
   err.apiKey = ${JSON.stringify(KEY_1002)}
@@ -121,7 +119,7 @@ describe('a crash prints no key', () => {
       await until(() => output.includes('"sluice listening"'), 'sluice listening', 15_000)
       const proxyUrl = (JSON.parse(output.split('\n').find((l) => l.includes('"sluice listening"'))!) as { proxyUrl: string }).proxyUrl
       // the key is in use: one request injected with it
-      const answer = await send(proxyUrl, '/v2/accounts/42', { headers: { authorization: basic('1001', TOKEN) } })
+      const answer = await send(proxyUrl, '/v2/accounts/42', { headers: { authorization: basicAuth('1001', TOKEN) } })
       expect(answer.status).toBe(200)
       child.kill('SIGUSR2')
       const [code] = await exited
@@ -150,12 +148,12 @@ describe('upstream failures while sluice holds the key', () => {
     await new Promise<void>((resolve) => probe.close(() => resolve()))
 
     proxy = await spawnProxy({ ...holdingKeys(), SLUICE_UPSTREAM: `http://127.0.0.1:${closedPort}/v2`, SLUICE_LOG_LEVEL: 'trace' })
-    const refused = await send(proxy.url, '/v2/accounts/42', { headers: { authorization: basic('1001', TOKEN) } })
+    const refused = await send(proxy.url, '/v2/accounts/42', { headers: { authorization: basicAuth('1001', TOKEN) } })
     expect(refused.status).toBe(502)
     await proxy.stop()
 
     proxy = await spawnProxy({ ...holdingKeys(), SLUICE_UPSTREAM: sim.apiUrl, SLUICE_LOG_LEVEL: 'trace' })
-    const dropped = await send(proxy.url, '/v2/accounts/42', { headers: { authorization: basic('1002', TOKEN), 'x-sim-destroy': '1' } })
+    const dropped = await send(proxy.url, '/v2/accounts/42', { headers: { authorization: basicAuth('1002', TOKEN), 'x-sim-destroy': '1' } })
     expect(dropped.status).toBe(502)
     await until(() => proxy.output().includes('"msg":"request"'), 'the access line')
 

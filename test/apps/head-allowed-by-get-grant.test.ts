@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { send } from '../support/http.js'
 import { startProxy, type RunningProxy } from '../support/proxy.js'
-import { startSim, type Sim } from '../support/sim.js'
+import { basicAuth, type Sim, startSim } from '../support/sim.js'
+import { tokenHash } from '../support/apps.js'
 
 // An app's access list grants methods as HTTP means them: a `GET` grant allows HEAD too, as an
 // endpoint grant of `GET /accounts/{id}` already does (README "Apps: identity, access and keys").
@@ -10,8 +10,6 @@ import { startSim, type Sim } from '../support/sim.js'
 const READER = 'reader-token-6c1f0a9e2b'
 const HEADER = 'header-token-3d8b7e51aa'
 const SEARCHER = 'searcher-token-91e4c07f'
-const sha256 = (token: string): string => 'sha256:' + createHash('sha256').update(token).digest('hex')
-const basic = (org: string, token: string): string => `Basic ${Buffer.from(`${org}:${token}`).toString('base64')}`
 
 let sim: Sim
 let proxy: RunningProxy
@@ -22,9 +20,9 @@ beforeAll(async () => {
     apps: {
       enabled: true,
       list: {
-        reader: { tokens: [sha256(READER)], orgs: ['1001'], endpoints: ['GET'] },
-        header: { tokens: [sha256(HEADER)], orgs: ['1001'], endpoints: ['HEAD'] },
-        searcher: { tokens: [sha256(SEARCHER)], orgs: ['1001'], endpoints: ['POST /accounts/search'] },
+        reader: { tokens: [tokenHash(READER)], orgs: ['1001'], endpoints: ['GET'] },
+        header: { tokens: [tokenHash(HEADER)], orgs: ['1001'], endpoints: ['HEAD'] },
+        searcher: { tokens: [tokenHash(SEARCHER)], orgs: ['1001'], endpoints: ['POST /accounts/search'] },
       },
     },
   })
@@ -34,7 +32,7 @@ afterAll(async () => {
   await sim?.close()
 })
 
-const ask = (method: string, token: string) => send(proxy.url, '/v2/accounts/42', { method, headers: { authorization: basic('1001', token) } })
+const ask = (method: string, token: string) => send(proxy.url, '/v2/accounts/42', { method, headers: { authorization: basicAuth('1001', token) } })
 
 describe('a GET grant', () => {
   it('allows HEAD', async () => {

@@ -5,8 +5,9 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { send, until } from '../support/http.js'
 import { spawnProxy, type ProxyProcess } from '../support/process.js'
-import { startSim, type Sim } from '../support/sim.js'
+import { basicAuth, type Sim, startSim } from '../support/sim.js'
 import { useRedis } from '../support/use-redis.js'
+import { tokenHash } from '../support/apps.js'
 
 // App identity and credential injection through the real process, the real sim and a real Redis
 // (README "Apps: identity, access and keys").
@@ -19,9 +20,7 @@ const KEY_1001_NEXT = 'api-key-1001-NEXT-b84f1c02'
 const KEY_1002 = 'api-key-1002-ENV-51de0f3b'
 const SECRETS = [TOKEN_A, TOKEN_B, TOKEN_BATCH, KEY_1001, KEY_1001_NEXT, KEY_1002]
 
-const sha256 = (token: string): string => 'sha256:' + createHash('sha256').update(token).digest('hex')
 const sha512 = (token: string): string => 'sha512:' + createHash('sha512').update(token).digest('hex')
-const basic = (org: string, secret: string): string => `Basic ${Buffer.from(`${org}:${secret}`).toString('base64')}`
 
 function appsYaml(webTokens: readonly string[]): string {
   return [
@@ -61,7 +60,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sluice-apps-'))
   appsFile = join(dir, 'apps.yaml')
   keysDir = join(dir, 'keys')
-  writeFileSync(appsFile, appsYaml([sha256(TOKEN_A)]))
+  writeFileSync(appsFile, appsYaml([tokenHash(TOKEN_A)]))
   mkdirSync(keysDir)
   writeFileSync(join(keysDir, '1001'), KEY_1001 + '\n')
   proxy = await spawnProxy({
@@ -85,25 +84,25 @@ afterAll(async () => {
 
 describe('app identity and credential injection', () => {
   it('drop-in: the app sends Basic orgId:token, the API receives Basic orgId:apiKey', async () => {
-    const answer = await get('/v2/accounts/42', { authorization: basic('1001', TOKEN_A) })
+    const answer = await get('/v2/accounts/42', { authorization: basicAuth('1001', TOKEN_A) })
     expect(answer.status).toBe(200)
-    expect(upstreamAuth(answer)).toBe(basic('1001', KEY_1001))
+    expect(upstreamAuth(answer)).toBe(basicAuth('1001', KEY_1001))
     // the header form, with the organisation in the instance header; the token header never goes upstream
     const byHeader = await get('/v2/accounts/42', { 'x-sluice-app-token': TOKEN_A, 'x-sluice-instance': '1001' })
     expect(byHeader.status).toBe(200)
-    expect(upstreamAuth(byHeader)).toBe(basic('1001', KEY_1001))
+    expect(upstreamAuth(byHeader)).toBe(basicAuth('1001', KEY_1001))
     expect((byHeader.body as { headers: Record<string, unknown> }).headers['x-sluice-app-token']).toBeUndefined()
     // a sha512 token and an org key from an env var
-    const batch = await get('/v2/accounts/42', { authorization: basic('1002', TOKEN_BATCH) })
+    const batch = await get('/v2/accounts/42', { authorization: basicAuth('1002', TOKEN_BATCH) })
     expect(batch.status).toBe(200)
-    expect(upstreamAuth(batch)).toBe(basic('1002', KEY_1002))
+    expect(upstreamAuth(batch)).toBe(basicAuth('1002', KEY_1002))
   })
 
   it('401 for an unknown token and for none', async () => {
     const unauthenticated = [
       { code: 'SLUICE_APP_UNAUTHENTICATED', message: 'sluice requires an app token: send it as the Basic-auth password (orgId:token) or in the app token header' },
     ]
-    const attempts: Record<string, string>[] = [{ authorization: basic('1001', 'not-a-token') }, {}, { 'x-sluice-app-token': 'nope', 'x-sluice-instance': '1001' }]
+    const attempts: Record<string, string>[] = [{ authorization: basicAuth('1001', 'not-a-token') }, {}, { 'x-sluice-app-token': 'nope', 'x-sluice-instance': '1001' }]
     for (const headers of attempts) {
       const answer = await get('/v2/accounts/42', headers)
       expect(answer.status).toBe(401)
@@ -112,39 +111,39 @@ describe('app identity and credential injection', () => {
   })
 
   it('403 for an organisation and an endpoint the app may not use, and for an org sluice holds no key for', async () => {
-    const org = await get('/v2/accounts/42', { authorization: basic('1002', TOKEN_A) })
+    const org = await get('/v2/accounts/42', { authorization: basicAuth('1002', TOKEN_A) })
     expect(org.status).toBe(403)
     expect(org.body).toEqual([{ code: 'SLUICE_APP_ORG_FORBIDDEN', message: 'The app web may not use organisation 1002' }])
-    const endpoint = await get('/v2/accounts', { authorization: basic('1001', TOKEN_A), 'content-type': 'application/json' }, 'POST')
+    const endpoint = await get('/v2/accounts', { authorization: basicAuth('1001', TOKEN_A), 'content-type': 'application/json' }, 'POST')
     expect(endpoint.status).toBe(403)
     expect(endpoint.body).toEqual([{ code: 'SLUICE_APP_ENDPOINT_FORBIDDEN', message: 'The app web may not use POST /accounts' }])
     // allowed by endpoint id
-    const search = await get('/v2/accounts/search', { authorization: basic('1001', TOKEN_A), 'content-type': 'application/json' }, 'POST')
+    const search = await get('/v2/accounts/search', { authorization: basicAuth('1001', TOKEN_A), 'content-type': 'application/json' }, 'POST')
     expect(search.status).toBe(200)
-    const noKey = await get('/v2/accounts/42', { authorization: basic('1003', TOKEN_BATCH) })
+    const noKey = await get('/v2/accounts/42', { authorization: basicAuth('1003', TOKEN_BATCH) })
     expect(noKey.status).toBe(403)
     expect(noKey.body).toEqual([{ code: 'SLUICE_NO_API_KEY', message: 'sluice holds no API key for organisation 1003' }])
   })
 
   it('rotation without restart: old and new token both valid, then the old one removed; a new key', async () => {
-    writeFileSync(appsFile, appsYaml([sha256(TOKEN_A), sha256(TOKEN_B)]))
+    writeFileSync(appsFile, appsYaml([tokenHash(TOKEN_A), tokenHash(TOKEN_B)]))
     proxy.child.kill('SIGHUP')
-    await until(async () => (await get('/v2/accounts/42', { authorization: basic('1001', TOKEN_B) })).status === 200, 'the new token accepted')
-    expect((await get('/v2/accounts/42', { authorization: basic('1001', TOKEN_A) })).status).toBe(200)
+    await until(async () => (await get('/v2/accounts/42', { authorization: basicAuth('1001', TOKEN_B) })).status === 200, 'the new token accepted')
+    expect((await get('/v2/accounts/42', { authorization: basicAuth('1001', TOKEN_A) })).status).toBe(200)
 
-    writeFileSync(appsFile, appsYaml([sha256(TOKEN_B)]))
+    writeFileSync(appsFile, appsYaml([tokenHash(TOKEN_B)]))
     writeFileSync(join(keysDir, '1001'), KEY_1001_NEXT)
     proxy.child.kill('SIGHUP')
-    await until(async () => (await get('/v2/accounts/42', { authorization: basic('1001', TOKEN_A) })).status === 401, 'the old token refused')
-    const answer = await get('/v2/accounts/42', { authorization: basic('1001', TOKEN_B) })
+    await until(async () => (await get('/v2/accounts/42', { authorization: basicAuth('1001', TOKEN_A) })).status === 401, 'the old token refused')
+    const answer = await get('/v2/accounts/42', { authorization: basicAuth('1001', TOKEN_B) })
     expect(answer.status).toBe(200)
-    expect(upstreamAuth(answer)).toBe(basic('1001', KEY_1001_NEXT))
+    expect(upstreamAuth(answer)).toBe(basicAuth('1001', KEY_1001_NEXT))
 
     // a broken file keeps the tokens in force
     writeFileSync(appsFile, 'web: [not, an, app')
     proxy.child.kill('SIGHUP')
     await until(() => proxy.output().includes('app tokens not reloaded'), 'the failed re-read logged')
-    expect((await get('/v2/accounts/42', { authorization: basic('1001', TOKEN_B) })).status).toBe(200)
+    expect((await get('/v2/accounts/42', { authorization: basicAuth('1001', TOKEN_B) })).status).toBe(200)
   })
 
   it('the access line names the app', async () => {
@@ -174,7 +173,7 @@ describe('app identity and credential injection', () => {
     const places = { logs: proxy.output(), metrics, status, redis: stored.join('\n'), answers: ownAnswers.join('\n') }
     for (const [place, text] of Object.entries(places)) {
       for (const secret of SECRETS) {
-        for (const form of [secret, Buffer.from(secret).toString('base64'), basic('1001', secret).slice(6), basic('1002', secret).slice(6)]) {
+        for (const form of [secret, Buffer.from(secret).toString('base64'), basicAuth('1001', secret).slice(6), basicAuth('1002', secret).slice(6)]) {
           expect(text.includes(form), `${place} holds a secret`).toBe(false)
         }
       }

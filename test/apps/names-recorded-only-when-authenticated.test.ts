@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { send, type Answer } from '../support/http.js'
 import { startProxy, type RunningProxy } from '../support/proxy.js'
-import { startSim, type Sim } from '../support/sim.js'
+import { basicAuth, type Sim, startSim } from '../support/sim.js'
 import { parsePromText, valueOf } from '../metrics/prom-text.js'
+import { tokenHash } from '../support/apps.js'
 
 // An app token a client puts where sluice records a name — the Basic-auth username (user and password
 // swapped), x-sluice-instance, x-request-id — reaches no log line, metric label or /status: with app
@@ -11,8 +11,6 @@ import { parsePromText, valueOf } from '../metrics/prom-text.js'
 // "What a client's values can reach"). Through the real proxy, its captured log, /metrics and /status.
 
 const TOKEN = 'tok-Zq8w3N1vR7pL2xK9mB4c'
-const sha256 = (token: string): string => 'sha256:' + createHash('sha256').update(token).digest('hex')
-const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
 const UNAUTHENTICATED = [{ code: 'SLUICE_APP_UNAUTHENTICATED', message: 'sluice requires an app token: send it as the Basic-auth password (orgId:token) or in the app token header' }]
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -25,7 +23,7 @@ beforeAll(async () => {
     // every line sluice writes, the debug ones about refusals included
     logLevel: 'trace',
     metrics: { defaultMetrics: false },
-    apps: { enabled: true, list: { web: { tokens: [sha256(TOKEN)], orgs: ['1001'] } } },
+    apps: { enabled: true, list: { web: { tokens: [tokenHash(TOKEN)], orgs: ['1001'] } } },
   })
 })
 afterAll(async () => {
@@ -44,7 +42,7 @@ function lineOf(answer: Answer): Record<string, unknown> {
 
 describe('a token where sluice records a name', () => {
   it('user and password swapped: a 401 whose line names no instance', async () => {
-    const answer = await get({ authorization: basic(TOKEN, '1001') })
+    const answer = await get({ authorization: basicAuth(TOKEN, '1001') })
     expect(answer.status).toBe(401)
     expect(answer.json()).toEqual(UNAUTHENTICATED)
     expect(lineOf(answer)).toMatchObject({ instance: '-', status: 401, outcome: 'unauthenticated', endpoint: 'GET /accounts/{id}' })
@@ -64,7 +62,7 @@ describe('a token where sluice records a name', () => {
   it("in x-request-id: replaced by sluice's own id, authenticated or not", async () => {
     const refused = await get({ 'x-request-id': TOKEN, 'x-sluice-instance': '1001' })
     expect(refused.status).toBe(401)
-    const passed = await get({ 'x-request-id': TOKEN, authorization: basic('1001', TOKEN) })
+    const passed = await get({ 'x-request-id': TOKEN, authorization: basicAuth('1001', TOKEN) })
     expect(passed.status).toBe(200)
     for (const answer of [refused, passed]) expect(answer.headers['x-request-id']).toMatch(UUID)
     expect(passed.json<{ headers: Record<string, unknown> }>().headers['x-request-id']).toBe(passed.headers['x-request-id'])
@@ -72,11 +70,11 @@ describe('a token where sluice records a name', () => {
   })
 
   it('a plain request id is kept once the request authenticated, and only then', async () => {
-    const passed = await get({ 'x-request-id': 'app-req-7', authorization: basic('1001', TOKEN) })
+    const passed = await get({ 'x-request-id': 'app-req-7', authorization: basicAuth('1001', TOKEN) })
     expect(passed.headers['x-request-id']).toBe('app-req-7')
     expect(passed.json<{ headers: Record<string, unknown> }>().headers['x-request-id']).toBe('app-req-7')
     expect(lineOf(passed)).toMatchObject({ instance: '1001', app: 'web', status: 200, outcome: 'forwarded' })
-    const refused = await get({ 'x-request-id': 'app-req-8', authorization: basic('1001', 'not-a-token') })
+    const refused = await get({ 'x-request-id': 'app-req-8', authorization: basicAuth('1001', 'not-a-token') })
     expect(refused.status).toBe(401)
     expect(refused.headers['x-request-id']).toMatch(UUID)
     expect(lineOf(refused)).toMatchObject({ instance: '-', status: 401 })

@@ -1,5 +1,4 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { createHash } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,6 +8,7 @@ import { startSim, type Sim } from '../../src/sim/index.js'
 import { basic, startProxy, type RunningProxy } from '../support/proxy.js'
 import { startRedis, type TestRedis } from '../support/redis.js'
 import { freePort } from '../support/process.js'
+import { tokenHash } from '../support/apps.js'
 
 // Every query of the Grafana dashboard, evaluated by a real Prometheus (Debian's `prometheus`) that
 // scrapes a real sluice (Redis backend) while it is under load: a panel that shows no data fails.
@@ -46,7 +46,6 @@ const asSent = (expr: string, org: string): string =>
 // App identity is on, so the Apps row has its refusals to show: every worker is an app with a token,
 // and one more sends a token sluice does not know (401) now and then.
 const TOKENS = { web: 'dashboard-web-token-1c9e', batch: 'dashboard-batch-token-7a42' }
-const sha256 = (token: string): string => 'sha256:' + createHash('sha256').update(token).digest('hex')
 
 interface Series {
   metric: Record<string, string>
@@ -92,8 +91,8 @@ describe.skipIf(!hasPrometheus)("the dashboard against a real Prometheus scrapin
       apps: {
         enabled: true,
         list: {
-          web: { tokens: [sha256(TOKENS.web)], orgs: ['*'] },
-          batch: { tokens: [sha256(TOKENS.batch)], orgs: ['*'] },
+          web: { tokens: [tokenHash(TOKENS.web)], orgs: ['*'] },
+          batch: { tokens: [tokenHash(TOKENS.batch)], orgs: ['*'] },
         },
       },
       retry: { baseDelayMs: 5, maxDelayMs: 20 },

@@ -1,17 +1,15 @@
-import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { send } from '../support/http.js'
 import { startProxy, type RunningProxy } from '../support/proxy.js'
-import { startSim, type Sim } from '../support/sim.js'
+import { basicAuth, type Sim, startSim } from '../support/sim.js'
 import { parsePromText, select, valueOf } from './prom-text.js'
+import { tokenHash } from '../support/apps.js'
 
 // With app identity on, the organisations that get series of their own (metrics.maxInstances) are
 // those requests authenticated for: requests without a known token count as org="_unauthenticated"
 // and take no slot, however many names they make up (docs/observability.md, "Label cardinality").
 
 const TOKEN = 'app-token-web-7f2a91c4d0'
-const sha256 = (token: string): string => 'sha256:' + createHash('sha256').update(token).digest('hex')
-const basic = (org: string, token: string): string => `Basic ${Buffer.from(`${org}:${token}`).toString('base64')}`
 
 let sim: Sim
 let proxy: RunningProxy
@@ -20,7 +18,7 @@ beforeAll(async () => {
   proxy = await startProxy({
     upstream: sim.apiUrl,
     metrics: { maxInstances: 100, defaultMetrics: false },
-    apps: { enabled: true, list: { web: { tokens: [sha256(TOKEN)], orgs: ['1001'] } } },
+    apps: { enabled: true, list: { web: { tokens: [tokenHash(TOKEN)], orgs: ['1001'] } } },
   })
 })
 afterAll(async () => {
@@ -31,10 +29,10 @@ afterAll(async () => {
 describe('org metric slots with app identity on', () => {
   it('120 made-up organisations with a bad token take none; the authorised one gets its own series', async () => {
     for (let i = 0; i < 120; i++) {
-      const refused = await send(proxy.url, '/v2/accounts/42', { headers: { authorization: basic(`made-up-${i}`, 'not-a-token') } })
+      const refused = await send(proxy.url, '/v2/accounts/42', { headers: { authorization: basicAuth(`made-up-${i}`, 'not-a-token') } })
       expect(refused.status).toBe(401)
     }
-    expect((await send(proxy.url, '/v2/accounts/42', { headers: { authorization: basic('1001', TOKEN) } })).status).toBe(200)
+    expect((await send(proxy.url, '/v2/accounts/42', { headers: { authorization: basicAuth('1001', TOKEN) } })).status).toBe(200)
 
     const s = parsePromText(await (await fetch(proxy.adminUrl + '/metrics')).text())
     const requests = select(s, 'sluice_requests_total')

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parsePromText, select, valueOf } from '../metrics/prom-text.js'
 import { send, until, type Answer } from '../support/http.js'
 import { adminJson, startProxy, type RunningProxy } from '../support/proxy.js'
-import { startSim, type Sim } from '../support/sim.js'
+import { basicAuth, type Sim, startSim } from '../support/sim.js'
 
 // With app identity off, a Basic pair sent with user and password swapped puts the API key where
 // sluice reads the organisation. When the API refuses the request's credentials (401, 403), nothing
@@ -11,7 +11,6 @@ import { startSim, type Sim } from '../support/sim.js'
 // client's values can reach"). Other answers keep the organisation as sent.
 
 const API_KEY = 'k9Xq2Lw7Rt4Zp8Vn3Hs6'
-const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`
 
 let sim: Sim
 let proxy: RunningProxy
@@ -36,10 +35,10 @@ function lineOf(answer: Answer): Record<string, unknown> {
 
 describe('app identity off: the API refuses the credentials', () => {
   it('a 401 or 403 from the API records no organisation; a 404 or a 200 keeps it', async () => {
-    const refused401 = await get(basic(API_KEY, '1001'), 401)
-    const refused403 = await get(basic(API_KEY, '1001'), 403)
-    const notFound = await get(basic('1001', API_KEY), 404)
-    const ok = await get(basic('1001', API_KEY), 200)
+    const refused401 = await get(basicAuth(API_KEY, '1001'), 401)
+    const refused403 = await get(basicAuth(API_KEY, '1001'), 403)
+    const notFound = await get(basicAuth('1001', API_KEY), 404)
+    const ok = await get(basicAuth('1001', API_KEY), 200)
     expect([refused401.status, refused403.status, notFound.status, ok.status]).toEqual([401, 403, 404, 200])
     // the API's answers pass as they came; only the record changes
     expect(refused401.headers['x-request-id']).toBeDefined()
@@ -60,7 +59,7 @@ describe('app identity off: the API refuses the credentials', () => {
   })
 
   it('a follower given the refused answer of an identical call records no organisation either', async () => {
-    const headers = { authorization: basic(API_KEY, '1001'), 'x-sim-status': '401', 'x-sim-hold': 'refusal' }
+    const headers = { authorization: basicAuth(API_KEY, '1001'), 'x-sim-status': '401', 'x-sim-hold': 'refusal' }
     const followers = async (): Promise<number> => (await adminJson<{ reuse: { coalescing: { followers: number } } }>(proxy, '/status')).reuse.coalescing.followers
     const leader = send(proxy.url, '/v2/accounts/7', { headers })
     await until(() => sim.stats().keys[`${API_KEY} GET /accounts/{id}`]?.inProgress === 1, 'the leader reaches the API')

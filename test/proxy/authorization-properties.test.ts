@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { instanceOf } from '../../src/proxy/instance.js'
+import { basicAuth } from '../support/sim.js'
 
 // Property tests of the Authorization parser (README "Endpoints and limits": the instance is the
 // Basic-auth username; only the username is read, the key is never kept).
@@ -8,13 +9,12 @@ import { instanceOf } from '../../src/proxy/instance.js'
 const HEADER = 'x-sluice-instance'
 const orgId = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,40}$/)
 const apiKey = fc.string({ minLength: 1, maxLength: 64 })
-const basic = (user: string, key: string): string => `Basic ${Buffer.from(`${user}:${key}`).toString('base64')}`
 
 describe('the Authorization parser: properties', () => {
   it('Basic base64(org:key) names the org, whatever the key (colons included) and the scheme letter case', () => {
     fc.assert(
       fc.property(orgId, apiKey, fc.constantFrom('Basic', 'basic', 'BASIC'), (org, key, scheme) => {
-        expect(instanceOf({ authorization: basic(org, key).replace('Basic', scheme) }, HEADER)).toBe(org)
+        expect(instanceOf({ authorization: basicAuth(org, key).replace('Basic', scheme) }, HEADER)).toBe(org)
       }),
       { numRuns: 3_000 },
     )
@@ -47,7 +47,7 @@ describe('the Authorization parser: properties', () => {
     fc.assert(
       fc.property(orgId, fc.stringMatching(/^[A-Za-z0-9]{12,40}$/), (org, key) => {
         fc.pre(!org.includes(key))
-        expect(instanceOf({ authorization: basic(org, key) }, HEADER)).not.toContain(key)
+        expect(instanceOf({ authorization: basicAuth(org, key) }, HEADER)).not.toContain(key)
       }),
       { numRuns: 2_000 },
     )

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -7,6 +6,7 @@ import { send } from '../support/http.js'
 import { startProxy } from '../support/proxy.js'
 import { echoUpstream, sendWhileHeld, type Echo } from './echo-upstream.js'
 import { COUNTRIES, COUNTRIES_ID } from './support.js'
+import { tokenHash } from '../support/apps.js'
 
 // With app identity on, an app is a principal: its token proves it, and with keys injected every
 // app of an organisation sends the API the same credential. Requests of different apps never share
@@ -14,7 +14,6 @@ import { COUNTRIES, COUNTRIES_ID } from './support.js'
 
 const TOKEN_WEB = 'token-web-5b1c9e0f7a3d'
 const TOKEN_BATCH = 'token-batch-2e8d4a6c1f09'
-const sha256 = (token: string): string => 'sha256:' + createHash('sha256').update(token).digest('hex')
 
 describe('apps of one organisation with app identity on and keys injected', () => {
   it("two apps never share a call or a cache entry; one app's identical requests share both", async () => {
@@ -24,7 +23,7 @@ describe('apps of one organisation with app identity on and keys injected', () =
     writeFileSync(join(keysDir, '1001'), 'api-key-1001\n')
     const proxy = await startProxy({
       upstream: upstream.apiUrl,
-      apps: { enabled: true, list: { web: { tokens: [sha256(TOKEN_WEB)], orgs: ['1001'] }, batch: { tokens: [sha256(TOKEN_BATCH)], orgs: ['1001'] } } },
+      apps: { enabled: true, list: { web: { tokens: [tokenHash(TOKEN_WEB)], orgs: ['1001'] }, batch: { tokens: [tokenHash(TOKEN_BATCH)], orgs: ['1001'] } } },
       credentials: { inject: true, keysDir },
       cache: { endpoints: [COUNTRIES_ID] },
     })

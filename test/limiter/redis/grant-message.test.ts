@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest'
 import { luaGrantMessage, luaStaleHeadMessage, parseGrantMessage } from '../../../src/limiter/redis/grant-message.js'
-import { grantChannelPrefix } from '../../../src/limiter/redis/keys.js'
 import { LEASE_MS, scriptsOnRedis } from './scripts-on-redis.js'
 
 // The grant channel's messages are written once (src/limiter/redis/grant-message.ts): the Lua that
@@ -13,19 +12,7 @@ const on = scriptsOnRedis('grant-message')
 /** Ids of every form a replica may see: the previous release's `<replica>/<sequence>`, and the current one with and without a cap. */
 const IDS = ['r1/5', 'host-1.a1b2c3d4/0mwxm9six~00000001:3:app-a', 'r-2.ff00ff00/0mwxm9six~0000000a::default']
 
-/** Messages on a replica's grant channel while `fn` runs. */
-async function heardBy(replica: string, fn: () => Promise<unknown>): Promise<string[]> {
-  const sub = on.redis.client()
-  const heard: string[] = []
-  sub.on('message', (_c: string, m: string) => heard.push(m))
-  await sub.subscribe(grantChannelPrefix(on.prefix) + replica)
-  await fn()
-  // a marker published after the script: every message the script sent was delivered before it
-  await on.client.publish(grantChannelPrefix(on.prefix) + replica, 'marker')
-  await expect.poll(() => heard).toContain('marker')
-  await sub.quit()
-  return heard.filter((m) => m !== 'marker')
-}
+const { heardBy } = on
 
 describe('grant messages: what the scripts format parses back to the same fields', () => {
   it('a grant, with and without the head left in the queue (the Lua expression run by redis-server)', async () => {

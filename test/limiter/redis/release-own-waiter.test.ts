@@ -10,19 +10,7 @@ import { LEASE_MS, scriptsOnRedis } from './scripts-on-redis.js'
 
 const on = scriptsOnRedis('own')
 
-/** Messages on a replica's grant channel while `fn` runs. */
-async function heardBy(replica: string, fn: () => Promise<unknown>): Promise<string[]> {
-  const sub = on.redis.client()
-  const heard: string[] = []
-  sub.on('message', (_c: string, m: string) => heard.push(m))
-  await sub.subscribe(grantChannelPrefix(on.prefix) + replica)
-  await fn()
-  // a marker published after the script: every message the script sent was delivered before it
-  await on.client.publish(grantChannelPrefix(on.prefix) + replica, 'marker')
-  await expect.poll(() => heard).toContain('marker')
-  await sub.quit()
-  return heard.filter((m) => m !== 'marker')
-}
+const { heardBy } = on
 
 const releaseBy = (replicaId: string, ids: string[]) =>
   release(on.scripts, on.keys, { ids, limit: '1', leaseMs: LEASE_MS, idleMs: 3 * LEASE_MS, channelPrefix: grantChannelPrefix(on.prefix), replicaId, wantHead: false })

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis'
-import { beforeEach } from 'vitest'
+import { beforeEach, expect } from 'vitest'
 import { acquire } from '../../../src/limiter/redis/acquire/index.js'
 import { grantChannelPrefix, semaphoreKeysOf, type SemaphoreKeys } from '../../../src/limiter/redis/keys.js'
 import { release } from '../../../src/limiter/redis/release/index.js'
@@ -75,9 +75,24 @@ export function scriptsOnRedis(name: string) {
     return [...r.granted]
   }
 
+  /** Messages on a replica's grant channel while `fn` runs. */
+  async function heardBy(replica: string, fn: () => Promise<unknown>): Promise<string[]> {
+    const sub = redis.client()
+    const heard: string[] = []
+    sub.on('message', (_c: string, m: string) => heard.push(m))
+    await sub.subscribe(grantChannelPrefix(prefix) + replica)
+    await fn()
+    // a marker published after the script: every message the script sent was delivered before it
+    await running(client).publish(grantChannelPrefix(prefix) + replica, 'marker')
+    await expect.poll(() => heard).toContain('marker')
+    await sub.quit()
+    return heard.filter((m) => m !== 'marker')
+  }
+
   return {
     enter,
     leave,
+    heardBy,
     redis,
     get client(): Redis {
       return running(client)
