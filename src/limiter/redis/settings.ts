@@ -43,14 +43,16 @@ export const redisSettingsSchema = z
         if (s[key] !== undefined && s[key] !== '') ctx.addIssue({ code: 'custom', path: [key], message: `is for topology: sentinel only (topology is ${s.topology})` })
       }
     }
+    // The rest weighs settings against each other and the url, which may come from another source
+    // (a Secret's env var beside a settings file): checked once Redis is in use.
+    if (s.url === undefined) return
     if (s.sentinelUsername !== '' && s.sentinelPassword === '') {
       ctx.addIssue({ code: 'custom', path: ['sentinelUsername'], message: 'needs redis.sentinelPassword (SLUICE_REDIS_SENTINEL_PASSWORD): an ACL user signs in with a password' })
     }
-    if (s.topology === 'sentinel' && s.url !== undefined && s.sentinels.trim() === '') {
+    if (s.topology === 'sentinel' && s.sentinels.trim() === '') {
       ctx.addIssue({ code: 'custom', path: ['sentinels'], message: 'topology: sentinel needs the Sentinels, host:port,…' })
     }
-    const urlTls = s.url?.startsWith('rediss://') === true
-    if (s.tlsServername !== '' && !urlTls && s.sentinelTls !== true) {
+    if (s.tlsServername !== '' && !s.url.startsWith('rediss://') && s.sentinelTls !== true) {
       ctx.addIssue({ code: 'custom', path: ['tlsServername'], message: 'is for TLS connections, but none is made: use a rediss:// url (or sentinelTls: true)' })
     }
   })
