@@ -45,7 +45,7 @@ function urlOptions(url: URL, settings: RedisSettings): RedisOptions {
 
 /**
  * Sentinel: the master's credentials and TLS come from the URL as for one server; the Sentinels have
- * their own (docs/redis-limiter.md, "Sentinel, Cluster and TLS"). ioredis speaks TLS to the master it
+ * their own (docs/deploy.md, "Sentinel, Cluster and TLS"). ioredis speaks TLS to the master it
  * found only with enableTLSForSentinelMode, and to the Sentinels only with sentinelTLS.
  */
 function sentinelOptions(settings: RedisSettings, urlTls: boolean): RedisOptions {
@@ -92,7 +92,7 @@ export function connect(settings: RedisSettings): Connections {
       clusterRetryStrategy: retryStrategy,
       redisOptions: redis,
       // With TLS the seed nodes are reached by the names given, not by the addresses they resolve
-      // to, so their certificates are checked against those names (docs/deploy.md, "Redis Cluster").
+      // to, so their certificates are checked against those names (docs/deploy.md, "Sentinel, Cluster and TLS").
       ...(redisOptions.tls ? { dnsLookup: keepName } : {}),
     })
     const { enableOfflineQueue: _sq, ...subscriberRedis } = { ...redisOptions, ...subscriberOverrides }

@@ -7,7 +7,7 @@ import { expectOneSlotShared } from '../../support/shared-slot.js'
 import { withSim } from '../../support/sim.js'
 
 /**
- * A Redis Cluster as managed services run it (docs/deploy.md, "Redis Cluster"): TLS only, a password,
+ * A Redis Cluster as managed services run it (docs/deploy.md, "Sentinel, Cluster and TLS"): TLS only, a password,
  * nodes that announce a host name, and a certificate that names that host only — not the address it
  * resolves to. Replicas (`node dist/main.js`) trust the test CA through NODE_EXTRA_CA_CERTS.
  */

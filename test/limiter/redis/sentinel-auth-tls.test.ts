@@ -7,7 +7,7 @@ import { expectOneSlotShared, modeBecomes } from '../../support/shared-slot.js'
 import { withSim } from '../../support/sim.js'
 
 /**
- * Sentinel with passwords, ACL users and TLS everywhere (docs/deploy.md, "Redis Sentinel"): a master
+ * Sentinel with passwords, ACL users and TLS everywhere (docs/deploy.md, "Sentinel, Cluster and TLS"): a master
  * and a Sentinel that listen on TLS ports only, with a certificate naming only `redis.test`, both
  * requiring a password and knowing an ACL user. Replicas (`node dist/main.js`, built by vitest's
  * global setup) trust the test CA through NODE_EXTRA_CA_CERTS, as the chart's redis-tls example does.
