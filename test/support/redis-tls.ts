@@ -106,7 +106,7 @@ export async function startTlsSentinel(ca: TestCa, master: Credentials, sentinel
       const lines = [
         'port 0', `tls-port ${port}`, `bind ${HOST}`, `dir ${dir}`,
         `tls-cert-file ${ca.cert}`, `tls-key-file ${ca.key}`, `tls-ca-cert-file ${ca.ca}`, 'tls-auth-clients no', 'tls-replication yes',
-        `requirepass ${sentinel.password}`, `user ${sentinel.user} on >${sentinel.userPassword} allchannels +@all`,
+        `requirepass ${sentinel.password}`, `user ${sentinel.user} on >${sentinel.userPassword} -@all +sentinel|get-master-addr-by-name +sentinel|sentinels`,
         `sentinel monitor ${name} ${HOST} ${m.port} 1`, `sentinel auth-user ${name} ${master.user}`, `sentinel auth-pass ${name} ${master.userPassword}`,
       ]
       writeFileSync(conf, `${lines.join('\n')}\n`)
