@@ -88,8 +88,9 @@ export interface TlsSentinel {
 /**
  * A TLS-only master and a TLS-only Sentinel watching it (quorum 1), each with a password and an ACL
  * user; the Sentinel signs in to the master as the master's ACL user, over TLS (`tls-replication`).
+ * With `plainSentinel` the Sentinel listens in plain text (and still reaches the master over TLS).
  */
-export async function startTlsSentinel(ca: TestCa, master: Credentials, sentinel: Credentials, name = 'mymaster'): Promise<TlsSentinel> {
+export async function startTlsSentinel(ca: TestCa, master: Credentials, sentinel: Credentials, name = 'mymaster', o: { plainSentinel?: boolean } = {}): Promise<TlsSentinel> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-tls-sentinel-'))
   const children: ChildProcess[] = []
   const close = async (): Promise<void> => {
@@ -104,7 +105,7 @@ export async function startTlsSentinel(ca: TestCa, master: Credentials, sentinel
     const s = await onFreePort(false, (port) => {
       const conf = join(dir, `sentinel-${port}.conf`)
       const lines = [
-        'port 0', `tls-port ${port}`, `bind ${HOST}`, `dir ${dir}`,
+        ...(o.plainSentinel ? [`port ${port}`] : ['port 0', `tls-port ${port}`]), `bind ${HOST}`, `dir ${dir}`,
         `tls-cert-file ${ca.cert}`, `tls-key-file ${ca.key}`, `tls-ca-cert-file ${ca.ca}`, 'tls-auth-clients no', 'tls-replication yes',
         `requirepass ${sentinel.password}`, `user ${sentinel.user} on >${sentinel.userPassword} -@all +sentinel|get-master-addr-by-name +sentinel|sentinels`,
         `sentinel monitor ${name} ${HOST} ${m.port} 1`, `sentinel auth-user ${name} ${master.user}`, `sentinel auth-pass ${name} ${master.userPassword}`,

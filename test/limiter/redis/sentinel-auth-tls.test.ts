@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
 import { spawnProxy, type ProxyProcess } from '../../support/process.js'
 import { adminJson } from '../../support/proxy.js'
 import { uniquePrefix } from '../../support/redis.js'
@@ -60,6 +60,22 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL || !hasOpenssl || !hasRedisTls
       const text = r.output() + JSON.stringify(await adminJson(r, '/status'))
       expect(SECRETS.filter((s) => text.includes(s))).toEqual([])
     }
+  })
+
+  it('with sentinelTls: false, plain-text Sentinels in front of a TLS-only master', async () => {
+    const plain = await startTlsSentinel(ca, MASTER, SENTINEL, 'plainsentinels', { plainSentinel: true })
+    onTestFinished(() => plain.close())
+    const sim = await withSim()
+    const r = await replica({
+      SLUICE_UPSTREAM: sim.apiUrl,
+      SLUICE_REDIS_KEY_PREFIX: uniquePrefix('sentinel-plain'),
+      SLUICE_REDIS_URL: `rediss://${MASTER.user}:${MASTER.userPassword}@ignored.invalid:1/0`,
+      SLUICE_REDIS_SENTINELS: plain.sentinels,
+      SLUICE_REDIS_SENTINEL_NAME: plain.name,
+      SLUICE_REDIS_SENTINEL_PASSWORD: SENTINEL.password,
+      SLUICE_REDIS_SENTINEL_TLS: 'false',
+    })
+    expect(await modeBecomes(r, 'redis'), r.output()).toBe(true)
   })
 
   it('with a wrong Sentinel password the replica stays on its fallback and shows the refusal, without the password', async () => {
