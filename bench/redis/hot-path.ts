@@ -11,7 +11,7 @@
  * Compare rows of one run, or runs on the same quiet machine: figures on a shared VM are noisy.
  */
 import { startRedis } from '../../test/support/redis.js'
-import { createRedisLimiter } from '../../src/limiter/redis/index.js'
+import { createRedisLimiter, redisSettingsSchema } from '../../src/limiter/redis/index.js'
 import type { ScriptDef, ScriptRunner } from '../../src/limiter/redis/script.js'
 import { SharedPermits } from '../../src/limiter/redis/shared.js'
 import { SluicePermit, Ticket } from '../../src/limiter/redis/ticket.js'
@@ -70,7 +70,7 @@ async function realRedis(): Promise<number> {
   const redis = await startRedis()
   const log = { info: () => {}, warn: () => {}, error: () => {} }
   const limiter = await createRedisLimiter(
-    { url: redis.url, topology: 'standalone', sentinels: '', sentinelName: 'mymaster', clusterNodes: '', keyPrefix: 'bench', leaseMs: 30_000, fallback: 'closed', commandTimeoutMs: 5_000 },
+    redisSettingsSchema.parse({ url: redis.url, keyPrefix: 'bench', leaseMs: 30_000, fallback: 'closed', commandTimeoutMs: 5_000 }),
     { log },
   )
   try {

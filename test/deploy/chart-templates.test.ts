@@ -90,7 +90,7 @@ describe('helm/sluice read as text', () => {
 
   it('the example values files use only keys values.yaml has, and their settings are accepted by sluice', () => {
     const files = exampleValueFiles()
-    expect(files.map((f) => basename(f)).sort()).toEqual(['apps-and-keys.yaml', 'redis-cluster.yaml', 'redis-sentinel.yaml', 'redis-tls.yaml', 'shared-egress.yaml', 'sidecar.yaml'])
+    expect(files.map((f) => basename(f)).sort()).toEqual(['apps-and-keys.yaml', 'redis-cluster-tls.yaml', 'redis-cluster.yaml', 'redis-sentinel-tls.yaml', 'redis-sentinel.yaml', 'redis-tls.yaml', 'shared-egress.yaml', 'sidecar.yaml'])
     for (const file of files) {
       const example = readYamlFile(file) as Tree
       expect(unknownKeys(example, chartValues()), file).toEqual([])

@@ -63,7 +63,9 @@ export function envOf(container: Container, manifests: readonly Manifest[], pod:
     const ref = e.valueFrom?.secretKeyRef
     if (ref) {
       const secret = manifests.find((m) => m.kind === 'Secret' && m.metadata.name === ref.name) as { stringData?: Record<string, string> } | undefined
-      env[e.name] = secret?.stringData?.[ref.key] ?? 'redis://from-an-existing-secret:6379'
+      // An existing Secret's value is not in the render: a stand-in URL, with TLS so that settings
+      // needing a TLS connection (redis.tlsServername) load as they would with the real one.
+      env[e.name] = secret?.stringData?.[ref.key] ?? 'rediss://from-an-existing-secret:6379'
     }
   }
   if (env.SLUICE_CONFIG !== undefined) {

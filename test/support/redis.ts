@@ -74,7 +74,7 @@ function portIsFree(port: number): Promise<boolean> {
 }
 
 /** A free port; with `bus`, port + 10000 (the cluster bus) is free too. */
-async function freePort(bus: boolean): Promise<number> {
+export async function freePort(bus: boolean): Promise<number> {
   for (let i = 0; i < 200; i++) {
     const port = 20_000 + Math.floor(Math.random() * 25_000)
     if (port === 6379) continue
@@ -88,7 +88,8 @@ function spawnServer(port: number, dir: string, extra: readonly string[]): Promi
   return spawnUntil(args, port, 'Ready to accept connections')
 }
 
-function spawnUntil(args: readonly string[], port: number, readyText: string): Promise<ChildProcess> {
+/** `redis-server` with these arguments, once its output shows `readyText`; killed when the test process exits. */
+export function spawnUntil(args: readonly string[], port: number, readyText: string): Promise<ChildProcess> {
   const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] })
   running.add(child)
   child.once('exit', () => running.delete(child))
@@ -114,7 +115,7 @@ function spawnUntil(args: readonly string[], port: number, readyText: string): P
   })
 }
 
-function kill(child: ChildProcess | undefined): Promise<void> {
+export function kill(child: ChildProcess | undefined): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
   return new Promise((resolve) => {
     child.once('exit', () => resolve())

@@ -55,6 +55,13 @@ Every SLUICE_* name used here is a real setting: test/deploy checks them against
           name: {{ $redisSecret }}
           key: {{ include "sluice.redisSecretKey" $ctx }}
     {{- end }}
+    {{- with $v.redis.sentinelPassword.existingSecret }}
+    - name: SLUICE_REDIS_SENTINEL_PASSWORD
+      valueFrom:
+        secretKeyRef:
+          name: {{ . }}
+          key: {{ $v.redis.sentinelPassword.existingSecretKey }}
+    {{- end }}
     {{- with $v.adminToken.existingSecret }}
     - name: SLUICE_ADMIN_TOKEN
       valueFrom:

@@ -187,6 +187,12 @@ Included by templates/validate.yaml, so it runs in both modes.
 {{- if dig "redis" "url" "" $settings -}}
 {{- fail "sluice: settings.redis.url would put the Redis URL (and its password) in a ConfigMap: use redis.url (rendered into a Secret) or redis.existingSecret instead" -}}
 {{- end -}}
+{{- if dig "redis" "sentinelPassword" "" $settings -}}
+{{- fail "sluice: settings.redis.sentinelPassword would put the Sentinels' password in a ConfigMap: use redis.sentinelPassword.existingSecret instead" -}}
+{{- end -}}
+{{- if and $v.redis.sentinelPassword.existingSecret (ne (dig "redis" "topology" "standalone" $settings) "sentinel") -}}
+{{- fail "sluice: redis.sentinelPassword.existingSecret is set but settings.redis.topology is not sentinel: sluice would refuse to start (SLUICE_REDIS_SENTINEL_PASSWORD is for topology: sentinel only)" -}}
+{{- end -}}
 {{- $redis := eq (include "sluice.hasRedis" .) "true" -}}
 {{- if eq $v.mode "deployment" -}}
 {{- $replicas := int (include "sluice.replicas" .) -}}

@@ -1,3 +1,4 @@
+import type { ConnectionOptions } from 'node:tls'
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis'
 import type { RedisSettings } from './settings.js'
 import type { RedisClient } from './script.js'
@@ -26,16 +27,41 @@ function parseHostList(list: string): Endpoint[] {
     })
 }
 
+/** TLS options for every TLS connection: the CAs are Node's (plus NODE_EXTRA_CA_CERTS), the name checked is tlsServername when set. */
+function tlsOptions(settings: RedisSettings): ConnectionOptions {
+  return settings.tlsServername ? { servername: settings.tlsServername } : {}
+}
+
 /** What the URL says beyond host and port: credentials, database, TLS. */
-function urlOptions(url: URL): RedisOptions {
+function urlOptions(url: URL, settings: RedisSettings): RedisOptions {
   const options: RedisOptions = {}
   if (url.username) options.username = decodeURIComponent(url.username)
   if (url.password) options.password = decodeURIComponent(url.password)
   const db = url.pathname.replace(/^\//, '')
   if (db) options.db = Number(db)
-  if (url.protocol === 'rediss:') options.tls = {}
+  if (url.protocol === 'rediss:') options.tls = tlsOptions(settings)
   return options
 }
+
+/**
+ * Sentinel: the master's credentials and TLS come from the URL as for one server; the Sentinels have
+ * their own (docs/deploy.md, "Sentinel, Cluster and TLS"). ioredis speaks TLS to the master it
+ * found only with enableTLSForSentinelMode, and to the Sentinels only with sentinelTLS.
+ */
+function sentinelOptions(settings: RedisSettings, urlTls: boolean): RedisOptions {
+  const options: RedisOptions = {
+    sentinels: parseHostList(settings.sentinels),
+    name: settings.sentinelName,
+    sentinelRetryStrategy: retryStrategy,
+    enableTLSForSentinelMode: urlTls,
+  }
+  if (settings.sentinelUsername) options.sentinelUsername = settings.sentinelUsername
+  if (settings.sentinelPassword) options.sentinelPassword = settings.sentinelPassword
+  if (settings.sentinelTls ?? urlTls) options.sentinelTLS = tlsOptions(settings)
+  return options
+}
+
+const keepName: NonNullable<ClusterOptions['dnsLookup']> = (address, callback) => callback(null, address)
 
 export function connect(settings: RedisSettings): Connections {
   const url = new URL(settings.url ?? 'redis://127.0.0.1:6379')
@@ -43,7 +69,7 @@ export function connect(settings: RedisSettings): Connections {
   // up work), and a command cut off by a disconnect is not re-sent later: the limiter withdraws its
   // ids itself once Redis is back, so a stale acquire can never reappear behind its back.
   const common: RedisOptions = {
-    ...urlOptions(url),
+    ...urlOptions(url, settings),
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
@@ -65,6 +91,9 @@ export function connect(settings: RedisSettings): Connections {
       enableOfflineQueue: offlineQueue,
       clusterRetryStrategy: retryStrategy,
       redisOptions: redis,
+      // With TLS the seed nodes are reached by the names given, not by the addresses they resolve
+      // to, so their certificates are checked against those names (docs/deploy.md, "Sentinel, Cluster and TLS").
+      ...(redisOptions.tls ? { dnsLookup: keepName } : {}),
     })
     const { enableOfflineQueue: _sq, ...subscriberRedis } = { ...redisOptions, ...subscriberOverrides }
     return {
@@ -75,7 +104,7 @@ export function connect(settings: RedisSettings): Connections {
 
   const base: RedisOptions =
     settings.topology === 'sentinel'
-      ? { ...common, sentinels: parseHostList(settings.sentinels), name: settings.sentinelName, sentinelRetryStrategy: retryStrategy }
+      ? { ...common, ...sentinelOptions(settings, url.protocol === 'rediss:') }
       : { ...common, host: url.hostname, port: Number(url.port || 6379) }
   return { command: new Redis(base), subscriber: new Redis({ ...base, ...subscriberOverrides }) }
 }
