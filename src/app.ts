@@ -30,7 +30,7 @@ import { endpointLabeler } from './metrics/labels.js'
 import { Reuse } from './reuse/index.js'
 import { MemoryAfterBurst } from './proxy/memory-after-burst.js'
 import { namedCounts } from './admin/status-names.js'
-import { forwardProxyName } from './startup-line.js'
+import { forwardProxyField } from './startup-line.js'
 
 export const CONFIG_DIR = join(import.meta.dirname, '..', 'config')
 
@@ -184,7 +184,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
         versioning: { ...versioningState, calendar: calendarName(calendar, settings.versions.calendarFile) },
         reuse: { ...reused, permitsSaved: namedCounts(reused.permitsSaved, catalog.nameOf, ['coalesced', 'cacheHits']) },
         // host:port and the variable, never the proxy's credentials (docs/configuration.md, "A forward proxy")
-        ...(upstream.forwardProxy === undefined ? {} : { forwardProxy: forwardProxyName(upstream.forwardProxy) }),
+        ...forwardProxyField(upstream.egress),
       }
     },
     endpointName: catalog.nameOf,

@@ -2,7 +2,7 @@ import { basename } from 'node:path'
 import type { AppsLoaded } from './apps/loaded.js'
 import type { Settings } from './config/schema.js'
 import { maskUrl } from './log/secret-text.js'
-import type { ForwardProxy } from './proxy/forward-proxy.js'
+import type { Egress } from './proxy/forward-proxy.js'
 
 /**
  * The fields of the one start-up line, `sluice listening` (docs/observability.md, "What was
@@ -12,14 +12,14 @@ import type { ForwardProxy } from './proxy/forward-proxy.js'
  */
 export function startupFields(
   settings: Settings,
-  loaded: { readonly limiter: 'memory' | 'redis'; readonly apps: AppsLoaded; readonly forwardProxy: ForwardProxy | undefined },
+  loaded: { readonly limiter: 'memory' | 'redis'; readonly apps: AppsLoaded; readonly egress: Egress },
 ): Record<string, unknown> {
   const { fairness, versions } = settings
   const classes = { interactive: [] as string[], batch: [] as string[] }
   for (const [app, share] of Object.entries(fairness.apps)) classes[share.class].push(share.weight === 1 ? app : `${app} (weight ${share.weight})`)
   return {
     upstream: maskUrl(settings.upstream),
-    ...(loaded.forwardProxy === undefined ? {} : { forwardProxy: forwardProxyName(loaded.forwardProxy) }),
+    ...forwardProxyField(loaded.egress),
     limiter: loaded.limiter,
     ...(loaded.limiter === 'redis' ? { redisFallback: settings.redis.fallback } : {}),
     apps: loaded.apps,
@@ -36,5 +36,11 @@ export function startupFields(
   }
 }
 
-/** `host:port (HTTPS_PROXY, with credentials)`: the forward proxy as logs name it. */
-export const forwardProxyName = (p: ForwardProxy): string => `${p.name} (${p.variable}${p.credentials ? ', with credentials' : ''})`
+/**
+ * `forwardProxy: 'host:port (HTTPS_PROXY, with credentials)'`, or `'none (NO_PROXY exempts the
+ * upstream)'` when a proxy is set but not used, or nothing when no proxy variable is set.
+ */
+export function forwardProxyField(egress: Egress): { forwardProxy?: string } {
+  if (egress.via !== undefined) return { forwardProxy: `${egress.via.name} (${egress.via.variable}${egress.via.credentials ? ', with credentials' : ''})` }
+  return egress.exemptedBy === undefined ? {} : { forwardProxy: `none (${egress.exemptedBy} exempts the upstream)` }
+}

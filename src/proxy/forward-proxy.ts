@@ -50,18 +50,22 @@ export function bypassesProxy(noProxy: string, hostname: string, port: number): 
   return false
 }
 
+/** The way to the upstream: through a forward proxy, or straight (and which NO_PROXY variable exempted it, if one did). */
+export type Egress = { readonly via: ForwardProxy } | { readonly via: undefined; readonly exemptedBy: string | undefined }
+
 /**
- * The forward proxy for `upstream`, or undefined when none is set or NO_PROXY exempts it. As undici
- * and curl: an https upstream takes HTTPS_PROXY, else HTTP_PROXY; an http one HTTP_PROXY.
+ * The way to `upstream` by the proxy variables of `env`. As undici and curl: an https upstream takes
+ * HTTPS_PROXY, else HTTP_PROXY; an http one HTTP_PROXY; NO_PROXY exempts hosts.
  */
-export function forwardProxyFor(upstream: URL, env: NodeJS.ProcessEnv): ForwardProxy | undefined {
+export function egressFor(upstream: URL, env: NodeJS.ProcessEnv): Egress {
   const names = upstream.protocol === 'https:' ? ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'] : ['http_proxy', 'HTTP_PROXY']
   const chosen = firstSet(env, names)
-  if (chosen === undefined) return undefined
+  if (chosen === undefined) return { via: undefined, exemptedBy: undefined }
   // The host as undici compares it: brackets of an IPv6 address kept.
   const hostname = upstream.host.replace(/:\d*$/, '')
   const port = Number.parseInt(upstream.port, 10) || DEFAULT_PORTS[upstream.protocol] || 0
-  if (bypassesProxy(env.no_proxy ?? env.NO_PROXY ?? '', hostname, port)) return undefined
+  const noProxy = env.no_proxy !== undefined ? { name: 'no_proxy', value: env.no_proxy } : { name: 'NO_PROXY', value: env.NO_PROXY ?? '' }
+  if (bypassesProxy(noProxy.value, hostname, port)) return { via: undefined, exemptedBy: noProxy.name }
   // `proxy:3128` without a scheme means http://, as curl reads it.
   const uri = /^[a-z][a-z0-9+.-]*:\/\//i.test(chosen.value) ? chosen.value : `http://${chosen.value}`
   let url: URL
@@ -72,7 +76,7 @@ export function forwardProxyFor(upstream: URL, env: NodeJS.ProcessEnv): ForwardP
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badProxy(chosen.name, `has the scheme ${url.protocol.slice(0, -1)}; only http:// and https:// proxies are supported`)
   const name = `${url.hostname}:${url.port || DEFAULT_PORTS[url.protocol]}`
-  return { uri, name, variable: chosen.name, credentials: url.username !== '' || url.password !== '' }
+  return { via: { uri, name, variable: chosen.name, credentials: url.username !== '' || url.password !== '' } }
 }
 
 const badProxy = (variable: string, why: string): ConfigError =>

@@ -1,7 +1,7 @@
 import { Pool, ProxyAgent, type Dispatcher } from 'undici'
 import type { ProxySettings } from './settings.js'
 import { UpstreamTimeoutError, UpstreamUnreachableError } from './errors.js'
-import { forwardProxyFor, proxyClientFactory, type ForwardProxy } from './forward-proxy.js'
+import { egressFor, proxyClientFactory, type Egress } from './forward-proxy.js'
 
 export interface Upstream {
   /** a keep-alive pool to the API root, or undici's ProxyAgent when a forward proxy is on the way */
@@ -9,8 +9,8 @@ export interface Upstream {
   /** the upstream's path prefix, e.g. `/v2` of https://api.neoncrm.com/v2 */
   readonly basePath: string
   readonly origin: string
-  /** the forward proxy requests go through (HTTPS_PROXY, HTTP_PROXY, less NO_PROXY), if any */
-  readonly forwardProxy: ForwardProxy | undefined
+  /** the forward proxy requests go through (HTTPS_PROXY, HTTP_PROXY, less NO_PROXY), or none and why */
+  readonly egress: Egress
 }
 
 /**
@@ -24,9 +24,10 @@ export function createUpstream(settings: ProxySettings, env: NodeJS.ProcessEnv =
   const basePath = url.pathname.replace(/\/+$/, '')
   const { connectMs, headersMs, bodyMs } = settings.upstreamTimeouts
   const poolOptions = { connections: settings.upstreamConnections, headersTimeout: headersMs, bodyTimeout: bodyMs, keepAliveTimeout: 4_000 }
-  const forwardProxy = forwardProxyFor(url, env)
+  const egress = egressFor(url, env)
+  const forwardProxy = egress.via
   if (forwardProxy === undefined) {
-    return { pool: new Pool(url.origin, { ...poolOptions, connect: { timeout: connectMs } }), origin: url.origin, basePath, forwardProxy }
+    return { pool: new Pool(url.origin, { ...poolOptions, connect: { timeout: connectMs } }), origin: url.origin, basePath, egress }
   }
   const agent = new ProxyAgent({
     ...poolOptions,
@@ -40,7 +41,7 @@ export function createUpstream(settings: ProxySettings, env: NodeJS.ProcessEnv =
   const host = url.host
   const origin = url.origin
   const pool = agent.compose((dispatch) => (opts, handler) => dispatch({ ...opts, origin, headers: { ...(opts.headers as Record<string, string>), host } }, handler))
-  return { pool, origin, basePath, forwardProxy }
+  return { pool, origin, basePath, egress }
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT'])

@@ -90,13 +90,14 @@ describe('NO_PROXY exempts the upstream', () => {
     certs?.remove()
   })
 
-  it('goes straight to the API, and the start-up line says there is no forward proxy', async () => {
+  it('goes straight to the API, and the start-up line and /status say NO_PROXY exempted it', async () => {
     const answer = await send(sluice.url, '/v2/accounts/1', { headers: { authorization: basic('1001') } })
     expect(answer.status).toBe(200)
     expect(api.seen).toHaveLength(1)
     expect(forward.tunnels).toEqual([])
     expect(forward.authorizations).toEqual([])
     const started = sluice.output().split('\n').find((l) => l.includes('"sluice listening"'))
-    expect(JSON.parse(started!)).not.toHaveProperty('forwardProxy')
+    expect(JSON.parse(started!)).toMatchObject({ forwardProxy: 'none (no_proxy exempts the upstream)' })
+    expect(await (await fetch(`${sluice.adminUrl}/status`)).json()).toMatchObject({ forwardProxy: 'none (no_proxy exempts the upstream)' })
   })
 })

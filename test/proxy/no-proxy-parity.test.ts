@@ -1,6 +1,6 @@
 import { EnvHttpProxyAgent, type Dispatcher } from 'undici'
 import { describe, expect, it } from 'vitest'
-import { forwardProxyFor } from '../../src/proxy/forward-proxy.js'
+import { egressFor } from '../../src/proxy/forward-proxy.js'
 
 /**
  * sluice decides once at start whether the upstream goes through the forward proxy
@@ -56,7 +56,7 @@ describe('NO_PROXY: sluice and undici agree on whether the upstream is proxied',
   for (const upstream of UPSTREAMS) {
     it(upstream, () => {
       for (const noProxy of NO_PROXY) {
-        const ours = forwardProxyFor(new URL(upstream), { HTTPS_PROXY: 'http://proxy.invalid:3129', HTTP_PROXY: 'http://proxy.invalid:3128', NO_PROXY: noProxy }) !== undefined
+        const ours = egressFor(new URL(upstream), { HTTPS_PROXY: 'http://proxy.invalid:3129', HTTP_PROXY: 'http://proxy.invalid:3128', NO_PROXY: noProxy }).via !== undefined
         expect({ noProxy, proxied: ours }).toEqual({ noProxy, proxied: undiciProxies(upstream, noProxy) })
       }
     })
