@@ -50,7 +50,10 @@ describe('a forward proxy that fails', () => {
   })
 
   it('a proxy variable that is no http(s) URL stops the start naming the variable', async () => {
-    await expect(spawnProxy({ SLUICE_UPSTREAM: `${api.url}/v2`, HTTPS_PROXY: `socks5://egress:${password}@127.0.0.1:1080` }, 10_000)).rejects.toThrow(
+    const started = spawnProxy({ SLUICE_UPSTREAM: `${api.url}/v2`, HTTPS_PROXY: `socks5://egress:${password}@127.0.0.1:1080` }, 10_000)
+    // one that started anyway is stopped with the others
+    void started.then((s) => sluices.push(s), () => undefined)
+    await expect(started).rejects.toThrow(
       /exited with 78 before listening:\nsluice: HTTPS_PROXY \(from the environment\) has the scheme socks5; only http:\/\/ and https:\/\/ proxies are supported/,
     )
   })
