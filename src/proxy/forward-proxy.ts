@@ -113,7 +113,9 @@ class TunnelPool extends Pool {
         throw new ForwardProxyRefusedError(this.proxyName, this.target, data.statusCode)
       },
       (err: unknown) => {
-        throw new ForwardProxyUnreachableError(this.proxyName, errorCode(err), { cause: err })
+        const code = errorCode(err)
+        const detail = code === 'UND_ERR_HEADERS_TIMEOUT' ? 'no answer to CONNECT within upstreamTimeouts.connectMs' : code
+        throw new ForwardProxyUnreachableError(this.proxyName, detail, { cause: err })
       },
     )
   }

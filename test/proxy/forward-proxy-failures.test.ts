@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo, type Socket } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { send } from '../support/http.js'
 import { freePort, spawnProxy, type ProxyProcess } from '../support/process.js'
@@ -34,6 +35,26 @@ describe('a forward proxy that fails', () => {
     expect(answer.json()).toEqual([{ code: 'SLUICE_FORWARD_PROXY_UNREACHABLE', message: `The forward proxy 127.0.0.1:${port} could not be reached: ECONNREFUSED` }])
     expect(api.seen).toHaveLength(0)
     expect(sluice.output()).not.toContain(password)
+  })
+
+  it('taking a connection but never answering CONNECT: the same 502 once upstreamTimeouts.connectMs is over', async () => {
+    const held: Socket[] = []
+    const silent = createServer((socket) => void held.push(socket))
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    const { port } = silent.address() as AddressInfo
+    try {
+      const sluice = await spawnProxy({ SLUICE_UPSTREAM: `${api.url}/v2`, HTTPS_PROXY: `http://127.0.0.1:${port}`, SLUICE_UPSTREAM_TIMEOUTS_CONNECT_MS: '1000', NODE_EXTRA_CA_CERTS: certs.caFile })
+      sluices.push(sluice)
+      const answer = await send(sluice.url, '/v2/accounts/1', { headers: { authorization: basic('1001') } })
+      expect(answer.status).toBe(502)
+      expect(answer.json()).toEqual([
+        { code: 'SLUICE_FORWARD_PROXY_UNREACHABLE', message: `The forward proxy 127.0.0.1:${port} could not be reached: no answer to CONNECT within upstreamTimeouts.connectMs` },
+      ])
+      expect(held.length).toBeGreaterThan(0)
+    } finally {
+      for (const socket of held) socket.destroy()
+      await new Promise((resolve) => silent.close(resolve))
+    }
   })
 
   it('refusing the tunnel (407): 502 SLUICE_FORWARD_PROXY_REFUSED naming it and the API', async () => {
