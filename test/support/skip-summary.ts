@@ -5,7 +5,7 @@ import { has, TOOLS, toolsNamed, type ToolName } from './tools.js'
 /**
  * A vitest reporter, after the default one: at the end of the run, the skipped tests grouped by the
  * tool they need (their `[needs …]` title mark, test/support/tools.ts) and what brings each; the
- * skips no tool explains, by file. With SLUICE_REQUIRE_TOOLS=1 (set by `.ci/run`) a skip is a
+ * skips no tool explains, by file. With SLUICE_TEST_REQUIRE_TOOLS=1 (set by `.ci/run`) a skip is a
  * failure, unless its tool is one CI accepts as not available here (`ci: 'notHere'`: helm, a
  * container builder) — docs/development.md, "Tests, lint and CI".
  */
@@ -46,7 +46,7 @@ export default class SkipSummary implements Reporter {
       }
     }
     if (byTool.size === 0 && unexplained.size === 0) return
-    const required = process.env.SLUICE_REQUIRE_TOOLS === '1'
+    const required = process.env.SLUICE_TEST_REQUIRE_TOOLS === '1'
     const out: string[] = ['', ' Skipped tests, by what they need:']
     let failing = 0
     const commands = new Set<string>()
@@ -65,7 +65,7 @@ export default class SkipSummary implements Reporter {
     const install = [...commands].filter((c) => c.startsWith('sudo '))
     if (install.length > 0) out.push(` To run them: ${install.join('; ')} (docs/development.md, "Tools some tests need")`)
     if (required && failing > 0) {
-      out.push(` SLUICE_REQUIRE_TOOLS=1: ${failing} skipped test${failing === 1 ? '' : 's'} that CI must run: failing the run.`)
+      out.push(` SLUICE_TEST_REQUIRE_TOOLS=1: ${failing} skipped test${failing === 1 ? '' : 's'} that CI must run: failing the run.`)
       process.exitCode = 1
     }
     process.stdout.write(out.join('\n') + '\n')

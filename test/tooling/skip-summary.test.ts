@@ -5,7 +5,7 @@ import { has, TOOLS, type ToolName } from '../support/tools.js'
 
 /**
  * The end of a test run names what it skipped, by the tool each test needs, and what brings it; with
- * SLUICE_REQUIRE_TOOLS=1 (.ci/run) a skip fails the run unless CI accepts its tool as not available
+ * SLUICE_TEST_REQUIRE_TOOLS=1 (.ci/run) a skip fails the run unless CI accepts its tool as not available
  * here (docs/development.md, "Tools some tests need"). Runs vitest on fixture tests with the real reporter.
  */
 const REPO = fileURLToPath(new URL('../..', import.meta.url))
@@ -40,14 +40,14 @@ describe('the summary of skipped tests', () => {
     ])
   }, 150_000)
 
-  it('with SLUICE_REQUIRE_TOOLS=1 a skip CI should have run fails the run', () => {
-    const { status, summary } = runFixture({ SLUICE_REQUIRE_TOOLS: '1' })
+  it('with SLUICE_TEST_REQUIRE_TOOLS=1 a skip CI should have run fails the run', () => {
+    const { status, summary } = runFixture({ SLUICE_TEST_REQUIRE_TOOLS: '1' })
     expect(status).toBe(1)
-    expect(summary.at(-1)).toBe(' SLUICE_REQUIRE_TOOLS=1: 4 skipped tests that CI must run: failing the run.')
+    expect(summary.at(-1)).toBe(' SLUICE_TEST_REQUIRE_TOOLS=1: 4 skipped tests that CI must run: failing the run.')
   }, 150_000)
 
-  it('with SLUICE_REQUIRE_TOOLS=1, helm and a container builder are accepted as not available here', () => {
-    const { status, summary } = runFixture({ SLUICE_REQUIRE_TOOLS: '1', SKIP_FIXTURE: 'not-here' })
+  it('with SLUICE_TEST_REQUIRE_TOOLS=1, helm and a container builder are accepted as not available here', () => {
+    const { status, summary } = runFixture({ SLUICE_TEST_REQUIRE_TOOLS: '1', SKIP_FIXTURE: 'not-here' })
     // Where one of them is here, its skip is one CI should have run.
     const line = (tool: 'helm' | 'container builder'): string =>
       `   ${tool}: 1 test in not-here.fixture.ts ${has(tool) ? '— here, yet skipped: see the condition in the test' : `— not available here (CI accepts it); brings it: ${TOOLS[tool].brings}`}`
@@ -56,7 +56,7 @@ describe('the summary of skipped tests', () => {
       ' Skipped tests, by what they need:',
       line('container builder'),
       line('helm'),
-      ...(here > 0 ? [` SLUICE_REQUIRE_TOOLS=1: ${here} skipped test${here === 1 ? '' : 's'} that CI must run: failing the run.`] : []),
+      ...(here > 0 ? [` SLUICE_TEST_REQUIRE_TOOLS=1: ${here} skipped test${here === 1 ? '' : 's'} that CI must run: failing the run.`] : []),
     ])
     expect(status).toBe(here > 0 ? 1 : 0)
   }, 150_000)
