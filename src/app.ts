@@ -22,7 +22,7 @@ import proxyPlugin, { PROXY_METHODS } from './proxy/plugin.js'
 import { replyWithError } from './errors/reply.js'
 import type { RequestRecord } from './proxy/record.js'
 import { outcomeOf, RequestTracker } from './proxy/tracking.js'
-import { createUpstream } from './proxy/upstream.js'
+import { createUpstream, type Upstream } from './proxy/upstream.js'
 import { clientRequestId } from './proxy/headers.js'
 import { createVersioning } from './versioning/index.js'
 import { forecastingLimiter } from './forecast/index.js'
@@ -30,6 +30,7 @@ import { endpointLabeler } from './metrics/labels.js'
 import { Reuse } from './reuse/index.js'
 import { MemoryAfterBurst } from './proxy/memory-after-burst.js'
 import { namedCounts } from './admin/status-names.js'
+import { forwardProxyField } from './startup-line.js'
 
 export const CONFIG_DIR = join(import.meta.dirname, '..', 'config')
 
@@ -38,6 +39,8 @@ export interface AppDeps {
   readonly now?: () => Date
   /** where pino writes (tests capture it); default stdout */
   readonly logStream?: NodeJS.WritableStream
+  /** where HTTPS_PROXY, HTTP_PROXY and NO_PROXY are read; default process.env */
+  readonly env?: NodeJS.ProcessEnv
 }
 
 export interface App {
@@ -47,6 +50,8 @@ export interface App {
   readonly settings: Settings
   /** app identity and keys; `reload()` re-reads the token file and the keys (SIGHUP) */
   readonly apps: AppGate
+  /** where requests go: the pool, and the forward proxy on the way if any */
+  readonly upstream: Upstream
   /** starts both servers; resolves with their addresses */
   listen(): Promise<{ proxyUrl: string; adminUrl: string }>
   /** graceful: stop accepting, answer the queued with 503, let in-flight finish (bounded), release all */
@@ -141,7 +146,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     appsArePrincipals: settings.apps.enabled,
   })
   limiter = await createLimiter(settings, { log, observer: metrics.observer })
-  const upstream = createUpstream(settings)
+  const upstream = createUpstream(settings, deps.env)
 
   proxy.addHook('onRequest', (_request, _reply, done) => {
     done(closing ? new ShuttingDownError() : undefined)
@@ -178,6 +183,8 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
         versions: versions.map((v) => (v.learned === undefined ? v : { ...v, learned: { ...v.learned, endpoints: [...new Set(v.learned.endpoints.map(catalog.nameOf))] } })),
         versioning: { ...versioningState, calendar: calendarName(calendar, settings.versions.calendarFile) },
         reuse: { ...reused, permitsSaved: namedCounts(reused.permitsSaved, catalog.nameOf, ['coalesced', 'cacheHits']) },
+        // host:port and the variable, never the proxy's credentials (docs/configuration.md, "A forward proxy")
+        ...forwardProxyField(upstream.egress),
       }
     },
     endpointName: catalog.nameOf,
@@ -193,6 +200,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     limiter,
     settings,
     apps,
+    upstream,
     async listen() {
       const proxyUrl = await proxy.listen({ port: settings.port, host: settings.host }).catch((err: unknown) => {
         throw new ListenError('proxy', settings.host, settings.port, err)

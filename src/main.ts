@@ -2,7 +2,8 @@
 import { buildApp } from './app.js'
 import { loadSettings, unknownEnvVars } from './config/load.js'
 import type { Settings } from './config/schema.js'
-import { maskSecretText, maskUrl } from './log/secret-text.js'
+import { maskSecretText } from './log/secret-text.js'
+import { startupFields } from './startup-line.js'
 import { describeStartFailure, START_FAILURE_EXIT_CODE } from './start-failure.js'
 
 let settings: Settings | undefined
@@ -33,7 +34,9 @@ async function main(): Promise<void> {
   const { proxyUrl, adminUrl } = await app.listen()
   const strays = unknownEnvVars()
   if (strays.length > 0) app.proxy.log.warn({ variables: strays }, 'ignoring SLUICE_* variables that are no setting (a typo?)')
-  app.proxy.log.info({ proxyUrl, adminUrl, upstream: maskUrl(settings.upstream), limiter: app.limiter.backend }, 'sluice listening')
+  // One line saying what was loaded (docs/observability.md, "What was loaded"); never a secret.
+  const loaded = startupFields(settings, { limiter: app.limiter.backend, apps: app.apps.loaded(), egress: app.upstream.egress })
+  app.proxy.log.info({ proxyUrl, adminUrl, ...loaded }, 'sluice listening')
 
   let stopping = false
   const stop = (signal: string): void => {
@@ -48,10 +51,10 @@ async function main(): Promise<void> {
       },
     )
   }
-  // SIGHUP re-reads the app token file and the API keys now rather than at the next poll.
+  // SIGHUP re-reads the app token file and the API keys now rather than at the next poll, and says
+  // what it found: counts and the names of apps and organisations added, removed or changed.
   process.on('SIGHUP', () => {
-    app.apps.reload()
-    app.proxy.log.info('app tokens and API keys re-read (SIGHUP)')
+    app.proxy.log.info({ ...app.apps.reload(), trigger: 'SIGHUP' }, 'app tokens and API keys re-read')
   })
   process.once('SIGTERM', () => stop('SIGTERM'))
   process.once('SIGINT', () => stop('SIGINT'))

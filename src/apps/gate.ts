@@ -1,8 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
 import { AppEndpointForbiddenError, AppOrgForbiddenError, AppUnauthenticatedError, NoApiKeyError, refusalOf } from './errors.js'
-import { readAppFile, readOrgKeys } from './sources.js'
-import type { AppSettings, CredentialSettings } from './settings.js'
+import { nameChanges, reloadChanged, type AppsLoaded, type AppsReloaded } from './loaded.js'
+import { readAppFile, readOrgKeys, type OrgKeys } from './sources.js'
+import type { AppList, AppSettings, CredentialSettings } from './settings.js'
 import { mayUseEndpoint, mayUseOrg, TokenTable, type KnownApp } from './tokens.js'
 
 /** the app of a request that names none */
@@ -28,8 +29,10 @@ export interface AppGate {
    * identity is on and the request may not pass.
    */
   resolve(headers: IncomingHttpHeaders, org: string, endpointId: string, method: string): Caller
-  /** re-reads `apps.file` and `credentials.keysDir` (the timer and SIGHUP call it); keeps the old on error */
-  reload(): void
+  /** what is loaded now: counts only (the start-up line) */
+  loaded(): AppsLoaded
+  /** re-reads `apps.file` and `credentials.keysDir` (SIGHUP calls it; so does the timer, which logs a change); keeps the old on error */
+  reload(): AppsReloaded
   close(): void
 }
 
@@ -43,6 +46,9 @@ function basicPassword(auth: string | undefined): string | undefined {
   return colon < 0 ? undefined : decoded.slice(colon + 1)
 }
 
+const NOTHING_LOADED: AppsLoaded = { identity: false, apps: 0, apiKeys: 0, keyFiles: 0 }
+const NO_KEYS: OrgKeys = { keys: new Map(), files: 0 }
+
 export interface AppGateDeps {
   readonly log: FastifyBaseLogger
   readonly env?: NodeJS.ProcessEnv
@@ -54,8 +60,8 @@ export interface AppGateDeps {
  */
 export function createAppGate(apps: AppSettings, credentials: CredentialSettings, appHeader: string, deps: AppGateDeps): AppGate {
   const env = deps.env ?? process.env
-  const loadTable = (): TokenTable => new TokenTable({ ...apps.list, ...(apps.file !== undefined ? readAppFile(apps.file) : {}) })
-  const loadKeys = (): Map<string, string> => readOrgKeys(credentials.keysDir, env)
+  const loadList = (): AppList => ({ ...apps.list, ...(apps.file !== undefined ? readAppFile(apps.file) : {}) })
+  const loadKeys = (): OrgKeys => readOrgKeys(credentials.keysDir, env)
 
   const tokenHeader = apps.tokenHeader
   if (!apps.enabled) {
@@ -68,28 +74,56 @@ export function createAppGate(apps: AppSettings, credentials: CredentialSettings
         const named = headers[appHeader]
         return { app: typeof named === 'string' && VALID_APP_HEADER.test(named) ? named : DEFAULT_APP, authorization: undefined }
       },
-      reload() {},
+      loaded: () => NOTHING_LOADED,
+      reload: () => ({ ...NOTHING_LOADED, appsAdded: [], appsRemoved: [], appsChanged: [], keysAdded: [], keysRemoved: [], keysChanged: [], notReread: [] }),
       close() {},
     }
   }
 
-  let table = loadTable()
-  let keys = credentials.inject ? loadKeys() : new Map<string, string>()
-  const reload = (): void => {
+  let list = loadList()
+  let table = new TokenTable(list)
+  let orgKeys: OrgKeys = credentials.inject ? loadKeys() : NO_KEYS
+  let keys = orgKeys.keys
+  const loaded = (): AppsLoaded => ({ identity: true, apps: table.size, apiKeys: keys.size, keyFiles: orgKeys.files })
+  const reload = (): AppsReloaded => {
+    const [listBefore, keysBefore] = [list, keys]
+    const notReread: string[] = []
     try {
-      table = loadTable()
+      list = loadList()
+      table = new TokenTable(list)
     } catch (err) {
+      notReread.push('apps.file')
       deps.log.warn({ setting: 'apps.file', problem: (err as Error).message }, 'app tokens not reloaded; the ones loaded before stay in force')
     }
-    if (!credentials.inject) return
-    try {
-      keys = loadKeys()
-    } catch (err) {
-      deps.log.warn({ setting: 'credentials.keysDir', problem: (err as Error).message }, 'API keys not reloaded; the ones loaded before stay in force')
+    if (credentials.inject) {
+      try {
+        orgKeys = loadKeys()
+        keys = orgKeys.keys
+      } catch (err) {
+        notReread.push('credentials.keysDir')
+        deps.log.warn({ setting: 'credentials.keysDir', problem: (err as Error).message }, 'API keys not reloaded; the ones loaded before stay in force')
+      }
+    }
+    const appChanges = nameChanges(new Map(Object.entries(listBefore)), new Map(Object.entries(list)))
+    const keyChanges = nameChanges(keysBefore, keys)
+    return {
+      ...loaded(),
+      appsAdded: appChanges.added,
+      appsRemoved: appChanges.removed,
+      appsChanged: appChanges.changed,
+      keysAdded: keyChanges.added,
+      keysRemoved: keyChanges.removed,
+      keysChanged: keyChanges.changed,
+      notReread,
     }
   }
+  // The timer's re-reads say so only when something changed (SIGHUP's always: src/main.ts).
+  const reloadOnTimer = (): void => {
+    const reloaded = reload()
+    if (reloadChanged(reloaded)) deps.log.info({ ...reloaded, trigger: 'timer' }, 'app tokens and API keys re-read')
+  }
   const needsTimer = apps.file !== undefined || (credentials.inject && credentials.keysDir !== undefined)
-  const timer = needsTimer ? setInterval(reload, apps.reloadIntervalMs) : undefined
+  const timer = needsTimer ? setInterval(reloadOnTimer, apps.reloadIntervalMs) : undefined
   timer?.unref()
 
   const identify = (headers: IncomingHttpHeaders): KnownApp | undefined => {
@@ -120,6 +154,7 @@ export function createAppGate(apps: AppSettings, credentials: CredentialSettings
       // The token came in the Basic password: it is the app's, not an API key, so it never goes upstream.
       return { app: app.name, authorization: typeof headers[tokenHeader] === 'string' ? undefined : null }
     },
+    loaded,
     reload,
     close() {
       if (timer !== undefined) clearInterval(timer)

@@ -59,12 +59,19 @@ export function readAppFile(file: string): AppList {
   return parsed.data
 }
 
+/** The API keys by organisation, and how many came from files of `credentials.keysDir` (the rest: SLUICE_ORG_KEY_*). */
+export interface OrgKeys {
+  readonly keys: Map<string, string>
+  readonly files: number
+}
+
 /**
  * Organisations' API keys (docs/apps.md, "Keys that apps never hold"); names starting with `.` are
  * skipped, as Kubernetes keeps its `..data` links there.
  */
-export function readOrgKeys(keysDir: string | undefined, env: NodeJS.ProcessEnv): Map<string, string> {
+export function readOrgKeys(keysDir: string | undefined, env: NodeJS.ProcessEnv): OrgKeys {
   const keys = new Map<string, string>()
+  let files = 0
   if (keysDir !== undefined) {
     let names: string[]
     try {
@@ -78,7 +85,9 @@ export function readOrgKeys(keysDir: string | undefined, env: NodeJS.ProcessEnv)
       try {
         if (!statSync(path).isFile()) continue
         const key = readFileSync(path, 'utf8').trim()
-        if (key !== '') keys.set(name, key)
+        if (key === '') continue
+        keys.set(name, key)
+        files++
       } catch {
         throw new ConfigError(`credentials.keysDir (SLUICE_CREDENTIALS_KEYS_DIR): the key file of organisation ${name} cannot be read`, [])
       }
@@ -89,5 +98,5 @@ export function readOrgKeys(keysDir: string | undefined, env: NodeJS.ProcessEnv)
       keys.set(name.slice(ORG_KEY_ENV_PREFIX.length), value.trim())
     }
   }
-  return keys
+  return { keys, files }
 }

@@ -68,6 +68,20 @@ export const UpstreamUnreachableError = createError<[string, ErrorOptions?]>(
   502,
 )
 
+/** The forward proxy (HTTPS_PROXY / HTTP_PROXY) could not be reached: named by host:port, never with its credentials. */
+export const ForwardProxyUnreachableError = createError<[string, string, ErrorOptions?]>(
+  'SLUICE_FORWARD_PROXY_UNREACHABLE',
+  'The forward proxy %s could not be reached: %s',
+  502,
+)
+
+/** The forward proxy answered the tunnel's CONNECT with another status than 200 (407: it wants other credentials). */
+export const ForwardProxyRefusedError = createError<[string, string, number]>(
+  'SLUICE_FORWARD_PROXY_REFUSED',
+  'The forward proxy %s refused the tunnel to %s: it answered %d',
+  502,
+)
+
 export const ShuttingDownError = createError('SLUICE_UNAVAILABLE', 'sluice is shutting down; retry on another replica', 503)
 
 /** The request line and headers, or the whole request, did not arrive within client.headersTimeoutMs / requestTimeoutMs. */

@@ -4,6 +4,7 @@ import { startProxy, type RunningProxy, type StatusKey } from '../support/proxy.
 import { basicAuth, startSim, type Sim } from '../support/sim.js'
 import { parsePromText, valueOf } from '../metrics/prom-text.js'
 import { hasChromium, launchChromium, nextRender, readField, readKeys, waitFor, type PageKey } from './status-page-support.js'
+import { needs } from '../support/tools.js'
 
 interface Status {
   mode: string
@@ -27,7 +28,7 @@ const EXPECTED = {
 const stable = (s: Status) =>
   Object.fromEntries(s.keys.map((k) => [`${k.instance}|${k.endpoint}`, { inFlight: k.inFlight, limit: k.limit, queued: k.queued }]))
 
-describe.skipIf(!hasChromium)('the status page over the real proxy, while traffic queues', () => {
+describe.skipIf(!hasChromium)(`the status page over the real proxy, while traffic queues ${needs('chromium')}`, () => {
   let sim: Sim
   let proxy: RunningProxy
   let browser: Browser

@@ -1,6 +1,7 @@
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hasChromium, launchChromium, nextRender, readField, servePage, type PageServer } from './status-page-support.js'
+import { needs } from '../support/tools.js'
 
 // /status with the reuse section as the admin server answers it; one instance name tries to be markup.
 const XSS = '<img src=x onerror="window.__pwned=1">'
@@ -36,7 +37,7 @@ const READ_SAVED = `[...document.querySelectorAll('#saved tbody tr[data-saved-ke
   saved: Number(tr.querySelector('[data-field=saved]').getAttribute('data-value')),
 }))`
 
-describe.skipIf(!hasChromium)('the status page shows the permits saved per key', () => {
+describe.skipIf(!hasChromium)(`the status page shows the permits saved per key ${needs('chromium')}`, () => {
   let browser: Browser
   let page: Page
   let server: PageServer

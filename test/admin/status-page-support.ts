@@ -1,11 +1,11 @@
-import { existsSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { renderStatusPage, statusPageHeaders } from '../../src/admin/status-page.js'
+import { CHROMIUM, has } from '../support/tools.js'
 
-export const CHROMIUM = '/usr/bin/chromium'
-export const hasChromium = existsSync(CHROMIUM)
+export { CHROMIUM }
+export const hasChromium = has('chromium')
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({

@@ -1,6 +1,7 @@
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hasChromium, launchChromium, nextRender, readField, readKeys, servePage, waitFor, type PageServer } from './status-page-support.js'
+import { needs } from '../support/tools.js'
 
 // A status document as the admin server answers it, with an instance name that tries to be markup.
 const XSS = '<img src=x onerror="window.__pwned=1">'
@@ -62,7 +63,7 @@ const fixture = () => ({
   details: { replicas: 3, redis: { state: 'ready' } },
 })
 
-describe.skipIf(!hasChromium)('the status page in headless Chromium (a fixed /status)', () => {
+describe.skipIf(!hasChromium)(`the status page in headless Chromium (a fixed /status) ${needs('chromium')}`, () => {
   let browser: Browser
   let page: Page
   let server: PageServer

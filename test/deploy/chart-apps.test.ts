@@ -8,6 +8,7 @@ import { APP_DEPLOYMENT, envOf, podOf, settingsOf, sluiceIn, type PodSpec } from
 import { canRender, only, render, renderOk } from './render.js'
 import pino from 'pino'
 import { createAppGate } from '../../src/apps/gate.js'
+import { needs } from '../support/tools.js'
 
 /**
  * The chart's apps.* and credentials.* values (README "Apps: identity, access and keys", the chart's
@@ -37,7 +38,7 @@ const values: Tree = {
 
 const volumesOf = (spec: PodSpec): Volume[] => spec.volumes
 
-describe.skipIf(!canRender)('helm/sluice with app identity and credential injection', () => {
+describe.skipIf(!canRender)(`helm/sluice with app identity and credential injection ${needs('go + sprig')}`, () => {
   it('mounts the app list and every organisation key from Secrets, and sluice reads the settings the env makes', () => {
     const { manifests } = renderOk(values)
     const { spec } = podOf(only(manifests, 'Deployment'))

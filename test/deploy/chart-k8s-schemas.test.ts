@@ -3,6 +3,7 @@ import { exampleValueFiles, readYamlFile, type Tree } from './chart.js'
 import { schemaErrors } from './k8s-models.js'
 import { APP_DEPLOYMENT } from './pod.js'
 import { canRender, kinds, renderOk, type RenderOptions } from './render.js'
+import { needs } from '../support/tools.js'
 
 /**
  * Every manifest the chart renders, for the defaults, every example and every optional object,
@@ -42,7 +43,7 @@ const cases: [string, Tree, RenderOptions][] = [
   }),
 ]
 
-describe.skipIf(!canRender)('rendered manifests against the Kubernetes schemas', () => {
+describe.skipIf(!canRender)(`rendered manifests against the Kubernetes schemas ${needs('go + sprig')}`, () => {
   for (const [name, values, options] of cases) {
     it(name, () => {
       const { manifests } = renderOk(values, options)

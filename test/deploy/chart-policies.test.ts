@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import type { Tree } from './chart.js'
 import { podOf, sluiceIn } from './pod.js'
 import { canRender, kinds, only, render, renderOk, type Manifest } from './render.js'
+import { needs } from '../support/tools.js'
 
 /**
  * The production defaults of shared egress, rendered: replicas and rollout by whether Redis is
@@ -30,7 +31,7 @@ interface NetworkPolicySpec {
 }
 const policyOf = (manifests: readonly Manifest[]) => (only(manifests, 'NetworkPolicy') as Spec<NetworkPolicySpec>).spec
 
-describe.skipIf(!canRender)('shared egress defaults', () => {
+describe.skipIf(!canRender)(`shared egress defaults ${needs('go + sprig')}`, () => {
   it('without Redis: 1 replica, Recreate, no PDB; with Redis: 2 replicas, a surge of one, PDB minAvailable 1', () => {
     const alone = renderOk().manifests
     expect(deploymentOf(alone).spec).toMatchObject({ replicas: 1, strategy: { type: 'Recreate' } })
@@ -105,7 +106,7 @@ describe.skipIf(!canRender)('shared egress defaults', () => {
   })
 })
 
-describe.skipIf(!canRender)('NetworkPolicy (on by default)', () => {
+describe.skipIf(!canRender)(`NetworkPolicy (on by default) ${needs('go + sprig')}`, () => {
   it('selects the sluice pods and limits both directions', () => {
     const { manifests } = renderOk()
     const policy = policyOf(manifests)
@@ -161,7 +162,7 @@ describe.skipIf(!canRender)('NetworkPolicy (on by default)', () => {
   })
 })
 
-describe.skipIf(!canRender)('helm test', () => {
+describe.skipIf(!canRender)(`helm test ${needs('go + sprig')}`, () => {
   it('is a test hook pod running the sluice image, non-root, asking the Service\'s admin port for /readyz', () => {
     const { manifests } = renderOk({ image: { repository: 'registry.example.com/sluice' } })
     const pod = only(manifests, 'Pod') as Spec<{ restartPolicy: string; containers: { image: string; command: string[]; securityContext: Tree }[] }>
@@ -176,7 +177,7 @@ describe.skipIf(!canRender)('helm test', () => {
   })
 })
 
-describe.skipIf(!canRender)('the admin token', () => {
+describe.skipIf(!canRender)(`the admin token ${needs('go + sprig')}`, () => {
   it('comes from an existing Secret into SLUICE_ADMIN_TOKEN, and the monitors send it; never from settings', () => {
     const token = { adminToken: { existingSecret: 'sluice-admin', existingSecretKey: 'token' } }
     const { manifests } = renderOk({ ...token, serviceMonitor: { enabled: true } })

@@ -7,6 +7,7 @@ import { parse as parseYaml, stringify } from 'yaml'
 import { CHART_DIR, exampleValueFiles, readText, readYamlFile, type Tree } from './chart.js'
 import { APP_DEPLOYMENT, podOf, settingsOf, sluiceIn } from './pod.js'
 import { canRender, hasHelm, kinds, only, render, renderOk, type Manifest } from './render.js'
+import { needs } from '../support/tools.js'
 
 /**
  * The chart rendered (see render.ts) and the result checked as Kubernetes would use it: the
@@ -14,7 +15,7 @@ import { canRender, hasHelm, kinds, only, render, renderOk, type Manifest } from
  * chart refuses values that would deploy something broken.
  */
 
-describe.skipIf(!canRender)('helm/sluice rendered (Go text/template + sprig)', () => {
+describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${needs('go + sprig')}`, () => {
   it('by default: one replica as shared egress (Recreate, no PDB), with its ServiceAccount, NetworkPolicy and helm test, wired to the admin port', () => {
     const { manifests, notes } = renderOk()
     expect(kinds(manifests)).toEqual(['Deployment', 'NetworkPolicy', 'Pod', 'Service', 'ServiceAccount'])
@@ -184,7 +185,7 @@ describe.skipIf(!canRender)('helm/sluice rendered (Go text/template + sprig)', (
   })
 })
 
-describe.skipIf(!hasHelm)('helm/sluice with the helm binary', () => {
+describe.skipIf(!hasHelm)(`helm/sluice with the helm binary ${needs('helm')}`, () => {
   it('helm lint and helm template pass for the defaults and every example', () => {
     const lint = spawnSync('helm', ['lint', CHART_DIR], { encoding: 'utf8' })
     expect(lint.status, lint.stdout + lint.stderr).toBe(0)

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { chartValues, isTree, type Tree } from './chart.js'
 import { canRender, render, renderOk } from './render.js'
 import { nodeAt, objectNodes, valuesSchema } from './schema.js'
+import { needs } from '../support/tools.js'
 
 /**
  * values.schema.json: it covers every value, refuses unknown keys everywhere but in the few
@@ -82,7 +83,7 @@ describe('values.schema.json as data', () => {
   })
 })
 
-describe.skipIf(!canRender)('values.schema.json enforced by the render check (as helm install/template/lint do)', () => {
+describe.skipIf(!canRender)(`values.schema.json enforced by the render check (as helm install/template/lint do) ${needs('go + sprig')}`, () => {
   it('the defaults, and both modes, pass', () => {
     expect(render({}).ok).toBe(true)
     expect(render({ mode: 'sidecar' }).ok).toBe(true)

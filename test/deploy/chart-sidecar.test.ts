@@ -5,6 +5,7 @@ import type { Tree } from './chart.js'
 import { APP_DEPLOYMENT, envOf, podOf, settingsOf, sluiceIn, type Container, type Probe } from './pod.js'
 import { canRender, only, render, renderOk, type Manifest } from './render.js'
 import { freePort } from '../support/process.js'
+import { needs } from '../support/tools.js'
 
 /**
  * "sluice.sidecar" in an app's pod: the native sidecar by default, ports that do not collide with
@@ -27,7 +28,7 @@ function runProbe(probe: Probe): number | null {
   return spawnSync(process.execPath, args, { timeout: 15_000 }).status
 }
 
-describe.skipIf(!canRender)('"sluice.sidecar" in an app\'s pod', () => {
+describe.skipIf(!canRender)(`"sluice.sidecar" in an app's pod ${needs('go + sprig')}`, () => {
   it('by default: a native sidecar (an init container that keeps running), on 18080/19090, beside an app on 8080', () => {
     const { manifests, spec } = appPod({ mode: 'sidecar', redis: { url: 'redis://r:6379' }, settings: { requestLog: false } })
     expect(spec.initContainers!.map((c) => c.name)).toEqual(['sluice'])
@@ -78,7 +79,7 @@ describe.skipIf(!canRender)('"sluice.sidecar" in an app\'s pod', () => {
   })
 })
 
-describe.skipIf(!canRender)('the rendered probe commands and the helm test, run against a real sluice', () => {
+describe.skipIf(!canRender)(`the rendered probe commands and the helm test, run against a real sluice ${needs('go + sprig')}`, () => {
   let proxy: ProxyProcess | undefined
   afterAll(async () => {
     await proxy?.stop('SIGKILL')

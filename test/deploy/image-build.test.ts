@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { REPO } from './chart.js'
 import { readDockerfile } from './dockerfile.js'
+import { needs } from '../support/tools.js'
 
 /**
  * The Dockerfile built for real, wherever a builder is there and can reach a base image: docker
@@ -116,7 +117,7 @@ async function startImage(builder: Builder, tag: string): Promise<{ adminUrl: st
 }
 
 describe('the image, built', () => {
-  it('builds from the Dockerfile; the image runs node dist/main.js as 1000:1000, binds 0.0.0.0, carries the OCI labels, and serves', async (ctx) => {
+  it(`builds from the Dockerfile; the image runs node dist/main.js as 1000:1000, binds 0.0.0.0, carries the OCI labels, and serves ${needs('container builder')}`, async (ctx) => {
     const skip = (why: string): never => {
       console.warn(`image build SKIPPED: ${why}`)
       return ctx.skip(why)

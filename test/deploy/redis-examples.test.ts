@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { spawnProxy } from '../support/process.js'
@@ -7,6 +6,7 @@ import { EXAMPLES_DIR, readYamlFile, type Tree } from './chart.js'
 import { envOf, podOf, settingsOf, sluiceIn } from './pod.js'
 import { canRender, renderOk } from './render.js'
 import { onLoopback, reachesMode } from './running.js'
+import { has, needs } from '../support/tools.js'
 
 /**
  * examples/redis-sentinel.yaml and examples/redis-cluster.yaml, against a real Sentinel and a real
@@ -15,7 +15,7 @@ import { onLoopback, reachesMode } from './running.js'
  * reaches the `redis` limiter mode. So the shape of each example (topology, names) is one sluice uses.
  */
 
-const hasRedis = spawnSync('redis-server', ['--version']).status === 0 && spawnSync('redis-cli', ['--version']).status === 0
+const hasRedis = has('redis-server')
 
 function renderedExample(file: string) {
   const values = readYamlFile(join(EXAMPLES_DIR, file)) as Tree
@@ -25,7 +25,7 @@ function renderedExample(file: string) {
   return { settings: settingsOf(container, manifests, spec), env: envOf(container, manifests, spec) }
 }
 
-describe.skipIf(!canRender || !hasRedis)('the Redis examples against real servers', () => {
+describe.skipIf(!canRender || !hasRedis)(`the Redis examples against real servers ${needs('go + sprig', 'redis-server')}`, () => {
   const stops: (() => Promise<unknown>)[] = []
   afterAll(async () => {
     for (const stop of stops.reverse()) await stop()

@@ -9,6 +9,7 @@ import { envOf, podOf, sluiceIn } from './pod.js'
 import { canRender, renderOk } from './render.js'
 import { onLoopback, reachesMode } from './running.js'
 import { freePort } from '../support/process.js'
+import { has, needs } from '../support/tools.js'
 
 /**
  * examples/redis-tls.yaml, for real: the CA it mounts from a Secret and names in
@@ -17,8 +18,8 @@ import { freePort } from '../support/process.js'
  * started with the rendered container's env (the mounted file replaced by its local copy).
  */
 
-const hasOpenssl = spawnSync('openssl', ['version']).status === 0
-const hasRedis = spawnSync('redis-server', ['--version']).status === 0
+const hasOpenssl = has('openssl')
+const hasRedis = has('redis-server')
 
 
 function openssl(dir: string, ...args: string[]): void {
@@ -34,7 +35,7 @@ function makeCertificates(dir: string): void {
   openssl(dir, 'x509', '-req', '-in', 'redis.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'redis.crt', '-days', '1', '-extfile', 'san.ext')
 }
 
-describe.skipIf(!canRender || !hasOpenssl || !hasRedis)('examples/redis-tls.yaml against a Redis that speaks TLS', () => {
+describe.skipIf(!canRender || !hasOpenssl || !hasRedis)(`examples/redis-tls.yaml against a Redis that speaks TLS ${needs('go + sprig', 'openssl', 'redis-server')}`, () => {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-redis-tls-'))
   const stops: (() => Promise<unknown> | void)[] = []
   afterAll(async () => {

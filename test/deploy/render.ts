@@ -1,9 +1,10 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseAllDocuments, stringify } from 'yaml'
 import { CHART_DIR, isTree, REPO, type Tree } from './chart.js'
+import { has } from '../support/tools.js'
 
 /**
  * Renders the chart with test/deploy/helm-render (Go's text/template + sprig, as Helm does), built
@@ -13,11 +14,9 @@ import { CHART_DIR, isTree, REPO, type Tree } from './chart.js'
  */
 
 const GOPATH = '/usr/share/gocode'
-const onPath = (bin: string): boolean => spawnSync('sh', ['-c', `command -v ${bin}`]).status === 0
-
-const GO_LIBRARIES = ['src/github.com/Masterminds/sprig', 'src/sigs.k8s.io/yaml', 'src/github.com/xeipuuv/gojsonschema']
-export const canRender = onPath('go') && GO_LIBRARIES.every((lib) => existsSync(join(GOPATH, lib)))
-export const hasHelm = onPath('helm')
+// the Go libraries are found under GOPATH (test/support/tools.ts, 'go + sprig')
+export const canRender = has('go + sprig')
+export const hasHelm = has('helm')
 
 let binary: string | undefined
 function renderer(): string {

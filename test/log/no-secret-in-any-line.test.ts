@@ -5,6 +5,7 @@ import { send, until } from '../support/http.js'
 import { spawnProxy, type ProxyProcess } from '../support/process.js'
 import { startRedis, type TestRedis } from '../support/redis.js'
 import { startSim, type Sim } from '../support/sim.js'
+import { needs } from '../support/tools.js'
 
 /*
  * The real process, at log level trace, driven down each error path where a credential is at hand;
@@ -56,7 +57,7 @@ const SECRETS = [REDIS_PASSWORD, TLS_PASSWORD, API_KEY, QUERY_KEY, HEADER_KEY, C
 const leaked = (output: string): string[] => SECRETS.filter((s) => output.includes(s))
 
 describe('no secret in any line of the output, whatever the error', () => {
-  it('a wrong Redis password (ioredis puts the AUTH command with its arguments on the error)', async (ctx) => {
+  it(`a wrong Redis password (ioredis puts the AUTH command with its arguments on the error) ${needs('redis-server')}`, async (ctx) => {
     if (!redis.managed) ctx.skip() // SLUICE_TEST_REDIS_URL's server has no password of ours
     const p = await proxy({ SLUICE_REDIS_URL: `redis://:${REDIS_PASSWORD}@127.0.0.1:${redis.port}/0`, SLUICE_UPSTREAM: sim.apiUrl })
     await until(() => p.output().includes('WRONGPASS invalid username-password pair'), 'the refused AUTH logged')
@@ -67,7 +68,7 @@ describe('no secret in any line of the output, whatever the error', () => {
     expect(leaked(p.output())).toEqual([])
   })
 
-  it('a wrong Redis user and password', async (ctx) => {
+  it(`a wrong Redis user and password ${needs('redis-server')}`, async (ctx) => {
     if (!redis.managed) ctx.skip()
     const p = await proxy({ SLUICE_REDIS_URL: `redis://someone:${REDIS_PASSWORD}@127.0.0.1:${redis.port}/0`, SLUICE_UPSTREAM: sim.apiUrl })
     await until(() => p.output().includes('WRONGPASS'), 'the refused AUTH logged')

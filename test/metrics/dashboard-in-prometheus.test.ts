@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,6 +9,7 @@ import { basic, startProxy, type RunningProxy } from '../support/proxy.js'
 import { startRedis, type TestRedis } from '../support/redis.js'
 import { freePort } from '../support/process.js'
 import { tokenHash } from '../support/apps.js'
+import { has, needs } from '../support/tools.js'
 
 // Every query of the Grafana dashboard, evaluated by a real Prometheus (Debian's `prometheus`) that
 // scrapes a real sluice (Redis backend) while it is under load: a panel that shows no data fails.
@@ -18,7 +19,7 @@ const file = (path: string): string => fileURLToPath(new URL(`../../${path}`, im
 const DASHBOARD = file('ops/grafana/sluice-dashboard.json')
 const ALERTS = file('ops/prometheus/sluice-alerts.yaml')
 
-const hasPrometheus = spawnSync('prometheus', ['--version']).status === 0
+const hasPrometheus = has('prometheus')
 /** Grafana's $__rate_interval for a 1 s scrape interval: four scrapes, so rate() always has samples */
 const RATE_INTERVAL = '4s'
 /** how long the load runs before the queries (each query covers it) */
@@ -53,7 +54,7 @@ interface Series {
 }
 
 // Skipped, with the reason in its name, where Debian's `prometheus` is not installed (.ci/run installs it).
-describe.skipIf(!hasPrometheus)("the dashboard against a real Prometheus scraping sluice under load (skipped without Debian's prometheus)", () => {
+describe.skipIf(!hasPrometheus)(`the dashboard against a real Prometheus scraping sluice under load (skipped without Debian's prometheus) ${needs('prometheus')}`, () => {
   let redis: TestRedis
   let sim: Sim
   let proxy: RunningProxy

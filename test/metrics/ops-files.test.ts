@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
@@ -6,6 +6,7 @@ import { parse as parseYaml } from 'yaml'
 import { createMetrics } from '../../src/metrics/index.js'
 import { createVersionMetrics } from '../../src/versioning/metrics.js'
 import { catalog, settings } from './records.js'
+import { has, needs } from '../support/tools.js'
 
 const file = (path: string): string => fileURLToPath(new URL(`../../${path}`, import.meta.url))
 const DASHBOARD = file('ops/grafana/sluice-dashboard.json')
@@ -196,9 +197,9 @@ describe('ops/prometheus/sluice-alerts.yaml', () => {
     }
   })
 
-  const promtool = spawnSync('promtool', ['--version']).status === 0
+  const promtool = has('promtool')
   // CI machines without Debian's `prometheus` package skip this one; the checks above still run.
-  it.skipIf(!promtool)('passes `promtool check rules` and its unit tests (`promtool test rules`)', () => {
+  it.skipIf(!promtool)(`passes \`promtool check rules\` and its unit tests (\`promtool test rules\`) ${needs('promtool')}`, () => {
     expect(execFileSync('promtool', ['check', 'rules', ALERTS], { encoding: 'utf8' })).toContain(`SUCCESS: ${rules.length} rules found`)
     expect(execFileSync('promtool', ['test', 'rules', ALERT_TESTS], { encoding: 'utf8' })).toContain('SUCCESS')
   })

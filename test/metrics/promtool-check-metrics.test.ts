@@ -5,12 +5,13 @@ import { REDIS_OPERATIONS } from '../../src/limiter/redis/index.js'
 import { createVersioning } from '../../src/versioning/index.js'
 import { versionSettingsSchema } from '../../src/versioning/settings.js'
 import { catalog, record, settings } from './records.js'
+import { has, needs } from '../support/tools.js'
 
 // `promtool check metrics` lints a scrape: names, base units (seconds, not days or milliseconds),
 // _total on counters, HELP on every metric. sluice's own metrics (sluice_*) must pass it whole.
-const hasPromtool = spawnSync('promtool', ['--version']).status === 0
+const hasPromtool = has('promtool')
 
-describe.skipIf(!hasPromtool)('promtool check metrics', () => {
+describe.skipIf(!hasPromtool)(`promtool check metrics ${needs('promtool')}`, () => {
   it('finds nothing to say about any sluice_* metric', async () => {
     const metrics = createMetrics(settings({ defaultMetrics: true, queueWaitByOrg: true }), {
       limiter: () => undefined,

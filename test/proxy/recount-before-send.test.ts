@@ -5,6 +5,7 @@ import { uniquePrefix } from '../support/redis.js'
 import { basicAuth, keyStats, startSim, type Sim } from '../support/sim.js'
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
 import { useRedis } from '../support/use-redis.js'
+import { needs } from '../support/tools.js'
 
 // Two replicas share a limit-1 key through a real redis-server. Replica 1's request A has its permit
 // but is not written upstream yet: its one upstream connection is busy (a request the sim never
@@ -38,7 +39,7 @@ afterAll(async () => {
 
 const search = (headers: Record<string, string> = {}) => ({ method: 'POST', headers: { authorization: basicAuth('org1'), 'content-type': 'application/json', ...headers }, body: '{}' })
 
-describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('a permit counted again after Redis lost its data, before its request was sent', () => {
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`a permit counted again after Redis lost its data, before its request was sent ${needs('redis-server')}`, () => {
   it('is held back and waits again at its place: the request granted meanwhile on the other replica goes upstream alone', async () => {
     // replica 1's only upstream connection, taken by a request the sim never answers
     const blocker = send(one.url, '/v2/accounts/7', { headers: { authorization: basicAuth('org9'), 'x-sim-hang': '1' } })

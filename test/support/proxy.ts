@@ -27,7 +27,8 @@ export async function startProxy(settings: Record<string, unknown>, deps: Omit<A
     },
   })
   const resolved = loadSettings({}, { host: '127.0.0.1', adminHost: '127.0.0.1', port: 0, adminPort: 0, ...settings })
-  const app = await buildApp(resolved, { ...deps, logStream })
+  // No forward proxy unless a test gives one: a contributor's own HTTPS_PROXY must not reach the local sims.
+  const app = await buildApp(resolved, { env: {}, ...deps, logStream })
   const { proxyUrl, adminUrl } = await app.listen()
   return { app, url: proxyUrl, adminUrl, logs, close: () => app.close() }
 }

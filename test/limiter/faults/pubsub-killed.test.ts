@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { killPubSub } from '../../support/faults.js'
 import { expectNeverOverTheLimit, mark, sleep, startScenario, trafficFlows } from './scenario.js'
+import { needs } from '../../support/tools.js'
 
 /*
  * CLIENT KILL TYPE pubsub under load: every replica's grant channel is cut; messages sent until it
  * resubscribes are lost, and the next sync finds those grants (docs/redis-limiter.md, "How a wait works").
  */
-describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('the pub/sub connections killed under load, again and again', () => {
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`the pub/sub connections killed under load, again and again ${needs('redis-server')}`, () => {
   it('never over the limit, every request answered, nothing left behind', async () => {
     const s = await startScenario()
     let killed = 0

@@ -1,5 +1,6 @@
 import { describe, it } from 'vitest'
 import { OUTAGE_LEASE_MS, judgeFromOneLeaseAfter, everyReplicaIn, expectNeverOverTheLimit, mark, sleep, startScenario, trafficFlows } from './scenario.js'
+import { needs } from '../../support/tools.js'
 
 /*
  * Redis stopped under load and started again (with its data, as a restart with persistence does),
@@ -8,7 +9,7 @@ import { OUTAGE_LEASE_MS, judgeFromOneLeaseAfter, everyReplicaIn, expectNeverOve
  * a key over its limit while Redis is away — by design — and that surplus must end within one lease
  * after it is back. `closed` answers 503 meanwhile.
  */
-describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('Redis stopped under load and started again', () => {
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`Redis stopped under load and started again ${needs('redis-server')}`, () => {
   for (const fallback of ['local', 'open', 'closed'] as const) {
     it(`fallback ${fallback}: never over the limit one lease after Redis is back, every request answered`, async () => {
       const s = await startScenario({ leaseMs: OUTAGE_LEASE_MS, env: { SLUICE_REDIS_FALLBACK: fallback } })

@@ -3,6 +3,7 @@ import { semaphoreKeysOf, tagOf, type SemaphoreKeys } from '../../../src/limiter
 import type { RedisLimiter } from '../../../src/limiter/redis/index.js'
 import { useRedis } from '../../support/use-redis.js'
 import { eventually, key, opts, redisLimiter, testSettings } from './helpers.js'
+import { needs } from '../../support/tools.js'
 
 const redis = useRedis({ each: true })
 
@@ -32,7 +33,7 @@ async function queuedWaiterIsGrantedElsewhere(r1: RedisLimiter, r2: RedisLimiter
 // forget that: the key's meta hash is gone with this replica's liveness, and a waiter queued there
 // without it is dropped as a dead replica's by the next grant elsewhere (docs/redis-limiter.md).
 describe('redis limiter: announcing a replica to a key again after Redis lost its data', () => {
-  it('a waiter queued right after the restart is alive in the key and is granted by the next release', async (ctx) => {
+  it(`a waiter queued right after the restart is alive in the key and is granted by the next release ${needs('redis-server')}`, async (ctx) => {
     if (!redis.managed) ctx.skip()
     // a long lease: the restart comes well within a third of it after the first announcement
     const settings = testSettings(redis.url, { leaseMs: 60_000 })
@@ -63,7 +64,7 @@ describe('redis limiter: announcing a replica to a key again after Redis lost it
   // Data lost without the connection closing (a FLUSHALL, an eviction, a failover to a replica that
   // had not yet received the last writes): the replica cannot know. A waiter it queues is still not
   // left without its liveness: the acquire that queues it finds the field gone and writes it.
-  it('a waiter queued after the data went unnoticed is alive in the key too', async (ctx) => {
+  it(`a waiter queued after the data went unnoticed is alive in the key too ${needs('redis-server')}`, async (ctx) => {
     if (!redis.managed) ctx.skip() // FLUSHALL: never on a shared server
     const settings = testSettings(redis.url, { leaseMs: 60_000 })
     const r1 = await redisLimiter(settings, { replicaId: 'r1' })

@@ -3,6 +3,7 @@ import { Cluster } from 'ioredis'
 import type { Permit, PermitKey } from '../../../src/limiter/types.js'
 import { startRedisCluster, type TestRedisCluster } from '../../support/redis.js'
 import { closeAll, eventually, opts, redisLimiter, sleep, testSettings } from './helpers.js'
+import { needs } from '../../support/tools.js'
 
 let cluster: TestRedisCluster
 beforeAll(async () => {
@@ -12,7 +13,7 @@ afterAll(async () => {
   await cluster?.close()
 })
 
-describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter on a Redis Cluster of three masters', () => {
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`redis limiter on a Redis Cluster of three masters ${needs('redis-server')}`, () => {
   it('limits, queues in order and hands off across replicas, with semaphores spread over the nodes', async () => {
     const settings = testSettings(cluster.url, { topology: 'cluster', clusterNodes: cluster.clusterNodes, leaseMs: 3_000 })
     const a = await redisLimiter(settings)

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import type { TestRedis } from '../../support/redis.js'
 import { useRedis } from '../../support/use-redis.js'
 import { closeAll, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
+import { needs } from '../../support/tools.js'
 
 const redis = useRedis()
 
@@ -54,7 +55,7 @@ describe('redis limiter: contention', () => {
   })
 
   // counts every command the server ran: only meaningful on a server of the test's own
-  it.skipIf(process.env.SLUICE_TEST_REDIS_URL)('an uncontended permit costs one Redis round trip to acquire and one to release', async () => {
+  it.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`an uncontended permit costs one Redis round trip to acquire and one to release ${needs('redis-server')}`, async () => {
     // long lease: no renewal or heartbeat runs during the measurement
     const settings = testSettings(redis.url, { leaseMs: 60_000 })
     const limiter = await redisLimiter(settings)

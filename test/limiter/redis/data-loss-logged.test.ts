@@ -3,6 +3,7 @@ import { createRedisLimiter, type RedisLimiter } from '../../../src/limiter/redi
 import type { SluicePermit } from '../../../src/limiter/redis/ticket.js'
 import { useRedis } from '../../support/use-redis.js'
 import { closeAll, eventually, key, memoryLog, opts, testSettings } from './helpers.js'
+import { needs } from '../../support/tools.js'
 
 // When a sync finds that Redis lost its data (a restart without persistence, a failover to an empty
 // replica), the replica says so once per key — how many permits in flight it counted again (their
@@ -33,7 +34,7 @@ async function afterDataLoss(sent: boolean[]) {
   return log.lines.filter((l) => l.msg.startsWith('limiter: Redis had lost its data'))
 }
 
-describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('the loss of Redis data, logged', () => {
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`the loss of Redis data, logged ${needs('redis-server')}`, () => {
   it('every permit unsent: logged, none counted again, one given back', async () => {
     expect(await afterDataLoss([false])).toEqual([{ level: 'warn', obj: { instance: 'org1', endpoint: key.endpoint, count: 0, heldBack: 1 }, msg: MESSAGE }])
   })

@@ -3,6 +3,7 @@ import type { LimiterMode, Permit } from '../../../src/limiter/types.js'
 import { leftInRedis } from '../../support/redis.js'
 import { useRedis } from '../../support/use-redis.js'
 import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
+import { needs } from '../../support/tools.js'
 
 const redis = useRedis({ each: true })
 
@@ -10,7 +11,7 @@ async function holdersInRedis(settings: { keyPrefix: string }): Promise<number> 
   return (await leftInRedis(redis.client(), settings.keyPrefix)).holders
 }
 
-describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: fallback while Redis is unreachable', () => {
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`redis limiter: fallback while Redis is unreachable ${needs('redis-server')}`, () => {
   it('local: starts without Redis, limits in-process, then adopts its permits and queue into Redis', async () => {
     await redis.stop()
     const settings = testSettings(redis.url, { fallback: 'local' })

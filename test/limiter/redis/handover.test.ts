@@ -5,6 +5,7 @@ import type { Permit } from '../../../src/limiter/types.js'
 import { leftInRedis } from '../../support/redis.js'
 import { useRedis } from '../../support/use-redis.js'
 import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
+import { needs } from '../../support/tools.js'
 
 const redis = useRedis()
 
@@ -79,7 +80,7 @@ function stall(ms: number): void {
 // A release hands its permit to this replica's own waiter when Redis last named that waiter as the
 // queue's head: no round trip before the next request starts. A frozen Redis (SIGSTOP) shows that no
 // round trip was needed; it cannot be frozen on a shared server.
-describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: handing a permit to our own next waiter', () => {
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`redis limiter: handing a permit to our own next waiter ${needs('redis-server')}`, () => {
   afterEach(() => redis.thaw())
 
   it("goes to this replica's waiter at the head of the queue without waiting for Redis, and Redis ends up counting it once", async () => {
@@ -212,7 +213,7 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: handing a per
 })
 
 describe('redis limiter: handover at a limit above 1', () => {
-  it.skipIf(process.env.SLUICE_TEST_REDIS_URL)('none while another replica holds a permit of the key (its release may have granted our waiter already)', async () => {
+  it.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`none while another replica holds a permit of the key (its release may have granted our waiter already) ${needs('redis-server')}`, async () => {
     // renewals (sync) every 500 ms: their replies name the head too
     const { a, b, queueInOrder, emptied, close } = await twoReplicas(1_500)
     try {

@@ -5,12 +5,13 @@ import { ACTIVE_SCRIPT } from '../../../src/limiter/redis/status/index.js'
 import { leftInRedis } from '../../support/redis.js'
 import { useRedis } from '../../support/use-redis.js'
 import { eventually, key, opts, redisLimiter, testSettings } from './helpers.js'
+import { needs } from '../../support/tools.js'
 
 const redis = useRedis()
 
 // A Redis that keeps its connections open but answers nothing (SIGSTOP): only the limiter's own
 // script deadline can notice it. Stopping the server is not possible on a shared one.
-describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: Redis hangs', () => {
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`redis limiter: Redis hangs ${needs('redis-server')}`, () => {
   afterEach(() => redis.thaw())
 
   it('a script unanswered within commandTimeoutMs sends the replica to its fallback, and it comes back when Redis answers', async () => {

@@ -4,6 +4,7 @@ import type { PermitKey } from '../../../src/limiter/types.js'
 import { leftInRedis } from '../../support/redis.js'
 import { useRedis } from '../../support/use-redis.js'
 import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
+import { needs } from '../../support/tools.js'
 
 const redis = useRedis()
 
@@ -74,7 +75,7 @@ describe('redis limiter: leases', () => {
     await a.close()
   })
 
-  it.skipIf(process.env.SLUICE_TEST_REDIS_URL)('after Redis loses its data, the permits in flight are counted again, not forgotten', async () => {
+  it.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`after Redis loses its data, the permits in flight are counted again, not forgotten ${needs('redis-server')}`, async () => {
     const settings = testSettings(redis.url, { leaseMs: 600 })
     const lostKeys: PermitKey[] = []
     const a = await redisLimiter(settings, { observer: { leaseLost: (k) => lostKeys.push(k) } })

@@ -4,6 +4,7 @@ import type { SluicePermit } from '../../../src/limiter/redis/ticket.js'
 import type { Permit } from '../../../src/limiter/types.js'
 import { useRedis } from '../../support/use-redis.js'
 import { closeAll, eventually, key, opts, redisLimiter, testSettings } from './helpers.js'
+import { needs } from '../../support/tools.js'
 
 const redis = useRedis({ each: true })
 const NOTHING = { keys: 0, waiting: 0, pins: 0, unshared: 0 }
@@ -47,7 +48,7 @@ describe('redis limiter: no per-key state kept in a replica after its last reque
     await closeAll([a, b])
   })
 
-  it.skipIf(process.env.SLUICE_TEST_REDIS_URL)('after an outage in the local fallback and the way back', async () => {
+  it.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`after an outage in the local fallback and the way back ${needs('redis-server')}`, async () => {
     const settings = testSettings(redis.url, { fallback: 'local' })
     const a = await redisLimiter(settings)
     const held = await a.acquire(key, opts(1)) // pinned during the outage

@@ -4,11 +4,12 @@ import { RELEASE_LUA } from '../../../src/limiter/redis/release/lua.js'
 import { leftInRedis } from '../../support/redis.js'
 import { useRedis } from '../../support/use-redis.js'
 import { key, opts, redisLimiter, testSettings } from './helpers.js'
+import { needs } from '../../support/tools.js'
 
 const redis = useRedis()
 
 // SCRIPT FLUSH empties the whole server's script cache: never on a shared server
-describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: an acquire re-sent after NOSCRIPT', () => {
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`redis limiter: an acquire re-sent after NOSCRIPT ${needs('redis-server')}`, () => {
   it('is dropped when its waiter was withdrawn meanwhile: it never runs after its own withdrawal', async () => {
     const settings = testSettings(redis.url)
     const a = await redisLimiter(settings)

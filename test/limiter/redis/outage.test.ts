@@ -3,10 +3,11 @@ import type { LimiterMode } from '../../../src/limiter/types.js'
 import { leftInRedis } from '../../support/redis.js'
 import { useRedis } from '../../support/use-redis.js'
 import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
+import { needs } from '../../support/tools.js'
 
 const redis = useRedis()
 
-describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: Redis stops under load, then starts again', () => {
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`redis limiter: Redis stops under load, then starts again ${needs('redis-server')}`, () => {
   it('every acquire settles, the mode goes to the fallback and back, nothing is left held', async () => {
     const settings = testSettings(redis.url, { leaseMs: 600, fallback: 'local' })
     const modes: LimiterMode[][] = [[], []]

@@ -5,6 +5,7 @@ import { leftInRedis } from '../../support/redis.js'
 import { useRedis } from '../../support/use-redis.js'
 import { fakeShared, GRANTED, permitId, settle } from './fake-scripts.js'
 import { closeAll, eventually, key, memoryLog, opts, testSettings } from './helpers.js'
+import { needs } from '../../support/tools.js'
 
 // Redis lost its data (a restart without persistence, a failover to an empty replica) while this
 // replica held permits: the next sync counts them again. A permit whose request is already upstream
@@ -82,7 +83,7 @@ afterEach(async () => {
   limiters = []
 })
 
-describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('a permit counted again after Redis lost its data, against a real redis-server', () => {
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`a permit counted again after Redis lost its data, against a real redis-server ${needs('redis-server')}`, () => {
   it('limit 1: A granted, FLUSHALL before its request is sent, B granted the empty slot elsewhere — A can no longer start; B alone holds; A waits behind B', async () => {
     const settings = testSettings(redis.url, { leaseMs: 600 })
     const logA = memoryLog()

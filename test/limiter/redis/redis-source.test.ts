@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import startRedisContainer from '../../support/redis-container.js'
 import { hasRedisServer, redisSource } from '../../support/redis-source.js'
+import { needs } from '../../support/tools.js'
 
 /** Where the Redis tests get Redis: SLUICE_TEST_REDIS_URL, else redis-server, else a testcontainers container. */
 describe('the Redis the tests use', () => {
@@ -12,7 +13,7 @@ describe('the Redis the tests use', () => {
     expect(redisSource({}, () => false)).toBe('container')
   })
 
-  it.skipIf(!hasRedisServer())('with redis-server on PATH, no container is started', async () => {
+  it.skipIf(!hasRedisServer())(`with redis-server on PATH, no container is started ${needs('redis-server')}`, async () => {
     const before = process.env.SLUICE_TEST_REDIS_URL
     expect(await startRedisContainer()).toBeUndefined()
     expect(process.env.SLUICE_TEST_REDIS_URL).toBe(before)

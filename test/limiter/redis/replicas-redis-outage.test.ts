@@ -3,6 +3,7 @@ import { adminJson } from '../../support/proxy.js'
 import { send, until } from '../../support/http.js'
 import { useRedisReplicas } from '../../support/replicas.js'
 import { basicAuth } from '../../support/sim.js'
+import { needs } from '../../support/tools.js'
 
 /** Three proxy replicas (`node dist/main.js`, built by `npm test`) lose their Redis under load, then get it back. */
 
@@ -15,7 +16,7 @@ const stack = useRedisReplicas({
 
 const modes = (): Promise<string[]> => Promise.all(stack.replicas.map(async (r) => (await adminJson<{ mode: string }>(r, '/readyz')).mode))
 
-describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('three replicas when Redis stops under load and starts again', () => {
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`three replicas when Redis stops under load and starts again ${needs('redis-server')}`, () => {
   it('no replica dies, every request is answered, the mode goes to the fallback and back', async () => {
     expect(await modes()).toEqual(['redis', 'redis', 'redis'])
     let running = true

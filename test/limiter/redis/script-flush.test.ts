@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { useRedis } from '../../support/use-redis.js'
 import { closeAll, key, opts, redisLimiter, testSettings } from './helpers.js'
+import { needs } from '../../support/tools.js'
 
 const redis = useRedis()
 
 // SCRIPT FLUSH empties the whole server's script cache: never on a shared server
-describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: SCRIPT FLUSH', () => {
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`redis limiter: SCRIPT FLUSH ${needs('redis-server')}`, () => {
   it('keeps working in redis mode after the server forgets every script', async () => {
     const settings = testSettings(redis.url)
     const modes: string[] = []

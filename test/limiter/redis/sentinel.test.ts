@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startRedisSentinel, type TestRedisSentinel } from '../../support/redis.js'
 import { closeAll, eventually, key, opts, redisLimiter, testSettings } from './helpers.js'
+import { needs } from '../../support/tools.js'
 
 let sentinel: TestRedisSentinel
 beforeAll(async () => {
@@ -10,7 +11,7 @@ afterAll(async () => {
   await sentinel?.close()
 })
 
-describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter through Redis Sentinel', () => {
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`redis limiter through Redis Sentinel ${needs('redis-server')}`, () => {
   it('finds the master through the sentinel and shares permits there', async () => {
     // the url's host is ignored with Sentinel: only credentials and db come from it
     const settings = testSettings('redis://ignored.invalid:1', { topology: 'sentinel', sentinels: sentinel.sentinels, sentinelName: sentinel.name })

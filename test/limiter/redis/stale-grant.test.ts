@@ -5,6 +5,7 @@ import { leftInRedis } from '../../support/redis.js'
 import { useRedis } from '../../support/use-redis.js'
 import { cuttable } from './cuttable.js'
 import { eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
+import { needs } from '../../support/tools.js'
 
 const redis = useRedis()
 
@@ -16,7 +17,7 @@ function stall(ms: number): void {
   }
 }
 
-describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: a grant read after a stall longer than the lease', () => {
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`redis limiter: a grant read after a stall longer than the lease ${needs('redis-server')}`, () => {
   it('is not used when its lease was given away meanwhile: the request goes back to its place in the queue', async () => {
     const settings = testSettings(redis.url, { leaseMs: 600 })
     const a = await redisLimiter(settings)

@@ -3,13 +3,14 @@ import type { Permit } from '../../../src/limiter/types.js'
 import { leftInRedis } from '../../support/redis.js'
 import { useRedis } from '../../support/use-redis.js'
 import { eventually, key, opts, redisLimiter, testSettings } from './helpers.js'
+import { needs } from '../../support/tools.js'
 
 const redis = useRedis({ each: true })
 
 // After an outage in fallback `open` (or `local` with more replicas than the limit), Redis counts the
 // permits granted meanwhile, above the limit. Holding more than the limit is not "holding all": each
 // release must give its surplus slot back, not hand it to this replica's next waiter.
-describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)('redis limiter: a surplus counted after an outage', () => {
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`redis limiter: a surplus counted after an outage ${needs('redis-server')}`, () => {
   it('ends as its permits are released: no release hands a surplus slot to the next waiter', async () => {
     const settings = testSettings(redis.url, { fallback: 'open' })
     const limiter = await redisLimiter(settings)

@@ -1,0 +1,46 @@
+import { basename } from 'node:path'
+import type { AppsLoaded } from './apps/loaded.js'
+import type { Settings } from './config/schema.js'
+import { maskUrl } from './log/secret-text.js'
+import type { Egress } from './proxy/forward-proxy.js'
+
+/**
+ * The fields of the one start-up line, `sluice listening` (docs/observability.md, "What was
+ * loaded"): what this process runs with, so that the log alone confirms a configuration took
+ * effect. Counts and names only, never a secret: the upstream and the forward proxy without
+ * credentials, apps and keys counted.
+ */
+export function startupFields(
+  settings: Settings,
+  loaded: { readonly limiter: 'memory' | 'redis'; readonly apps: AppsLoaded; readonly egress: Egress },
+): Record<string, unknown> {
+  const { fairness, versions } = settings
+  const classes = { interactive: [] as string[], batch: [] as string[] }
+  for (const [app, share] of Object.entries(fairness.apps)) classes[share.class].push(share.weight === 1 ? app : `${app} (weight ${share.weight})`)
+  return {
+    upstream: maskUrl(settings.upstream),
+    ...forwardProxyField(loaded.egress),
+    limiter: loaded.limiter,
+    ...(loaded.limiter === 'redis' ? { redisFallback: settings.redis.fallback } : {}),
+    apps: loaded.apps,
+    cachedEndpoints: settings.cache.endpoints,
+    coalescing: settings.coalesce.enabled,
+    fairness: { ...classes, unlisted: fairness.default.class, interactiveBoost: fairness.interactiveBoost },
+    versions: {
+      // the calendar by its base name, as /status names it, never its path on disk
+      calendar: versions.calendarFile === undefined ? 'built-in' : basename(versions.calendarFile),
+      retired: versions.retired === 'rewrite' ? `rewrite to ${versions.rewriteTo}` : versions.retired,
+      missing: versions.missing === 'pin' ? `pin ${versions.pin}` : versions.missing,
+      gate: versions.gate,
+    },
+  }
+}
+
+/**
+ * `forwardProxy: 'host:port (HTTPS_PROXY, with credentials)'`, or `'none (NO_PROXY exempts the
+ * upstream)'` when a proxy is set but not used, or nothing when no proxy variable is set.
+ */
+export function forwardProxyField(egress: Egress): { forwardProxy?: string } {
+  if (egress.via !== undefined) return { forwardProxy: `${egress.via.name} (${egress.via.variable}${egress.via.credentials ? ', with credentials' : ''})` }
+  return egress.exemptedBy === undefined ? {} : { forwardProxy: `none (${egress.exemptedBy} exempts the upstream)` }
+}
