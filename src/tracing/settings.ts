@@ -70,15 +70,17 @@ export function tracingSettingsFromEnv(env: Env): TracingSettings | undefined {
   }
 }
 
+const NOT_HTTP = 'not an http:// or https:// URL (sluice sends OTLP over HTTP)'
+
 /** The URL as given, when it is http(s); its text is not repeated in the error (it may carry a token). */
 function httpUrl(name: string, value: string): string {
   let url: URL
   try {
     url = new URL(value)
   } catch {
-    throw invalid(name, 'not a URL')
+    throw invalid(name, NOT_HTTP)
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid(name, `${url.protocol} is not http: or https: (sluice sends OTLP over HTTP)`)
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid(name, NOT_HTTP)
   return url.href
 }
 
