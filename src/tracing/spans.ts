@@ -119,6 +119,8 @@ class OtelRequestSpans implements RequestSpans {
     const matched = end.template !== 'unmatched'
     if (matched) span.updateName(`${this.method} ${end.template}`)
     const attributes: Attributes = {
+      // the access line's `reqId`: a trace and its log line found from each other
+      'sluice.request_id': end.requestId,
       'sluice.outcome': end.outcome,
       'sluice.endpoint': end.endpoint,
       'sluice.retries': end.retries,

@@ -14,6 +14,8 @@ export interface Tracing {
 
 /** How a request ended, as its record says (src/proxy/record.ts): the server span's last attributes. */
 export interface RequestEnd {
+  /** the request's id, as the access line and the `x-request-id` answer header give it */
+  readonly requestId: string
   readonly status: number
   readonly outcome: string
   readonly endpoint: string

@@ -27,6 +27,7 @@ describe('traces: a request that got one 429 upstream, then its answer, as the c
       headers: { authorization: basicAuth('org1', KEY), traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01`, tracestate: 'vendor=opaque' },
     })
     expect(answer.status).toBe(200)
+    expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/)
     expect(keyStats(sim, 'org1', 'GET /accounts/{id}/donations')).toMatchObject({ requests: 2, pushback429: 1 })
     // Closing the proxy sends what the batch processor holds: no timer to wait for.
     await proxy.close()
@@ -39,6 +40,7 @@ describe('traces: a request that got one 429 upstream, then its answer, as the c
       'http.request.method': 'GET',
       'http.route': '/accounts/{id}/donations',
       'http.response.status_code': 200,
+      'sluice.request_id': answer.headers['x-request-id'],
       'sluice.outcome': 'forwarded',
       'sluice.endpoint': 'GET /accounts/{id}/donations',
       'sluice.app': 'default',
