@@ -29,8 +29,8 @@ export interface TracingDeps {
   readonly upstream: string
   /** sluice's version (`service.version`); asked only when tracing starts */
   readonly version: () => string
-  /** where the SDK's own warnings go (an exporter that cannot reach its collector) */
-  readonly log: { warn(obj: object, msg: string): void }
+  /** where the start is confirmed, and the SDK's own warnings go (an exporter that cannot reach its collector) */
+  readonly log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void }
 }
 
 export function createTracing(settings: TracingSettings, deps: TracingDeps): Tracing {
@@ -46,6 +46,7 @@ export function createTracing(settings: TracingSettings, deps: TracingDeps): Tra
   const exporter = settings.protocol === 'http/json' ? new JsonExporter({ url: settings.url }) : new ProtobufExporter({ url: settings.url })
   const provider = new BasicTracerProvider({ resource, sampler: samplerOf(settings), spanProcessors: [new BatchSpanProcessor(exporter)] })
   diag.setLogger(throttled(deps.log), { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true })
+  deps.log.info({ traces: { endpoint: shownEndpoint(settings.url), protocol: settings.protocol, sampler: settings.sampler, ratio: settings.ratio, serviceName: settings.serviceName } }, 'traces on')
   const spanDeps: SpanDeps = {
     tracer: provider.getTracer('sluice', version),
     propagator: new W3CTraceContextPropagator(),
@@ -73,6 +74,12 @@ function samplerOf({ sampler, ratio }: TracingSettings): Sampler {
     case 'parentbased_traceidratio':
       return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) })
   }
+}
+
+/** The collector's URL for a log line: no userinfo, no query (either may hold a token). */
+function shownEndpoint(url: string): string {
+  const { origin, pathname } = new URL(url)
+  return origin + pathname
 }
 
 function hostAndPort(upstream: string): { address: string; port: number } {
