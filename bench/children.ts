@@ -80,10 +80,10 @@ export async function startSimChild(env: Record<string, string> = {}): Promise<S
   return { ...child, url, pid: child.process.pid! }
 }
 
-/** sluice (`dist/main.js`) in front of `upstream` on free ports, once its admin port answers. */
-export async function startSluiceChild(upstream: string, env: Record<string, string> = {}): Promise<ServerChild> {
+/** sluice (`dist/main.js`, or another build's `main`) in front of `upstream` on free ports, once its admin port answers. */
+export async function startSluiceChild(upstream: string, env: Record<string, string> = {}, main = 'dist/main.js'): Promise<ServerChild> {
   const [port, adminPort] = [await freePort(), await freePort()]
-  const child = startNode(['dist/main.js'], {
+  const child = startNode([main], {
     SLUICE_UPSTREAM: upstream,
     SLUICE_PORT: String(port),
     SLUICE_ADMIN_PORT: String(adminPort),

@@ -13,9 +13,11 @@ import { runPermitsBench } from './permits/main.js'
 import { runRedisBench } from './redis/index.js'
 import { runReplicasBench } from './redis/replicas.js'
 import { runTricksBench } from './tricks/index.js'
+import { runTracesCostBench } from './traces/proxy-cost.js'
+import { spanMemoryPerQueuedRequest } from './traces/span-memory.js'
 
 async function main(): Promise<void> {
-  // `npm run bench -- core`, `-- metrics`, `-- tricks`, `-- redis`, `-- permits`, `-- fairness`, `-- learning` or `-- compare` runs one part.
+  // `npm run bench -- core`, `-- metrics`, `-- traces`, `-- tricks`, `-- redis`, `-- permits`, `-- fairness`, `-- learning` or `-- compare` runs one part.
   const only = process.argv[2]
   const out = (s: string): boolean => process.stdout.write(`${s}\n`)
   out(`# sluice benchmarks — node ${process.version}, ${new Date().toISOString()}\n`)
@@ -55,6 +57,14 @@ async function main(): Promise<void> {
   if (only === undefined || only === 'metrics') {
     out('## What metrics and the access log cost (variants interleaved, medians of the rounds)\n')
     out(await runMetricsCostBench())
+    out('')
+  }
+
+  if (only === undefined || only === 'traces') {
+    out('## What traces cost (variants interleaved, medians of the rounds)\n')
+    out(await runTracesCostBench())
+    out('')
+    out(await spanMemoryPerQueuedRequest())
     out('')
   }
 

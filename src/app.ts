@@ -31,6 +31,8 @@ import { Reuse } from './reuse/index.js'
 import { MemoryAfterBurst } from './proxy/memory-after-burst.js'
 import { namedCounts } from './admin/status-names.js'
 import { forwardProxyField } from './startup-line.js'
+import { startTracing } from './tracing/index.js'
+import { readBuildInfo } from './metrics/build-info.js'
 
 export const CONFIG_DIR = join(import.meta.dirname, '..', 'config')
 
@@ -41,6 +43,11 @@ export interface AppDeps {
   readonly logStream?: NodeJS.WritableStream
   /** where HTTPS_PROXY, HTTP_PROXY and NO_PROXY are read; default process.env */
   readonly env?: NodeJS.ProcessEnv
+  /**
+   * The OTEL_* variables that configure traces (docs/observability.md, "Traces"); main.ts passes the
+   * process's environment. None: tracing off.
+   */
+  readonly otelEnv?: Readonly<Record<string, string | undefined>>
 }
 
 export interface App {
@@ -84,6 +91,8 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     // message) is masked in every line pino writes. Access lines are sluice's own and go around.
     { write: (line: string) => lines.write(maskSecretText(line)) },
   )
+  // First: a variable that cannot be used stops the start before anything listens or connects.
+  const tracing = await startTracing(deps.otelEnv ?? {}, { upstream: settings.upstream, version: () => readBuildInfo().version, log: logger })
   let closing = false
   const writeAccessLog = settings.requestLog && ['trace', 'debug', 'info'].includes(settings.logLevel)
   // Metrics read the limiter at scrape time; it is built after them, with their observer.
@@ -102,7 +111,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     metrics.requestFinished(record)
     // Built only when written: the hot path makes no log line that the level would drop.
     if (writeAccessLog) lines.write(accessLogLine(record))
-  }, settings.instanceHeader, settings.apps.enabled)
+  }, settings.instanceHeader, settings.apps.enabled, tracing)
   // Built before the proxy: the request id is chosen at arrival, and a client's own only when the request authenticates.
   const apps = createAppGate(settings.apps, settings.credentials, settings.appHeader, { log: logger })
   const authenticates = (headers: IncomingHttpHeaders): boolean => apps.authenticates(headers)
@@ -230,6 +239,8 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
         await admin.close()
         await limiter.close()
         apps.close()
+        // the last spans (every request has ended by now) go to the collector, within the exporter's timeout
+        await tracing?.shutdown().catch(() => undefined)
         lines.flush()
       })()
       return closed

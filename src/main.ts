@@ -29,7 +29,7 @@ const oneLineMessage = (err: unknown): string =>
 /** Process entry: settings, app, listen, signals. Anything that stops the start is one line and exit 78. */
 async function main(): Promise<void> {
   settings = loadSettings()
-  const app = await buildApp(settings)
+  const app = await buildApp(settings, { otelEnv: process.env })
   crashLog = app.proxy.log
   const { proxyUrl, adminUrl } = await app.listen()
   const strays = unknownEnvVars()

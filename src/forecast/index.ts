@@ -52,6 +52,7 @@ export class ForecastingLimiter implements Limiter {
     const limit = options.learn === undefined ? options.limit : (this.#inner.limitOf?.(key, options) ?? options.limit)
     const prediction = this.#forecasts.predict(load, limit, arrived)
     const { expectedMs, lowerMs } = prediction
+    options.onForecast?.(load.waiting, expectedMs)
     if (this.settings.enabled && lowerMs !== undefined && arrived + lowerMs > options.deadline) {
       const expected = Math.max(expectedMs ?? lowerMs, lowerMs)
       const err = new WaitTooLongError(`${key.endpoint} (instance ${key.instance})`, Math.round(expected), Math.max(0, options.deadline - arrived))

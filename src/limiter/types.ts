@@ -52,6 +52,11 @@ export interface AcquireOptions {
   readonly maxQueue: number
   /** The calling app, resolved once per request (README "Apps: identity, access and keys"): the ground for fair share between apps. */
   readonly app?: string
+  /**
+   * Told once by a forecasting limiter (src/forecast) before the wait, refused or not: requests of this
+   * replica ahead in the key's queue, and the predicted wait in ms when known (the request's trace reads it).
+   */
+  onForecast?(ahead: number, expectedMs: number | undefined): void
 }
 
 export interface Permit {

@@ -6,10 +6,12 @@ import type { Endpoint } from '../catalog/types.js'
 import { PREDICTED_WAIT_HEADER, predictedWaitOf } from '../forecast/index.js'
 import type { LearnOptions, Permit, PermitOutcome } from '../limiter/types.js'
 import type { ReuseTicket } from '../reuse/index.js'
+import type { AttemptSpan, RequestSpans } from '../tracing/index.js'
 import type { VersionDecision, Versioning } from '../versioning/index.js'
 import type { RequestBody } from './body.js'
 import { BodyTooSlowError } from './errors.js'
 import { forward, type AnswerLimits, type ForwardCallbacks } from './forward.js'
+import type { UpstreamRequest } from './outgoing.js'
 import type { HangUp } from './hang-up.js'
 import { clientResponseHeaders } from './headers.js'
 import type { Trace } from './trace.js'
@@ -39,6 +41,8 @@ export interface UpstreamCall {
   readonly reply: FastifyReply
   readonly trace: Trace
   readonly client: HangUp
+  /** its spans, when tracing is on (docs/observability.md, "Traces") */
+  readonly spans: RequestSpans | undefined
   readonly endpoint: Endpoint
   /** the limiter key, and who an answer was for (versioning's evidence) */
   readonly key: { readonly instance: string; readonly endpoint: string }
@@ -47,8 +51,8 @@ export interface UpstreamCall {
   readonly learn: LearnOptions | undefined
   readonly deadline: number
   readonly decision: VersionDecision
-  /** the request as the API gets it (path, method, headers, body) */
-  readonly options: Dispatcher.DispatchOptions
+  /** the request as the API gets it (path, method, headers, body); each attempt sets its own `traceparent` when tracing */
+  readonly options: UpstreamRequest
   readonly body: RequestBody
   /** this request's part in reuse: followers of its call, and the cache, get a copy of its answer */
   readonly shared: ReuseTicket | undefined
@@ -88,6 +92,8 @@ export class UpstreamAttempt implements ForwardCallbacks {
   /** set when the request was stopped unsent because its permit could no longer start it */
   private heldBack: LeaseInDoubt | undefined
   private sentAt = 0
+  /** the attempt's client span, when tracing is on */
+  private span: AttemptSpan | undefined
   private readonly givenBack: (() => void) | undefined
 
   constructor(
@@ -110,9 +116,12 @@ export class UpstreamAttempt implements ForwardCallbacks {
     }
     this.sentAt = performance.now()
     call.trace.upstreamStartedAt = this.sentAt
+    this.span = call.spans?.attempt(call.request.method, call.endpoint.template, call.options.headers)
     try {
       await forward(this.deps.pool, call.options, call.reply.raw, this, this.deps.answerLimits)
     } catch (err) {
+      // (onDone has ended it, unless the dispatch itself threw)
+      this.span?.ended(true, err)
       if (this.heldBack !== undefined && err === this.heldBack) {
         call.request.log.warn({ instance: call.key.instance, endpoint: call.trace.endpoint, at: 'send' }, HELD_BACK)
         // A streamed body was given to undici, which destroys it with the request: it cannot be sent again.
@@ -139,6 +148,7 @@ export class UpstreamAttempt implements ForwardCallbacks {
   onHead(status: number, headers: IncomingHttpHeaders): OutgoingHttpHeaders | undefined {
     const { call } = this
     this.status = status
+    this.span?.answered(status)
     this.deps.versioning.observeUpstream(call.decision, status, call.key)
     this.outcome = status === 429 ? 'throttled' : status < 500 ? 'success' : 'neutral'
     if (RETRY_STATUSES.has(status)) {
@@ -165,9 +175,13 @@ export class UpstreamAttempt implements ForwardCallbacks {
   }
 
   /** The upstream is done with the request: its answer read to the end (or torn), or it failed. */
-  onDone(cutOff: boolean, failed: boolean): void {
+  onDone(cutOff: boolean, failed: boolean, error?: Error): void {
     // stopped unsent (see beforeSend): the permit goes back, the request may wait again
-    if (this.heldBack !== undefined) return void this.release()
+    if (this.heldBack !== undefined) {
+      this.span?.heldBack()
+      return void this.release()
+    }
+    this.span?.ended(failed, error)
     const { call } = this
     const trace = call.trace
     trace.upstreamEndedAt = performance.now()

@@ -8,9 +8,9 @@ export interface ForwardCallbacks {
   onHead(statusCode: number, headers: IncomingHttpHeaders): OutgoingHttpHeaders | undefined
   /**
    * Once: the upstream is done with the request — its answer read to the end, or failed. `cutOff`
-   * is true when it failed after its head had been passed to the client; `failed` whenever it failed.
+   * is true when it failed after its head had been passed to the client; `failed` whenever it failed, with `error`.
    */
-  onDone(cutOff: boolean, failed: boolean): void
+  onDone(cutOff: boolean, failed: boolean, error?: Error): void
   /** Every chunk of the answer's body; true while a whole copy is kept anyway, so a slow client does not pause the API's answer. */
   onChunk?(chunk: Buffer): boolean
   /** Asked right before the request is written upstream; an error returned stops it unsent (`forward` rejects with it, `onDone` still runs). */
@@ -134,13 +134,13 @@ class PipeToClient implements Dispatcher.DispatchHandler, HeldAnswer {
     const cutOff = this.passing
     if (!this.answered) this.reject(err)
     else if (cutOff) this.res.destroy() // the status is sent: the client sees the answer cut off
-    this.finish(cutOff, true)
+    this.finish(cutOff, true, err)
   }
 
-  private finish(cutOff: boolean, failed: boolean): void {
+  private finish(cutOff: boolean, failed: boolean, error?: Error): void {
     if (this.done) return
     this.done = true
-    this.callbacks.onDone(cutOff, failed)
+    this.callbacks.onDone(cutOff, failed, error)
   }
 }
 

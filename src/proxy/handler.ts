@@ -78,7 +78,7 @@ export function createProxyHandler(ctx: ProxyContext) {
   const { baseDelayMs, maxDelayMs } = settings.retry
 
   return async function proxyHandler(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const { trace, client } = ctx.tracker.track(request, reply)
+    const { trace, client, spans } = ctx.tracker.track(request, reply)
     const arrivedAt = Date.now()
     reply.header('x-request-id', request.id)
 
@@ -115,9 +115,12 @@ export function createProxyHandler(ctx: ProxyContext) {
       )
       const reused = await shared?.reused(() => client.signal)
       if (client.gone) return void reply.hijack()
-      if (reused !== undefined) return answerReused(request, reply, trace, shared!, reused, attempts.answerLimits.writeTimeoutMs)
+      if (reused !== undefined) {
+        spans?.reused(reused.kind)
+        return answerReused(request, reply, trace, shared!, reused, attempts.answerLimits.writeTimeoutMs)
+      }
 
-      const call: UpstreamCall = { request, reply, trace, client, endpoint, key, app: caller.app, learn: ctx.learnOf?.(endpoint), deadline, decision, options, body, shared }
+      const call: UpstreamCall = { request, reply, trace, client, spans, endpoint, key, app: caller.app, learn: ctx.learnOf?.(endpoint), deadline, decision, options, body, shared }
       // ── the retry loop: a permit, one attempt on it, and what its result calls for
       // `requeued`: the request waited before (sent back by the API, a permit held back): it goes back
       // to its old place in the queue; a first attempt takes its place as it arrives.
@@ -126,12 +129,17 @@ export function createProxyHandler(ctx: ProxyContext) {
         // Awaited in the handler's own frame: a wrapper's would be one more object per queued request
         // (docs/benchmarks.md, "Where a queued request's heap goes (live bytes)").
         const waitFrom = performance.now()
+        spans?.waitBegins(requeued)
         let permit: Permit
         try {
-          permit = await limiter.acquire(key, new AcquireRequest(endpoint.limit, call.learn, deadline, requeued ? arrivedAt : undefined, maxLength, call.app, client))
+          permit = await limiter.acquire(key, new AcquireRequest(endpoint.limit, call.learn, deadline, requeued ? arrivedAt : undefined, maxLength, call.app, client, spans))
+        } catch (err) {
+          spans?.waitEnds(err)
+          throw err
         } finally {
           trace.queueMs += performance.now() - waitFrom
         }
+        spans?.waitEnds()
         const result = await new UpstreamAttempt(attempts, call, permit).run()
 
         // The answer is the upstream's (passed on, or dropped for a client that has gone): Fastify sends nothing.
@@ -154,6 +162,7 @@ export function createProxyHandler(ctx: ProxyContext) {
         }
         const delay = retryDelayMs(result.headers['retry-after'], backOffs++, baseDelayMs, maxDelayMs)
         if (Date.now() + delay >= deadline) throw withOutcome(new QueueTimeoutError(Date.now() - arrivedAt, describe(key)), 'queue_timeout')
+        spans?.backsOff(delay)
         await sleep(delay, client.signal).catch(() => undefined)
         if (client.gone) return void reply.hijack()
         trace.retries++

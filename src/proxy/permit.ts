@@ -1,4 +1,5 @@
 import type { AcquireOptions, LearnOptions } from '../limiter/types.js'
+import type { RequestSpans } from '../tracing/index.js'
 import type { HangUp } from './hang-up.js'
 
 /**
@@ -15,9 +16,15 @@ export class AcquireRequest implements AcquireOptions {
     readonly maxQueue: number,
     readonly app: string,
     private readonly client: HangUp,
+    /** the request's spans, when tracing is on: the wait's span gets the forecast */
+    private readonly spans: RequestSpans | undefined,
   ) {}
 
   get signal(): AbortSignal {
     return this.client.signal
+  }
+
+  onForecast(ahead: number, expectedMs: number | undefined): void {
+    this.spans?.forecast(ahead, expectedMs)
   }
 }

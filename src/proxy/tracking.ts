@@ -2,15 +2,17 @@ import { randomUUID } from 'node:crypto'
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http'
 import { performance } from 'node:perf_hooks'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { RequestSpans, Tracing } from '../tracing/index.js'
 import { HangUp } from './hang-up.js'
 import { instanceOf } from './instance.js'
 import type { Outcome, RequestRecord } from './record.js'
 import { Trace } from './trace.js'
 
-/** A request's record in the making and whether its client has gone. */
+/** A request's record in the making, whether its client has gone, and its spans (when tracing is on). */
 export interface Tracked {
   readonly trace: Trace
   readonly client: HangUp
+  readonly spans: RequestSpans | undefined
 }
 
 /** An error that already knows which outcome it stands for in logs and metrics. */
@@ -57,6 +59,8 @@ export class RequestTracker {
     private readonly instanceHeader: string,
     /** app identity on: an instance is recorded only once the request authenticated for it (Trace.instanceVouched) */
     private readonly identityOn = false,
+    /** OpenTelemetry traces (docs/observability.md, "Traces"); undefined: off */
+    private readonly tracing?: Tracing,
   ) {}
 
   /** The request's trace, made on first use; the record is written when the client side closes. */
@@ -70,13 +74,17 @@ export class RequestTracker {
     } catch (err) {
       trace.instanceError = err as Error
     }
-    const tracked: Tracked = { trace, client: new HangUp() }
+    const spans = this.tracing?.request(request.method, request.headers)
+    const tracked: Tracked = { trace, client: new HangUp(), spans }
     res[TRACKED] = tracked
     res.once('close', () => {
       const gone = !res.writableFinished
       if (gone) tracked.client.hangUp()
       const record = trace.finish(res.statusCode, gone, performance.now())
-      if (record !== undefined) this.onFinished(record)
+      if (record === undefined) return
+      this.onFinished(record)
+      // the server span ends with the record, so its outcome is the access line's
+      spans?.finished(record)
     })
     return tracked
   }
