@@ -60,7 +60,8 @@ describe.skipIf(!canRender)('"sluice.sidecar" in an app\'s pod', () => {
     expect(sluice.ports).toEqual([{ name: 'sluice-admin', containerPort: 19090, protocol: 'TCP' }])
     const monitor = only(scraped.manifests, 'PodMonitor') as Manifest & { spec: { selector: { matchLabels: Record<string, string> }; podMetricsEndpoints: { port: string; path: string }[] } }
     expect(monitor.metadata.labels).toMatchObject({ release: 'prometheus' })
-    expect(monitor.spec.podMetricsEndpoints).toMatchObject([{ port: 'sluice-admin', path: '/metrics', relabelings: [{ targetLabel: 'job', replacement: 'sluice' }] }])
+    expect(monitor.spec.podMetricsEndpoints).toMatchObject([{ port: 'sluice-admin', path: '/metrics' }])
+    expect(JSON.stringify(monitor.spec.podMetricsEndpoints)).not.toContain('relabelings') // job: the Operator's <namespace>/<name>
     const appLabels = (scraped.manifests.find((m) => m.metadata.name === 'app') as unknown as { spec: { template: { metadata: { labels: Record<string, string> } } } }).spec.template.metadata.labels
     expect(appLabels).toMatchObject(monitor.spec.selector.matchLabels)
 

@@ -33,6 +33,7 @@ const PROMQL_WORDS = new Set(['and', 'or', 'unless', 'by', 'without', 'on', 'ign
 export function metricNamesIn(expr: string): string[] {
   const stripped = expr
     .replace(/"(?:[^"\\]|\\.)*"/g, '""') // strings
+    .replace(/#[^\n]*/g, ' ') // comments (the rules' threshold names)
     .replace(/\{[^}]*\}/g, ' ') // label matchers
     .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ') // label lists
     .replace(/\[[^\]]*\]/g, ' ') // ranges
@@ -147,7 +148,7 @@ interface Rule {
   expr: string
   for?: string
   labels: { severity: string }
-  annotations: { summary: string; description: string }
+  annotations: { summary: string; description: string; runbook_url?: string }
 }
 
 describe('ops/prometheus/sluice-alerts.yaml', () => {
@@ -167,11 +168,36 @@ describe('ops/prometheus/sluice-alerts.yaml', () => {
         'SluiceLeasesLost',
         'SluiceRetiredVersionInUse',
         'SluiceAppRefusals',
+        'SluiceClientErrors',
+        'SluicePermitsOverLimit',
       ]),
     )
     for (const r of rules) {
       expect(['warning', 'critical'], r.alert).toContain(r.labels.severity)
       expect(r.annotations.summary.length, r.alert).toBeGreaterThan(10)
+    }
+  })
+
+  it('links every alert to its runbook in docs/observability.md', () => {
+    const doc = readFileSync(file('docs/observability.md'), 'utf8')
+    const anchors = new Set([...doc.matchAll(/^#{2,4} (.+)$/gm)].map((m) => m[1]!.trim().toLowerCase().replace(/[^a-z0-9 -]/g, '').replaceAll(' ', '-')))
+    for (const r of rules) {
+      expect(r.annotations.runbook_url, r.alert).toBe(`docs/observability.md#${r.alert.toLowerCase()}`)
+      expect(anchors.has(r.alert.toLowerCase()), `${r.alert}: no runbook heading`).toBe(true)
+    }
+  })
+
+  // The chart scopes each release's rules by replacing job="sluice" (helm/sluice/templates/prometheusrule.yaml).
+  it('selects every series with job="sluice" and keeps namespace and job in every aggregation', () => {
+    for (const r of rules) {
+      const selectors = r.expr.replace(/"(?:[^"\\]|\\.)*"/g, (q) => q.replace(/[{}]/g, '')).match(/[a-z_:]+\{[^}]*\}/g) ?? []
+      expect(selectors.length, r.alert).toBeGreaterThan(0)
+      for (const selector of selectors) expect(selector, r.alert).toContain('job="sluice"')
+      expect(r.expr.replace(/[a-z_:]+\{[^}]*\}/g, ''), `${r.alert}: a bare metric name`).not.toMatch(/\b(sluice_[a-z_]+|up)\b(?!\{)/)
+      for (const by of r.expr.matchAll(/\b(?:by|on) \(([^)]*)\)/g)) {
+        const labels = by[1]!.split(',').map((l) => l.trim())
+        expect(labels, `${r.alert}: ${by[0]}`).toEqual(expect.arrayContaining(['namespace', 'job']))
+      }
     }
   })
 

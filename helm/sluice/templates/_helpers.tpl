@@ -229,6 +229,21 @@ Included by templates/validate.yaml, so it runs in both modes.
 {{- end -}}
 {{- end -}}
 
+{{/*
+The job label of this release's series, which its alerting rules select (with its namespace): what
+prometheus-operator gives when no relabeling sets it, the Service's name for the ServiceMonitor and
+<namespace>/<name> for the PodMonitor; prometheusRule.job when set.
+*/}}
+{{- define "sluice.job" -}}
+{{- if .Values.prometheusRule.job -}}
+{{- .Values.prometheusRule.job -}}
+{{- else if eq .Values.mode "sidecar" -}}
+{{- printf "%s/%s" .Release.Namespace (include "sluice.fullname" .) -}}
+{{- else -}}
+{{- include "sluice.fullname" . -}}
+{{- end -}}
+{{- end -}}
+
 {{/* Labels of the `helm test` pod: not the selector labels, so the Service never sends it traffic. */}}
 {{- define "sluice.testSelectorLabels" -}}
 app.kubernetes.io/instance: {{ .Release.Name }}
