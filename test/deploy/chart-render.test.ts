@@ -81,13 +81,13 @@ describe.skipIf(!canRender)('helm/sluice rendered (Go text/template + sprig)', (
 
     // A settings change, or a new Redis URL, changes the pod template, so the pods restart and read it.
     const other = podOf(only(renderOk({ ...values, settings: { logLevel: 'info' } }).manifests, 'Deployment')).annotations
-    expect(annotations['checksum/settings']).toMatch(/^[0-9a-f]{64}$/)
-    expect(other['checksum/settings']).not.toBe(annotations['checksum/settings'])
-    expect(other['checksum/secret']).toBe(annotations['checksum/secret'])
+    expect(annotations['checksum/sluice-settings']).toMatch(/^[0-9a-f]{64}$/)
+    expect(other['checksum/sluice-settings']).not.toBe(annotations['checksum/sluice-settings'])
+    expect(other['checksum/sluice-secret']).toBe(annotations['checksum/sluice-secret'])
     const newUrl = podOf(only(renderOk({ ...values, redis: { url: 'redis://:other@redis.crm.svc:6379/2' } }).manifests, 'Deployment')).annotations
-    expect(annotations['checksum/secret']).toMatch(/^[0-9a-f]{64}$/)
-    expect(newUrl['checksum/secret']).not.toBe(annotations['checksum/secret'])
-    expect(newUrl['checksum/settings']).toBe(annotations['checksum/settings'])
+    expect(annotations['checksum/sluice-secret']).toMatch(/^[0-9a-f]{64}$/)
+    expect(newUrl['checksum/sluice-secret']).not.toBe(annotations['checksum/sluice-secret'])
+    expect(newUrl['checksum/sluice-settings']).toBe(annotations['checksum/sluice-settings'])
   })
 
   it('an existing Secret, or SLUICE_REDIS_URL in extraEnv, also counts as Redis', () => {

@@ -219,14 +219,46 @@ Included by templates/validate.yaml, so it runs in both modes.
 {{- end -}}
 {{- end -}}
 
-{{/* sha256 of the Redis URL's Secret: the chart's own, or an existing one looked up in the cluster. */}}
+{{/*
+sha256 of what makes the Secrets sluice reads by env var at start (the Redis URL, the admin token):
+redis.url itself for the chart's own Secret; for an existing Secret its name, key and
+existingSecretsVersion, which whoever rotates it bumps. Never `lookup`: it is empty under
+`helm template` (Argo CD, Flux), so a rotation would never roll the pods there (docs/deploy.md,
+"Secrets that change"). Empty when no such Secret is used.
+*/}}
 {{- define "sluice.secretChecksum" -}}
+{{- $parts := list -}}
 {{- if .Values.redis.existingSecret -}}
-{{- $secret := lookup "v1" "Secret" .Release.Namespace .Values.redis.existingSecret | default dict -}}
-{{- get $secret "data" | default dict | toJson | sha256sum -}}
-{{- else -}}
-{{- .Values.redis.url | sha256sum -}}
+{{- $parts = append $parts (printf "redis:%s/%s" .Values.redis.existingSecret .Values.redis.existingSecretKey) -}}
+{{- else if .Values.redis.url -}}
+{{- $parts = append $parts (printf "redis-url:%s" .Values.redis.url) -}}
 {{- end -}}
+{{- with .Values.adminToken.existingSecret -}}
+{{- $parts = append $parts (printf "admin:%s/%s" . $.Values.adminToken.existingSecretKey) -}}
+{{- end -}}
+{{- if $parts -}}
+{{- append $parts (printf "version:%s" (toString .Values.existingSecretsVersion)) | join "\n" | sha256sum -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The pod template's annotations that roll the pods when what sluice reads at start changes: the
+settings file and the Secrets above. The Deployment carries them; an app's pod template carrying
+the sidecar includes "sluice.sidecarPodAnnotations" (_sidecar.tpl) for the same.
+*/}}
+{{- define "sluice.podChecksums" -}}
+checksum/sluice-settings: {{ toYaml .Values.settings | sha256sum }}
+{{- with include "sluice.secretChecksum" . }}
+checksum/sluice-secret: {{ . }}
+{{- end }}
+{{- end -}}
+
+{{/* The Secrets named for stakater/Reloader (reloader.enabled): it restarts the pods when one changes. */}}
+{{- define "sluice.reloaderSecrets" -}}
+{{- $names := list -}}
+{{- with .Values.redis.existingSecret }}{{ $names = append $names . }}{{ end -}}
+{{- with .Values.adminToken.existingSecret }}{{ $names = append $names . }}{{ end -}}
+{{- join "," $names -}}
 {{- end -}}
 
 {{/*
