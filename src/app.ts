@@ -43,12 +43,14 @@ export interface AppDeps {
 export interface App {
   readonly proxy: FastifyInstance
   readonly admin: FastifyInstance
+  /** `/healthz` and `/readyz` alone on `healthPort`, when set */
+  readonly health: FastifyInstance | undefined
   readonly limiter: Limiter
   readonly settings: Settings
   /** app identity and keys; `reload()` re-reads the token file and the keys (SIGHUP) */
   readonly apps: AppGate
   /** starts both servers; resolves with their addresses */
-  listen(): Promise<{ proxyUrl: string; adminUrl: string }>
+  listen(): Promise<{ proxyUrl: string; adminUrl: string; healthUrl?: string }>
   /** graceful: stop accepting, answer the queued with 503, let in-flight finish (bounded), release all */
   close(): Promise<void>
 }
@@ -163,7 +165,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
 
   const memory = new MemoryAfterBurst(proxy.server, settings.memory, metrics.registry, log)
 
-  const admin = buildAdminServer({
+  const adminDeps = {
     limiter,
     metrics,
     isClosing: () => closing,
@@ -184,12 +186,16 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     token: settings.adminToken,
     protectHealth: settings.adminTokenHealth,
     hostNames: [...settings.adminHostNames, settings.adminHost],
-  })
+  }
+  const admin = buildAdminServer(adminDeps)
+  // The same probes, answered alike, on a port of their own (docs/configuration.md, `healthPort`).
+  const health = settings.healthPort === undefined ? undefined : buildAdminServer({ ...adminDeps, probesOnly: true, hostNames: [...adminDeps.hostNames, settings.healthHost] })
 
   let closed: Promise<void> | undefined
   return {
     proxy,
     admin,
+    health,
     limiter,
     settings,
     apps,
@@ -200,7 +206,12 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
       const adminUrl = await admin.listen({ port: settings.adminPort, host: settings.adminHost }).catch((err: unknown) => {
         throw new ListenError('admin', settings.adminHost, settings.adminPort, err)
       })
-      return { proxyUrl, adminUrl }
+      if (health === undefined || settings.healthPort === undefined) return { proxyUrl, adminUrl }
+      const healthPort = settings.healthPort
+      const healthUrl = await health.listen({ port: healthPort, host: settings.healthHost }).catch((err: unknown) => {
+        throw new ListenError('health', settings.healthHost, healthPort, err)
+      })
+      return { proxyUrl, adminUrl, healthUrl }
     },
     close() {
       closed ??= (async () => {
@@ -220,6 +231,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
         await upstreamDone
         clearTimeout(remaining)
         await admin.close()
+        await health?.close()
         await limiter.close()
         apps.close()
         lines.flush()

@@ -30,10 +30,10 @@ async function main(): Promise<void> {
   settings = loadSettings()
   const app = await buildApp(settings)
   crashLog = app.proxy.log
-  const { proxyUrl, adminUrl } = await app.listen()
+  const { proxyUrl, adminUrl, healthUrl } = await app.listen()
   const strays = unknownEnvVars()
   if (strays.length > 0) app.proxy.log.warn({ variables: strays }, 'ignoring SLUICE_* variables that are no setting (a typo?)')
-  app.proxy.log.info({ proxyUrl, adminUrl, upstream: maskUrl(settings.upstream), limiter: app.limiter.backend }, 'sluice listening')
+  app.proxy.log.info({ proxyUrl, adminUrl, healthUrl, upstream: maskUrl(settings.upstream), limiter: app.limiter.backend }, 'sluice listening')
 
   let stopping = false
   const stop = (signal: string): void => {
