@@ -128,6 +128,15 @@ type: Recreate
 {{- if or .Values.podMonitor.enabled .Values.sidecar.exposeAdmin -}}true{{- end -}}
 {{- end -}}
 
+{{/*
+Mode of the Secret files (decimal): 0440 in the chart's own pod, whose fsGroup (podSecurityContext)
+makes them sluice's; 0444 in an app's pod, whose fsGroup the app decides. Only sluice's container
+mounts the volume, so "others" there is sluice itself (docs/deploy.md, "Sidecar").
+*/}}
+{{- define "sluice.secretFileMode" -}}
+{{- ternary 292 288 (eq .Values.mode "sidecar") -}}
+{{- end -}}
+
 {{- define "sluice.settingsPath" -}}
 /etc/sluice/settings.yaml
 {{- end -}}
@@ -211,8 +220,18 @@ Included by templates/validate.yaml, so it runs in both modes.
 {{- if and (eq $v.mode "sidecar") $v.podMonitor.enabled (not $v.podMonitor.selector) -}}
 {{- fail "sluice: podMonitor.enabled needs podMonitor.selector: the matchLabels of your app's pods, which carry the sluice sidecar" -}}
 {{- end -}}
-{{- if eq (int $v.sidecar.ports.proxy) (int $v.sidecar.ports.admin) -}}
-{{- fail (printf "sluice: sidecar.ports.proxy and sidecar.ports.admin are both %d" (int $v.sidecar.ports.proxy)) -}}
+{{- $sidecarPorts := list (int $v.sidecar.ports.proxy) (int $v.sidecar.ports.admin) (int $v.sidecar.ports.health) -}}
+{{- if ne (len (uniq $sidecarPorts)) 3 -}}
+{{- fail (printf "sluice: sidecar.ports.proxy, admin and health must differ (%d, %d, %d)" (int $v.sidecar.ports.proxy) (int $v.sidecar.ports.admin) (int $v.sidecar.ports.health)) -}}
+{{- end -}}
+{{- if eq $v.mode "sidecar" -}}
+{{- if and (eq (include "sluice.sidecarAdminExposed" .) "true") (not $v.adminToken.existingSecret) -}}
+{{- fail "sluice: the sidecar's admin port listens on the pod's IP (podMonitor.enabled or sidecar.exposeAdmin) without an admin token: anything that reaches the pod could read /status and /metrics. Put a token (16+ characters) in a Secret and name it in adminToken.existingSecret (the PodMonitor sends it), or keep the admin port on loopback (the probes use sidecar.ports.health)." -}}
+{{- end -}}
+{{- $kube := .Capabilities.KubeVersion.Version -}}
+{{- if and $v.sidecar.native $kube (semverCompare "<1.29.0-0" $kube) -}}
+{{- fail (printf "sluice: sidecar.native needs Kubernetes >= 1.29 (native sidecars: an init container with restartPolicy: Always), and this cluster is %s. Set sidecar.native: false and include \"sluice.sidecar\" under containers instead." $kube) -}}
+{{- end -}}
 {{- end -}}
 {{- if eq (int $v.ports.proxy) (int $v.ports.admin) -}}
 {{- fail (printf "sluice: ports.proxy and ports.admin are both %d" (int $v.ports.proxy)) -}}
