@@ -38,6 +38,9 @@ describe('the health port', () => {
       expect(await refused.json(), path).toEqual([{ code: 'SLUICE_NOT_FOUND', message: `There is no ${path}; there are /healthz, /readyz` }])
       expect((await fetch(proxy.adminUrl + path)).status, path).toBe(200)
     }
+    await proxy.close()
+    proxy = await startProxy({})
+    expect(proxy.app.health).toBeUndefined() // none unless healthPort is set
   })
 
   it('asks for the admin token on the probes only with adminTokenHealth, as the admin port does', async () => {
@@ -45,11 +48,6 @@ describe('the health port', () => {
     expect((await fetch(`${healthUrl(proxy)}/readyz`)).status).toBe(401)
     expect((await fetch(`${healthUrl(proxy)}/readyz`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200)
     expect((await fetch(`${healthUrl(proxy)}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(404)
-  })
-
-  it('is not there unless healthPort is set', async () => {
-    proxy = await startProxy({})
-    expect(proxy.app.health).toBeUndefined()
   })
 
   it('a port in use stops the start with one line naming healthHost and healthPort', async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { parse as parseYaml, stringify } from 'yaml'
-import { CHART_DIR, chartValues, readText, REPO, type Tree } from './chart.js'
+import { chartValues, readText, REPO, type Tree } from './chart.js'
 import { canRender, only, render, renderOk, type Manifest } from './render.js'
 
 /**
@@ -176,9 +176,5 @@ describe.skipIf(!canRender)('the PrometheusRule rendered', () => {
     writeFileSync(join(dir, 'tests.yaml'), stringify(tests))
     const run = spawnSync('promtool', ['test', 'rules', join(dir, 'tests.yaml')], { encoding: 'utf8' })
     expect(run.status, run.stdout + run.stderr).toBe(0)
-  })
-
-  it('the chart\'s copy of the rules file is the one in ops/ (helm/sync-ops.sh)', () => {
-    expect(readText(join(CHART_DIR, 'files/sluice-alerts.yaml'))).toBe(readText(join(REPO, 'ops/prometheus/sluice-alerts.yaml')))
   })
 })

@@ -229,7 +229,9 @@ describe.skipIf(!hasPrometheus)("the dashboard against a real Prometheus scrapin
   })
 
   it('the Pods row shows this pod\'s Kubernetes series only, joined on namespace and pod', async () => {
-    for (const panel of panels.filter((p) => / per pod /.test(p.title))) {
+    const podPanels = panels.filter((p) => / per pod /.test(p.title))
+    expect(podPanels.map((p) => p.title.split(' per pod')[0])).toEqual(['CPU', 'Memory vs limit', 'Event-loop lag', 'Restarts'])
+    for (const panel of podPanels) {
       for (const target of panel.targets ?? []) {
         const series = await range(asSent(target.expr, '.*'))
         expect(series.map((s) => s.metric), `${panel.title} [${target.refId}]`).toEqual([POD])
