@@ -28,8 +28,16 @@ COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` (tsc) needs dev dependencies, which are omitted here; dist/ comes from build.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
-# --- runtime ------------------------------------------------------------------------------------
-FROM ${NODE_IMAGE}
+# --- rootfs: node and the libraries it links, from the same pinned image; no npm, no shell --------
+FROM ${NODE_IMAGE} AS rootfs
+WORKDIR /build
+COPY scripts/image-rootfs.sh ./
+RUN ./image-rootfs.sh /rootfs /usr/local/bin/node
+
+# --- runtime: nothing but that root, sluice's dist/, its production node_modules and config/ -----
+# No shell and no npm in the image (docs/deploy.md "The image"): `docker exec … sh` has nothing to
+# run, and a compromised process finds no package manager; debug with `kubectl debug --target`.
+FROM scratch
 # Set by the build (docker build --build-arg VERSION=… --build-arg REVISION=$(git rev-parse HEAD) --build-arg CREATED=…).
 ARG VERSION=0.1.0
 ARG REVISION=unknown
@@ -45,16 +53,19 @@ LABEL org.opencontainers.image.title="sluice" \
       org.opencontainers.image.base.name="${NODE_IMAGE}"
 # sluice's own defaults bind loopback only (safe for a laptop); in a container the published ports
 # and the kubelet reach it only on 0.0.0.0. The chart sets both again explicitly.
-ENV NODE_ENV=production \
+ENV PATH=/usr/local/bin \
+    NODE_ENV=production \
     SLUICE_HOST=0.0.0.0 \
     SLUICE_ADMIN_HOST=0.0.0.0
 WORKDIR /app
+COPY --from=rootfs /rootfs/ /
 # package.json carries "type": "module", which dist/*.js needs; config/ is found at ../config from dist/.
 COPY package.json ./
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY config ./config
-# The image's `node` user, numerically, so Kubernetes' runAsNonRoot can verify it. Files stay root-owned: read-only to sluice.
+# A numeric user (the node image's `node`), so Kubernetes' runAsNonRoot can verify it without an
+# /etc/passwd. Files stay root-owned: read-only to sluice.
 USER 1000:1000
 EXPOSE 8080 9090
 # For plain Docker / Compose; Kubernetes ignores it and uses the chart's probes on the same endpoint.

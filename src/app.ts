@@ -53,6 +53,8 @@ export interface AppDeps {
 export interface App {
   readonly proxy: FastifyInstance
   readonly admin: FastifyInstance
+  /** `/healthz` and `/readyz` alone on `healthPort`, when set */
+  readonly health: FastifyInstance | undefined
   readonly limiter: Limiter
   readonly settings: Settings
   /** app identity and keys; `reload()` re-reads the token file and the keys (SIGHUP) */
@@ -60,7 +62,7 @@ export interface App {
   /** where requests go: the pool, and the forward proxy on the way if any */
   readonly upstream: Upstream
   /** starts both servers; resolves with their addresses */
-  listen(): Promise<{ proxyUrl: string; adminUrl: string }>
+  listen(): Promise<{ proxyUrl: string; adminUrl: string; healthUrl?: string }>
   /** graceful: stop accepting, answer the queued with 503, let in-flight finish (bounded), release all */
   close(): Promise<void>
 }
@@ -177,7 +179,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
 
   const memory = new MemoryAfterBurst(proxy.server, settings.memory, metrics.registry, log)
 
-  const admin = buildAdminServer({
+  const adminDeps = {
     limiter,
     metrics,
     isClosing: () => closing,
@@ -200,12 +202,16 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     token: settings.adminToken,
     protectHealth: settings.adminTokenHealth,
     hostNames: [...settings.adminHostNames, settings.adminHost],
-  })
+  }
+  const admin = buildAdminServer(adminDeps)
+  // The same probes, answered alike, on a port of their own (docs/configuration.md, `healthPort`).
+  const health = settings.healthPort === undefined ? undefined : buildAdminServer({ ...adminDeps, probesOnly: true, hostNames: [...adminDeps.hostNames, settings.healthHost] })
 
   let closed: Promise<void> | undefined
   return {
     proxy,
     admin,
+    health,
     limiter,
     settings,
     apps,
@@ -217,7 +223,12 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
       const adminUrl = await admin.listen({ port: settings.adminPort, host: settings.adminHost }).catch((err: unknown) => {
         throw new ListenError('admin', settings.adminHost, settings.adminPort, err)
       })
-      return { proxyUrl, adminUrl }
+      if (health === undefined || settings.healthPort === undefined) return { proxyUrl, adminUrl }
+      const healthPort = settings.healthPort
+      const healthUrl = await health.listen({ port: healthPort, host: settings.healthHost }).catch((err: unknown) => {
+        throw new ListenError('health', settings.healthHost, healthPort, err)
+      })
+      return { proxyUrl, adminUrl, healthUrl }
     },
     close() {
       closed ??= (async () => {
@@ -237,6 +248,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
         await upstreamDone
         clearTimeout(remaining)
         await admin.close()
+        await health?.close()
         await limiter.close()
         apps.close()
         // the last spans (every request has ended by now) go to the collector, within the exporter's timeout

@@ -31,12 +31,12 @@ async function main(): Promise<void> {
   settings = loadSettings()
   const app = await buildApp(settings, { otelEnv: process.env })
   crashLog = app.proxy.log
-  const { proxyUrl, adminUrl } = await app.listen()
+  const { proxyUrl, adminUrl, healthUrl } = await app.listen()
   const strays = unknownEnvVars()
   if (strays.length > 0) app.proxy.log.warn({ variables: strays }, 'ignoring SLUICE_* variables that are no setting (a typo?)')
   // One line saying what was loaded (docs/observability.md, "What was loaded"); never a secret.
   const loaded = startupFields(settings, { limiter: app.limiter.backend, apps: app.apps.loaded(), egress: app.upstream.egress })
-  app.proxy.log.info({ proxyUrl, adminUrl, ...loaded }, 'sluice listening')
+  app.proxy.log.info({ proxyUrl, adminUrl, healthUrl, ...loaded }, 'sluice listening')
 
   let stopping = false
   const stop = (signal: string): void => {

@@ -14,7 +14,7 @@ export const START_FAILURE_EXIT_CODE = 78
 /** A server could not listen; names the settings that say where. */
 export class ListenError extends Error {
   constructor(
-    readonly server: 'proxy' | 'admin',
+    readonly server: 'proxy' | 'admin' | 'health',
     readonly host: string,
     readonly port: number,
     override readonly cause: unknown,
@@ -23,6 +23,8 @@ export class ListenError extends Error {
     this.name = 'ListenError'
   }
 }
+
+const LISTEN_KEYS = { proxy: ['host', 'port'], admin: ['adminHost', 'adminPort'], health: ['healthHost', 'healthPort'] } as const
 
 const LISTEN_CAUSES: Readonly<Record<string, string>> = {
   EADDRINUSE: 'the port is in use by another process',
@@ -41,11 +43,11 @@ const oneLine = (text: string): string =>
 /** The one line (without the `sluice: ` prefix) for an error that stopped the start. */
 export function describeStartFailure(err: unknown, settings: Settings | undefined): string {
   if (err instanceof ListenError) {
-    const [hostKey, portKey] = err.server === 'proxy' ? ['host', 'port'] : ['adminHost', 'adminPort']
+    const [hostKey, portKey] = LISTEN_KEYS[err.server]
     const where = (key: string): string => (settings === undefined ? key : `${key} from ${originOf(settings, key) ?? 'the default'}`)
     const code = (err.cause as { code?: unknown }).code
     const why = typeof code === 'string' ? (LISTEN_CAUSES[code] ?? code) : String(err.cause)
-    const what = err.server === 'proxy' ? 'the proxy' : 'the admin server'
+    const what = { proxy: 'the proxy', admin: 'the admin server', health: 'the health port' }[err.server]
     return `${what} cannot listen on ${err.host}:${err.port} (${where(hostKey)}, ${where(portKey)}): ${why}`
   }
   const e = err as { code?: unknown; message?: unknown }

@@ -30,6 +30,8 @@ export interface AdminDeps {
   readonly hostNames?: readonly string[]
   /** the name of an endpoint id, as the access log and the metrics give it (src/catalog/names.ts); ids as they are when absent */
   readonly endpointName?: (endpointId: string) => string
+  /** the health port (`healthPort`): `/healthz` and `/readyz` only, every other path 404 */
+  readonly probesOnly?: boolean
 }
 
 const ADMIN_PATHS = ['/healthz', '/readyz', '/status', '/status.html', '/', '/metrics']
@@ -57,6 +59,12 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
     }
     replyWithError(new NoSuchPathError(path.slice(0, 64), ADMIN_PATHS.join(', ')), request, reply)
   })
+  if (deps.probesOnly === true) {
+    admin.addHook('onRequest', (request, _reply, done) => {
+      const path = request.url.split('?', 1)[0]!
+      done(PROBES.has(path) ? undefined : new NoSuchPathError(path.slice(0, 64), [...PROBES].join(', ')))
+    })
+  }
   if (deps.token === undefined) {
     // No token: only under an IP address, localhost or a listed name (DNS rebinding; README "Admin port").
     const hostAllowed = hostChecker(deps.hostNames ?? [])

@@ -10,6 +10,13 @@ export const adminSettingsShape = {
   adminPort: z.number().int().min(0).max(65535).default(9090),
   /** a bearer token `/status`, the status page and `/metrics` require (`Authorization: Bearer <token>`); unset → open */
   adminToken: z.string().min(16, 'at least 16 characters').optional(),
+  /**
+   * a second port answering only `/healthz` and `/readyz`, for a kubelet that cannot reach a
+   * loopback-bound admin port (the chart's sidecar; docs/deploy.md, "Sidecar"); unset → none
+   */
+  healthPort: z.number().int().min(0).max(65535).optional(),
+  /** its interface: every one by default, since the kubelet probes the pod's IP and the two paths tell nothing secret */
+  healthHost: z.string().min(1).default('0.0.0.0'),
   /** also require `adminToken` on `/healthz` and `/readyz` (off: probes carry no token) */
   adminTokenHealth: z.boolean().default(false),
   /**

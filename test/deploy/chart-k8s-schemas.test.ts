@@ -63,7 +63,7 @@ describe.skipIf(!canRender)(`rendered manifests against the Kubernetes schemas $
     const deployment = structuredClone(manifests.find((m) => m.kind === 'Deployment')!) as unknown as { spec: { template: { spec: { containers: { resources: Tree }[] } } } }
     deployment.spec.template.spec.containers[0]!.resources = { limits: { memory: 'lots' } }
     expect(schemaErrors(deployment as never)).toContain('resources/limits/memory')
-    const monitor = renderOk({ mode: 'sidecar', podMonitor: { enabled: true, selector: { app: 'a' } } }).manifests.find((m) => m.kind === 'PodMonitor')!
+    const monitor = renderOk({ mode: 'sidecar', adminToken: { existingSecret: 'sluice-admin' }, podMonitor: { enabled: true, selector: { app: 'a' } } }).manifests.find((m) => m.kind === 'PodMonitor')!
     const broken = structuredClone(monitor) as unknown as { spec: { podMetricsEndpoints: { interval: string }[] } }
     broken.spec.podMetricsEndpoints[0]!.interval = 'every minute'
     expect(schemaErrors(broken as never)).toContain('interval')

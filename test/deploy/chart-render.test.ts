@@ -3,7 +3,6 @@ import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { parse as parseYaml, stringify } from 'yaml'
 import { CHART_DIR, exampleValueFiles, readText, readYamlFile, type Tree } from './chart.js'
 import { APP_DEPLOYMENT, podOf, settingsOf, sluiceIn } from './pod.js'
 import { canRender, hasHelm, kinds, only, render, renderOk, type Manifest } from './render.js'
@@ -83,13 +82,13 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
 
     // A settings change, or a new Redis URL, changes the pod template, so the pods restart and read it.
     const other = podOf(only(renderOk({ ...values, settings: { logLevel: 'info' } }).manifests, 'Deployment')).annotations
-    expect(annotations['checksum/settings']).toMatch(/^[0-9a-f]{64}$/)
-    expect(other['checksum/settings']).not.toBe(annotations['checksum/settings'])
-    expect(other['checksum/secret']).toBe(annotations['checksum/secret'])
+    expect(annotations['checksum/sluice-settings']).toMatch(/^[0-9a-f]{64}$/)
+    expect(other['checksum/sluice-settings']).not.toBe(annotations['checksum/sluice-settings'])
+    expect(other['checksum/sluice-secret']).toBe(annotations['checksum/sluice-secret'])
     const newUrl = podOf(only(renderOk({ ...values, redis: { url: 'redis://:other@redis.crm.svc:6379/2' } }).manifests, 'Deployment')).annotations
-    expect(annotations['checksum/secret']).toMatch(/^[0-9a-f]{64}$/)
-    expect(newUrl['checksum/secret']).not.toBe(annotations['checksum/secret'])
-    expect(newUrl['checksum/settings']).toBe(annotations['checksum/settings'])
+    expect(annotations['checksum/sluice-secret']).toMatch(/^[0-9a-f]{64}$/)
+    expect(newUrl['checksum/sluice-secret']).not.toBe(annotations['checksum/sluice-secret'])
+    expect(newUrl['checksum/sluice-settings']).toBe(annotations['checksum/sluice-settings'])
   })
 
   it('an existing Secret, or SLUICE_REDIS_URL in extraEnv, also counts as Redis', () => {
@@ -132,9 +131,8 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
     expect(monitor.metadata.labels).toMatchObject({ release: 'prometheus' })
     expect(service.metadata.labels).toMatchObject(monitor.spec.selector.matchLabels)
     expect(monitor.spec.endpoints).toMatchObject([{ port: 'admin', path: '/metrics' }])
-    // The alerts select job="sluice"; the Operator would name the job after the Service (<release>-sluice).
-    expect(monitor.spec.endpoints).toMatchObject([{ relabelings: [{ action: 'replace', targetLabel: 'job', replacement: 'sluice' }] }])
-    expect(readText(join(CHART_DIR, 'files/sluice-alerts.yaml'))).toContain('up{job="sluice"}')
+    // The job stays the Operator's (the Service's name), which the release's own alerting rules select.
+    expect(JSON.stringify(monitor.spec.endpoints)).not.toContain('relabelings')
     expect(service.spec.ports.map((p) => p.name)).toContain('admin')
   })
 
@@ -147,13 +145,11 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
       const missing = render(values, { chartDir: copy })
       expect(!missing.ok && missing.error).toMatch(/needs files\/sluice-(alerts\.yaml|dashboard\.json) in the chart: run helm\/sync-ops\.sh/)
 
-      const groups = [{ name: 'sluice', rules: [{ alert: 'SluiceQueueWaitHigh', expr: 'histogram_quantile(0.99, sum by (le) (rate(x_bucket[5m]))) > 5', for: '10m', labels: { severity: 'warning' }, annotations: { summary: 'p99 {{ $value }}s' } }] }]
+      // (test/deploy/chart-alerts.test.ts checks what the PrometheusRule makes of the rules file)
       const dashboard = { title: 'sluice', templating: { list: [{ name: 'datasource', type: 'datasource', query: 'prometheus' }] }, panels: [] }
       cpSync(CHART_DIR, copy, { recursive: true })
-      writeFileSync(join(copy, 'files/sluice-alerts.yaml'), stringify({ groups }))
       writeFileSync(join(copy, 'files/sluice-dashboard.json'), JSON.stringify(dashboard, null, 2))
-      const { manifests } = renderOk(values, { chartDir: copy })
-      expect((only(manifests, 'PrometheusRule') as unknown as { spec: unknown }).spec).toEqual({ groups })
+      const { manifests } = renderOk({ grafanaDashboard: values.grafanaDashboard }, { chartDir: copy })
       const board = only(manifests, 'ConfigMap') as unknown as Manifest & { data: Record<string, string> }
       expect(board.metadata).toMatchObject({ namespace: 'monitoring', labels: { grafana_dashboard: '1' } })
       expect(JSON.parse(board.data['sluice-dashboard.json']!)).toEqual(dashboard)
@@ -163,11 +159,9 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
   })
 
   it.skipIf(!existsSync(join(CHART_DIR, 'files/sluice-alerts.yaml')) || !existsSync(join(CHART_DIR, 'files/sluice-dashboard.json')))(
-    'with the chart\'s own copies of the ops/ files: the PrometheusRule holds their groups, the dashboard their JSON',
+    'with the chart\'s own copy of the ops/ dashboard: the ConfigMap holds its JSON',
     () => {
-      const { manifests } = renderOk({ prometheusRule: { enabled: true }, grafanaDashboard: { enabled: true } })
-      const rules = parseYaml(readText(join(CHART_DIR, 'files/sluice-alerts.yaml'))) as Tree
-      expect((only(manifests, 'PrometheusRule') as unknown as { spec: unknown }).spec).toEqual(rules)
+      const { manifests } = renderOk({ grafanaDashboard: { enabled: true } })
       const board = manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name.endsWith('-dashboard')) as unknown as { data: Record<string, string> }
       expect(JSON.parse(board.data['sluice-dashboard.json']!)).toEqual(JSON.parse(readText(join(CHART_DIR, 'files/sluice-dashboard.json'))))
     },

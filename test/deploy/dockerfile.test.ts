@@ -37,14 +37,28 @@ describe('Dockerfile', () => {
     expect(exposed).toEqual(expect.arrayContaining([String(port), String(adminPort)]))
   })
 
-  it('builds on an official slim Node LTS image (22 or 24) and runs as the numeric non-root user the chart expects', () => {
-    for (const s of stages) expect(s.from).toMatch(/^node:(22|24)(\.\d+)*-(bookworm-|trixie-)?slim(@sha256:[0-9a-f]{64})?$/)
+  it('builds on an official slim Node LTS image (22 or 24), runs from scratch, and as the numeric non-root user the chart expects', () => {
+    for (const s of stages.slice(0, -1)) expect(s.from).toMatch(/^node:(22|24)(\.\d+)*-(bookworm-|trixie-)?slim(@sha256:[0-9a-f]{64})?$/)
+    expect(runtime.from).toBe('scratch')
     const users = ops(runtime, 'USER')
     expect(users).toHaveLength(1)
     const [uid, gid] = users[0]!.split(':')
     expect(uid).toMatch(/^[1-9][0-9]*$/) // numeric, so Kubernetes' runAsNonRoot can verify it
     expect(Number(uid)).toBe(at(chartValues(), ['securityContext', 'runAsUser']))
     expect(Number(gid)).toBe(at(chartValues(), ['securityContext', 'runAsGroup']))
+  })
+
+  it('holds no npm and no shell: the runtime stage starts from scratch, runs nothing, and takes only node and its libraries from the Node image', () => {
+    expect(ops(runtime, 'RUN')).toEqual([]) // there is no shell to run it
+    const fromStages = copies(runtime).map((c) => c.from).filter((f) => f !== undefined)
+    expect(new Set(fromStages)).toEqual(new Set(['rootfs', 'deps', 'build']))
+    const root = copies(runtime).find((c) => c.from === 'rootfs')!
+    expect([root.sources, root.dest]).toEqual([['/rootfs/'], '/']) // its contents, at the image's root
+    const rootfs = stageNamed('rootfs')
+    expect(ops(rootfs, 'RUN')).toEqual(['./image-rootfs.sh /rootfs /usr/local/bin/node'])
+    expect(copies(rootfs).flatMap((c) => c.sources)).toEqual(['scripts/image-rootfs.sh'])
+    // node is found through the image's PATH (the HEALTHCHECK and the chart's helm test call `node`)
+    expect(Object.fromEntries(stageKeyValues(runtime, 'ENV')).PATH).toBe('/usr/local/bin')
   })
 
   it('ships production dependencies installed without scripts, dist/ from a build stage, and config/', () => {
@@ -92,7 +106,8 @@ describe('the runtime stage, laid out from its COPY lines and started with its C
     expect(existsSync(join(REPO, 'dist/main.js')), 'dist/ is built (npm test builds it; or run npm run build)').toBe(true)
     const root = mkdtempSync(join(tmpdir(), 'sluice-image-'))
     cleanups.push(() => rmSync(root, { recursive: true, force: true }))
-    for (const c of copies(runtime)) {
+    // node and its libraries (rootfs) are this machine's here; test/deploy/image-rootfs.test.ts runs that stage's script
+    for (const c of copies(runtime).filter((c) => c.from !== 'rootfs')) {
       for (const { source, target } of targets(c)) {
         const from = c.from === undefined ? join(REPO, source) : join(REPO, source.replace(new RegExp(`^${workdir(stageNamed(c.from))}/?`), ''))
         const dest = join(root, target)

@@ -93,6 +93,8 @@ spec:
   template:
     metadata:
       labels: {app: app, app.kubernetes.io/name: my-app}
+      annotations:
+        {{- include "sluice.sidecarPodAnnotations" (dict "Values" .Values.sluice "Release" .Release) | nindent 8 }}
     spec:
       terminationGracePeriodSeconds: 40
       {{- if .Values.sluice.sidecar.native }}

@@ -41,6 +41,8 @@ export interface RenderOptions {
   readonly parent?: string
   readonly chartDir?: string
   readonly release?: string
+  /** the cluster's version, as `helm template --kube-version` (default v1.30.0) */
+  readonly kubeVersion?: string
 }
 
 export function render(values: Tree = {}, options: RenderOptions = {}): Rendered {
@@ -48,6 +50,7 @@ export function render(values: Tree = {}, options: RenderOptions = {}): Rendered
   const valuesFile = join(dir, 'values.yaml')
   writeFileSync(valuesFile, stringify(values))
   const args = ['-chart', options.chartDir ?? CHART_DIR, '-release', options.release ?? 'egress', '-namespace', 'crm', '-f', valuesFile]
+  if (options.kubeVersion !== undefined) args.push('-kube-version', options.kubeVersion)
   if (options.parent !== undefined) {
     const parentFile = join(dir, 'app-deployment.yaml')
     writeFileSync(parentFile, options.parent)

@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -40,8 +42,30 @@ const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as { panels: Panel
 const panels = dashboard.panels.flatMap((p) => [p, ...(p.panels ?? [])]).filter((p) => p.type !== 'row')
 
 /** A panel's query as Grafana sends it, with the dashboard's variables set. */
-const asSent = (expr: string, org: string): string =>
-  expr.replaceAll('$__rate_interval', RATE_INTERVAL).replaceAll('$org', org).replaceAll('$endpoint', '.*').replaceAll('$app', '.*')
+const asSent = (expr: string, org: string, namespace = '.*'): string =>
+  expr
+    .replaceAll('$__rate_interval', RATE_INTERVAL)
+    .replaceAll('$org', org)
+    .replaceAll('$endpoint', '.*')
+    .replaceAll('$app', '.*')
+    .replaceAll('$namespace', namespace)
+    .replaceAll('$job', '.*')
+    .replaceAll('$pod', '.*')
+
+// sluice's target carries the labels prometheus-operator gives a pod's target; a stand-in for
+// kube-state-metrics and the kubelet's cAdvisor serves the series the Pods row joins on them, for
+// this pod and for another release's pod that no panel may show.
+const POD = { namespace: 'crm', pod: 'egress-sluice-0' }
+const KUBERNETES_SERIES = [
+  'kube_pod_container_resource_limits{namespace="crm", pod="egress-sluice-0", container="sluice", resource="memory", unit="byte"} 268435456',
+  'kube_pod_container_resource_limits{namespace="crm", pod="egress-sluice-0", container="sluice", resource="cpu", unit="core"} 1',
+  'kube_pod_container_resource_requests{namespace="crm", pod="egress-sluice-0", container="sluice", resource="cpu", unit="core"} 0.1',
+  'kube_pod_container_status_restarts_total{namespace="crm", pod="egress-sluice-0", container="sluice"} 2',
+  'container_memory_working_set_bytes{namespace="crm", pod="egress-sluice-0", container="sluice"} 150000000',
+  'kube_pod_container_resource_limits{namespace="crm", pod="other-sluice-0", container="sluice", resource="memory", unit="byte"} 1',
+  'container_memory_working_set_bytes{namespace="crm", pod="other-sluice-0", container="sluice"} 1',
+  'kube_pod_container_status_restarts_total{namespace="crm", pod="other-sluice-0", container="sluice"} 7',
+].join('\n')
 
 
 // App identity is on, so the Apps row has its refusals to show: every worker is an app with a token,
@@ -59,6 +83,7 @@ describe.skipIf(!hasPrometheus)(`the dashboard against a real Prometheus scrapin
   let sim: Sim
   let proxy: RunningProxy
   let prometheus: ChildProcess
+  let kubernetes: Server
   let promUrl: string
   let dataDir: string
   let loadStart = 0
@@ -99,6 +124,10 @@ describe.skipIf(!hasPrometheus)(`the dashboard against a real Prometheus scrapin
       retry: { baseDelayMs: 5, maxDelayMs: 20 },
     })
 
+    kubernetes = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(`${KUBERNETES_SERIES}\n`))
+    await new Promise<void>((resolve) => kubernetes.listen(0, '127.0.0.1', resolve))
+    const kubernetesTarget = `127.0.0.1:${(kubernetes.address() as AddressInfo).port}`
+
     dataDir = mkdtempSync(join(tmpdir(), 'sluice-prometheus-'))
     const port = await freePort()
     promUrl = `http://127.0.0.1:${port}`
@@ -111,7 +140,9 @@ describe.skipIf(!hasPrometheus)(`the dashboard against a real Prometheus scrapin
         `rule_files: [${JSON.stringify(ALERTS)}]`,
         'scrape_configs:',
         '  - job_name: sluice',
-        `    static_configs: [{ targets: [${JSON.stringify(`${admin.hostname}:${admin.port}`)}] }]`,
+        `    static_configs: [{ targets: [${JSON.stringify(`${admin.hostname}:${admin.port}`)}], labels: ${JSON.stringify(POD)} }]`,
+        '  - job_name: kubernetes',
+        `    static_configs: [{ targets: [${JSON.stringify(kubernetesTarget)}] }]`,
         '',
       ].join('\n'),
     )
@@ -162,6 +193,7 @@ describe.skipIf(!hasPrometheus)(`the dashboard against a real Prometheus scrapin
     stopLoad = true
     await Promise.all(workers)
     prometheus?.kill('SIGTERM')
+    kubernetes?.close()
     await proxy?.close()
     await sim?.close()
     await redis?.close()
@@ -177,6 +209,35 @@ describe.skipIf(!hasPrometheus)(`the dashboard against a real Prometheus scrapin
       }
     }
     expect(empty).toEqual([])
+  })
+
+  it('the namespace, job and pod variables list this sluice, and a panel scoped to another namespace shows nothing', async () => {
+    const variables = (JSON.parse(readFileSync(DASHBOARD, 'utf8')) as { templating: { list: { name: string; query: { query?: string } | string }[] } }).templating.list
+    const values = async (name: string): Promise<string[]> => {
+      const q = variables.find((v) => v.name === name)!.query as { query: string }
+      const [, selector, label] = /^label_values\((.+), (\w+)\)$/.exec(asSent(q.query, '.*'))!
+      return ((await query('/api/v1/query', { query: `count by (${label}) (${selector})` })).data.result as Series[]).map((s) => s.metric[label!]!)
+    }
+    expect(await values('namespace')).toEqual(['crm'])
+    expect(await values('job')).toEqual(['sluice'])
+    expect(await values('pod')).toEqual(['egress-sluice-0'])
+    for (const panel of panels) {
+      for (const target of panel.targets ?? []) {
+        const series = await range(asSent(target.expr, '.*', 'billing'))
+        expect(series, `${panel.title} [${target.refId}]`).toEqual([])
+      }
+    }
+  })
+
+  it('the Pods row shows this pod\'s Kubernetes series only, joined on namespace and pod', async () => {
+    const podPanels = panels.filter((p) => / per pod /.test(p.title))
+    expect(podPanels.map((p) => p.title.split(' per pod')[0])).toEqual(['CPU', 'Memory vs limit', 'Event-loop lag', 'Restarts'])
+    for (const panel of podPanels) {
+      for (const target of panel.targets ?? []) {
+        const series = await range(asSent(target.expr, '.*'))
+        expect(series.map((s) => s.metric), `${panel.title} [${target.refId}]`).toEqual([POD])
+      }
+    }
   })
 
   it('a panel filtered to one organisation shows only that organisation', async () => {

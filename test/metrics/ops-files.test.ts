@@ -15,6 +15,13 @@ const ALERT_TESTS = file('ops/prometheus/sluice-alerts.test.yaml')
 
 /** Series Prometheus makes itself for every scrape target. */
 const PROMETHEUS_OWN = ['up']
+/** Kubernetes' own series the dashboard's Pods row reads: kube-state-metrics (v2 names) and the kubelet's cAdvisor. */
+export const KUBERNETES_METRICS = [
+  'kube_pod_container_resource_limits',
+  'kube_pod_container_resource_requests',
+  'kube_pod_container_status_restarts_total',
+  'container_memory_working_set_bytes',
+]
 
 /** Every metric name the code registers: ours with the default metrics, and the versioning area's; and Prometheus's own. */
 async function registeredNames(): Promise<Set<string>> {
@@ -34,6 +41,7 @@ const PROMQL_WORDS = new Set(['and', 'or', 'unless', 'by', 'without', 'on', 'ign
 export function metricNamesIn(expr: string): string[] {
   const stripped = expr
     .replace(/"(?:[^"\\]|\\.)*"/g, '""') // strings
+    .replace(/#[^\n]*/g, ' ') // comments (the rules' threshold names)
     .replace(/\{[^}]*\}/g, ' ') // label matchers
     .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ') // label lists
     .replace(/\[[^\]]*\]/g, ' ') // ranges
@@ -89,8 +97,29 @@ describe('ops/grafana/sluice-dashboard.json', () => {
       /^Queue wait p50 \/ p99 by app/,
       /^Permits held by app/,
       /^App identity refusals \(401 \/ 403\) by app/,
+      /^CPU per pod/,
+      /^Memory vs limit per pod/,
+      /^Event-loop lag per pod/,
+      /^Restarts per pod/,
     ]) {
       expect(titles.some((t) => wanted.test(t)), String(wanted)).toBe(true)
+    }
+  })
+
+  it('has namespace, job and pod variables, and scopes every query of sluice\'s series by them', () => {
+    const names = dashboard.templating.list.map((v) => v.name)
+    expect(names.slice(0, 4)).toEqual(['datasource', 'namespace', 'job', 'pod'])
+    for (const p of queries) {
+      for (const t of p.targets ?? []) {
+        const selectors = t.expr.match(/\b[a-z_:][a-z0-9_:]*\{[^}]*\}/g) ?? []
+        expect(selectors.length, p.title).toBeGreaterThan(0)
+        for (const selector of selectors) {
+          const name = selector.slice(0, selector.indexOf('{'))
+          // Kubernetes' series carry no job of ours: they are joined on (namespace, pod) with a scoped sluice series
+          if (KUBERNETES_METRICS.includes(name)) expect(t.expr, p.title).toMatch(/on \(namespace, pod\) group_left \(\) group by \(namespace, pod\) \(sluice_limiter_mode\{namespace=~"\$namespace", job=~"\$job", pod=~"\$pod"\}\)/)
+          else expect(selector, p.title).toContain('namespace=~"$namespace", job=~"$job", pod=~"$pod"')
+        }
+      }
     }
   })
 
@@ -114,7 +143,7 @@ describe('ops/grafana/sluice-dashboard.json', () => {
   })
 
   it('reads only metrics the code registers, and every panel reads at least one', async () => {
-    const registered = await registeredNames()
+    const registered = new Set([...(await registeredNames()), ...KUBERNETES_METRICS])
     const used = new Set<string>()
     for (const p of queries) {
       const names = (p.targets ?? []).flatMap((t) => metricNamesIn(t.expr))
@@ -137,6 +166,11 @@ describe('ops/grafana/sluice-dashboard.json', () => {
       'sluice_app_requests_total',
       'sluice_app_queue_wait_seconds_bucket',
       'sluice_app_permits_held',
+      'process_cpu_seconds_total',
+      'process_resident_memory_bytes',
+      'nodejs_eventloop_lag_p99_seconds',
+      'process_start_time_seconds',
+      ...KUBERNETES_METRICS,
     ]) {
       expect(used.has(family), family).toBe(true)
     }
@@ -148,7 +182,7 @@ interface Rule {
   expr: string
   for?: string
   labels: { severity: string }
-  annotations: { summary: string; description: string }
+  annotations: { summary: string; description: string; runbook_url?: string }
 }
 
 describe('ops/prometheus/sluice-alerts.yaml', () => {
@@ -168,11 +202,36 @@ describe('ops/prometheus/sluice-alerts.yaml', () => {
         'SluiceLeasesLost',
         'SluiceRetiredVersionInUse',
         'SluiceAppRefusals',
+        'SluiceClientErrors',
+        'SluicePermitsOverLimit',
       ]),
     )
     for (const r of rules) {
       expect(['warning', 'critical'], r.alert).toContain(r.labels.severity)
       expect(r.annotations.summary.length, r.alert).toBeGreaterThan(10)
+    }
+  })
+
+  it('links every alert to its runbook in docs/observability.md', () => {
+    const doc = readFileSync(file('docs/observability.md'), 'utf8')
+    const anchors = new Set([...doc.matchAll(/^#{2,4} (.+)$/gm)].map((m) => m[1]!.trim().toLowerCase().replace(/[^a-z0-9 -]/g, '').replaceAll(' ', '-')))
+    for (const r of rules) {
+      expect(r.annotations.runbook_url, r.alert).toBe(`docs/observability.md#${r.alert.toLowerCase()}`)
+      expect(anchors.has(r.alert.toLowerCase()), `${r.alert}: no runbook heading`).toBe(true)
+    }
+  })
+
+  // The chart scopes each release's rules by replacing job="sluice" (helm/sluice/templates/prometheusrule.yaml).
+  it('selects every series with job="sluice" and keeps namespace and job in every aggregation', () => {
+    for (const r of rules) {
+      const selectors = r.expr.replace(/"(?:[^"\\]|\\.)*"/g, (q) => q.replace(/[{}]/g, '')).match(/\b[a-z_:][a-z0-9_:]*\{[^}]*\}/g) ?? []
+      expect(selectors.length, r.alert).toBeGreaterThan(0)
+      for (const selector of selectors) expect(selector, r.alert).toContain('job="sluice"')
+      expect(r.expr.replace(/\b[a-z_:][a-z0-9_:]*\{[^}]*\}/g, ''), `${r.alert}: a bare metric name`).not.toMatch(/\b(sluice_[a-z0-9_]+|up)\b(?!\{)/)
+      for (const by of r.expr.matchAll(/\b(?:by|on) \(([^)]*)\)/g)) {
+        const labels = by[1]!.split(',').map((l) => l.trim())
+        expect(labels, `${r.alert}: ${by[0]}`).toEqual(expect.arrayContaining(['namespace', 'job']))
+      }
     }
   })
 

@@ -19,7 +19,7 @@ Every SLUICE_* name used here is a real setting: test/deploy checks them against
   {{- if $native }}
   restartPolicy: Always
   {{- end }}
-  {{- /* A sidecar lists only what listens beyond loopback: the admin port when scraped (the PodMonitor names it). */}}
+  {{- /* A sidecar lists only what listens beyond loopback: the health port, and the admin port when scraped (the PodMonitor names it). */}}
   {{- if not $sidecar }}
   ports:
     - name: proxy
@@ -28,11 +28,16 @@ Every SLUICE_* name used here is a real setting: test/deploy checks them against
     - name: admin
       containerPort: {{ int $ports.admin }}
       protocol: TCP
-  {{- else if $adminExposed }}
+  {{- else }}
   ports:
+    - name: sluice-health
+      containerPort: {{ int $ports.health }}
+      protocol: TCP
+    {{- if $adminExposed }}
     - name: sluice-admin
       containerPort: {{ int $ports.admin }}
       protocol: TCP
+    {{- end }}
   {{- end }}
   env:
     - name: SLUICE_PORT
@@ -44,6 +49,13 @@ Every SLUICE_* name used here is a real setting: test/deploy checks them against
       value: {{ ternary "127.0.0.1" "0.0.0.0" $sidecar | quote }}
     - name: SLUICE_ADMIN_HOST
       value: {{ ternary "0.0.0.0" "127.0.0.1" $adminExposed | quote }}
+    {{- if $sidecar }}
+    {{- /* The probes' own port: /healthz and /readyz alone, on the pod IP the kubelet probes; the admin port stays on loopback. */}}
+    - name: SLUICE_HEALTH_PORT
+      value: {{ int $ports.health | quote }}
+    - name: SLUICE_HEALTH_HOST
+      value: "0.0.0.0"
+    {{- end }}
     {{- with $v.upstream }}
     - name: SLUICE_UPSTREAM
       value: {{ . | quote }}
@@ -98,18 +110,10 @@ Every SLUICE_* name used here is a real setting: test/deploy checks them against
   {{- end }}
   {{- range $probe := list (list "startupProbe" "/healthz" $v.probes.startup) (list "livenessProbe" "/healthz" $v.probes.liveness) (list "readinessProbe" "/readyz" $v.probes.readiness) }}
   {{ index $probe 0 }}:
-    {{- if $adminExposed }}
+    {{- /* httpGet: no process started per probe. A sidecar's probes go to its health port (healthPort), reachable on the pod IP. */}}
     httpGet:
       path: {{ index $probe 1 }}
-      port: {{ int $ports.admin }}
-    {{- else }}
-    {{- /* Admin on loopback: the kubelet cannot reach it, so node asks from inside the container (as the image's HEALTHCHECK). */}}
-    exec:
-      command:
-        - node
-        - -e
-        - {{ printf "fetch('http://127.0.0.1:%d%s').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))" (int $ports.admin) (index $probe 1) | quote }}
-    {{- end }}
+      port: {{ int (ternary $ports.health $ports.admin $sidecar) }}
     {{- toYaml (index $probe 2) | nindent 4 }}
   {{- end }}
   {{- /* A native sidecar is stopped only after the app has exited: nothing to wait for. */}}
@@ -168,14 +172,14 @@ Every SLUICE_* name used here is a real setting: test/deploy checks them against
     items:
       - key: {{ .Values.apps.existingSecretKey }}
         path: {{ .Values.apps.existingSecretKey }}
-    {{- /* 0440 in decimal (YAML readers disagree on 0-prefixed octal): readable by the pod's fsGroup, not by others. */}}
-    defaultMode: 288
+    {{- /* 0440 (288) with the chart's fsGroup; 0444 (292) in an app's pod, whose fsGroup the chart does not set: mounted in sluice's container only (docs/deploy.md, "Sidecar"). Decimal: YAML readers disagree on 0-prefixed octal. */}}
+    defaultMode: {{ include "sluice.secretFileMode" . }}
 {{- end }}
 {{- if include "sluice.hasKeys" . }}
 {{- /* One file per organisation (its id), from every Secret named: sluice reads the directory (README "Apps"). */}}
 - name: sluice-keys
   projected:
-    defaultMode: 288
+    defaultMode: {{ include "sluice.secretFileMode" . }}
     sources:
       {{- with .Values.credentials.existingSecret }}
       - secret:

@@ -128,6 +128,15 @@ type: Recreate
 {{- if or .Values.podMonitor.enabled .Values.sidecar.exposeAdmin -}}true{{- end -}}
 {{- end -}}
 
+{{/*
+Mode of the Secret files (decimal): 0440 in the chart's own pod, whose fsGroup (podSecurityContext)
+makes them sluice's; 0444 in an app's pod, whose fsGroup the app decides. Only sluice's container
+mounts the volume, so "others" there is sluice itself (docs/deploy.md, "Sidecar").
+*/}}
+{{- define "sluice.secretFileMode" -}}
+{{- ternary 292 288 (eq .Values.mode "sidecar") -}}
+{{- end -}}
+
 {{- define "sluice.settingsPath" -}}
 /etc/sluice/settings.yaml
 {{- end -}}
@@ -217,21 +226,78 @@ Included by templates/validate.yaml, so it runs in both modes.
 {{- if and (eq $v.mode "sidecar") $v.podMonitor.enabled (not $v.podMonitor.selector) -}}
 {{- fail "sluice: podMonitor.enabled needs podMonitor.selector: the matchLabels of your app's pods, which carry the sluice sidecar" -}}
 {{- end -}}
-{{- if eq (int $v.sidecar.ports.proxy) (int $v.sidecar.ports.admin) -}}
-{{- fail (printf "sluice: sidecar.ports.proxy and sidecar.ports.admin are both %d" (int $v.sidecar.ports.proxy)) -}}
+{{- $sidecarPorts := list (int $v.sidecar.ports.proxy) (int $v.sidecar.ports.admin) (int $v.sidecar.ports.health) -}}
+{{- if ne (len (uniq $sidecarPorts)) 3 -}}
+{{- fail (printf "sluice: sidecar.ports.proxy, admin and health must differ (%d, %d, %d)" (int $v.sidecar.ports.proxy) (int $v.sidecar.ports.admin) (int $v.sidecar.ports.health)) -}}
+{{- end -}}
+{{- if eq $v.mode "sidecar" -}}
+{{- if and (eq (include "sluice.sidecarAdminExposed" .) "true") (not $v.adminToken.existingSecret) -}}
+{{- fail "sluice: the sidecar's admin port listens on the pod's IP (podMonitor.enabled or sidecar.exposeAdmin) without an admin token: anything that reaches the pod could read /status and /metrics. Put a token (16+ characters) in a Secret and name it in adminToken.existingSecret (the PodMonitor sends it), or keep the admin port on loopback (the probes use sidecar.ports.health)." -}}
+{{- end -}}
+{{- $kube := .Capabilities.KubeVersion.Version -}}
+{{- if and $v.sidecar.native $kube (semverCompare "<1.29.0-0" $kube) -}}
+{{- fail (printf "sluice: sidecar.native needs Kubernetes >= 1.29 (native sidecars: an init container with restartPolicy: Always), and this cluster is %s. Set sidecar.native: false and include \"sluice.sidecar\" under containers instead." $kube) -}}
+{{- end -}}
 {{- end -}}
 {{- if eq (int $v.ports.proxy) (int $v.ports.admin) -}}
 {{- fail (printf "sluice: ports.proxy and ports.admin are both %d" (int $v.ports.proxy)) -}}
 {{- end -}}
 {{- end -}}
 
-{{/* sha256 of the Redis URL's Secret: the chart's own, or an existing one looked up in the cluster. */}}
+{{/*
+sha256 of what makes the Secrets sluice reads by env var at start (the Redis URL, the admin token):
+redis.url itself for the chart's own Secret; for an existing Secret its name, key and
+existingSecretsVersion, which whoever rotates it bumps. Never `lookup`: it is empty under
+`helm template` (Argo CD, Flux), so a rotation would never roll the pods there (docs/deploy.md,
+"Secrets that change"). Empty when no such Secret is used.
+*/}}
 {{- define "sluice.secretChecksum" -}}
+{{- $parts := list -}}
 {{- if .Values.redis.existingSecret -}}
-{{- $secret := lookup "v1" "Secret" .Release.Namespace .Values.redis.existingSecret | default dict -}}
-{{- get $secret "data" | default dict | toJson | sha256sum -}}
+{{- $parts = append $parts (printf "redis:%s/%s" .Values.redis.existingSecret .Values.redis.existingSecretKey) -}}
+{{- else if .Values.redis.url -}}
+{{- $parts = append $parts (printf "redis-url:%s" .Values.redis.url) -}}
+{{- end -}}
+{{- with .Values.adminToken.existingSecret -}}
+{{- $parts = append $parts (printf "admin:%s/%s" . $.Values.adminToken.existingSecretKey) -}}
+{{- end -}}
+{{- if $parts -}}
+{{- append $parts (printf "version:%s" (toString .Values.existingSecretsVersion)) | join "\n" | sha256sum -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The pod template's annotations that roll the pods when what sluice reads at start changes: the
+settings file and the Secrets above. The Deployment carries them; an app's pod template carrying
+the sidecar includes "sluice.sidecarPodAnnotations" (_sidecar.tpl) for the same.
+*/}}
+{{- define "sluice.podChecksums" -}}
+checksum/sluice-settings: {{ toYaml .Values.settings | sha256sum }}
+{{- with include "sluice.secretChecksum" . }}
+checksum/sluice-secret: {{ . }}
+{{- end }}
+{{- end -}}
+
+{{/* The Secrets named for stakater/Reloader (reloader.enabled): it restarts the pods when one changes. */}}
+{{- define "sluice.reloaderSecrets" -}}
+{{- $names := list -}}
+{{- with .Values.redis.existingSecret }}{{ $names = append $names . }}{{ end -}}
+{{- with .Values.adminToken.existingSecret }}{{ $names = append $names . }}{{ end -}}
+{{- join "," $names -}}
+{{- end -}}
+
+{{/*
+The job label of this release's series, which its alerting rules select (with its namespace): what
+prometheus-operator gives when no relabeling sets it, the Service's name for the ServiceMonitor and
+<namespace>/<name> for the PodMonitor; prometheusRule.job when set.
+*/}}
+{{- define "sluice.job" -}}
+{{- if .Values.prometheusRule.job -}}
+{{- .Values.prometheusRule.job -}}
+{{- else if eq .Values.mode "sidecar" -}}
+{{- printf "%s/%s" .Release.Namespace (include "sluice.fullname" .) -}}
 {{- else -}}
-{{- .Values.redis.url | sha256sum -}}
+{{- include "sluice.fullname" . -}}
 {{- end -}}
 {{- end -}}
 

@@ -6,6 +6,9 @@ Use it from your own chart with sluice as a dependency (Chart.yaml: dependencies
 `sluice: {mode: sidecar, ...}` in your values, and in your pod template (Kubernetes >= 1.29, the
 native sidecar, sidecar.native: true, the default):
 
+    metadata:
+      annotations:   # roll the app's pods when sluice's settings or Secrets change
+        {{- include "sluice.sidecarPodAnnotations" (dict "Values" .Values.sluice "Release" .Release) | nindent 8 }}
     spec:
       terminationGracePeriodSeconds: 40   # > settings.shutdown.graceMs
       initContainers:
@@ -27,6 +30,19 @@ app calling the API for the same organisation, needs redis.url: every sidecar th
 */}}
 {{- define "sluice.sidecar" -}}
 {{ include "sluice.container" (dict "ctx" . "sidecar" true) }}
+{{- end -}}
+
+{{/*
+The app's pod template annotations that roll its pods when the sidecar's settings, its Redis URL or
+admin token change (sluice reads them at start); include them under the pod template's metadata:
+
+    template:
+      metadata:
+        annotations:
+          {{- include "sluice.sidecarPodAnnotations" (dict "Values" .Values.sluice "Release" .Release) | nindent 10 }}
+*/}}
+{{- define "sluice.sidecarPodAnnotations" -}}
+{{ include "sluice.podChecksums" . }}
 {{- end -}}
 
 {{/* The volumes the sidecar mounts (and extraVolumes); include them in the same pod's volumes. */}}

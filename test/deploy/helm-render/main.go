@@ -54,16 +54,17 @@ func main() {
 	release := flag.String("release", "test", "release name")
 	namespace := flag.String("namespace", "default", "release namespace")
 	parent := flag.String("parent", "", "a parent chart's template to render with .Values.<chart> = this chart's values")
+	kubeVersion := flag.String("kube-version", "v1.30.0", "the cluster's version as .Capabilities.KubeVersion (helm template --kube-version)")
 	var files valueFiles
 	flag.Var(&files, "f", "values file (repeatable; later ones win)")
 	flag.Parse()
-	if err := run(*chartDir, *release, *namespace, *parent, files); err != nil {
+	if err := run(*chartDir, *release, *namespace, *parent, *kubeVersion, files); err != nil {
 		fmt.Fprintf(os.Stderr, "Error: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(chartDir, releaseName, namespace, parentTemplate string, valueFiles []string) error {
+func run(chartDir, releaseName, namespace, parentTemplate, kubeVersion string, valueFiles []string) error {
 	var meta chartMeta
 	if err := readYaml(filepath.Join(chartDir, "Chart.yaml"), &meta); err != nil {
 		return err
@@ -113,6 +114,11 @@ func run(chartDir, releaseName, namespace, parentTemplate string, valueFiles []s
 	}
 	sort.Strings(names)
 
+	versionParts := strings.SplitN(strings.TrimPrefix(kubeVersion, "v"), ".", 3)
+	if len(versionParts) < 2 {
+		return fmt.Errorf("-kube-version %q is not v<major>.<minor>[.<patch>]", kubeVersion)
+	}
+	major, minor := versionParts[0], versionParts[1]
 	release := map[string]interface{}{"Name": releaseName, "Namespace": namespace, "Service": "Helm", "IsInstall": true, "IsUpgrade": false, "Revision": 1}
 	context := func(name string, vals map[string]interface{}) map[string]interface{} {
 		return map[string]interface{}{
@@ -120,7 +126,7 @@ func run(chartDir, releaseName, namespace, parentTemplate string, valueFiles []s
 			"Release":      release,
 			"Chart":        meta,
 			"Files":        Files(chartFiles),
-			"Capabilities": map[string]interface{}{"KubeVersion": map[string]interface{}{"Version": "v1.30.0", "Major": "1", "Minor": "30"}},
+			"Capabilities": map[string]interface{}{"KubeVersion": map[string]interface{}{"Version": kubeVersion, "Major": major, "Minor": minor}},
 			"Template":     map[string]interface{}{"Name": name, "BasePath": meta.Name + "/templates"},
 		}
 	}
