@@ -12,7 +12,7 @@
 import { performance } from 'node:perf_hooks'
 import type { Redis } from 'ioredis'
 import { Client, Pool } from 'undici'
-import { freePort, startNode, startSimChild, waitForHttp, type Child } from '../children.js'
+import { cpuMs, freePort, startNode, startSimChild, waitForHttp, type Child } from '../children.js'
 import { rssOf } from '../../test/support/process.js'
 import { startRedis, type TestRedis } from '../../test/support/redis.js'
 
@@ -21,6 +21,11 @@ const CONCURRENCY = 64
 const PROBE_EVERY_MS = 10
 const API_MS = 20
 const WATCH_MS = Number(process.env.SLUICE_BENCH_SCALE_WATCH_MS ?? 40_000)
+/** SLUICE_BENCH_SCALE_BACKENDS=redis (or memory) runs one backend only */
+const BACKENDS = (['in-process', 'Redis'] as const).filter((b) => {
+  const only = process.env.SLUICE_BENCH_SCALE_BACKENDS
+  return only === undefined || (only === 'redis') === (b === 'Redis')
+})
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 const basic = (org: string): string => `Basic ${Buffer.from(`${org}:bench-key`).toString('base64')}`
 
@@ -46,6 +51,30 @@ export interface ScaleRow {
   readonly probeStatusMs: number
   /** the second scrape, half-way through the watch */
   readonly scrape2Ms: number
+  /** scripts Redis ran during the first scrape (EVALSHA and EVAL, INFO commandstats); undefined in process */
+  readonly scrapeScripts: number | undefined
+  /**
+   * CPU time over the first scrape, ms: sluice's (/proc, 10 ms ticks; the probe's requests included)
+   * and Redis's (INFO cpu): steadier than the times on a shared machine
+   */
+  readonly scrapeCpuMs: number
+  readonly scrapeRedisCpuMs: number | undefined
+}
+
+/** Redis's CPU time so far (used_cpu_user + used_cpu_sys), ms. */
+async function redisCpuMs(client: Redis | undefined): Promise<number | undefined> {
+  if (client === undefined) return undefined
+  const cpu = await client.info('cpu')
+  const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(cpu)?.[1] ?? 0)
+  return (field('used_cpu_user') + field('used_cpu_sys')) * 1000
+}
+
+/** EVALSHA and EVAL calls Redis has run so far. */
+async function scriptCalls(client: Redis | undefined): Promise<number | undefined> {
+  if (client === undefined) return undefined
+  let n = 0
+  for (const m of (await client.info('commandstats')).matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) n += Number(m[2])
+  return n
 }
 
 export function scaleSizes(arg: string | undefined): number[] {
@@ -155,7 +184,13 @@ async function runOne(backend: ScaleRow['backend'], keys: number, log: (line: st
     const after = rssWatch(sluice.pid)
     const watchStart = performance.now()
     const probes = probe(sluice.url)
+    const scriptsBefore = await scriptCalls(client)
+    const redisCpuBefore = await redisCpuMs(client)
+    const cpuBefore = cpuMs(sluice.pid)
     const scrape = await timedGet(adminUrl, '/metrics', probes)
+    const cpuAfter = cpuMs(sluice.pid)
+    const redisCpuAfter = await redisCpuMs(client)
+    const scriptsAfter = await scriptCalls(client)
     const status = await timedGet(adminUrl, '/status', probes)
     log(`scale: ${backend} ${keys}: scrape on the monotonic clock ${scrape.window[0]}–${scrape.window[1]} ns, /status ${status.window[0]}–${status.window[1]} ns`)
     await probes.stop()
@@ -181,6 +216,10 @@ async function runOne(backend: ScaleRow['backend'], keys: number, log: (line: st
       probeScrapeMs: scrape.probeMs,
       probeStatusMs: status.probeMs,
       scrape2Ms: scrape2.ms,
+      // (the 50 ms pauses around the scrape may hold a sync or a heartbeat too)
+      scrapeScripts: scriptsAfter === undefined ? undefined : scriptsAfter - scriptsBefore!,
+      scrapeCpuMs: cpuAfter - cpuBefore,
+      scrapeRedisCpuMs: redisCpuAfter === undefined ? undefined : redisCpuAfter - redisCpuBefore!,
     }
   } finally {
     await sluice?.stop()
@@ -210,7 +249,7 @@ async function startSluice(upstream: string, env: Record<string, string>): Promi
 export async function runScaleBench(sizes: readonly number[], log: (line: string) => void): Promise<ScaleRow[]> {
   const rows: ScaleRow[] = []
   for (const keys of sizes) {
-    for (const backend of ['in-process', 'Redis'] as const) {
+    for (const backend of BACKENDS) {
       log(`scale: ${backend}, ${keys} keys…`)
       rows.push(await runOne(backend, keys, log))
     }
@@ -223,12 +262,12 @@ const ms = (n: number): string => (n < 10 ? n.toFixed(1) : n.toFixed(0))
 
 export function scaleTable(rows: readonly ScaleRow[]): string {
   const lines = [
-    '| keys touched | backend | req/s | RSS idle → during → after (max, end of 40 s), MB | Redis MB | scrape ms | probe during scrape ms | /status ms | probe during /status ms | 2nd scrape ms |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| keys touched | backend | req/s | RSS idle → during → after (max, end of 40 s), MB | Redis MB | scrape ms | its CPU ms: sluice, Redis | Redis scripts in the scrape | probe during scrape ms | /status ms | probe during /status ms | 2nd scrape ms |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ]
   for (const r of rows) {
     lines.push(
-      `| ${r.keys.toLocaleString('en-US')} | ${r.backend} | ${r.rps.toFixed(0)}${r.non200 > 0 ? ` (${r.non200} non-200)` : ''} | ${mb(r.idleMb)} → ${mb(r.duringMb)} → ${mb(r.afterMaxMb)}, ${mb(r.afterEndMb)} | ${mb(r.redisMb)} | ${ms(r.scrapeMs)} | ${ms(r.probeScrapeMs)} | ${ms(r.statusMs)} | ${ms(r.probeStatusMs)} | ${ms(r.scrape2Ms)} |`,
+      `| ${r.keys.toLocaleString('en-US')} | ${r.backend} | ${r.rps.toFixed(0)}${r.non200 > 0 ? ` (${r.non200} non-200)` : ''} | ${mb(r.idleMb)} → ${mb(r.duringMb)} → ${mb(r.afterMaxMb)}, ${mb(r.afterEndMb)} | ${mb(r.redisMb)} | ${ms(r.scrapeMs)} | ${r.scrapeCpuMs.toFixed(0)}, ${r.scrapeRedisCpuMs === undefined ? '–' : r.scrapeRedisCpuMs.toFixed(0)} | ${r.scrapeScripts ?? '–'} | ${ms(r.probeScrapeMs)} | ${ms(r.statusMs)} | ${ms(r.probeStatusMs)} | ${ms(r.scrape2Ms)} |`,
     )
   }
   return lines.join('\n')
