@@ -11,7 +11,8 @@ import { parsePromText, valueOf } from '../../metrics/prom-text.js'
  * What an idle key costs at scrape time on Redis (docs/redis-limiter.md, "Status and metrics"): after
  * thousands of keys were used once, a `/metrics` scrape and a `/status` read run scripts for the keys
  * busy now (announced by the replicas' heartbeats), not for every key used within the last lease; the
- * busy keys still show with their global counts, one busy only on the other replica included. Two real
+ * busy keys still show with their global counts, one busy only on the other replica included, and the
+ * learned limits listed are bounded the same way. Two real
  * proxies on a redis-server of the test's own, in front of the sim.
  */
 const TOUCHED = 3_000
@@ -113,6 +114,8 @@ describe('a scrape and /status on Redis follow the busy keys, not every key used
       const status = await adminJson<{ keys: StatusKey[]; learned: unknown[] }>(proxy, '/status')
       expect((await scriptCalls(client)) - beforeStatus).toBeLessThan(TOUCHED / 10)
       expect(busyRows(status.keys)).toEqual(expected)
+      // the learned limits listed are those of the same keys (every key here learns: lowerPublished), not of every key used
+      expect(status.learned.length).toBeLessThan(TOUCHED / 10)
     }
   }, 120_000)
 })
