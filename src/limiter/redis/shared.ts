@@ -184,7 +184,7 @@ export class SharedPermits {
     return this.activeTags()
   }
 
-  /** `/status` from Redis: every semaphore in use across the replicas, and the learned limits. */
+  /** `/status` from Redis: the semaphores busy on any replica, and their learned limits. */
   status(globalKeys: GlobalKeys): Promise<{ keys: KeyStatus[]; learned: LearnedLimitStatus[] }> {
     return sharedStatus(this.#scripts.runner, globalKeys, { prefix: this.config.prefix, idleMs: this.config.idleMs, localTags: () => this.activeTags() })
   }
