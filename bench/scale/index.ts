@@ -59,6 +59,15 @@ export interface ScaleRow {
    */
   readonly scrapeCpuMs: number
   readonly scrapeRedisCpuMs: number | undefined
+  /** V8's heap at the end of the watch (used, committed), MB: how much of the resident set is the heap */
+  readonly heapEndMb: readonly [number, number]
+}
+
+/** V8's heap now (nodejs_heap_size_used_bytes, _total_bytes), MB, from a scrape. */
+async function heapMb(adminUrl: string): Promise<[number, number]> {
+  const text = await (await fetch(`${adminUrl}/metrics`)).text()
+  const read = (name: string): number => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN) / 2 ** 20
+  return [read('nodejs_heap_size_used_bytes'), read('nodejs_heap_size_total_bytes')]
 }
 
 /** Redis's CPU time so far (used_cpu_user + used_cpu_sys), ms. */
@@ -201,6 +210,7 @@ async function runOne(backend: ScaleRow['backend'], keys: number, log: (line: st
     await sleep(Math.max(0, WATCH_MS - (performance.now() - watchStart)))
     const afterMaxMb = after.stop()
     const afterEndMb = (rssOf(sluice.pid) ?? 0) / 2 ** 20
+    const heapEndMb = await heapMb(adminUrl)
     return {
       backend,
       keys,
@@ -218,6 +228,7 @@ async function runOne(backend: ScaleRow['backend'], keys: number, log: (line: st
       scrape2Ms: scrape2.ms,
       // (the 50 ms pauses around the scrape may hold a sync or a heartbeat too)
       scrapeScripts: scriptsAfter === undefined ? undefined : scriptsAfter - scriptsBefore!,
+      heapEndMb,
       scrapeCpuMs: cpuAfter - cpuBefore,
       scrapeRedisCpuMs: redisCpuAfter === undefined ? undefined : redisCpuAfter - redisCpuBefore!,
     }
@@ -262,12 +273,12 @@ const ms = (n: number): string => (n < 10 ? n.toFixed(1) : n.toFixed(0))
 
 export function scaleTable(rows: readonly ScaleRow[]): string {
   const lines = [
-    '| keys touched | backend | req/s | RSS idle → during → after (max, end of 40 s), MB | Redis MB | scrape ms | its CPU ms: sluice, Redis | Redis scripts in the scrape | probe during scrape ms | /status ms | probe during /status ms | 2nd scrape ms |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| keys touched | backend | req/s | RSS idle → during → after (max, end of 40 s), MB | V8 heap at the end: used, committed MB | Redis MB | scrape ms | its CPU ms: sluice, Redis | Redis scripts in the scrape | probe during scrape ms | /status ms | probe during /status ms | 2nd scrape ms |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ]
   for (const r of rows) {
     lines.push(
-      `| ${r.keys.toLocaleString('en-US')} | ${r.backend} | ${r.rps.toFixed(0)}${r.non200 > 0 ? ` (${r.non200} non-200)` : ''} | ${mb(r.idleMb)} → ${mb(r.duringMb)} → ${mb(r.afterMaxMb)}, ${mb(r.afterEndMb)} | ${mb(r.redisMb)} | ${ms(r.scrapeMs)} | ${r.scrapeCpuMs.toFixed(0)}, ${r.scrapeRedisCpuMs === undefined ? '–' : r.scrapeRedisCpuMs.toFixed(0)} | ${r.scrapeScripts ?? '–'} | ${ms(r.probeScrapeMs)} | ${ms(r.statusMs)} | ${ms(r.probeStatusMs)} | ${ms(r.scrape2Ms)} |`,
+      `| ${r.keys.toLocaleString('en-US')} | ${r.backend} | ${r.rps.toFixed(0)}${r.non200 > 0 ? ` (${r.non200} non-200)` : ''} | ${mb(r.idleMb)} → ${mb(r.duringMb)} → ${mb(r.afterMaxMb)}, ${mb(r.afterEndMb)} | ${mb(r.heapEndMb[0])}, ${mb(r.heapEndMb[1])} | ${mb(r.redisMb)} | ${ms(r.scrapeMs)} | ${r.scrapeCpuMs.toFixed(0)}, ${r.scrapeRedisCpuMs === undefined ? '–' : r.scrapeRedisCpuMs.toFixed(0)} | ${r.scrapeScripts ?? '–'} | ${ms(r.probeScrapeMs)} | ${ms(r.statusMs)} | ${ms(r.probeStatusMs)} | ${ms(r.scrape2Ms)} |`,
     )
   }
   return lines.join('\n')
