@@ -17,10 +17,19 @@ import { runTracesCostBench } from './traces/proxy-cost.js'
 import { spanMemoryPerQueuedRequest } from './traces/span-memory.js'
 
 async function main(): Promise<void> {
-  // `npm run bench -- core`, `-- metrics`, `-- traces`, `-- tricks`, `-- redis`, `-- permits`, `-- fairness`, `-- learning` or `-- compare` runs one part.
+  // `npm run bench -- core`, `-- metrics`, `-- traces`, `-- tricks`, `-- redis`, `-- permits`, `-- fairness`, `-- learning` or `-- compare` runs one part; `-- scale [sizes]` runs only on its own.
   const only = process.argv[2]
   const out = (s: string): boolean => process.stdout.write(`${s}\n`)
   out(`# sluice benchmarks — node ${process.version}, ${new Date().toISOString()}\n`)
+
+  if (only === 'scale') {
+    // not in the full run: its default sizes take several minutes (bench/scale/index.ts)
+    const { runScaleBench, scaleSizes, scaleTable } = await import('./scale/index.js')
+    const sizes = scaleSizes(process.argv[3])
+    out('## Many keys touched once: one replica, sim at 20 ms, then a scrape and /status with a probe every 10 ms\n')
+    out(scaleTable(await runScaleBench(sizes, (line) => process.stderr.write(`${line}\n`))))
+    out('')
+  }
 
   if (only === undefined || only === 'compare') {
     // loaded only for this part: its flood needs Node 22 (node:module's stripTypeScriptTypes), the other parts run on older Nodes too

@@ -124,7 +124,7 @@ export interface LimiterStatus {
   readonly keys: readonly KeyStatus[]
   /**
    * Learned limits the backend knows: in process, every one not yet forgotten; with Redis, those of
-   * the keys some replica used within the last lease (the 1 000 most recent at most)
+   * the keys some replica had busy within the last lease (1 000 at most: docs/redis-limiter.md, "Status and metrics")
    */
   readonly learned?: readonly LearnedLimitStatus[]
   /** extra, backend-specific facts (replica count, redis state) */

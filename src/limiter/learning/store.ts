@@ -70,13 +70,24 @@ export class LearnedLimits {
     for (const [id, entry] of this.#entries) if (now - entry.usedAt > entry.idleMs) this.#entries.delete(id)
   }
 
-  /** The most recently used learned limits, newest first. */
+  /**
+   * The most recently used learned limits, newest first. The map is in the order of use, oldest first:
+   * one pass keeps the last `max` live ones in a ring, so `/status` never copies every entry.
+   */
   list(max = 1_000): LearnedEntry[] {
+    if (max <= 0) return []
     const now = this.now()
+    const ring: [string, Entry][] = []
+    let next = 0
+    for (const pair of this.#entries) {
+      if (now - pair[1].usedAt > pair[1].idleMs) continue
+      if (ring.length < max) ring.push(pair)
+      else ring[next] = pair
+      next = (next + 1) % max
+    }
     const out: LearnedEntry[] = []
-    for (const [id, entry] of [...this.#entries].reverse()) {
-      if (out.length >= max) break
-      if (now - entry.usedAt > entry.idleMs) continue
+    for (let i = 1; i <= ring.length; i++) {
+      const [id, entry] = ring[(next - i + ring.length * 2) % ring.length]!
       out.push({ id, limit: enforced(entry.state.value, entry.bounds), value: entry.state.value, ceiling: entry.bounds.ceiling })
     }
     return out

@@ -322,7 +322,7 @@ export class RedisLimiter implements Limiter {
       replicaId: this.replicaId,
       ttlMs: this.#settings.leaseMs,
       leave,
-      activeTags: leave ? [] : this.#shared.takeAnnouncedTags(),
+      activeTags: leave ? [] : this.#shared.announcedTags(),
     })
   }
 

@@ -22,8 +22,6 @@ export class Semaphores {
   readonly #byTag = new Map<string, KeySemaphore>()
   /** every live waiter of this replica by id, in the order they were made */
   readonly #waiters = new Map<string, Waiter>()
-  /** semaphores used since the last heartbeat, even if idle again by then (for `/status` elsewhere) */
-  readonly #touched = new Set<string>()
   /** (instance, endpoint) → tag, so the hot path does not hash each time */
   readonly #tags = new BoundedMap<string, string>(KEYS_REMEMBERED)
   /** the limit in force each semaphore last had: a key used again starts from it */
@@ -62,7 +60,7 @@ export class Semaphores {
     return this.#known.get(tag) ?? Math.max(1, Math.min(limit, learn.ceiling))
   }
 
-  /** The key's semaphore, made when this replica has none; marked used for the next heartbeat. */
+  /** The key's semaphore, made when this replica has none. */
   of(key: PermitKey, limits: LimitOptions): KeySemaphore {
     const tag = this.#tagOf(key)
     const arg = limitArg(limits)
@@ -73,7 +71,6 @@ export class Semaphores {
       sem = new KeySemaphore({ instance: key.instance, endpoint: key.endpoint }, semaphoreKeysOf(this.#config.prefix, tag), arg, this.#knownOf(tag, limits), at, this.#context)
       this.#byTag.set(tag, sem)
     }
-    this.#touched.add(tag)
     sem.useLimits(arg, limits)
     return sem
   }
@@ -118,12 +115,5 @@ export class Semaphores {
 
   get size(): number {
     return this.#byTag.size
-  }
-
-  /** Tags used since the last call. */
-  takeTouched(): string[] {
-    const tags = [...this.#touched]
-    this.#touched.clear()
-    return tags
   }
 }

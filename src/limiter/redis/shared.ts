@@ -176,12 +176,15 @@ export class SharedPermits {
       .map((s) => s.tag)
   }
 
-  /** Active tags plus those used since the last call: what the next heartbeat announces. */
-  takeAnnouncedTags(): string[] {
-    return [...new Set([...this.activeTags(), ...this.#semaphores.takeTouched()])]
+  /**
+   * What the next heartbeat announces: the keys busy now, never those used since the last one, so the
+   * registry, and so `/status` and the scrape, follow what is busy (docs/redis-limiter.md, "Status and metrics").
+   */
+  announcedTags(): string[] {
+    return this.activeTags()
   }
 
-  /** `/status` from Redis: every semaphore in use across the replicas, and the learned limits. */
+  /** `/status` from Redis: the semaphores busy on any replica, and their learned limits. */
   status(globalKeys: GlobalKeys): Promise<{ keys: KeyStatus[]; learned: LearnedLimitStatus[] }> {
     return sharedStatus(this.#scripts.runner, globalKeys, { prefix: this.config.prefix, idleMs: this.config.idleMs, localTags: () => this.activeTags() })
   }

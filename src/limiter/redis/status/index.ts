@@ -34,11 +34,28 @@ export async function activeTags(scripts: ScriptRunner, keys: GlobalKeys): Promi
 
 /** How many learned limits `/status` lists at most. */
 const LEARNED_SHOWN = 1_000
+/**
+ * How many status scripts are on their way at once: they share the connection with the requests'
+ * scripts, which wait behind at most this many instead of behind every key of the scrape.
+ */
+const STATUS_IN_FLIGHT = 16
+
+/** `fn` over `items`, `limit` at a time, results in the items' order. */
+async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length)
+  let next = 0
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < items.length; i = next++) out[i] = await fn(items[i]!)
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return out
+}
 
 /**
- * What `/status` shows of Redis (docs/redis-limiter.md, "Status and metrics"): every semaphore any
- * live replica uses (the registry's active tags, and `localTags()`, this replica's own, read after) with its global
- * counts, those busy now; and the learned limits among the semaphores used within the last lease.
+ * What `/status` shows of Redis (docs/redis-limiter.md, "Status and metrics"): the semaphores some live
+ * replica had busy at a heartbeat within the last lease (the registry's active tags) and `localTags()`,
+ * this replica's busy ones, read after, with their global counts, those busy now; and the learned limits
+ * among them. One script per such key: the work follows the busy keys, never the keys merely used.
  */
 export async function sharedStatus(
   scripts: ScriptRunner,
@@ -46,8 +63,10 @@ export async function sharedStatus(
   o: { readonly prefix: string; readonly idleMs: number; readonly localTags: () => readonly string[] },
 ): Promise<{ keys: KeyStatus[]; learned: LearnedLimitStatus[] }> {
   const tags = new Set([...(await activeTags(scripts, globalKeys)), ...o.localTags()])
-  const all = await Promise.all([...tags].map((tag) => semaphoreStatus(scripts, semaphoreKeysOf(o.prefix, tag), o.idleMs)))
-  const byKey = (a: KeyStatus, b: KeyStatus): number => a.instance.localeCompare(b.instance) || a.endpoint.localeCompare(b.endpoint)
+  const all = await mapLimited([...tags], STATUS_IN_FLIGHT, (tag) => semaphoreStatus(scripts, semaphoreKeysOf(o.prefix, tag), o.idleMs))
+  // code-unit order: localeCompare (ICU) took 13 ms of a scrape's CPU profile (docs/benchmarks.md, "Many keys touched once")
+  const order = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+  const byKey = (a: KeyStatus, b: KeyStatus): number => order(a.instance, b.instance) || order(a.endpoint, b.endpoint)
   const keys = all
     .filter((s) => s.inFlight > 0 || s.queued > 0)
     .map((s) => ({ ...s }))
