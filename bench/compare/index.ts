@@ -17,14 +17,19 @@
  *
  * SLUICE_BENCH_CONTENTION_MS (10 s), SLUICE_BENCH_RUNS (3), SLUICE_BENCH_REPLICAS (`3,8`),
  * SLUICE_BENCH_BASELINE_MAIN (another build's dist/main.js: also run on Redis, as "baseline build"),
+ * SLUICE_BENCH_CPU_PROF=1 (the breakdown profiles one replica: self time by area and package),
  * SLUICE_BENCH_ROUNDS / SLUICE_BENCH_DURATION_MS (turns);
  * SLUICE_BENCH_PARTS=contention,throughput,flood,breakdown picks parts.
  */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { startRedis, type TestRedis } from '../../test/support/redis.js'
 import { spawnProxy, type ProxyProcess } from '../../test/support/process.js'
 import { cpuMs, freePort, startNode, startSimChild, waitForHttp, type ServerChild } from '../children.js'
 import { measureInTurns, type TurnFigures } from '../turns.js'
 import { CONTENTION_ROUTES, runContention, type ContentionFigures } from './contention.js'
+import { summarise } from './cpu-profile.js'
 import { holdServerTarget, runFlood, sluiceTarget, type FloodFigures } from './flood.js'
 import { findHaproxy, startHaproxy } from './haproxy.js'
 import { callsBetween, monitor, readCounters, readScriptTimes, startScriptTimes, type MonitorCounts, type RedisCounters, type ScriptTimes } from './redis-counts.js'
@@ -38,6 +43,8 @@ const RUNS = Number(process.env.SLUICE_BENCH_RUNS ?? 3)
 const REPLICAS = (process.env.SLUICE_BENCH_REPLICAS ?? '3,8').split(',').map(Number)
 /** another build's dist/main.js, run beside this one on Redis (before and after a change, in one run) */
 const BASELINE_MAIN = process.env.SLUICE_BENCH_BASELINE_MAIN
+/** SLUICE_BENCH_CPU_PROF=1: the breakdown also profiles one replica (`node --cpu-prof`) */
+const PROFILE = process.env.SLUICE_BENCH_CPU_PROF === '1'
 const PARTS = new Set((process.env.SLUICE_BENCH_PARTS ?? 'contention,throughput,flood,breakdown').split(','))
 
 /** The contention scenario's floor: the same path with none of sluice in it. */
@@ -64,7 +71,12 @@ export interface CompareResults {
   readonly breakdown?: Breakdown
 }
 
-export type Breakdown = MonitorCounts & { readonly scriptTimes: ScriptTimes; readonly requests: number }
+export type Breakdown = MonitorCounts & {
+  readonly scriptTimes: ScriptTimes
+  readonly requests: number
+  /** one replica's self time by place, ms (SLUICE_BENCH_CPU_PROF=1) */
+  readonly profile?: readonly { readonly place: string; readonly ms: number }[]
+}
 
 /**
  * A bare pass-through in front of `upstream` (bench/compare/passthrough.ts): with no semaphore, on
@@ -227,12 +239,21 @@ export async function runCompare(log: (line: string) => void = () => {}): Promis
         log('breakdown: MONITOR and SLOWLOG, sluice on Redis, 3 replicas')
         const redis = await startRedis()
         const replicas: ProxyProcess[] = []
+        // the first replica's CPU profile, its whole life (start and warm-up included), when asked
+        const profileDir = PROFILE ? mkdtempSync(join(tmpdir(), 'sluice-cpu-prof-')) : undefined
         try {
-          for (let i = 0; i < 3; i++) replicas.push(await spawnProxy({ ...base, SLUICE_REDIS_URL: redis.url }))
+          for (let i = 0; i < 3; i++) {
+            const profile: Record<string, string> = i === 0 && profileDir !== undefined ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}
+            replicas.push(await spawnProxy({ ...base, SLUICE_REDIS_URL: redis.url, ...profile }))
+          }
           results.breakdown = await breakdown(sim, replicas, redis)
         } finally {
           await Promise.all(replicas.map((r) => r.stop()))
           await redis.close()
+        }
+        if (profileDir !== undefined && results.breakdown !== undefined) {
+          results.breakdown = { ...results.breakdown, profile: summarise(profileDir) }
+          rmSync(profileDir, { recursive: true, force: true })
         }
       }
     } finally {

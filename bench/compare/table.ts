@@ -145,5 +145,10 @@ export function breakdownTable(r: CompareResults): string {
   for (const [script, t] of [...b.scriptTimes].sort((x, y) => y[1].us - x[1].us)) {
     lines.push(`| ${script} | ${per(t.calls)} | ${(t.us / Math.max(1, t.calls)).toFixed(1)} | ${per(t.us)} |`)
   }
+  if (b.profile !== undefined) {
+    const busy = b.profile.filter((p) => p.place !== '(idle)' && p.place !== '(program)').reduce((n, p) => n + p.ms, 0)
+    lines.push('', '| one replica, self time (`--cpu-prof`, its whole life: start and warm-up included) | ms | share of the busy time |', '|---|---:|---:|')
+    for (const p of b.profile.slice(0, 20)) lines.push(`| ${p.place} | ${p.ms.toFixed(0)} | ${p.place.startsWith('(idle') ? '–' : `${((100 * p.ms) / Math.max(1, busy)).toFixed(1)}%`} |`)
+  }
   return lines.join('\n')
 }
