@@ -33,7 +33,7 @@ end
 local held = redis.call('ZCARD', holders)
 -- Holders at a learned limit's ceiling fill whatever limit was learned (never above the ceiling): the
 -- waiter queues and grant has nothing to do, so the learned value is not read (docs/redis-limiter.md,
--- "Costs") — unless the head is asked for, which needs the limit (no head is named above it).
+-- "Scripts", costs) — unless the head is asked for, which needs the limit (no head is named above it).
 local limit = nil
 if spec.fixed or held < spec.ceiling or want_head then
   limit = effective_limit(learned, spec)
