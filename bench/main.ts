@@ -34,11 +34,13 @@ async function main(): Promise<void> {
   if (only === undefined || only === 'compare') {
     // loaded only for this part: its flood needs Node 22 (node:module's stripTypeScriptTypes), the other parts run on older Nodes too
     const { runCompare } = await import('./compare/index.js')
-    const { breakdownTable, contentionTable, floodResidentTable, floodTable, summaryTable, throughputTable } = await import('./compare/table.js')
+    const { breakdownTable, contentionTable, floodResidentTable, floodTable, rangesTable, summaryTable, throughputTable } = await import('./compare/table.js')
     const r = await runCompare((line) => process.stderr.write(`${line}\n`))
     out('## sluice beside HAProxy and redis-semaphore (one run; the 2 cores are shared by the load generator, the sim, the proxies and Redis)\n')
     out(summaryTable(r))
-    out('\n### Contention: 2 organisations × 4 endpoints (limits 1 and 5), 60 client loops, API 50 ms — what the API saw\n')
+    out('\n### Contention: 2 organisations × 4 endpoints (limits 1 and 5), 60 client loops, API 50 ms — ranges over the runs, setups interleaved\n')
+    out(rangesTable(r))
+    out('\nEvery run, what the API saw:\n')
     out(contentionTable(r))
     out('\n### Uncontended: 32 connections, one organisation each, a limit-5 endpoint, API at 0 ms (in turns, medians of the rounds)\n')
     out(throughputTable(r))

@@ -42,7 +42,15 @@ export interface ContentionFigures {
   readonly overLimit: boolean
   readonly upstream429s: number
   readonly clientNon200: number
+  /**
+   * A limit-1 request's whole time as its client saw it (sent → answer read, the API's 50 ms included),
+   * p50 and p99: FIFO keeps p99 ÷ p50 near 1; a limiter that lets some requests pass others far more
+   */
+  readonly limit1P50Ms: number
+  readonly limit1P99Ms: number
 }
+
+const quantile = (sorted: readonly number[], q: number): number => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!)
 
 async function simJson(simUrl: string, path: string, method = 'GET'): Promise<unknown> {
   const res = await fetch(`${simUrl}${path}`, { method })
@@ -63,6 +71,7 @@ export async function runContention(
   let stop = false
   let measuring = false
   let non200 = 0
+  const limit1Ms: number[] = []
   const loops = Array.from({ length: LOOPS }, async (_, i) => {
     const route = CONTENTION_ROUTES[i % CONTENTION_ROUTES.length]!
     const pool = pools[i % pools.length]!
@@ -70,8 +79,10 @@ export async function runContention(
     const headers = { authorization: route.authorization, 'neon-api-version': '2.12', ...(route.method === 'POST' ? { 'content-type': 'application/json' } : {}) }
     while (!stop) {
       try {
+        const sent = performance.now()
         const res = await pool.request({ path, method: route.method, headers, body: route.method === 'POST' ? '{}' : null })
         await res.body.dump()
+        if (measuring && route.limit === 1) limit1Ms.push(performance.now() - sent)
         if (measuring && res.statusCode !== 200) non200++
       } catch {
         if (measuring) non200++
@@ -88,6 +99,7 @@ export async function runContention(
     const stats = (await simJson(simUrl, '/__sim/stats')) as SimStats
     await between?.('end')
     measuring = false
+    const sorted = limit1Ms.sort((a, b) => a - b)
     let requests = 0
     let upstream429s = 0
     let overLimit = false
@@ -116,6 +128,8 @@ export async function runContention(
       overLimit,
       upstream429s,
       clientNon200: non200,
+      limit1P50Ms: quantile(sorted, 0.5),
+      limit1P99Ms: quantile(sorted, 0.99),
     }
   } finally {
     stop = true

@@ -3,29 +3,48 @@
  *
  * - contention (2 organisations × 4 endpoints, limits 1 and 5, 60 client loops, API 50 ms): HAProxy
  *   (one node, `maxconn` per key), the floor (a bare Node pass-through with a trivial in-process FIFO
- *   semaphore per key), sluice in-process (one replica), sluice on Redis (three replicas),
- *   a pass-through on redis-semaphore (three processes) — the lowest utilisation of a key and the
- *   handoff idle time, both as the sim saw them, and Redis's commands per proxied request;
+ *   semaphore per key), sluice in-process (one replica), sluice on Redis and a pass-through on
+ *   redis-semaphore (3 and 8 replicas or processes) — the lowest utilisation of a key and the handoff
+ *   idle time, both as the sim saw them, a limit-1 request's time p99 ÷ p50 as its client saw it,
+ *   Redis's commands and CPU per proxied request; every setup SLUICE_BENCH_RUNS times (3), the setups
+ *   interleaved, and the ranges printed;
+ * - breakdown: two seconds of sluice on Redis (3 replicas) under MONITOR and SLOWLOG: commands sent
+ *   and run inside each script per request, each script's time per call;
  * - uncontended throughput (32 connections, one organisation each, a limit-5 endpoint, API at 0 ms):
  *   each proxy ÷ a bare Node pass-through, in turns (bench/turns.ts);
  * - a flood of 5,000 requests queued on one key: the proxy's resident memory and heap, beside a bare
  *   node:http server and a bare Fastify one holding the same 5,000 requests (the floor).
  *
- * SLUICE_BENCH_CONTENTION_MS (10 s), SLUICE_BENCH_ROUNDS / SLUICE_BENCH_DURATION_MS (turns);
+ * SLUICE_BENCH_CONTENTION_MS (10 s), SLUICE_BENCH_RUNS (3), SLUICE_BENCH_REPLICAS (`3,8`),
+ * SLUICE_BENCH_BASELINE_MAIN (another build's dist/main.js: also run on Redis, as "baseline build"),
+ * SLUICE_BENCH_CPU_PROF=1 (the breakdown profiles one replica: self time by area and package),
+ * SLUICE_BENCH_ROUNDS / SLUICE_BENCH_DURATION_MS (turns);
  * SLUICE_BENCH_PARTS=contention,throughput,flood,breakdown picks parts.
  */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { startRedis, type TestRedis } from '../../test/support/redis.js'
 import { spawnProxy, type ProxyProcess } from '../../test/support/process.js'
 import { cpuMs, freePort, startNode, startSimChild, waitForHttp, type ServerChild } from '../children.js'
 import { measureInTurns, type TurnFigures } from '../turns.js'
 import { CONTENTION_ROUTES, runContention, type ContentionFigures } from './contention.js'
+import { summarise } from './cpu-profile.js'
 import { holdServerTarget, runFlood, sluiceTarget, type FloodFigures } from './flood.js'
 import { findHaproxy, startHaproxy } from './haproxy.js'
-import { callsBetween, monitor, readCounters, type MonitorCounts, type RedisCounters } from './redis-counts.js'
+import { callsBetween, monitor, readCounters, readScriptTimes, startScriptTimes, type MonitorCounts, type RedisCounters, type ScriptTimes } from './redis-counts.js'
 
 const CONTENTION_MS = Number(process.env.SLUICE_BENCH_CONTENTION_MS ?? 10_000)
 const ROUNDS = Number(process.env.SLUICE_BENCH_ROUNDS ?? 20)
 const ROUND_MS = Number(process.env.SLUICE_BENCH_DURATION_MS ?? 500)
+/** each contention setup runs this many times, the setups interleaved (ranges, not one run's figure) */
+const RUNS = Number(process.env.SLUICE_BENCH_RUNS ?? 3)
+/** the replica (and redis-semaphore process) counts of the Redis setups */
+const REPLICAS = (process.env.SLUICE_BENCH_REPLICAS ?? '3,8').split(',').map(Number)
+/** another build's dist/main.js, run beside this one on Redis (before and after a change, in one run) */
+const BASELINE_MAIN = process.env.SLUICE_BENCH_BASELINE_MAIN
+/** SLUICE_BENCH_CPU_PROF=1: the breakdown also profiles one replica (`node --cpu-prof`) */
+const PROFILE = process.env.SLUICE_BENCH_CPU_PROF === '1'
 const PARTS = new Set((process.env.SLUICE_BENCH_PARTS ?? 'contention,throughput,flood,breakdown').split(','))
 
 /** The contention scenario's floor: the same path with none of sluice in it. */
@@ -40,6 +59,8 @@ export interface ContentionRow extends ContentionFigures {
   readonly redisCpuUsPerRequest?: number
   /** the proxies' CPU time per proxied request, µs (all replicas together) */
   readonly proxyCpuUsPerRequest: number
+  /** which run of the setup (1…SLUICE_BENCH_RUNS) */
+  readonly run?: number
 }
 
 export interface CompareResults {
@@ -47,7 +68,14 @@ export interface CompareResults {
   readonly contention: ContentionRow[]
   readonly throughput?: { readonly names: readonly string[]; readonly figures: readonly TurnFigures[]; readonly redisVsMemory: number }
   readonly flood: { readonly setup: string; readonly figures: FloodFigures }[]
-  readonly breakdown?: MonitorCounts & { readonly requests: number }
+  readonly breakdown?: Breakdown
+}
+
+export type Breakdown = MonitorCounts & {
+  readonly scriptTimes: ScriptTimes
+  readonly requests: number
+  /** one replica's self time by place, ms (SLUICE_BENCH_CPU_PROF=1) */
+  readonly profile?: readonly { readonly place: string; readonly ms: number }[]
 }
 
 /**
@@ -110,6 +138,85 @@ async function contentionWithCounts(
   }
 }
 
+interface ContentionSetup {
+  readonly name: string
+  run(): Promise<ContentionRow>
+}
+
+/** The contention part's setups, each starting its own processes (and Redis) for one run and stopping them after. */
+function contentionSetups(sim: ServerChild, base: Record<string, string>, haproxy: ReturnType<typeof findHaproxy>): ContentionSetup[] {
+  const setups: ContentionSetup[] = []
+  if ('path' in haproxy) {
+    setups.push({
+      name: 'HAProxy, 1 node',
+      run: async () => {
+        const h = await startHaproxy(haproxy.path, sim.url, CONTENTION_ROUTES)
+        try {
+          return await contentionWithCounts('HAProxy, 1 node', sim, [h])
+        } finally {
+          await h.stop()
+        }
+      },
+    })
+  }
+  setups.push({
+    name: FLOOR_SETUP,
+    run: async () => {
+      const floor = await startPassthrough(sim.url, 'memory')
+      try {
+        return await contentionWithCounts(FLOOR_SETUP, sim, [floor])
+      } finally {
+        await floor.stop()
+      }
+    },
+  })
+  setups.push({
+    name: 'sluice, 1 replica, in-process',
+    run: async () => {
+      const one = await spawnProxy(base)
+      try {
+        return await contentionWithCounts('sluice, 1 replica, in-process', sim, [one])
+      } finally {
+        await one.stop()
+      }
+    },
+  })
+  const onRedis = (name: string, n: number, main?: string): ContentionSetup => ({
+    name,
+    run: async () => {
+      const redis = await startRedis()
+      const replicas: ProxyProcess[] = []
+      try {
+        for (let i = 0; i < n; i++) replicas.push(await spawnProxy({ ...base, SLUICE_REDIS_URL: redis.url }, undefined, main))
+        return await contentionWithCounts(name, sim, replicas, redis)
+      } finally {
+        await Promise.all(replicas.map((r) => r.stop()))
+        await redis.close()
+      }
+    },
+  })
+  for (const n of REPLICAS) {
+    setups.push(onRedis(`sluice, ${n} replicas, Redis`, n))
+    if (BASELINE_MAIN !== undefined) setups.push(onRedis(`baseline build, ${n} replicas, Redis`, n, BASELINE_MAIN))
+    const semaphore = `redis-semaphore pass-through, ${n} processes`
+    setups.push({
+      name: semaphore,
+      run: async () => {
+        const redis = await startRedis()
+        const procs: ServerChild[] = []
+        try {
+          for (let i = 0; i < n; i++) procs.push(await startPassthrough(sim.url, { redisUrl: redis.url }))
+          return await contentionWithCounts(semaphore, sim, procs, redis)
+        } finally {
+          await Promise.all(procs.map((p) => p.stop()))
+          await redis.close()
+        }
+      },
+    })
+  }
+  return setups
+}
+
 export async function runCompare(log: (line: string) => void = () => {}): Promise<CompareResults> {
   const results: { -readonly [K in keyof CompareResults]: CompareResults[K] } = { contention: [], flood: [] }
   const haproxy = findHaproxy()
@@ -117,61 +224,36 @@ export async function runCompare(log: (line: string) => void = () => {}): Promis
 
   if (PARTS.has('contention') || PARTS.has('breakdown')) {
     const sim = await startSimChild({ SIM_LATENCY_MS: '50' })
+    const base = { SLUICE_UPSTREAM: `${sim.url}/v2`, SLUICE_REQUEST_LOG: 'false' }
     try {
-      if (PARTS.has('contention') && 'path' in haproxy) {
-        log('contention: HAProxy')
-        const h = await startHaproxy(haproxy.path, sim.url, CONTENTION_ROUTES)
-        try {
-          results.contention.push(await contentionWithCounts('HAProxy, 1 node', sim, [h]))
-        } finally {
-          await h.stop()
+      // every setup once per run, the runs one after another: a setup's range spans the machine's
+      // moods over the whole part, not one moment of it
+      const setups = PARTS.has('contention') ? contentionSetups(sim, base, haproxy) : []
+      for (let run = 1; run <= RUNS; run++) {
+        for (const setup of setups) {
+          log(`contention, run ${run} of ${RUNS}: ${setup.name}`)
+          results.contention.push({ ...(await setup.run()), run })
         }
       }
-      if (PARTS.has('contention')) {
-        log('contention: the floor (bare Node + FIFO semaphore)')
-        const floor = await startPassthrough(sim.url, 'memory')
-        try {
-          results.contention.push(await contentionWithCounts(FLOOR_SETUP, sim, [floor]))
-        } finally {
-          await floor.stop()
-        }
-      }
-      const base = { SLUICE_UPSTREAM: `${sim.url}/v2`, SLUICE_REQUEST_LOG: 'false' }
-      if (PARTS.has('contention')) {
-        log('contention: sluice in-process')
-        const one = await spawnProxy(base)
-        try {
-          results.contention.push(await contentionWithCounts('sluice, 1 replica, in-process', sim, [one]))
-        } finally {
-          await one.stop()
-        }
-      }
-      {
-        log('contention: sluice on Redis')
+      if (PARTS.has('breakdown')) {
+        log('breakdown: MONITOR and SLOWLOG, sluice on Redis, 3 replicas')
         const redis = await startRedis()
         const replicas: ProxyProcess[] = []
+        // the first replica's CPU profile, its whole life (start and warm-up included), when asked
+        const profileDir = PROFILE ? mkdtempSync(join(tmpdir(), 'sluice-cpu-prof-')) : undefined
         try {
-          for (let i = 0; i < 3; i++) replicas.push(await spawnProxy({ ...base, SLUICE_REDIS_URL: redis.url }))
-          if (PARTS.has('contention')) results.contention.push(await contentionWithCounts('sluice, 3 replicas, Redis', sim, replicas, redis))
-          if (PARTS.has('breakdown')) {
-            log('breakdown: MONITOR')
-            results.breakdown = await breakdown(sim, replicas, redis)
+          for (let i = 0; i < 3; i++) {
+            const profile: Record<string, string> = i === 0 && profileDir !== undefined ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}
+            replicas.push(await spawnProxy({ ...base, SLUICE_REDIS_URL: redis.url, ...profile }))
           }
+          results.breakdown = await breakdown(sim, replicas, redis)
         } finally {
           await Promise.all(replicas.map((r) => r.stop()))
           await redis.close()
         }
-      }
-      if (PARTS.has('contention')) {
-        log('contention: redis-semaphore')
-        const redis = await startRedis()
-        const procs: ServerChild[] = []
-        try {
-          for (let i = 0; i < 3; i++) procs.push(await startPassthrough(sim.url, { redisUrl: redis.url }))
-          results.contention.push(await contentionWithCounts('redis-semaphore pass-through, 3 processes', sim, procs, redis))
-        } finally {
-          await Promise.all(procs.map((p) => p.stop()))
-          await redis.close()
+        if (profileDir !== undefined && results.breakdown !== undefined) {
+          results.breakdown = { ...results.breakdown, profile: summarise(profileDir) }
+          rmSync(profileDir, { recursive: true, force: true })
         }
       }
     } finally {
@@ -239,12 +321,26 @@ export async function runCompare(log: (line: string) => void = () => {}): Promis
   return results
 }
 
-/** Two seconds of the contention scenario under MONITOR: what each proxied request sent to Redis. */
-async function breakdown(sim: ServerChild, replicas: readonly ProxyProcess[], redis: TestRedis): Promise<MonitorCounts & { requests: number }> {
+/**
+ * Two seconds of the contention scenario under MONITOR and SLOWLOG: what each proxied request sent
+ * to Redis, what each script ran inside it, and each script's time per call. Both cost Redis time
+ * of their own: the times are for comparing the scripts with each other, not for the CPU per request.
+ */
+async function breakdown(sim: ServerChild, replicas: readonly ProxyProcess[], redis: TestRedis): Promise<Breakdown> {
   let counts: Promise<MonitorCounts> | undefined
-  const figures = await runContention(sim.url, replicas.map((r) => r.url), 2_000, (phase) => {
-    if (phase === 'start') counts = monitor(redis.url, 2_000)
-    return Promise.resolve()
-  })
-  return { ...(await counts!), requests: figures.requests }
+  let scriptTimes: ScriptTimes = new Map()
+  const inspect = redis.client()
+  try {
+    const figures = await runContention(sim.url, replicas.map((r) => r.url), 2_000, async (phase) => {
+      if (phase === 'start') {
+        await startScriptTimes(inspect)
+        counts = monitor(redis.url, 2_000)
+      } else {
+        scriptTimes = await readScriptTimes(inspect)
+      }
+    })
+    return { ...(await counts!), scriptTimes, requests: figures.requests }
+  } finally {
+    inspect.disconnect()
+  }
 }

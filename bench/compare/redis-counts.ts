@@ -1,7 +1,7 @@
 /**
  * What Redis did for the proxies: INFO commandstats deltas (commands run inside scripts included),
- * Redis's own CPU time, and — from a short MONITOR — the commands the clients sent (round trips),
- * each script named, apart from the commands the scripts ran.
+ * Redis's own CPU time, from a short MONITOR the commands the clients sent (round trips), each script
+ * named, apart from the commands the scripts ran, and from SLOWLOG each script's time per call.
  */
 import { createHash } from 'node:crypto'
 import { connect } from 'node:net'
@@ -98,4 +98,33 @@ export async function monitor(url: string, ms: number): Promise<MonitorCounts> {
   await new Promise((r) => setTimeout(r, ms))
   socket.destroy()
   return { sent, inScripts, scriptCalls }
+}
+
+/** Each script's calls and time inside Redis (µs, SLOWLOG's duration: wall time of the script, its commands included). */
+export type ScriptTimes = Map<string, { calls: number; us: number }>
+
+const SLOWLOG_LEN = 200_000
+
+/** Logs every command from now on (slowlog-log-slower-than 0): for a short window, it costs Redis time of its own. */
+export async function startScriptTimes(client: Redis): Promise<void> {
+  await client.config('SET', 'slowlog-max-len', String(SLOWLOG_LEN))
+  await client.config('SET', 'slowlog-log-slower-than', '0')
+  await client.call('SLOWLOG', 'RESET')
+}
+
+/** Stops logging and sums what was logged since `startScriptTimes`, by script (EVALSHA by its sha) and other command. */
+export async function readScriptTimes(client: Redis): Promise<ScriptTimes> {
+  await client.config('SET', 'slowlog-log-slower-than', '10000')
+  const entries = (await client.call('SLOWLOG', 'GET', String(SLOWLOG_LEN))) as [number, number, number, string[]][]
+  const times: ScriptTimes = new Map()
+  for (const [, , us, args] of entries) {
+    const name = (args[0] ?? '').toLowerCase()
+    if (name !== 'evalsha' && name !== 'eval') continue
+    const script = name === 'evalsha' ? (SCRIPT_BY_SHA.get(args[1] ?? '') ?? 'unknown script') : 'eval (source sent)'
+    const t = times.get(script) ?? { calls: 0, us: 0 }
+    t.calls++
+    t.us += us
+    times.set(script, t)
+  }
+  return times
 }

@@ -10,15 +10,45 @@ const kb = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KB`
 const backToIdle = (x: FloodFigures): string =>
   x.backToIdleMs === undefined ? `not within the watch (${mb(x.settled.rss)} at its end)` : `${mb(x.settled.rss)} after ${(x.backToIdleMs / 1000).toFixed(0)} s`
 
-const find = (r: CompareResults, prefix: string): ContentionRow | undefined => r.contention.find((c) => c.setup.startsWith(prefix))
+const rowsOf = (r: CompareResults, prefix: string): ContentionRow[] => r.contention.filter((c) => c.setup.startsWith(prefix))
+
+/** min–max of a figure over rows (one value when they agree, – when none has it) */
+function range(rows: readonly ContentionRow[], figure: (c: ContentionRow) => number | null | undefined, format: (v: number) => string): string {
+  const values = rows.map(figure).filter((v): v is number => v !== null && v !== undefined && Number.isFinite(v))
+  if (values.length === 0) return '–'
+  const lo = format(Math.min(...values))
+  const hi = format(Math.max(...values))
+  return lo === hi ? lo : `${lo}–${hi}`
+}
+
+const ratio = (c: ContentionRow): number => c.limit1P99Ms / c.limit1P50Ms
+
+/** One row per setup: the ranges over its runs of the figures the targets are set on. */
+export function rangesTable(r: CompareResults): string {
+  const setups = [...new Set(r.contention.map((c) => c.setup))]
+  const lines = [
+    '| setup | runs | lowest key utilisation | limit-1 keys | limit-5 keys | limit-1 request time p99 ÷ p50 (p50 ms) | handoff idle p50 ms | Redis CPU µs / request | Redis commands / request | proxy CPU µs / request |',
+    '|---|---:|---|---|---|---|---|---|---|---|',
+  ]
+  for (const setup of setups) {
+    const rows = r.contention.filter((c) => c.setup === setup)
+    lines.push(
+      `| ${setup} | ${rows.length} | ${range(rows, (c) => c.minUtilisation, f3)} | ${range(rows, (c) => c.minUtilisationByLimit[1], f3)} | ${range(rows, (c) => c.minUtilisationByLimit[5], f3)} | ${range(rows, ratio, f2)} (${range(rows, (c) => c.limit1P50Ms, (v) => v.toFixed(0))}) | ${range(rows, (c) => c.handoffP50Ms, f2)} | ${range(rows, (c) => c.redisCpuUsPerRequest, (v) => v.toFixed(0))} | ${range(rows, (c) => c.redisCommandsPerRequest, f2)} | ${range(rows, (c) => c.proxyCpuUsPerRequest, (v) => v.toFixed(0))} |`,
+    )
+  }
+  return lines.join('\n')
+}
 
 /** The summary: one row per figure, HAProxy / redis-semaphore / sluice side by side. */
 export function summaryTable(r: CompareResults): string {
-  const ha = find(r, 'HAProxy')
-  const floor = find(r, 'floor')
-  const sem = find(r, 'redis-semaphore')
-  const mem = find(r, 'sluice, 1 replica')
-  const red = find(r, 'sluice, 3 replicas')
+  const ha = rowsOf(r, 'HAProxy')
+  const floor = rowsOf(r, 'floor')
+  const sem = rowsOf(r, 'redis-semaphore pass-through, 3 ')
+  const mem = rowsOf(r, 'sluice, 1 replica')
+  const red = rowsOf(r, 'sluice, 3 replicas')
+  const u = (rows: ContentionRow[]): string => range(rows, (c) => c.minUtilisation, f3)
+  const hand = (rows: ContentionRow[]): string => `${range(rows, (c) => c.handoffP50Ms, f2)} / ${range(rows, (c) => c.handoffP99Ms, f2)}`
+  const cmds = (rows: ContentionRow[]): string => range(rows, (c) => c.redisCommandsPerRequest, f2)
   const t = r.throughput
   const tp = (i: number): string => (t?.figures[i] ? t.figures[i].vsBaseline.rps.toFixed(2) : '–')
   const floodMem = r.flood.find((x) => x.setup === 'sluice, in-process')?.figures
@@ -28,9 +58,9 @@ export function summaryTable(r: CompareResults): string {
   const lines = [
     '| figure | HAProxy 1 node | floor: bare Node + FIFO semaphore, 1 process | redis-semaphore, 3 processes | sluice | target |',
     '|---|---|---|---|---|---|',
-    `| contention (2 orgs × 4 keys, limits 1/5, 60 loops, API 50 ms): lowest utilisation of a key | ${ha ? f3(ha.minUtilisation) : (r.haproxySkipped ? 'skipped' : '–')} | ${f3(floor?.minUtilisation)} | ${f3(sem?.minUtilisation)} | ${f3(red?.minUtilisation)} (3 replicas, Redis); ${f3(mem?.minUtilisation)} (1 replica, in-process) | ≥ 0.985 on Redis, ≥ 0.99 in-process |`,
-    `| handoff idle at the API (a slot freed → the next request arrives), p50 / p99 ms | ${ha ? `${f2(ha.handoffP50Ms)} / ${f2(ha.handoffP99Ms)}` : '–'} | ${f2(floor?.handoffP50Ms)} / ${f2(floor?.handoffP99Ms)} | ${f2(sem?.handoffP50Ms)} / ${f2(sem?.handoffP99Ms)} | ${f2(red?.handoffP50Ms)} / ${f2(red?.handoffP99Ms)} (Redis); ${f2(mem?.handoffP50Ms)} / ${f2(mem?.handoffP99Ms)} (in-process) | p50 ≤ 1 across replicas, ≤ 0.3 in-process |`,
-    `| Redis commands per proxied request (contention, INFO commandstats) | – | – | ${f2(sem?.redisCommandsPerRequest)} | ${f2(red?.redisCommandsPerRequest)}${red?.redisCalls ? ` (${f2(scripts(red) / Math.max(1, red.requests))} scripts)` : ''} | ≤ 8, ≤ 2 round trips |`,
+    `| contention (2 orgs × 4 keys, limits 1/5, 60 loops, API 50 ms): lowest utilisation of a key (range over the runs) | ${ha.length > 0 ? u(ha) : r.haproxySkipped ? 'skipped' : '–'} | ${u(floor)} | ${u(sem)} | ${u(red)} (3 replicas, Redis); ${u(mem)} (1 replica, in-process) | ≥ 0.985 on Redis, ≥ 0.99 in-process |`,
+    `| handoff idle at the API (a slot freed → the next request arrives), p50 / p99 ms | ${ha.length > 0 ? hand(ha) : '–'} | ${hand(floor)} | ${hand(sem)} | ${hand(red)} (Redis); ${hand(mem)} (in-process) | p50 ≤ 1 across replicas, ≤ 0.3 in-process |`,
+    `| Redis commands per proxied request (contention, INFO commandstats) | – | – | ${cmds(sem)} | ${cmds(red)}${red[0]?.redisCalls ? ` (${f2(scripts(red[0]) / Math.max(1, red[0].requests))} scripts)` : ''} | ≤ 8, ≤ 2 round trips |`,
     `| uncontended throughput (32 connections, limited endpoint, one org each), proxy ÷ bare Node pass-through | – | Redis floors ÷ bare: two round trips of a script doing nothing ${tp(4)}, sluice's two scripts alone ${tp(5)} | ${tp(3)} | ${tp(2)} with Redis, ${tp(1)} in-process (Redis ÷ in-process ${t ? t.redisVsMemory.toFixed(2) : '–'}) | Redis ≥ 0.8 of in-process |`,
     `| RSS with ${FLOOD.toLocaleString('en')} requests queued on one key | – | – | – | in-process: ${flood(floodMem)}; Redis: ${flood(floodRed)} | ≤ 150 MB, back to idle after |`,
   ]
@@ -42,12 +72,12 @@ const scripts = (row: ContentionRow): number => (row.redisCalls?.get('evalsha') 
 
 export function contentionTable(r: CompareResults): string {
   const lines = [
-    '| setup | requests | lowest utilisation (key) | lowest, limit-1 keys | lowest, limit-5 keys | handoff idle p50 / p99 ms (handoffs) | most in progress ≤ limit | API 429s | client answers ≠ 200 | proxy CPU µs / request | Redis commands / request | Redis CPU µs / request |',
+    '| setup (run) | requests | lowest utilisation (key) | lowest, limit-1 keys | lowest, limit-5 keys | handoff idle p50 / p99 ms (handoffs) | most in progress ≤ limit | API 429s | client answers ≠ 200 | proxy CPU µs / request | Redis commands / request | Redis CPU µs / request |',
     '|---|---:|---|---:|---:|---|---|---:|---:|---:|---:|---:|',
   ]
   for (const c of r.contention) {
     lines.push(
-      `| ${c.setup} | ${c.requests} | ${f3(c.minUtilisation)} (${c.minKey}) | ${f3(c.minUtilisationByLimit[1])} | ${f3(c.minUtilisationByLimit[5])} | ${f2(c.handoffP50Ms)} / ${f2(c.handoffP99Ms)} (${c.handoffs}) | ${c.overLimit ? '**no**' : 'yes'} | ${c.upstream429s} | ${c.clientNon200} | ${c.proxyCpuUsPerRequest.toFixed(0)} | ${f2(c.redisCommandsPerRequest)} | ${c.redisCpuUsPerRequest === undefined ? '–' : c.redisCpuUsPerRequest.toFixed(0)} |`,
+      `| ${c.setup}${c.run === undefined ? '' : ` (${c.run})`} | ${c.requests} | ${f3(c.minUtilisation)} (${c.minKey}) | ${f3(c.minUtilisationByLimit[1])} | ${f3(c.minUtilisationByLimit[5])} | ${f2(c.handoffP50Ms)} / ${f2(c.handoffP99Ms)} (${c.handoffs}) | ${c.overLimit ? '**no**' : 'yes'} | ${c.upstream429s} | ${c.clientNon200} | ${c.proxyCpuUsPerRequest.toFixed(0)} | ${f2(c.redisCommandsPerRequest)} | ${c.redisCpuUsPerRequest === undefined ? '–' : c.redisCpuUsPerRequest.toFixed(0)} |`,
     )
   }
   return lines.join('\n')
@@ -110,6 +140,15 @@ export function breakdownTable(r: CompareResults): string {
   for (const [key, c] of [...b.inScripts].sort((x, y) => y[1] - x[1])) {
     const script = key.slice(0, key.indexOf(':'))
     lines.push(`| ${key} | ${per(c)} | ${(c / Math.max(1, b.scriptCalls.get(script) ?? 0)).toFixed(2)} |`)
+  }
+  lines.push('', '| script (SLOWLOG, MONITOR running too) | calls per request | µs per call | µs per request |', '|---|---:|---:|---:|')
+  for (const [script, t] of [...b.scriptTimes].sort((x, y) => y[1].us - x[1].us)) {
+    lines.push(`| ${script} | ${per(t.calls)} | ${(t.us / Math.max(1, t.calls)).toFixed(1)} | ${per(t.us)} |`)
+  }
+  if (b.profile !== undefined) {
+    const busy = b.profile.filter((p) => p.place !== '(idle)' && p.place !== '(program)').reduce((n, p) => n + p.ms, 0)
+    lines.push('', '| one replica, self time (`--cpu-prof`, its whole life: start and warm-up included) | ms | share of the busy time |', '|---|---:|---:|')
+    for (const p of b.profile.slice(0, 20)) lines.push(`| ${p.place} | ${p.ms.toFixed(0)} | ${p.place.startsWith('(idle') ? '–' : `${((100 * p.ms) / Math.max(1, busy)).toFixed(1)}%`} |`)
   }
   return lines.join('\n')
 }

@@ -191,4 +191,37 @@ describe('redis scripts: commands per request', () => {
     // the fixed limit's release (TIME ZREM ZCARD ZPOPMIN) and the HGET of the learned value
     expect(cost).toEqual({ hget: 1, zrem: 1, zcard: 1, zpopmin: 1 })
   })
+
+  // Holders at the ceiling fill every limit that could have been learned: a contended acquire
+  // queues whatever the learned value, so it does not read it (docs/redis-limiter.md, "Costs").
+  it('a queued acquire on a learned limit whose holders fill its ceiling runs the fixed path, without the HGET', async () => {
+    const client = redis.client()
+    const scripts = new Scripts(client, undefined, 5_000)
+    const prefix = uniquePrefix('cost-ceiling')
+    const keys = semaphoreKeysOf(prefix, 'k')
+    let sequence = 0
+    const id = (): string => waiterId({ replicaId: 'r1', sequence: ++sequence, arrivedAt: Date.now(), maxHeld: Infinity, app: 'web' })
+    const spec = `2 2 1 ${3_600_000}` // published 2 under lowerPublished: start 2, ceiling 2
+    const acq = (who: string, a: { announce?: boolean; wantHead?: boolean } = {}) =>
+      acquire(scripts, keys, { id: who, replicaId: 'r1', limit: spec, leaseMs: LEASE, liveMs: LEASE, idleMs: 3 * LEASE, ageMs: 0, full: false, announce: a.announce === true, instance: 'org1', endpoint: 'GET /accounts/{id}/contacts', channelPrefix: grantChannelPrefix(prefix), wantHead: a.wantHead === true, cost: 1 })
+    expect((await acq(id(), { announce: true })).kind).toBe('granted')
+    expect((await acq(id())).kind).toBe('granted')
+    // a learned value below the ceiling: still no HGET, nothing can be granted at 2 holders; and V
+    // as a first grant from the queue leaves it (the steady state: no PEXPIRE of a hash maybe new)
+    await client.hset(keys.learned, 'v', '1')
+    await client.hset(keys.meta, 'v', '0')
+    let reply: Awaited<ReturnType<typeof acq>> | undefined
+    const queued = await commandsOf(client, async () => (reply = await acq(id())))
+    // (alone in the queue: its PEXPIRE)
+    expect(queued).toEqual({ zcard: 1, hmget: 1, hset: 1, zadd: 1, zrange: 1, pexpire: 1 })
+    // the limit in force was not read, so the reply names none (the replica keeps what it knew)
+    expect(reply).toEqual({ kind: 'queued', head: false, forgot: false, limit: undefined })
+    expect(await commandsOf(client, () => acq(id()))).toEqual({ zcard: 1, hmget: 1, hset: 1, zadd: 1, zrange: 1 })
+    // asked for the head (every permit here): the limit decides whether one is named, so it is read
+    let withHead: Awaited<ReturnType<typeof acq>> | undefined
+    const head = await commandsOf(client, async () => (withHead = await acq(id(), { wantHead: true })))
+    expect(head).toEqual({ hget: 1, zcard: 1, hmget: 1, hset: 1, zadd: 1, zrange: 1 })
+    // two holders above the learned limit 1: no head named
+    expect(withHead).toEqual({ kind: 'queued', head: false, forgot: false, limit: 1 })
+  })
 })

@@ -7,13 +7,14 @@ import { LUA_COMMON } from '../lua-common.js'
  * ARGV: id replica limit leaseMs liveMs idleMs ageMs full announce instance endpoint channelPrefix wantHead cost
  * Reply: {1, 0, f, L} granted · {0, 0, f, L} queued · {0, 1, f, L} queued at the head (asked with wantHead)
  *        · {2, 0, f, L} refused, full. f: Redis no longer knew this replica (it lost its data; a `!<replica>`
- *        mark is left for sync). L: the limit in force.
+ *        mark is left for sync). L: the limit in force; left out when the holders fill the ceiling of a
+ *        learned limit, so no limit it could be lets anyone in (the learned value is not read).
  * announce: '0' no, '1' yes (first time on this key), '2' yes, and it announced here before.
  */
 export const ACQUIRE_LUA = `${LUA_COMMON}
 local holders, queue, meta, learned = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, rid = ARGV[1], ARGV[2]
-local limit = effective_limit(learned, limit_spec(ARGV[3]))
+local spec = limit_spec(ARGV[3])
 local lease, live, idle = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local age, full = tonumber(ARGV[7]), ARGV[8] == '1'
 local announce, announced_before = ARGV[9] ~= '0', ARGV[9] == '2'
@@ -29,10 +30,19 @@ if announce then
   redis.call('PEXPIRE', meta, idle)
 end
 -- No purge of expired leases here (sync does it, at the nearest expiry): a full semaphore means queue.
-local held = grant(holders, queue, meta, lease, chan, limit, redis.call('ZCARD', holders), idle)
--- more holders than the limit (adopted after an outage): no head is named, the surplus goes back
-if held > limit then want_head = false end
-if held < limit then
+local held = redis.call('ZCARD', holders)
+-- Holders at a learned limit's ceiling fill whatever limit was learned (never above the ceiling): the
+-- waiter queues and grant has nothing to do, so the learned value is not read (docs/redis-limiter.md,
+-- "Scripts", costs) — unless the head is asked for, which needs the limit (no head is named above it).
+local limit = nil
+if spec.fixed or held < spec.ceiling or want_head then
+  limit = effective_limit(learned, spec)
+  -- a full semaphore has nothing to grant: grant only with a slot free (it would run no command else)
+  if held < limit then held = grant(holders, queue, meta, lease, chan, limit, held, idle) end
+  -- more holders than the limit (adopted after an outage): no head is named, the surplus goes back
+  if held > limit then want_head = false end
+end
+if limit and held < limit then
   -- The queue is empty, or holds only waiters of apps at their cap (grant stops only then or when
   -- full), and a slot is left: take it, unless this app is at its cap too.
   local cap = cap_of(id)
