@@ -29,6 +29,7 @@ import { forecastingLimiter } from './forecast/index.js'
 import { endpointLabeler } from './metrics/labels.js'
 import { Reuse } from './reuse/index.js'
 import { MemoryAfterBurst } from './proxy/memory-after-burst.js'
+import { OpenRequests } from './proxy/open-requests.js'
 import { namedCounts } from './admin/status-names.js'
 
 export const CONFIG_DIR = join(import.meta.dirname, '..', 'config')
@@ -49,7 +50,10 @@ export interface App {
   readonly apps: AppGate
   /** starts both servers; resolves with their addresses */
   listen(): Promise<{ proxyUrl: string; adminUrl: string }>
-  /** graceful: stop accepting, answer the queued with 503, let in-flight finish (bounded), release all */
+  /**
+   * graceful (docs/deploy.md, "Graceful shutdown"): stop accepting, keep serving the queued and in-flight
+   * for up to `shutdown.drainMs`, then answer the still queued 503 and give the in-flight `shutdown.graceMs`
+   */
   close(): Promise<void>
 }
 
@@ -162,6 +166,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   })
 
   const memory = new MemoryAfterBurst(proxy.server, settings.memory, metrics.registry, log)
+  const open = new OpenRequests(proxy.server)
 
   const admin = buildAdminServer({
     limiter,
@@ -206,13 +211,22 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
       closed ??= (async () => {
         closing = true
         memory.stop()
+        open.closing()
+        // No new connection; the listener's close resolves once every connection has ended.
+        const serverClosed = proxy.close()
+        // The queue keeps its place (with Redis, in the shared queue) and is served for up to drainMs:
+        // a drain is a normal event (rollouts, node drains), not a reason to shed the queue.
+        const drained = await open.done(settings.shutdown.drainMs)
+        if (!drained) log.warn({ open: open.size, drainMs: settings.shutdown.drainMs }, 'shutdown: requests still open at shutdown.drainMs; the queued are answered 503')
         limiter.drain()
+        // Keep-alive connections whose last answer began before SIGTERM are idle now.
+        proxy.server.closeIdleConnections()
         // In-flight requests finish, bounded by the grace time; then client sockets are forced shut
         // and upstream requests still running (their clients gone) are torn down.
         const deadline = Date.now() + settings.shutdown.graceMs
         const grace = setTimeout(() => proxy.server.closeAllConnections(), settings.shutdown.graceMs)
         grace.unref()
-        await proxy.close()
+        await serverClosed
         clearTimeout(grace)
         const upstreamDone = upstream.pool.close().catch(() => undefined)
         const remaining = setTimeout(() => void upstream.pool.destroy().catch(() => undefined), Math.max(0, deadline - Date.now()))

@@ -72,8 +72,13 @@ export const proxySettingsShape = {
   client: clientSettingsSchema.prefault({}),
   shutdown: z
     .strictObject({
-      /** how long SIGTERM waits for in-flight requests before closing anyway */
-      graceMs: positiveMs.default(25_000),
+      /**
+       * how long after SIGTERM the queued and in-flight requests keep being served (the queue keeps its
+       * place); those still queued then get 503 + Retry-After. 0: at once
+       */
+      drainMs: z.number().int().nonnegative().default(30_000),
+      /** then, how long in-flight requests have to finish before connections are closed anyway (an upstream timeout's worth) */
+      graceMs: positiveMs.default(60_000),
     })
     .prefault({}),
   /** giving the heap back after a burst of client connections (memory-after-burst.ts) */

@@ -92,7 +92,7 @@ spec:
     metadata:
       labels: {app: app, app.kubernetes.io/name: my-app}
     spec:
-      terminationGracePeriodSeconds: 40
+      terminationGracePeriodSeconds: 100
       {{- if .Values.sluice.sidecar.native }}
       initContainers:
         {{- include "sluice.sidecar" (dict "Values" .Values.sluice "Release" .Release) | nindent 8 }}

@@ -7,7 +7,7 @@ Use it from your own chart with sluice as a dependency (Chart.yaml: dependencies
 native sidecar, sidecar.native: true, the default):
 
     spec:
-      terminationGracePeriodSeconds: 40   # > settings.shutdown.graceMs
+      terminationGracePeriodSeconds: 100  # > settings.shutdown.drainMs + graceMs
       initContainers:
         {{- include "sluice.sidecar" (dict "Values" .Values.sluice "Release" .Release) | nindent 8 }}
       containers:
