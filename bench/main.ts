@@ -15,7 +15,7 @@ import { runReplicasBench } from './redis/replicas.js'
 import { runTricksBench } from './tricks/index.js'
 
 async function main(): Promise<void> {
-  // `npm run bench -- core`, `-- metrics`, `-- tricks`, `-- redis`, `-- permits`, `-- fairness`, `-- learning` or `-- compare` runs one part.
+  // `npm run bench -- core`, `-- metrics`, `-- tricks`, `-- redis`, `-- permits`, `-- fairness`, `-- learning`, `-- memory` or `-- compare` runs one part.
   const only = process.argv[2]
   const out = (s: string): boolean => process.stdout.write(`${s}\n`)
   out(`# sluice benchmarks — node ${process.version}, ${new Date().toISOString()}\n`)
@@ -82,6 +82,13 @@ async function main(): Promise<void> {
   if (only === undefined || only === 'permits') {
     out('## Permits saved by coalescing and the lookup-list cache (a realistic mix, closed loop)\n')
     out(await runPermitsBench())
+    out('')
+  }
+
+  if (only === undefined || only === 'memory') {
+    out('## The memory budget against resident memory: requests with 1 MiB bodies queued until the budget refuses\n')
+    const { runMemoryBudgetBench } = await import('./memory-budget.js')
+    out(await runMemoryBudgetBench())
     out('')
   }
 

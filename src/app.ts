@@ -30,6 +30,9 @@ import { endpointLabeler } from './metrics/labels.js'
 import { Reuse } from './reuse/index.js'
 import { MemoryAfterBurst } from './proxy/memory-after-burst.js'
 import { OpenRequests } from './proxy/open-requests.js'
+import { MemoryBudget } from './budget/budget.js'
+import { memoryBudgetBytes } from './budget/limit.js'
+import { budgetMetrics } from './budget/metrics.js'
 import { namedCounts } from './admin/status-names.js'
 
 export const CONFIG_DIR = join(import.meta.dirname, '..', 'config')
@@ -48,6 +51,8 @@ export interface App {
   readonly settings: Settings
   /** app identity and keys; `reload()` re-reads the token file and the keys (SIGHUP) */
   readonly apps: AppGate
+  /** what requests, bodies, held answers and the cache may keep in memory together (docs/deploy.md, "Memory") */
+  readonly budget: MemoryBudget
   /** starts both servers; resolves with their addresses */
   listen(): Promise<{ proxyUrl: string; adminUrl: string }>
   /**
@@ -96,6 +101,9 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     catalog,
     redisOperations: settings.redis.url !== undefined ? REDIS_OPERATIONS : [],
   })
+  // One budget for what clients can make sluice hold, set or derived from the container's limit.
+  const budget = new MemoryBudget(memoryBudgetBytes(settings.memory.budgetBytes))
+  budgetMetrics(budget, metrics.registry)
   // Every answer of the proxy port, whichever part of it answered, is one record: one count, one log line.
   const tracker = new RequestTracker((record: RequestRecord) => {
     metrics.requestFinished(record)
@@ -143,6 +151,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     // followers of identical calls wait like a queue, and are bounded like one
     maxFollowers: settings.queue.maxLength,
     appsArePrincipals: settings.apps.enabled,
+    budget,
   })
   limiter = await createLimiter(settings, { log, observer: metrics.observer })
   const upstream = createUpstream(settings)
@@ -163,6 +172,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     onUpstream429: (endpoint, instance) => metrics.upstream429(endpoint.id, instance),
     onUpstreamAttempt: (endpoint, seconds) => metrics.upstreamAttempt(endpoint.id, seconds),
     onPermit: (app) => metrics.permitHeld(app),
+    budget,
   })
 
   const memory = new MemoryAfterBurst(proxy.server, settings.memory, metrics.registry, log)
@@ -198,6 +208,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     limiter,
     settings,
     apps,
+    budget,
     async listen() {
       const proxyUrl = await proxy.listen({ port: settings.port, host: settings.host }).catch((err: unknown) => {
         throw new ListenError('proxy', settings.host, settings.port, err)

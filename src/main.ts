@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   const { proxyUrl, adminUrl } = await app.listen()
   const strays = unknownEnvVars()
   if (strays.length > 0) app.proxy.log.warn({ variables: strays }, 'ignoring SLUICE_* variables that are no setting (a typo?)')
-  app.proxy.log.info({ proxyUrl, adminUrl, upstream: maskUrl(settings.upstream), limiter: app.limiter.backend }, 'sluice listening')
+  app.proxy.log.info({ proxyUrl, adminUrl, upstream: maskUrl(settings.upstream), limiter: app.limiter.backend, memoryBudgetBytes: Number.isFinite(app.budget.limit) ? app.budget.limit : 'none' }, 'sluice listening')
 
   let stopping = false
   const stop = (signal: string): void => {

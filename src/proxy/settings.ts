@@ -88,6 +88,12 @@ export const proxySettingsShape = {
       burstConnections: z.number().int().nonnegative().default(1_000),
       /** how long the burst must have been gone first (an hour at most) */
       quietMs: positiveMs.max(3_600_000).default(5_000),
+      /**
+       * what queued requests, buffered bodies, answers held for slow clients and the cache may keep
+       * together; past it new requests get 503 SLUICE_MEMORY_BUDGET. Unset: half of the container's
+       * memory limit above 160 MiB (at least 16 MiB), none without a limit (src/budget/limit.ts)
+       */
+      budgetBytes: z.number().int().positive().optional(),
     })
     .prefault({}),
 }

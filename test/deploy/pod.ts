@@ -33,6 +33,7 @@ export interface Container {
   lifecycle?: { preStop: { exec: { command: string[] } } }
   securityContext: Tree
   volumeMounts: { name: string; mountPath: string }[]
+  resources?: Tree
 }
 export interface PodSpec {
   terminationGracePeriodSeconds: number
