@@ -8,7 +8,8 @@ import { useRedis } from '../support/use-redis.js'
 
 const redis = useRedis()
 const SEARCH = 'POST /accounts/search' // limit 1
-const search = (extra: Record<string, string> = {}) => ({ method: 'POST', headers: { authorization: basicAuth('org1'), ...extra }, body: '{}' })
+// keep-alive clients: each answer after SIGTERM must close its connection, so the next request goes to a replica that stays
+const search = (extra: Record<string, string> = {}) => ({ method: 'POST', headers: { authorization: basicAuth('org1'), connection: 'keep-alive', ...extra }, body: '{}' })
 
 // A drain is sluice's normal life (rollouts, node drains, scale-in): the queue keeps its place and is
 // served, in process as in the Redis queue shared with the other replicas (docs/deploy.md, "Graceful shutdown").
@@ -36,6 +37,7 @@ describe.each([
     sim.open('first')
     const answers = await Promise.all([inFlight, ...queued])
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200])
+    expect(answers.map((a) => a.headers.connection)).toEqual(['close', 'close', 'close'])
     const [code] = await exited
     expect(code).toBe(0)
     expect(keyStats(sim, 'org1', SEARCH)).toMatchObject({ requests: 3, inProgress: 0, maxInProgress: 1 })
