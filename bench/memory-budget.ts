@@ -4,8 +4,12 @@
  * case the docs name: requests queued with 1 MiB bodies kept whole (the default retry.maxBufferBytes),
  * sent until the budget refuses; the resident peak is read from /proc (VmHWM).
  */
+import { EventEmitter } from 'node:events'
+import type { ServerResponse } from 'node:http'
 import { readFileSync } from 'node:fs'
 import { request } from 'node:http'
+import { MemoryBudget } from '../src/budget/budget.js'
+import { holdRequest } from '../src/proxy/memory-hold.js'
 import { startSim } from '../src/sim/index.js'
 import { rssOf, spawnProxy } from '../test/support/process.js'
 
@@ -80,4 +84,28 @@ export async function runMemoryBudgetBench(budgets: readonly number[] = [32 * Mi
     }
   }
   return rows.join('\n')
+}
+
+/** What holding a request in the budget costs: holdRequest and the release at `close`, beyond a bare emitter's `close`, ns (median of 5 rounds of 10^6). */
+export function holdCostNs(): { noBody: number; body: number } {
+  const budget = new MemoryBudget(Infinity)
+  const N = 1_000_000
+  const run = (hold: ((res: ServerResponse) => void) | undefined): number => {
+    const t = process.hrtime.bigint()
+    for (let i = 0; i < N; i++) {
+      const res = new EventEmitter() as ServerResponse
+      hold?.(res)
+      res.emit('close')
+    }
+    return Number(process.hrtime.bigint() - t) / N
+  }
+  const median = (xs: number[]): number => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+  const noBody: number[] = []
+  const body: number[] = []
+  for (let round = 0; round < 5; round++) {
+    const base = run(undefined)
+    noBody.push(run((res) => holdRequest(budget, res, false, undefined, MiB)) - base)
+    body.push(run((res) => holdRequest(budget, res, true, 1_000, MiB)) - base)
+  }
+  return { noBody: median(noBody), body: median(body) }
 }

@@ -107,7 +107,7 @@ export function createProxyHandler(ctx: ProxyContext) {
       const decision = decideVersion(versioning, request.headers, admission.endpoint, trace, reply)
       // ── the upstream request, built once for every attempt: a body up to retry.maxBufferBytes read now
       // ── the memory budget (docs/deploy.md, "Memory"): the request and a body kept whole, held until its answer closes
-      const hold = holdRequest(ctx.budget, reply.raw, contentLengthOf(request.headers['content-length']), outgoing.maxBufferBytes)
+      const hold = holdRequest(ctx.budget, reply.raw, request.body !== undefined, contentLengthOf(request.headers['content-length']), outgoing.maxBufferBytes)
       const body = request.body === undefined ? NO_BODY : await readRequestBody(request, outgoing, hold)
       const options = upstreamRequest(request, admission, caller, decision, body, outgoing)
       const key = { instance: trace.instance, endpoint: admission.endpoint.id }

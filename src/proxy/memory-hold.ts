@@ -17,17 +17,23 @@ export const budgetRefusal = (budget: MemoryBudget): Error => withOutcome(new Me
  * client gone, timed out: the response's `close` comes once on every path), or throws the 503. A body
  * kept whole is held at its declared length now; one of undeclared length is held chunk by chunk by
  * the function returned, which throws the 503 when a chunk does not fit.
- * Per request: two reservations and one `close` listener.
+ * Per request: a reservation (two with a body) and one `close` listener: 0.3–0.6 µs
+ * (docs/benchmarks.md, "The memory budget against resident memory").
  */
 export function holdRequest(
   budget: MemoryBudget | undefined,
   res: ServerResponse,
+  hasBody: boolean,
   contentLength: number | undefined,
   maxBufferBytes: number,
 ): ((bytes: number) => void) | undefined {
   if (budget === undefined) return undefined
   const request = budget.reserve('request', REQUEST_BYTES)
   if (request === undefined) throw budgetRefusal(budget)
+  if (!hasBody) {
+    res.once('close', () => request.release())
+    return undefined
+  }
   // a larger body streams once the permit is granted: the client's socket holds it, not sluice
   const body = budget.reserve('body', contentLength !== undefined && contentLength <= maxBufferBytes ? contentLength : 0)
   if (body === undefined) {
