@@ -88,7 +88,13 @@ async function main(): Promise<void> {
   if (only === undefined || only === 'memory') {
     out('## The memory budget against resident memory: requests with 1 MiB bodies queued until the budget refuses\n')
     const { holdCostNs, runMemoryBudgetBench } = await import('./memory-budget.js')
-    out(await runMemoryBudgetBench())
+    const redis = await startRedis()
+    try {
+      const budgets = [32, 96, 176].map((m) => ({ budget: m * 1024 * 1024 }))
+      out(await runMemoryBudgetBench([...budgets, { budget: 176 * 1024 * 1024, redisUrl: redis.url }]))
+    } finally {
+      await redis.close()
+    }
     const { noBody, body } = holdCostNs()
     out(`\nHolding a request in the budget (and giving it back at its answer's close): ${noBody.toFixed(0)} ns without a body, ${body.toFixed(0)} ns with one.`)
     out('')

@@ -47,9 +47,15 @@ async function scrape(adminUrl: string): Promise<Map<string, number>> {
   return figures
 }
 
-export async function runMemoryBudgetBench(budgets: readonly number[] = [32 * MiB, 96 * MiB, 176 * MiB]): Promise<string> {
-  const rows = ['| budget | RSS idle | held in the budget at the peak | requests held / refused | RSS peak (VmHWM) | RSS peak − idle | (peak − idle) ÷ held |', '|---|---|---|---|---|---|---|']
-  for (const budget of budgets) {
+/** One run of the table: a budget, and the Redis URL when the Redis limiter is measured. */
+export interface BudgetRun {
+  readonly budget: number
+  readonly redisUrl?: string
+}
+
+export async function runMemoryBudgetBench(runs: readonly BudgetRun[]): Promise<string> {
+  const rows = ['| budget | limiter | RSS idle | held in the budget at the peak | requests held / refused | RSS peak (VmHWM) | RSS peak − idle | (peak − idle) ÷ held |', '|---|---|---|---|---|---|---|---|']
+  for (const { budget, redisUrl } of runs) {
     const sim = await startSim({})
     const proxy = await spawnProxy({
       SLUICE_UPSTREAM: sim.apiUrl,
@@ -57,6 +63,7 @@ export async function runMemoryBudgetBench(budgets: readonly number[] = [32 * Mi
       SLUICE_QUEUE_MAX_LENGTH: '100000',
       SLUICE_QUEUE_MAX_WAIT_MS: '600000',
       SLUICE_REQUEST_LOG: 'false',
+      ...(redisUrl === undefined ? {} : { SLUICE_REDIS_URL: redisUrl, SLUICE_REDIS_KEY_PREFIX: `bench-budget-${budget}` }),
     })
     try {
       await new Promise((r) => setTimeout(r, 1_000))
@@ -76,7 +83,7 @@ export async function runMemoryBudgetBench(budgets: readonly number[] = [32 * Mi
       sim.open('bench')
       await Promise.all(answers)
       rows.push(
-        `| ${budget / MiB} MiB | ${(idle / MiB).toFixed(0)} MiB | ${(held / MiB).toFixed(1)} MiB | ${heldRequests} / ${refused} | ${(peak / MiB).toFixed(0)} MiB | ${((peak - idle) / MiB).toFixed(0)} MiB | ${((peak - idle) / held).toFixed(2)} |`,
+        `| ${budget / MiB} MiB | ${redisUrl === undefined ? 'in-process' : 'Redis'} | ${(idle / MiB).toFixed(0)} MiB | ${(held / MiB).toFixed(1)} MiB | ${heldRequests} / ${refused} | ${(peak / MiB).toFixed(0)} MiB | ${((peak - idle) / MiB).toFixed(0)} MiB | ${((peak - idle) / held).toFixed(2)} |`,
       )
     } finally {
       await proxy.stop('SIGKILL')
