@@ -1,15 +1,15 @@
 /**
  * `npm run bench -- memory`: what the memory budget holds against what the process really keeps
- * resident (docs/deploy.md, "Memory"). A real proxy process (dist/main.js) with a budget, the worst
+ * resident (docs/deploy.md, "Memory: a budget"). A real proxy process (dist/main.js) with a budget, the worst
  * case the docs name: requests queued with 1 MiB bodies kept whole (the default retry.maxBufferBytes),
  * sent until the budget refuses; the resident peak is read from /proc (VmHWM).
  */
-import { EventEmitter } from 'node:events'
 import type { ServerResponse } from 'node:http'
 import { readFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { MemoryBudget } from '../src/budget/budget.js'
 import { holdRequest } from '../src/proxy/memory-hold.js'
+import type { Tracked } from '../src/proxy/tracking.js'
 import { startSim } from '../src/sim/index.js'
 import { rssOf, spawnProxy } from '../test/support/process.js'
 
@@ -93,16 +93,19 @@ export async function runMemoryBudgetBench(runs: readonly BudgetRun[]): Promise<
   return rows.join('\n')
 }
 
-/** What holding a request in the budget costs: holdRequest and the release at `close`, beyond a bare emitter's `close`, ns (median of 5 rounds of 10^6). */
+/** What holding a request in the budget costs: holdRequest and the release at its response's close, ns (median of 5 rounds of 10^6). */
 export function holdCostNs(): { noBody: number; body: number } {
   const budget = new MemoryBudget(Infinity)
   const N = 1_000_000
-  const run = (hold: ((res: ServerResponse) => void) | undefined): number => {
+  const res = { closed: false } as ServerResponse
+  const run = (hasBody: boolean | undefined): number => {
     const t = process.hrtime.bigint()
     for (let i = 0; i < N; i++) {
-      const res = new EventEmitter() as ServerResponse
-      hold?.(res)
-      res.emit('close')
+      const tracked = {} as Tracked
+      if (hasBody === undefined) continue
+      holdRequest(budget, tracked, res, hasBody, hasBody ? 1_000 : undefined, MiB)
+      tracked.held?.release()
+      tracked.heldBody?.release()
     }
     return Number(process.hrtime.bigint() - t) / N
   }
@@ -111,8 +114,8 @@ export function holdCostNs(): { noBody: number; body: number } {
   const body: number[] = []
   for (let round = 0; round < 5; round++) {
     const base = run(undefined)
-    noBody.push(run((res) => holdRequest(budget, res, false, undefined, MiB)) - base)
-    body.push(run((res) => holdRequest(budget, res, true, 1_000, MiB)) - base)
+    noBody.push(run(false) - base)
+    body.push(run(true) - base)
   }
   return { noBody: median(noBody), body: median(body) }
 }

@@ -51,7 +51,7 @@ export interface App {
   readonly settings: Settings
   /** app identity and keys; `reload()` re-reads the token file and the keys (SIGHUP) */
   readonly apps: AppGate
-  /** what requests, bodies, held answers and the cache may keep in memory together (docs/deploy.md, "Memory") */
+  /** what requests, bodies, held answers and the cache may keep in memory together (docs/deploy.md, "Memory: a budget") */
   readonly budget: MemoryBudget
   /** starts both servers; resolves with their addresses */
   listen(): Promise<{ proxyUrl: string; adminUrl: string }>
@@ -105,11 +105,18 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   const budget = new MemoryBudget(memoryBudgetBytes(settings.memory.budgetBytes))
   budgetMetrics(budget, metrics.registry)
   // Every answer of the proxy port, whichever part of it answered, is one record: one count, one log line.
-  const tracker = new RequestTracker((record: RequestRecord) => {
-    metrics.requestFinished(record)
-    // Built only when written: the hot path makes no log line that the level would drop.
-    if (writeAccessLog) lines.write(accessLogLine(record))
-  }, settings.instanceHeader, settings.apps.enabled)
+  // The requests a shutdown keeps serving until they are done.
+  const open = new OpenRequests()
+  const tracker = new RequestTracker(
+    (record: RequestRecord) => {
+      metrics.requestFinished(record)
+      // Built only when written: the hot path makes no log line that the level would drop.
+      if (writeAccessLog) lines.write(accessLogLine(record))
+    },
+    settings.instanceHeader,
+    settings.apps.enabled,
+    open,
+  )
   // Built before the proxy: the request id is chosen at arrival, and a client's own only when the request authenticates.
   const apps = createAppGate(settings.apps, settings.credentials, settings.appHeader, { log: logger })
   const authenticates = (headers: IncomingHttpHeaders): boolean => apps.authenticates(headers)
@@ -176,7 +183,6 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   })
 
   const memory = new MemoryAfterBurst(proxy.server, settings.memory, metrics.registry, log)
-  const open = new OpenRequests(proxy.server)
 
   const admin = buildAdminServer({
     limiter,

@@ -1,5 +1,5 @@
 /**
- * One memory budget for what clients can make sluice hold (docs/deploy.md, "Memory"): queued and
+ * One memory budget for what clients can make sluice hold (docs/deploy.md, "Memory: a budget"): queued and
  * in-flight requests, their buffered bodies, answers held for slow readers, the lookup cache. Past
  * it new work is refused (503 + Retry-After) before the container's limit would OOM-kill the process.
  */

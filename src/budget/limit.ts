@@ -25,7 +25,7 @@ export function containerMemoryLimit(read: (path: string) => string | undefined 
 /**
  * The budget from a container limit: half of what is left above the baseline, at least 16 MiB. Half,
  * because an accounted byte costs more than one resident byte (V8's objects around it, garbage not
- * yet collected, freed memory glibc keeps): measured in docs/deploy.md, "Memory".
+ * yet collected, freed memory glibc keeps): measured in docs/deploy.md, "Memory: a budget".
  */
 export function budgetFromLimit(limit: number): number {
   return Math.max(MIN_BUDGET_BYTES, Math.floor((limit - BASELINE_BYTES) / 2))

@@ -26,7 +26,7 @@ export interface AnswerLimits {
   readonly bufferBytes: number
   /** how long the API's answer may stay paused (and, once it has ended, how long the client may take the rest) before the client is cut off */
   readonly writeTimeoutMs: number
-  /** bytes held for a slow client count in it; past it the API's answer pauses at once (docs/deploy.md, "Memory") */
+  /** bytes held for a slow client count in it; past it the API's answer pauses at once (docs/deploy.md, "Memory: a budget") */
   readonly budget?: MemoryBudget
 }
 

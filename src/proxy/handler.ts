@@ -47,7 +47,7 @@ export interface ProxyContext {
   readonly reuse?: Reuse
   /** whether (and how) an endpoint's limit is learned (README "Learned limits"); none: every limit is fixed */
   readonly learnOf?: (endpoint: Endpoint) => LearnOptions | undefined
-  /** what requests, bodies and held answers may keep in memory together (docs/deploy.md, "Memory"); none: unbounded */
+  /** what requests, bodies and held answers may keep in memory together (docs/deploy.md, "Memory: a budget"); none: unbounded */
   readonly budget?: MemoryBudget
 }
 
@@ -83,7 +83,8 @@ export function createProxyHandler(ctx: ProxyContext) {
   const { baseDelayMs, maxDelayMs } = settings.retry
 
   return async function proxyHandler(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const { trace, client } = ctx.tracker.track(request, reply)
+    const tracked = ctx.tracker.track(request, reply)
+    const { trace, client } = tracked
     const arrivedAt = Date.now()
     reply.header('x-request-id', request.id)
 
@@ -106,8 +107,8 @@ export function createProxyHandler(ctx: ProxyContext) {
       // ── versions (src/versioning)
       const decision = decideVersion(versioning, request.headers, admission.endpoint, trace, reply)
       // ── the upstream request, built once for every attempt: a body up to retry.maxBufferBytes read now
-      // ── the memory budget (docs/deploy.md, "Memory"): the request and a body kept whole, held until its answer closes
-      const hold = holdRequest(ctx.budget, reply.raw, request.body !== undefined, contentLengthOf(request.headers['content-length']), outgoing.maxBufferBytes)
+      // ── the memory budget (docs/deploy.md, "Memory: a budget"): the request and a body kept whole, held until its answer closes
+      const hold = holdRequest(ctx.budget, tracked, reply.raw, request.body !== undefined, contentLengthOf(request.headers['content-length']), outgoing.maxBufferBytes)
       const body = request.body === undefined ? NO_BODY : await readRequestBody(request, outgoing, hold)
       const options = upstreamRequest(request, admission, caller, decision, body, outgoing)
       const key = { instance: trace.instance, endpoint: admission.endpoint.id }

