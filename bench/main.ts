@@ -87,7 +87,7 @@ async function main(): Promise<void> {
 
   if (only === undefined || only === 'memory') {
     out('## The memory budget against resident memory: requests with 1 MiB bodies queued until the budget refuses\n')
-    const { holdCostNs, runMemoryBudgetBench } = await import('./memory-budget.js')
+    const { holdCostNs, openCostNs, runMemoryBudgetBench } = await import('./memory-budget.js')
     const redis = await startRedis()
     try {
       const budgets = [32, 96, 176].map((m) => ({ budget: m * 1024 * 1024 }))
@@ -97,6 +97,8 @@ async function main(): Promise<void> {
     }
     const { noBody, body } = holdCostNs()
     out(`\nHolding a request in the budget (and giving it back at its answer's close): ${noBody.toFixed(0)} ns without a body, ${body.toFixed(0)} ns with one.`)
+    const open = openCostNs()
+    out(`The drain's list of open requests: ${open.list.toFixed(0)} ns a request (a Set would cost ${open.set.toFixed(0)} ns).`)
     out('')
   }
 

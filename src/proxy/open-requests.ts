@@ -4,8 +4,8 @@ import type { ServerResponse } from 'node:http'
  * The proxy port's requests still open (queued, in flight, or an answer being written), so a shutdown
  * keeps serving its queue until they are done (docs/deploy.md, "Graceful shutdown"). The RequestTracker
  * reports each request (`added` when it is first tracked, `removed` at its response's `close`, the
- * listener it has anyway). A linked list, not a Set: a Set hashes each new response, about 0.55 µs a
- * request here, where linking costs about 0.02 µs.
+ * listener it has anyway). A linked list, not a Set: a Set hashes each new response, 0.55–0.99 µs a
+ * request, where linking costs 0.01–0.02 µs (docs/benchmarks.md, "The memory budget against resident memory").
  */
 export class OpenRequests {
   #head: OpenEntry | undefined
