@@ -234,7 +234,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
         // The queue keeps its place (with Redis, in the shared queue) and is served for up to drainMs:
         // a drain is a normal event (rollouts, node drains), not a reason to shed the queue.
         const drained = await open.done(settings.shutdown.drainMs)
-        if (!drained) log.warn({ open: open.size, drainMs: settings.shutdown.drainMs }, 'shutdown: requests still open at shutdown.drainMs; the queued are answered 503')
+        if (!drained && settings.shutdown.drainMs > 0) log.warn({ open: open.size, drainMs: settings.shutdown.drainMs }, 'shutdown: requests still open at shutdown.drainMs; the queued are answered 503')
         limiter.drain()
         // Keep-alive connections whose last answer began before SIGTERM are idle now.
         proxy.server.closeIdleConnections()
