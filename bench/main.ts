@@ -17,7 +17,7 @@ import { runTracesCostBench } from './traces/proxy-cost.js'
 import { spanMemoryPerQueuedRequest } from './traces/span-memory.js'
 
 async function main(): Promise<void> {
-  // `npm run bench -- core`, `-- metrics`, `-- traces`, `-- tricks`, `-- redis`, `-- permits`, `-- fairness`, `-- learning` or `-- compare` runs one part; `-- scale [sizes]` runs only on its own.
+  // `npm run bench -- core`, `-- metrics`, `-- traces`, `-- tricks`, `-- redis`, `-- permits`, `-- fairness`, `-- learning`, `-- memory` or `-- compare` runs one part; `-- scale [sizes]` runs only on its own.
   const only = process.argv[2]
   const out = (s: string): boolean => process.stdout.write(`${s}\n`)
   out(`# sluice benchmarks — node ${process.version}, ${new Date().toISOString()}\n`)
@@ -103,6 +103,23 @@ async function main(): Promise<void> {
   if (only === undefined || only === 'permits') {
     out('## Permits saved by coalescing and the lookup-list cache (a realistic mix, closed loop)\n')
     out(await runPermitsBench())
+    out('')
+  }
+
+  if (only === undefined || only === 'memory') {
+    out('## The memory budget against resident memory: requests with 1 MiB bodies queued until the budget refuses\n')
+    const { holdCostNs, openCostNs, runMemoryBudgetBench } = await import('./memory-budget.js')
+    const redis = await startRedis()
+    try {
+      const budgets = [32, 96, 176].map((m) => ({ budget: m * 1024 * 1024 }))
+      out(await runMemoryBudgetBench([...budgets, { budget: 176 * 1024 * 1024, redisUrl: redis.url }]))
+    } finally {
+      await redis.close()
+    }
+    const { noBody, body } = holdCostNs()
+    out(`\nHolding a request in the budget (and giving it back at its answer's close): ${noBody.toFixed(0)} ns without a body, ${body.toFixed(0)} ns with one.`)
+    const open = openCostNs()
+    out(`The drain's list of open requests: ${open.list.toFixed(0)} ns a request (a Set would cost ${open.set.toFixed(0)} ns).`)
     out('')
   }
 

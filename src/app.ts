@@ -29,6 +29,10 @@ import { forecastingLimiter } from './forecast/index.js'
 import { endpointLabeler } from './metrics/labels.js'
 import { Reuse } from './reuse/index.js'
 import { MemoryAfterBurst } from './proxy/memory-after-burst.js'
+import { OpenRequests } from './proxy/open-requests.js'
+import { MemoryBudget } from './budget/budget.js'
+import { memoryBudgetBytes } from './budget/limit.js'
+import { budgetMetrics } from './budget/metrics.js'
 import { namedCounts } from './admin/status-names.js'
 import { forwardProxyField } from './startup-line.js'
 import { startTracing } from './tracing/index.js'
@@ -61,9 +65,14 @@ export interface App {
   readonly apps: AppGate
   /** where requests go: the pool, and the forward proxy on the way if any */
   readonly upstream: Upstream
+  /** what requests, bodies, held answers and the cache may keep in memory together (docs/deploy.md, "Memory: a budget") */
+  readonly budget: MemoryBudget
   /** starts both servers; resolves with their addresses */
   listen(): Promise<{ proxyUrl: string; adminUrl: string; healthUrl?: string }>
-  /** graceful: stop accepting, answer the queued with 503, let in-flight finish (bounded), release all */
+  /**
+   * graceful (docs/deploy.md, "Graceful shutdown"): stop accepting, keep serving the queued and in-flight
+   * for up to `shutdown.drainMs`, then answer the still queued 503 and give the in-flight `shutdown.graceMs`
+   */
   close(): Promise<void>
 }
 
@@ -108,12 +117,23 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     catalog,
     redisOperations: settings.redis.url !== undefined ? REDIS_OPERATIONS : [],
   })
+  // One budget for what clients can make sluice hold, set or derived from the container's limit.
+  const budget = new MemoryBudget(memoryBudgetBytes(settings.memory.budgetBytes))
+  budgetMetrics(budget, metrics.registry)
   // Every answer of the proxy port, whichever part of it answered, is one record: one count, one log line.
-  const tracker = new RequestTracker((record: RequestRecord) => {
-    metrics.requestFinished(record)
-    // Built only when written: the hot path makes no log line that the level would drop.
-    if (writeAccessLog) lines.write(accessLogLine(record))
-  }, settings.instanceHeader, settings.apps.enabled, tracing)
+  // The requests a shutdown keeps serving until they are done.
+  const open = new OpenRequests()
+  const tracker = new RequestTracker(
+    (record: RequestRecord) => {
+      metrics.requestFinished(record)
+      // Built only when written: the hot path makes no log line that the level would drop.
+      if (writeAccessLog) lines.write(accessLogLine(record))
+    },
+    settings.instanceHeader,
+    settings.apps.enabled,
+    tracing,
+    open,
+  )
   // Built before the proxy: the request id is chosen at arrival, and a client's own only when the request authenticates.
   const apps = createAppGate(settings.apps, settings.credentials, settings.appHeader, { log: logger })
   const authenticates = (headers: IncomingHttpHeaders): boolean => apps.authenticates(headers)
@@ -155,6 +175,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     // followers of identical calls wait like a queue, and are bounded like one
     maxFollowers: settings.queue.maxLength,
     appsArePrincipals: settings.apps.enabled,
+    budget,
   })
   limiter = await createLimiter(settings, { log, observer: metrics.observer })
   const upstream = createUpstream(settings, deps.env)
@@ -175,6 +196,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     onUpstream429: (endpoint, instance) => metrics.upstream429(endpoint.id, instance),
     onUpstreamAttempt: (endpoint, seconds) => metrics.upstreamAttempt(endpoint.id, seconds),
     onPermit: (app) => metrics.permitHeld(app),
+    budget,
   })
 
   const memory = new MemoryAfterBurst(proxy.server, settings.memory, metrics.registry, log)
@@ -216,6 +238,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     settings,
     apps,
     upstream,
+    budget,
     async listen() {
       const proxyUrl = await proxy.listen({ port: settings.port, host: settings.host }).catch((err: unknown) => {
         throw new ListenError('proxy', settings.host, settings.port, err)
@@ -234,13 +257,22 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
       closed ??= (async () => {
         closing = true
         memory.stop()
+        open.closing()
+        // No new connection; the listener's close resolves once every connection has ended.
+        const serverClosed = proxy.close()
+        // The queue keeps its place (with Redis, in the shared queue) and is served for up to drainMs:
+        // a drain is a normal event (rollouts, node drains), not a reason to shed the queue.
+        const drained = await open.done(settings.shutdown.drainMs)
+        if (!drained && settings.shutdown.drainMs > 0) log.warn({ open: open.size, drainMs: settings.shutdown.drainMs }, 'shutdown: requests still open at shutdown.drainMs; the queued are answered 503')
         limiter.drain()
+        // Keep-alive connections whose last answer began before SIGTERM are idle now.
+        proxy.server.closeIdleConnections()
         // In-flight requests finish, bounded by the grace time; then client sockets are forced shut
         // and upstream requests still running (their clients gone) are torn down.
         const deadline = Date.now() + settings.shutdown.graceMs
         const grace = setTimeout(() => proxy.server.closeAllConnections(), settings.shutdown.graceMs)
         grace.unref()
-        await proxy.close()
+        await serverClosed
         clearTimeout(grace)
         const upstreamDone = upstream.pool.close().catch(() => undefined)
         const remaining = setTimeout(() => void upstream.pool.destroy().catch(() => undefined), Math.max(0, deadline - Date.now()))

@@ -145,7 +145,7 @@ export interface Limiter {
   status(): Promise<LimiterStatus>
   /** the limit in force for a key now (a learned one as last known), without a round trip; cheap */
   limitOf?(key: PermitKey, options: Pick<AcquireOptions, 'limit' | 'learn'>): number
-  /** true when the limiter can decide permits (used by /readyz) */
+  /** true until it shuts down (used by /readyz); a mode that refuses (`closed`) is still ready: it answers */
   ready(): boolean
   /** Rejects every waiter with LimiterClosedError; keeps held permits releasable. */
   drain(): void

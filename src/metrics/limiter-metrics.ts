@@ -57,7 +57,7 @@ export function createLimiterMetrics(registry: Registry, options: LimiterMetrics
   })
   new Gauge({
     name: 'sluice_limiter_ready',
-    help: '1 when the limiter can decide permits (as /readyz), else 0',
+    help: '1 when the limiter takes requests (as /readyz), 0 once it shuts down',
     registers: [registry],
     collect() {
       this.set(options.limiter()?.ready() ? 1 : 0)

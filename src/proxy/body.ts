@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream'
 import { bodyChunks } from './body-chunks.js'
 import { PacedBody, type BodyPace } from './body-pace.js'
+import { MemoryBudgetError } from '../budget/errors.js'
 import { BodyReadError, BodyTooSlowError } from './errors.js'
 
 /** A request body as the forwarder needs it: kept whole (so a 429 can be retried) or streamed once. */
@@ -14,8 +15,15 @@ export const NO_BODY: RequestBody = { kind: 'none' }
 /**
  * Reads a body of up to `maxBuffer` bytes before the request queues, so a slow upload never holds a
  * permit; a larger one streams once its permit is granted, at `pace` (docs/requests.md, "Slow and hostile clients").
+ * `hold`: each chunk kept counted in the memory budget (a body of undeclared length); it throws when full.
  */
-export async function readBody(payload: Readable, contentLength: number | undefined, maxBuffer: number, pace: BodyPace): Promise<RequestBody> {
+export async function readBody(
+  payload: Readable,
+  contentLength: number | undefined,
+  maxBuffer: number,
+  pace: BodyPace,
+  hold?: (bytes: number) => void,
+): Promise<RequestBody> {
   const iterator = new PacedBody(bodyChunks(payload), pace)
   if (contentLength !== undefined && contentLength > maxBuffer) {
     return { kind: 'stream', stream: Readable.from(rest(iterator, []), { objectMode: false }), length: contentLength }
@@ -26,6 +34,7 @@ export async function readBody(payload: Readable, contentLength: number | undefi
     for (;;) {
       const next = await iterator.next()
       if (next.done === true) break
+      hold?.(next.value.length)
       chunks.push(next.value)
       size += next.value.length
       if (size > maxBuffer) {
@@ -33,7 +42,7 @@ export async function readBody(payload: Readable, contentLength: number | undefi
       }
     }
   } catch (err) {
-    if (err instanceof BodyTooSlowError) throw err
+    if (err instanceof BodyTooSlowError || err instanceof MemoryBudgetError) throw err
     throw new BodyReadError({ cause: err })
   }
   return size === 0 ? NO_BODY : { kind: 'buffered', data: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) }

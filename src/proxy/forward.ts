@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Dispatcher } from 'undici'
+import type { MemoryBudget, Reservation } from '../budget/budget.js'
 import { holdWrites, type HeldAnswer } from './answer-writes.js'
 
 export interface ForwardCallbacks {
@@ -25,6 +26,8 @@ export interface AnswerLimits {
   readonly bufferBytes: number
   /** how long the API's answer may stay paused (and, once it has ended, how long the client may take the rest) before the client is cut off */
   readonly writeTimeoutMs: number
+  /** bytes held for a slow client count in it; past it the API's answer pauses at once (docs/deploy.md, "Memory: a budget") */
+  readonly budget?: MemoryBudget
 }
 
 /**
@@ -51,6 +54,8 @@ class PipeToClient implements Dispatcher.DispatchHandler, HeldAnswer {
   private done = false
 
   private stalled: NodeJS.Timeout | undefined
+  /** the answer bytes held for the client, in the memory budget: made at the first write the client is not keeping up with */
+  private buffered: Reservation | undefined
   held: Socket | undefined
   after: (() => void) | undefined
 
@@ -95,7 +100,9 @@ class PipeToClient implements Dispatcher.DispatchHandler, HeldAnswer {
       return
     }
     holdWrites(this)
-    if (!this.res.write(chunk) && !kept && this.res.writableLength > this.limits.bufferBytes) {
+    if (this.res.write(chunk)) return
+    const fits = this.holdInBudget()
+    if (!kept && (this.res.writableLength > this.limits.bufferBytes || !fits)) {
       controller.pause()
       const resume = (): void => {
         clearTimeout(this.stalled)
@@ -122,6 +129,19 @@ class PipeToClient implements Dispatcher.DispatchHandler, HeldAnswer {
     }
     if (holdWrites(this)) this.after = end
     else end()
+  }
+
+  /** Counts the bytes the response holds now in the budget; false while the budget is exceeded. */
+  private holdInBudget(): boolean {
+    const budget = this.limits.budget
+    if (budget === undefined) return true
+    if (this.buffered === undefined) {
+      const buffered = (this.buffered = budget.reserve('answer', 0)!)
+      // released once, whichever way the response ends
+      this.res.once('close', () => buffered.release())
+      this.res.on('drain', () => buffered.set(this.res.writableLength))
+    }
+    return this.buffered.set(this.res.writableLength)
   }
 
   private cutClient(): void {

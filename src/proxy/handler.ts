@@ -7,11 +7,13 @@ import type { Catalog, Endpoint } from '../catalog/types.js'
 import { QueueTimeoutError } from '../limiter/errors.js'
 import type { LearnOptions, Limiter, Permit } from '../limiter/types.js'
 import type { Reuse } from '../reuse/index.js'
+import type { MemoryBudget } from '../budget/budget.js'
 import type { VersionDecision, Versioning } from '../versioning/index.js'
 import { admissionRules, admit } from './admission.js'
 import { UpstreamAttempt, type AttemptDeps, type UpstreamCall } from './attempt.js'
 import { retryDelayMs, sleep } from './backoff.js'
-import { NO_BODY } from './body.js'
+import { contentLengthOf, NO_BODY } from './body.js'
+import { holdRequest } from './memory-hold.js'
 import { PermitRanOutError, UpstreamBusyError } from './errors.js'
 import { CLIENT_IDENTITY_HEADERS } from './headers.js'
 import { readRequestBody, upstreamRequest, type OutgoingRules } from './outgoing.js'
@@ -45,6 +47,8 @@ export interface ProxyContext {
   readonly reuse?: Reuse
   /** whether (and how) an endpoint's limit is learned (README "Learned limits"); none: every limit is fixed */
   readonly learnOf?: (endpoint: Endpoint) => LearnOptions | undefined
+  /** what requests, bodies and held answers may keep in memory together (docs/deploy.md, "Memory: a budget"); none: unbounded */
+  readonly budget?: MemoryBudget
 }
 
 /**
@@ -70,6 +74,7 @@ export function createProxyHandler(ctx: ProxyContext) {
       bufferBytes: settings.client.answerBufferBytes,
       // The API's answer is never held back longer than its own body timeout for a client that does not read.
       writeTimeoutMs: Math.min(settings.client.writeTimeoutMs, settings.upstreamTimeouts.bodyMs),
+      budget: ctx.budget,
     },
     onUpstreamAttempt: ctx.onUpstreamAttempt,
     onPermit: ctx.onPermit,
@@ -78,7 +83,8 @@ export function createProxyHandler(ctx: ProxyContext) {
   const { baseDelayMs, maxDelayMs } = settings.retry
 
   return async function proxyHandler(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const { trace, client, spans } = ctx.tracker.track(request, reply)
+    const tracked = ctx.tracker.track(request, reply)
+    const { trace, client, spans } = tracked
     const arrivedAt = Date.now()
     reply.header('x-request-id', request.id)
 
@@ -101,7 +107,9 @@ export function createProxyHandler(ctx: ProxyContext) {
       // ── versions (src/versioning)
       const decision = decideVersion(versioning, request.headers, admission.endpoint, trace, reply)
       // ── the upstream request, built once for every attempt: a body up to retry.maxBufferBytes read now
-      const body = request.body === undefined ? NO_BODY : await readRequestBody(request, outgoing)
+      // ── the memory budget (docs/deploy.md, "Memory: a budget"): the request and a body kept whole, held until its answer closes
+      const hold = holdRequest(ctx.budget, tracked, reply.raw, request.body !== undefined, contentLengthOf(request.headers['content-length']), outgoing.maxBufferBytes)
+      const body = request.body === undefined ? NO_BODY : await readRequestBody(request, outgoing, hold)
       const options = upstreamRequest(request, admission, caller, decision, body, outgoing)
       const key = { instance: trace.instance, endpoint: admission.endpoint.id }
 

@@ -6,6 +6,7 @@ import type { VersionDecision } from '../versioning/index.js'
 import type { AdmittedRequest } from './admission.js'
 import { contentLengthOf, readBody, type RequestBody } from './body.js'
 import type { BodyPace } from './body-pace.js'
+import { MemoryBudgetError } from '../budget/errors.js'
 import { BodyTooSlowError } from './errors.js'
 import { appendForwardedFor, upstreamRequestHeaders } from './headers.js'
 import { withOutcome } from './tracking.js'
@@ -31,9 +32,10 @@ export interface OutgoingRules {
 /** A request as sent upstream; its headers are also the reuse key's (src/reuse). */
 export type UpstreamRequest = Dispatcher.DispatchOptions & { readonly headers: Record<string, string | string[]> }
 
-/** Reads the request's body (a request with one: `request.body` is its stream), at a minimum pace. */
-export function readRequestBody(request: FastifyRequest, rules: OutgoingRules): Promise<RequestBody> {
-  return readBody(request.body as Readable, contentLengthOf(request.headers['content-length']), rules.maxBufferBytes, rules.pace).catch((err: unknown) => {
+/** Reads the request's body (a request with one: `request.body` is its stream), at a minimum pace; `hold` as readBody's. */
+export function readRequestBody(request: FastifyRequest, rules: OutgoingRules, hold?: (bytes: number) => void): Promise<RequestBody> {
+  return readBody(request.body as Readable, contentLengthOf(request.headers['content-length']), rules.maxBufferBytes, rules.pace, hold).catch((err: unknown) => {
+    if (err instanceof MemoryBudgetError) throw err // its outcome is set where it is made
     throw withOutcome(err, err instanceof BodyTooSlowError ? 'client_timeout' : 'bad_request')
   })
 }

@@ -72,8 +72,13 @@ export const proxySettingsShape = {
   client: clientSettingsSchema.prefault({}),
   shutdown: z
     .strictObject({
-      /** how long SIGTERM waits for in-flight requests before closing anyway */
-      graceMs: positiveMs.default(25_000),
+      /**
+       * how long after SIGTERM the queued and in-flight requests keep being served (the queue keeps its
+       * place); those still queued then get 503 + Retry-After. 0: at once
+       */
+      drainMs: z.number().int().nonnegative().default(30_000),
+      /** then, how long in-flight requests have to finish before connections are closed anyway (an upstream timeout's worth) */
+      graceMs: positiveMs.default(60_000),
     })
     .prefault({}),
   /** giving the heap back after a burst of client connections (memory-after-burst.ts) */
@@ -83,6 +88,12 @@ export const proxySettingsShape = {
       burstConnections: z.number().int().nonnegative().default(1_000),
       /** how long the burst must have been gone first (an hour at most) */
       quietMs: positiveMs.max(3_600_000).default(5_000),
+      /**
+       * what queued requests, buffered bodies, answers held for slow clients and the cache may keep
+       * together; past it new requests get 503 SLUICE_MEMORY_BUDGET. Unset: half of the container's
+       * memory limit above 160 MiB (at least 16 MiB), none without a limit (src/budget/limit.ts)
+       */
+      budgetBytes: z.number().int().positive().optional(),
     })
     .prefault({}),
 }

@@ -5,6 +5,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { RequestSpans, Tracing } from '../tracing/index.js'
 import { HangUp } from './hang-up.js'
 import { instanceOf } from './instance.js'
+import type { OpenRequests } from './open-requests.js'
+import type { Reservation } from '../budget/budget.js'
 import type { Outcome, RequestRecord } from './record.js'
 import { Trace } from './trace.js'
 
@@ -13,6 +15,9 @@ export interface Tracked {
   readonly trace: Trace
   readonly client: HangUp
   readonly spans: RequestSpans | undefined
+  /** what the request holds of the memory budget (memory-hold.ts), given back at its response's close */
+  held?: Reservation
+  heldBody?: Reservation
 }
 
 /** An error that already knows which outcome it stands for in logs and metrics. */
@@ -23,6 +28,7 @@ const OUTCOME_BY_CODE: Readonly<Record<string, Outcome>> = {
   SLUICE_QUEUE_FULL: 'queue_full',
   SLUICE_QUEUE_TIMEOUT: 'queue_timeout',
   SLUICE_UNAVAILABLE: 'unavailable',
+  SLUICE_MEMORY_BUDGET: 'unavailable',
   SLUICE_UPSTREAM_BUSY: 'upstream_busy',
   SLUICE_WAIT_TOO_LONG: 'wait_too_long',
   SLUICE_UPSTREAM_TIMEOUT: 'upstream_error',
@@ -61,6 +67,8 @@ export class RequestTracker {
     private readonly identityOn = false,
     /** OpenTelemetry traces (docs/observability.md, "Traces"); undefined: off */
     private readonly tracing?: Tracing,
+    /** told of every request from its tracking to its response's close (a shutdown waits for them) */
+    private readonly open?: OpenRequests,
   ) {}
 
   /** The request's trace, made on first use; the record is written when the client side closes. */
@@ -77,7 +85,11 @@ export class RequestTracker {
     const spans = this.tracing?.request(request.method, request.headers)
     const tracked: Tracked = { trace, client: new HangUp(), spans }
     res[TRACKED] = tracked
+    const open = this.open?.added(res)
     res.once('close', () => {
+      if (open !== undefined) this.open!.removed(open)
+      tracked.held?.release()
+      tracked.heldBody?.release()
       const gone = !res.writableFinished
       if (gone) tracked.client.hangUp()
       const record = trace.finish(res.statusCode, gone, performance.now())

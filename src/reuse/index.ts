@@ -1,3 +1,4 @@
+import type { MemoryBudget } from '../budget/budget.js'
 import type { OutgoingHttpHeaders } from 'node:http'
 import type { Registry } from 'prom-client'
 import { ConfigError } from '../errors/config-error.js'
@@ -33,6 +34,8 @@ export interface ReuseDeps {
   readonly maxFollowers: number
   /** app identity is on (`apps.enabled`): requests of different apps never share (ReuseKeys) */
   readonly appsArePrincipals: boolean
+  /** the memory budget the cache's answers count in (docs/deploy.md, "Memory: a budget"); none: unbounded but by `cache.maxBytes` */
+  readonly budget?: MemoryBudget
 }
 
 /** How often followers of a call that gave up before answering try to share another (then each calls alone). */
@@ -70,7 +73,7 @@ export class Reuse {
     this.#keys = new ReuseKeys(deps.appsArePrincipals)
     this.#maxFollowers = deps.maxFollowers
     this.#coalescer = new Coalescer(deps.maxFollowers)
-    this.#cache = cache.endpoints.length > 0 ? new AnswerCache(cache) : undefined
+    this.#cache = cache.endpoints.length > 0 ? new AnswerCache(cache, deps.budget) : undefined
     this.#metrics = new ReuseMetrics(deps.registry, deps.endpointLabel, {
       evictions: () => this.#cache?.evictions ?? 0,
       entries: () => this.#cache?.entries ?? 0,

@@ -32,6 +32,9 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
     expect(settings).toMatchObject({ host: '0.0.0.0', adminHost: '0.0.0.0' }) // the Service and the kubelet reach both
     const ports = Object.fromEntries(sluice.ports!.map((p) => [p.name, p.containerPort]))
     expect(ports).toEqual({ proxy: settings.port, admin: settings.adminPort })
+    // sized in docs/deploy.md, "Memory: a budget": the request above the idle process, the limit for the budget full, the heap at half the limit
+    expect(sluice.resources).toEqual({ requests: { cpu: '100m', memory: '192Mi' }, limits: { memory: '512Mi' } })
+    expect(sluice.env.find((e) => e.name === 'NODE_OPTIONS')).toEqual({ name: 'NODE_OPTIONS', value: '--max-old-space-size=256' })
     expect(sluice.startupProbe.httpGet).toEqual({ path: '/healthz', port: settings.adminPort })
     expect(sluice.livenessProbe.httpGet).toEqual({ path: '/healthz', port: settings.adminPort })
     expect(sluice.readinessProbe.httpGet).toEqual({ path: '/readyz', port: settings.adminPort })
@@ -40,11 +43,11 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
     expect(sluice.volumeMounts.map((m) => m.mountPath)).toEqual(['/tmp'])
     for (const m of sluice.volumeMounts) expect(spec.volumes.map((v) => v.name)).toContain(m.name)
 
-    // SIGTERM comes after the preStop sleep, and in-flight requests get graceMs before the kill.
+    // SIGTERM comes after the preStop sleep; the queue is served for drainMs, then in-flight requests get graceMs before the kill.
     const preStop = Number(sluice.lifecycle!.preStop.exec.command[1])
     expect(sluice.lifecycle!.preStop.exec.command[0]).toBe('sleep')
     expect(preStop).toBeGreaterThan(0)
-    expect(spec.terminationGracePeriodSeconds).toBeGreaterThan(preStop + settings.shutdown.graceMs / 1000)
+    expect(spec.terminationGracePeriodSeconds).toBeGreaterThan(preStop + (settings.shutdown.drainMs + settings.shutdown.graceMs) / 1000)
 
     const service = only(manifests, 'Service') as unknown as Manifest & { spec: { selector: Record<string, string>; ports: { name: string; port: number; targetPort: string }[] } }
     expect(service.spec.ports.map((p) => [p.name, p.port, p.targetPort])).toEqual([
@@ -100,9 +103,13 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
   })
 
   it('refuses a grace period that Kubernetes would cut short, and settings the chart owns', () => {
-    const tooLong = render({ settings: { shutdown: { graceMs: 35_000 } } })
-    expect(!tooLong.ok && tooLong.error).toContain('terminationGracePeriodSeconds (40) must exceed shutdown.preStopSleepSeconds (10) + settings.shutdown.graceMs (35s)')
-    expect(render({ settings: { shutdown: { graceMs: 35_000 } }, terminationGracePeriodSeconds: 50 }).ok).toBe(true)
+    const tooLong = render({ settings: { shutdown: { graceMs: 65_000 } } })
+    expect(!tooLong.ok && tooLong.error).toContain(
+      'terminationGracePeriodSeconds (105) must exceed shutdown.preStopSleepSeconds (10) + settings.shutdown.drainMs (30s) + settings.shutdown.graceMs (65s)',
+    )
+    expect(render({ settings: { shutdown: { graceMs: 65_000 } }, terminationGracePeriodSeconds: 110 }).ok).toBe(true)
+    const drainTooLong = render({ settings: { shutdown: { drainMs: 40_000 } } })
+    expect(!drainTooLong.ok && drainTooLong.error).toContain('settings.shutdown.drainMs (40s) + settings.shutdown.graceMs (60s)')
 
     const port = render({ settings: { port: 8081 } })
     expect(!port.ok && port.error).toContain('settings.port is set by the chart: use the chart value ports.proxy')

@@ -33,6 +33,7 @@ export interface Container {
   lifecycle?: { preStop: { exec: { command: string[] } } }
   securityContext: Tree
   volumeMounts: { name: string; mountPath: string }[]
+  resources?: Tree
 }
 export interface PodSpec {
   terminationGracePeriodSeconds: number
@@ -96,7 +97,7 @@ spec:
       annotations:
         {{- include "sluice.sidecarPodAnnotations" (dict "Values" .Values.sluice "Release" .Release) | nindent 8 }}
     spec:
-      terminationGracePeriodSeconds: 40
+      terminationGracePeriodSeconds: 100
       {{- if .Values.sluice.sidecar.native }}
       initContainers:
         {{- include "sluice.sidecar" (dict "Values" .Values.sluice "Release" .Release) | nindent 8 }}

@@ -26,7 +26,10 @@ export async function startProxy(settings: Record<string, unknown>, deps: Omit<A
       done()
     },
   })
-  const resolved = loadSettings({}, { host: '127.0.0.1', adminHost: '127.0.0.1', port: 0, adminPort: 0, ...settings })
+  // A test closes its proxy with its own requests left hanging: no drain and the former 25 s grace unless it asks
+  // (the drain of a real process is tested by test/proxy/drain-*.test.ts).
+  const shutdown = { drainMs: 0, graceMs: 25_000, ...(settings.shutdown as Record<string, unknown> | undefined) }
+  const resolved = loadSettings({}, { host: '127.0.0.1', adminHost: '127.0.0.1', port: 0, adminPort: 0, ...settings, shutdown })
   // No forward proxy unless a test gives one: a contributor's own HTTPS_PROXY must not reach the local sims.
   const app = await buildApp(resolved, { env: {}, ...deps, logStream })
   const { proxyUrl, adminUrl } = await app.listen()

@@ -101,6 +101,10 @@ Every SLUICE_* name used here is a real setting: test/deploy checks them against
     - name: SLUICE_CREDENTIALS_KEYS_DIR
       value: {{ include "sluice.keysDir" $ctx | quote }}
     {{- end }}
+    {{- with $v.nodeOptions }}
+    - name: NODE_OPTIONS
+      value: {{ . | quote }}
+    {{- end }}
     {{- with $v.extraEnv }}
     {{- toYaml . | nindent 4 }}
     {{- end }}

@@ -218,9 +218,10 @@ Included by templates/validate.yaml, so it runs in both modes.
 {{- if and (not $redis) (eq (default "RollingUpdate" $strategy.type) "RollingUpdate") (not (has (toString (dig "rollingUpdate" "maxSurge" "25%" $strategy)) (list "0" "0%"))) -}}
 {{- fail "sluice: strategy is a RollingUpdate that surges, but no Redis is configured: during every rollout the old and the new pod would each run an in-process limiter, letting twice each endpoint's limit reach the API. Leave strategy empty (Recreate), set rollingUpdate.maxSurge: 0, or configure Redis." -}}
 {{- end -}}
-{{- $graceSeconds := div (add (int (dig "shutdown" "graceMs" 25000 $settings)) 999) 1000 -}}
-{{- if le (int $v.terminationGracePeriodSeconds) (add (int $v.shutdown.preStopSleepSeconds) $graceSeconds) -}}
-{{- fail (printf "sluice: terminationGracePeriodSeconds (%d) must exceed shutdown.preStopSleepSeconds (%d) + settings.shutdown.graceMs (%ds), or Kubernetes kills sluice while in-flight requests still finish" (int $v.terminationGracePeriodSeconds) (int $v.shutdown.preStopSleepSeconds) (int $graceSeconds)) -}}
+{{- $drainSeconds := div (add (int (dig "shutdown" "drainMs" 30000 $settings)) 999) 1000 -}}
+{{- $graceSeconds := div (add (int (dig "shutdown" "graceMs" 60000 $settings)) 999) 1000 -}}
+{{- if le (int $v.terminationGracePeriodSeconds) (add (int $v.shutdown.preStopSleepSeconds) $drainSeconds $graceSeconds) -}}
+{{- fail (printf "sluice: terminationGracePeriodSeconds (%d) must exceed shutdown.preStopSleepSeconds (%d) + settings.shutdown.drainMs (%ds) + settings.shutdown.graceMs (%ds), or Kubernetes kills sluice while its queue and in-flight requests are still served" (int $v.terminationGracePeriodSeconds) (int $v.shutdown.preStopSleepSeconds) (int $drainSeconds) (int $graceSeconds)) -}}
 {{- end -}}
 {{- end -}}
 {{- if and (eq $v.mode "sidecar") $v.podMonitor.enabled (not $v.podMonitor.selector) -}}

@@ -10,7 +10,7 @@ native sidecar, sidecar.native: true, the default):
       annotations:   # roll the app's pods when sluice's settings or Secrets change
         {{- include "sluice.sidecarPodAnnotations" (dict "Values" .Values.sluice "Release" .Release) | nindent 8 }}
     spec:
-      terminationGracePeriodSeconds: 40   # > settings.shutdown.graceMs
+      terminationGracePeriodSeconds: 100  # > settings.shutdown.drainMs + graceMs
       initContainers:
         {{- include "sluice.sidecar" (dict "Values" .Values.sluice "Release" .Release) | nindent 8 }}
       containers:

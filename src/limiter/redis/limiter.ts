@@ -169,8 +169,13 @@ export class RedisLimiter implements Limiter {
     return this.#mode
   }
 
+  /**
+   * Ready in every mode, `closed` included: there the replica answers 503 + Retry-After itself, and a
+   * probe failing on every replica at once would turn that into connection refused and block node
+   * drains (docs/redis-limiter.md, "Failure modes").
+   */
   ready(): boolean {
-    return this.#closing === undefined && this.#mode !== 'closed'
+    return this.#closing === undefined
   }
 
   acquire(key: PermitKey, options: AcquireOptions): Promise<Permit> {
