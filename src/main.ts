@@ -35,8 +35,8 @@ async function main(): Promise<void> {
   const strays = unknownEnvVars()
   if (strays.length > 0) app.proxy.log.warn({ variables: strays }, 'ignoring SLUICE_* variables that are no setting (a typo?)')
   // One line saying what was loaded (docs/observability.md, "What was loaded"); never a secret.
-  const loaded = startupFields(settings, { limiter: app.limiter.backend, apps: app.apps.loaded(), egress: app.upstream.egress })
-  app.proxy.log.info({ proxyUrl, adminUrl, healthUrl, ...loaded, memoryBudgetBytes: Number.isFinite(app.budget.limit) ? app.budget.limit : 'none' }, 'sluice listening')
+  const loaded = startupFields(settings, { limiter: app.limiter.backend, apps: app.apps.loaded(), egress: app.upstream.egress, memoryBudgetBytes: app.budget.limit })
+  app.proxy.log.info({ proxyUrl, adminUrl, healthUrl, ...loaded }, 'sluice listening')
 
   let stopping = false
   const stop = (signal: string): void => {

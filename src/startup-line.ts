@@ -12,7 +12,7 @@ import type { Egress } from './proxy/forward-proxy.js'
  */
 export function startupFields(
   settings: Settings,
-  loaded: { readonly limiter: 'memory' | 'redis'; readonly apps: AppsLoaded; readonly egress: Egress },
+  loaded: { readonly limiter: 'memory' | 'redis'; readonly apps: AppsLoaded; readonly egress: Egress; readonly memoryBudgetBytes: number },
 ): Record<string, unknown> {
   const { fairness, versions } = settings
   const classes = { interactive: [] as string[], batch: [] as string[] }
@@ -22,6 +22,8 @@ export function startupFields(
     ...forwardProxyField(loaded.egress),
     limiter: loaded.limiter,
     ...(loaded.limiter === 'redis' ? { redisFallback: settings.redis.fallback } : {}),
+    // docs/deploy.md, "Memory: a budget below the container's limit": none without a container limit or a setting
+    memoryBudgetBytes: Number.isFinite(loaded.memoryBudgetBytes) ? loaded.memoryBudgetBytes : 'none',
     apps: loaded.apps,
     cachedEndpoints: settings.cache.endpoints,
     coalescing: settings.coalesce.enabled,

@@ -50,6 +50,8 @@ beforeAll(async () => {
     SLUICE_CONFIG: join(dir, 'sluice.yaml'),
     SLUICE_UPSTREAM: 'https://api.example.com/v2',
     SLUICE_ORG_KEY_1002: KEY_ENV,
+    // set, so the line does not depend on the machine's container limit
+    SLUICE_MEMORY_BUDGET_BYTES: String(64 * 1024 * 1024),
     HTTPS_PROXY: `http://egress:${PROXY_PASSWORD}@proxy.example:3128`,
   })
 })
@@ -70,6 +72,7 @@ describe('the start-up line', () => {
       upstream: 'https://api.example.com/v2',
       forwardProxy: 'proxy.example:3128 (HTTPS_PROXY, with credentials)',
       limiter: 'memory',
+      memoryBudgetBytes: 64 * 1024 * 1024,
       apps: { identity: true, apps: 2, apiKeys: 2, keyFiles: 1 },
       cachedEndpoints: ['GET /properties/countries', 'GET /properties/states'],
       coalescing: true,
