@@ -21,6 +21,8 @@ import type { ProxySettings } from './settings.js'
 import type { Trace } from './trace.js'
 import { withOutcome, type RequestTracker } from './tracking.js'
 import type { Upstream } from './upstream.js'
+import type { Routes } from './routes.js'
+import { scopedInstance } from '../upstreams/scope.js'
 
 /** What the proxy uses of version handling (src/versioning). */
 export type ProxyVersioning = Pick<Versioning, 'headerName' | 'decide' | 'observeUpstream' | 'rejectApiV1'>
@@ -45,6 +47,12 @@ export interface ProxyContext {
   readonly reuse?: Reuse
   /** whether (and how) an endpoint's limit is learned (README "Learned limits"); none: every limit is fixed */
   readonly learnOf?: (endpoint: Endpoint) => LearnOptions | undefined
+  /** the upstreams by prefix (docs/upstreams.md); none: only the CRM's, which `catalog`, `upstream` and `versioning` describe */
+  readonly routes?: Routes
+  /** the upstream this handler serves when not the CRM's own: its keys are scoped by its name (src/upstreams/scope.ts) */
+  readonly upstreamName?: string
+  /** statuses besides 429 retried when they carry Retry-After */
+  readonly retryWithRetryAfter?: ReadonlySet<number>
 }
 
 /**
@@ -73,7 +81,9 @@ export function createProxyHandler(ctx: ProxyContext) {
     },
     onUpstreamAttempt: ctx.onUpstreamAttempt,
     onPermit: ctx.onPermit,
+    retryWithRetryAfter: ctx.retryWithRetryAfter,
   }
+  const { upstreamName } = ctx
   const { maxLength } = settings.queue
   const { baseDelayMs, maxDelayMs } = settings.retry
 
@@ -95,15 +105,17 @@ export function createProxyHandler(ctx: ProxyContext) {
         trace.template = admission.endpoint.template
       }
       if (!admission.ok && !admission.afterIdentity) throw admission.error
+      // The organisation as the limiter, identity, versions and reuse know it: scoped by the upstream (src/upstreams/scope.ts).
+      const instance = upstreamName === undefined ? trace.instance : scopedInstance(upstreamName, trace.instance)
       // ── identity (src/apps), then the refusals that wait for it
-      const caller = identify(apps, request, trace, admission.endpoint)
+      const caller = identify(apps, request, trace, admission.endpoint, instance)
       if (!admission.ok) throw admission.error
       // ── versions (src/versioning)
-      const decision = decideVersion(versioning, request.headers, admission.endpoint, trace, reply)
+      const decision = decideVersion(versioning, request.headers, admission.endpoint, instance, trace, reply)
       // ── the upstream request, built once for every attempt: a body up to retry.maxBufferBytes read now
       const body = request.body === undefined ? NO_BODY : await readRequestBody(request, outgoing)
       const options = upstreamRequest(request, admission, caller, decision, body, outgoing)
-      const key = { instance: trace.instance, endpoint: admission.endpoint.id }
+      const key = { instance, endpoint: admission.endpoint.id }
 
       // ── reuse: an identical read in progress, or the lookup-list cache, may answer without a permit
       // The key is the request as the upstream gets it (docs/reuse.md): its headers, the app when a principal.
@@ -167,10 +179,10 @@ export function createProxyHandler(ctx: ProxyContext) {
 }
 
 /** Identity (src/apps): which app is calling, and which Authorization goes upstream; throws its 401/403. */
-function identify(apps: AppGate, request: FastifyRequest, trace: Trace, endpoint: Endpoint): Caller {
+function identify(apps: AppGate, request: FastifyRequest, trace: Trace, endpoint: Endpoint, instance: string): Caller {
   let caller: Caller
   try {
-    caller = apps.resolve(request.headers, trace.instance, endpoint.id, request.method)
+    caller = apps.resolve(request.headers, instance, endpoint.id, request.method)
   } catch (err) {
     // a 403 of a known app is that app's refusal (metrics, access line); a 401 has no app, and
     // records no organisation, nor does a 403 for one the app may not use (what it names may be a token)
@@ -185,11 +197,11 @@ function identify(apps: AppGate, request: FastifyRequest, trace: Trace, endpoint
 }
 
 /** Versions (src/versioning): pass, rewrite, pin, or refuse (400/410); its notes go to the record and the answer's headers. */
-function decideVersion(versioning: ProxyVersioning, headers: IncomingHttpHeaders, endpoint: Endpoint, trace: Trace, reply: FastifyReply): VersionDecision {
+function decideVersion(versioning: ProxyVersioning, headers: IncomingHttpHeaders, endpoint: Endpoint, instance: string, trace: Trace, reply: FastifyReply): VersionDecision {
   const requested = headers[versioning.headerName]
   let decision: VersionDecision
   try {
-    decision = versioning.decide(requested, endpoint, trace.instance)
+    decision = versioning.decide(requested, endpoint, instance)
   } catch (err) {
     // Logged as sent (cut short: it is the client's text), since it was refused.
     trace.version = firstValue(requested)?.slice(0, 32)

@@ -35,8 +35,30 @@ async function proxyPlugin(fastify: FastifyInstance, ctx: ProxyContext): Promise
     reply.header('allow', PROXY_METHODS.join(', '))
     replyWithError(new MethodNotAllowedError(request.method, PROXY_METHODS.join(', ')), request, reply)
   })
-  fastify.route({ method: PROXY_METHODS, url: '*', handler: createProxyHandler(ctx) })
+  fastify.route({ method: PROXY_METHODS, url: '*', handler: routedHandler(ctx) })
   await Promise.resolve()
+}
+
+/** One handler per upstream, picked by the request's prefix (routes.ts); the CRM's alone when there is no other. */
+function routedHandler(ctx: ProxyContext): ReturnType<typeof createProxyHandler> {
+  const routes = ctx.routes
+  const crm = createProxyHandler(ctx)
+  if (routes === undefined || routes.all.length === 1) return crm
+  const handlers = new Map(
+    routes.all.slice(1).map((route) => [
+      route,
+      createProxyHandler({
+        ...ctx,
+        settings: { ...ctx.settings, basePath: route.prefix },
+        catalog: route.catalog,
+        upstream: route.upstream,
+        versioning: route.versioning,
+        upstreamName: route.name,
+        retryWithRetryAfter: route.retryWithRetryAfter,
+      }),
+    ]),
+  )
+  return (request, reply) => (handlers.get(routes.of(request.raw.url ?? '/').route) ?? crm)(request, reply)
 }
 
 export default fp(proxyPlugin, { name: 'sluice-proxy', fastify: '5.x' })

@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { HangUp } from './hang-up.js'
 import { instanceOf } from './instance.js'
 import type { Outcome, RequestRecord } from './record.js'
+import type { RouteBase, Routes } from './routes.js'
 import { Trace } from './trace.js'
 
 /** A request's record in the making and whether its client has gone. */
@@ -57,6 +58,8 @@ export class RequestTracker {
     private readonly instanceHeader: string,
     /** app identity on: an instance is recorded only once the request authenticated for it (Trace.instanceVouched) */
     private readonly identityOn = false,
+    /** the upstreams by prefix; none: every request is the CRM's */
+    private readonly routes?: Routes<RouteBase>,
   ) {}
 
   /** The request's trace, made on first use; the record is written when the client side closes. */
@@ -66,7 +69,7 @@ export class RequestTracker {
     if (known !== undefined) return known
     const trace = new Trace(request.id, request.method, performance.now(), this.identityOn)
     try {
-      trace.instance = instanceOf(request.headers, this.instanceHeader)
+      trace.instance = this.instanceOf(request.raw.url ?? '/', request.headers, trace)
     } catch (err) {
       trace.instanceError = err as Error
     }
@@ -79,6 +82,15 @@ export class RequestTracker {
       if (record !== undefined) this.onFinished(record)
     })
     return tracked
+  }
+
+  /** The request's instance by its upstream's rule; the upstream noted on the trace when not the CRM's. */
+  private instanceOf(url: string, headers: IncomingHttpHeaders, trace: Trace): string {
+    if (this.routes === undefined) return instanceOf(headers, this.instanceHeader)
+    const { route, rest } = this.routes.of(url)
+    if (route === this.routes.default) return instanceOf(headers, this.instanceHeader)
+    trace.upstream = route.name
+    return route.readInstance(headers, rest)
   }
 
   /** The tracked request a raw response belongs to, if any. */

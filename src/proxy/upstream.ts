@@ -10,8 +10,8 @@ export interface Upstream {
 }
 
 /** One keep-alive pool to the API root; its timeouts are the upstream timeouts of the settings. */
-export function createUpstream(settings: ProxySettings): Upstream {
-  const url = new URL(settings.upstream)
+export function createUpstream(settings: ProxySettings, root: string = settings.upstream): Upstream {
+  const url = new URL(root)
   const pool = new Pool(url.origin, {
     connections: settings.upstreamConnections,
     connect: { timeout: settings.upstreamTimeouts.connectMs },
