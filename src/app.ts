@@ -30,7 +30,7 @@ import { forecastingLimiter } from './forecast/index.js'
 import { endpointLabeler } from './metrics/labels.js'
 import { Reuse } from './reuse/index.js'
 import { MemoryAfterBurst } from './proxy/memory-after-burst.js'
-import { namedCounts } from './admin/status-names.js'
+import { namedCounts, withUpstream } from './admin/status-names.js'
 import { resolveUpstreams } from './upstreams/index.js'
 import { instanceReader } from './proxy/instance.js'
 import { NO_VERSION_POLICY, Routes, type RouteBase, type UpstreamRoute } from './proxy/routes.js'
@@ -196,7 +196,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
       return {
         versions: versions.map((v) => (v.learned === undefined ? v : { ...v, learned: { ...v.learned, endpoints: [...new Set(v.learned.endpoints.map(nameOf))] } })),
         versioning: { ...versioningState, calendar: calendarName(calendar, settings.versions.calendarFile) },
-        reuse: { ...reused, permitsSaved: namedCounts(reused.permitsSaved, nameOf, ['coalesced', 'cacheHits']) },
+        reuse: { ...reused, permitsSaved: namedCounts(reused.permitsSaved, nameOf, ['coalesced', 'cacheHits']).map(withUpstream) },
       }
     },
     endpointName: nameOf,
