@@ -207,7 +207,7 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
     const path = q < 0 ? url : url.slice(0, q)
     if (path.startsWith('/__sim/')) return control(req, res, path)
     const github = path === GITHUB_PREFIX || path.startsWith(`${GITHUB_PREFIX}/`)
-    if (!github && !path.startsWith(PREFIX) || (path.length > PREFIX.length && path.charCodeAt(PREFIX.length) !== 0x2f)) {
+    if (!github && (!path.startsWith(PREFIX) || (path.length > PREFIX.length && path.charCodeAt(PREFIX.length) !== 0x2f))) {
       return badRequest(res, 404, `Not found: the API is under ${PREFIX}, not ${path}`)
     }
     const method = req.method ?? 'GET'
