@@ -72,11 +72,18 @@ function readUpstreamCatalog(file: string, key: string, where: (key: string) => 
     const from = where(key)
     throw new ConfigError(`invalid setting: ${key}${from ? ` (${from})` : ''}: the catalog ${file} ${why}`, [key])
   }
+  const first = (err: unknown): string => (err as Error).message.split('\n', 1)[0]!
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (err) {
+    return fail(`cannot be read: ${first(err)}`)
+  }
   let doc: unknown
   try {
-    doc = parseYaml(readFileSync(file, 'utf8'))
+    doc = parseYaml(text)
   } catch (err) {
-    return fail(`cannot be read: ${(err as Error).message.split('\n', 1)[0]}`)
+    return fail(`is not valid YAML: ${first(err)}`)
   }
   const parsed = upstreamCatalogSchema.safeParse(doc)
   if (!parsed.success) return fail(`is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`)
