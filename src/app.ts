@@ -97,6 +97,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     limiter: () => limiter,
     catalog: { endpoints },
     redisOperations: settings.redis.url !== undefined ? REDIS_OPERATIONS : [],
+    upstreamLabel: plans.length > 1,
   })
   // Which upstream a request's prefix routes to, and how its instance is read: the tracker reads it on arrival.
   const prefixes = new Routes(plans.map((p) => ({ name: p.name, prefix: p.prefix, readInstance: instanceReader(p.instance, settings.instanceHeader) })) as [RouteBase, ...RouteBase[]])

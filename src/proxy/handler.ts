@@ -37,7 +37,7 @@ export interface ProxyContext {
   readonly apps: AppGate
   /** makes every request's record (one access-log line, one count) */
   readonly tracker: RequestTracker
-  /** an upstream 429 arrived; the request goes back into its queue */
+  /** an upstream 429 arrived; the request goes back into its queue (`instance` as the limiter's key has it: src/upstreams/scope.ts) */
   readonly onUpstream429?: (endpoint: Endpoint, instance: string) => void
   /** one attempt upstream is done (read to the end, a 429 included, or failed), with the upstream's time */
   readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number) => void
@@ -157,7 +157,7 @@ export function createProxyHandler(ctx: ProxyContext) {
         // throttled (RETRY_STATUSES): back into the queue at the old place, after a back-off, within the deadline.
         if (result.status === 429) {
           trace.upstream429s++
-          ctx.onUpstream429?.(endpoint, trace.instance)
+          ctx.onUpstream429?.(endpoint, key.instance)
         }
         if (client.gone) return void reply.hijack()
         if (body.kind === 'stream') {

@@ -1,13 +1,12 @@
 import { z } from 'zod'
 import { catalogEntrySchema } from '../catalog/file.js'
+import { UPSTREAM_NAME } from './scope.js'
 
 /**
  * Settings of the upstreams besides the CRM's own (docs/upstreams.md): each a route prefix, a target
  * URL, a catalog, how the instance is found and which answers mean "over the limit, try again".
  */
 
-/** Lower-case letters, digits and `-`: a name that is safe as a label value, in a key and in a log line. */
-export const UPSTREAM_NAME = /^[a-z][a-z0-9-]{0,31}$/
 
 /** How the instance (whose limits a request counts against) is read (docs/upstreams.md, "Instance"). */
 export const instanceRuleSchema = z.discriminatedUnion('from', [
