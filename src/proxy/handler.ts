@@ -182,7 +182,7 @@ export function createProxyHandler(ctx: ProxyContext) {
 function identify(apps: AppGate, request: FastifyRequest, trace: Trace, endpoint: Endpoint, instance: string): Caller {
   let caller: Caller
   try {
-    caller = apps.resolve(request.headers, instance, endpoint.id, request.method)
+    caller = apps.resolve(request.headers, instance, endpoint.id, request.method, trace.instance)
   } catch (err) {
     // a 403 of a known app is that app's refusal (metrics, access line); a 401 has no app, and
     // records no organisation, nor does a 403 for one the app may not use (what it names may be a token)

@@ -56,9 +56,9 @@ export const STATUS_PAGE_SCRIPT = `
     closing.hidden = !s.closing;
   }
 
-  function keyId(k) { return (k.upstream || '') + '|' + k.instance + '|' + k.endpoint; }
   // another upstream's organisation is shown with its upstream's name (docs/upstreams.md, "Keys")
   function orgOf(k) { return k.upstream ? k.upstream + ' ' + k.instance : k.instance; }
+  function keyId(k) { return orgOf(k) + '|' + k.endpoint; }
 
   function renderKeys(keys) {
     var body = $('#keys tbody');
