@@ -143,7 +143,10 @@ export class UpstreamAttempt implements ForwardCallbacks {
     this.status = status
     this.deps.versioning.observeUpstream(call.decision, status, call.key)
     this.outcome = status === 429 ? 'throttled' : status < 500 ? 'success' : 'neutral'
-    if (RETRY_STATUSES.has(status) || (this.deps.retryWithRetryAfter?.has(status) === true && headers['retry-after'] !== undefined)) {
+    // an upstream's own "over the limit" (GitHub's 403 with Retry-After) teaches a learned limit as a 429 does (docs/upstreams.md, "Over the limit")
+    const overLimit = this.deps.retryWithRetryAfter?.has(status) === true && headers['retry-after'] !== undefined
+    if (overLimit) this.outcome = 'throttled'
+    if (overLimit || RETRY_STATUSES.has(status)) {
       this.retryHead = headers
       return undefined
     }

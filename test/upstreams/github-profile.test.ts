@@ -86,6 +86,9 @@ describe('github-rest: the secondary limit answers 403 with Retry-After; the cli
     expect(key!.maxInProgress).toBe(2)
     const lines = proxy.logs.filter((l) => l.msg === 'request' && l.upstream === 'github')
     expect(lines.reduce((n, l) => n + (l.retries as number), 0)).toBe(key!.rejected429)
+    // the 403s taught the token's learned limit, as 429s would (learning.lowerPublished, on by default)
+    const { learned } = await adminJson<{ learned: { upstream?: string; endpoint: string; limit: number }[] }>(proxy, '/status')
+    expect(learned.find((l) => l.upstream === 'github' && l.endpoint === 'ALL /*')?.limit).toBeLessThan(100)
   })
 
   it('a 403 without Retry-After is the API\'s answer: passed on', async () => {
