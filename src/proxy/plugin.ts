@@ -39,14 +39,17 @@ async function proxyPlugin(fastify: FastifyInstance, ctx: ProxyContext): Promise
   await Promise.resolve()
 }
 
-/** One handler per upstream, picked by the request's prefix (routes.ts); the CRM's alone when there is no other. */
+/**
+ * One handler per upstream, picked by the request's prefix (routes.ts), which the tracker read on
+ * arrival (`trace.upstream`); the CRM's alone when there is no other.
+ */
 function routedHandler(ctx: ProxyContext): ReturnType<typeof createProxyHandler> {
   const routes = ctx.routes
   const crm = createProxyHandler(ctx)
   if (routes === undefined || routes.all.length === 1) return crm
   const handlers = new Map(
     routes.all.slice(1).map((route) => [
-      route,
+      route.name,
       createProxyHandler({
         ...ctx,
         settings: { ...ctx.settings, basePath: route.prefix },
@@ -58,7 +61,10 @@ function routedHandler(ctx: ProxyContext): ReturnType<typeof createProxyHandler>
       }),
     ]),
   )
-  return (request, reply) => (handlers.get(routes.of(request.raw.url ?? '/').route) ?? crm)(request, reply)
+  return (request, reply) => {
+    const upstream = ctx.tracker.track(request, reply).trace.upstream
+    return (upstream === undefined ? crm : (handlers.get(upstream) ?? crm))(request, reply)
+  }
 }
 
 export default fp(proxyPlugin, { name: 'sluice-proxy', fastify: '5.x' })

@@ -30,8 +30,11 @@ export interface UpstreamRoute extends RouteBase {
 
 export class Routes<R extends RouteBase = UpstreamRoute> {
   readonly default: R
+  /** each route's first character after the `/`, lower-cased: most paths are told apart by it alone */
+  private readonly firsts: number[]
   constructor(readonly all: readonly [R, ...R[]]) {
     this.default = all[0]
+    this.firsts = all.map((r) => r.prefix.toLowerCase().charCodeAt(1))
   }
 
   /** The route of a request target, and the path below its prefix ('' for the CRM's, which admission works out itself). */
@@ -39,7 +42,11 @@ export class Routes<R extends RouteBase = UpstreamRoute> {
     if (this.all.length === 1) return { route: this.default, rest: '' }
     const q = url.indexOf('?')
     const path = q < 0 ? url : url.slice(0, q)
+    // only a cheap filter (belowPrefix decides): a letter's lower case by `| 32`; a second `/` (a doubled slash) is left to belowPrefix
+    const first = path.charCodeAt(1)
     for (let i = 1; i < this.all.length; i++) {
+      const f = this.firsts[i]
+      if (first !== 0x2f && first !== f && (first | 32) !== f) continue
       const route = this.all[i]!
       const rest = belowPrefix(path, route.prefix)
       if (rest !== undefined) return { route, rest }
