@@ -33,7 +33,8 @@ async function main(): Promise<void> {
   const { proxyUrl, adminUrl } = await app.listen()
   const strays = unknownEnvVars()
   if (strays.length > 0) app.proxy.log.warn({ variables: strays }, 'ignoring SLUICE_* variables that are no setting (a typo?)')
-  app.proxy.log.info({ proxyUrl, adminUrl, upstream: maskUrl(settings.upstream), limiter: app.limiter.backend }, 'sluice listening')
+  const more = settings.upstreams.map((u) => ({ name: u.name, prefix: u.prefix, url: maskUrl(u.url) }))
+  app.proxy.log.info({ proxyUrl, adminUrl, upstream: maskUrl(settings.upstream), ...(more.length > 0 ? { upstreams: more } : {}), limiter: app.limiter.backend }, 'sluice listening')
 
   let stopping = false
   const stop = (signal: string): void => {
