@@ -16,6 +16,13 @@ import { runTricksBench } from './tricks/index.js'
 import { runTracesCostBench } from './traces/proxy-cost.js'
 import { spanMemoryPerQueuedRequest } from './traces/span-memory.js'
 
+/** Three upstreams besides the CRM's, for the core bench; none is called (their hosts are never reached). */
+const MORE_UPSTREAMS = [
+  { name: 'trial', prefix: '/trial/v2', url: 'http://127.0.0.1:9/v2', profile: 'neon-v2' },
+  { name: 'github', prefix: '/github', url: 'http://127.0.0.1:9', profile: 'github-rest' },
+  { name: 'reports', prefix: '/reports/v1', url: 'http://127.0.0.1:9/v1', catalog: { default: 4 } },
+]
+
 async function main(): Promise<void> {
   // `npm run bench -- core`, `-- metrics`, `-- traces`, `-- tricks`, `-- redis`, `-- permits`, `-- fairness`, `-- learning`, `-- memory` or `-- compare` runs one part; `-- scale [sizes]` runs only on its own.
   const only = process.argv[2]
@@ -56,7 +63,11 @@ async function main(): Promise<void> {
   if (only === undefined || only === 'core') {
     const redis = await startRedis()
     try {
-      const rows = await runCoreBench([{ name: 'sluice, Redis limiter', env: { SLUICE_REDIS_URL: redis.url } }])
+      const rows = await runCoreBench([
+        { name: 'sluice, Redis limiter', env: { SLUICE_REDIS_URL: redis.url } },
+        // the CRM's path with three more upstreams configured: routing by prefix and the upstream label (docs/upstreams.md, "Cost")
+        { name: 'sluice, 3 more upstreams', env: { SLUICE_UPSTREAMS: JSON.stringify(MORE_UPSTREAMS) } },
+      ])
       out('## Proxy overhead (sim at zero latency; each connection its own instance, so no limit binds; targets take turns, medians of the rounds)\n')
       out(coreTable(rows))
       out('')

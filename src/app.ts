@@ -5,7 +5,8 @@ import { basename, join } from 'node:path'
 import pino from 'pino'
 import { buildAdminServer } from './admin/server.js'
 import { createAppGate, type AppGate } from './apps/gate.js'
-import { loadCatalog } from './catalog/index.js'
+import { UNKNOWN_ENDPOINT } from './catalog/index.js'
+import { originOf } from './config/load.js'
 import type { Settings } from './config/schema.js'
 import { createLimiter, learnOptionsCache } from './limiter/index.js'
 import { REDIS_OPERATIONS } from './limiter/redis/operations.js'
@@ -33,10 +34,13 @@ import { OpenRequests } from './proxy/open-requests.js'
 import { MemoryBudget } from './budget/budget.js'
 import { memoryBudgetBytes } from './budget/limit.js'
 import { budgetMetrics } from './budget/metrics.js'
-import { namedCounts } from './admin/status-names.js'
 import { forwardProxyField } from './startup-line.js'
 import { startTracing } from './tracing/index.js'
 import { readBuildInfo } from './metrics/build-info.js'
+import { namedCounts, withUpstream } from './admin/status-names.js'
+import { resolveUpstreams } from './upstreams/index.js'
+import { instanceReader } from './proxy/instance.js'
+import { NO_VERSION_POLICY, Routes, type RouteBase, type UpstreamRoute } from './proxy/routes.js'
 
 export const CONFIG_DIR = join(import.meta.dirname, '..', 'config')
 
@@ -108,21 +112,26 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   const writeAccessLog = settings.requestLog && ['trace', 'debug', 'info'].includes(settings.logLevel)
   // Metrics read the limiter at scrape time; it is built after them, with their observer.
   let limiter: Limiter | undefined = undefined
-  const catalog = loadCatalog(join(CONFIG_DIR, 'endpoints.yaml'), {
-    defaultLimit: settings.limits.default,
-    overrides: settings.limits.overrides,
-  })
+  // The CRM's own upstream first, then `upstreams` (docs/upstreams.md); catalog files are read now.
+  const plans = resolveUpstreams(settings, (key) => originOf(settings, key))
+  const catalog = plans[0]!.catalog
+  // Every upstream's endpoints are named in logs, metrics and /status; an id no catalog knows is `unknown`.
+  const endpoints = [...new Set(plans.map((p) => p.catalog))].flatMap((c) => c.endpoints)
+  const nameOf = plans.length === 1 ? catalog.nameOf : (id: string): string => plans.map((p) => p.catalog.nameOf(id)).find((n) => n !== UNKNOWN_ENDPOINT) ?? UNKNOWN_ENDPOINT
   const metrics = createMetrics(settings.metrics, {
     limiter: () => limiter,
-    catalog,
+    catalog: { endpoints },
     redisOperations: settings.redis.url !== undefined ? REDIS_OPERATIONS : [],
+    upstreamLabel: plans.length > 1,
   })
   // One budget for what clients can make sluice hold, set or derived from the container's limit.
   const budget = new MemoryBudget(memoryBudgetBytes(settings.memory.budgetBytes))
   budgetMetrics(budget, metrics.registry)
-  // Every answer of the proxy port, whichever part of it answered, is one record: one count, one log line.
+  // Which upstream a request's prefix routes to, and how its instance is read: the tracker reads it on arrival.
+  const prefixes = new Routes(plans.map((p) => ({ name: p.name, prefix: p.prefix, readInstance: instanceReader(p.instance, settings.instanceHeader) })) as [RouteBase, ...RouteBase[]])
   // The requests a shutdown keeps serving until they are done.
   const open = new OpenRequests()
+  // Every answer of the proxy port, whichever part of it answered, is one record: one count, one log line.
   const tracker = new RequestTracker(
     (record: RequestRecord) => {
       metrics.requestFinished(record)
@@ -133,6 +142,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     settings.apps.enabled,
     tracing,
     open,
+    prefixes,
   )
   // Built before the proxy: the request id is chosen at arrival, and a client's own only when the request authenticates.
   const apps = createAppGate(settings.apps, settings.credentials, settings.appHeader, { log: logger })
@@ -167,7 +177,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
 
   const versioning = createVersioning(settings.versions, { now: deps.now, log, registry: metrics.registry, orgs: metrics.orgs })
   // Permits not spent: identical reads share a call, lookup lists may be cached, hopeless waits are refused at once (checked before the limiter connects).
-  const endpointIds = catalog.endpoints.map((e) => e.id)
+  const endpointIds = endpoints.map((e) => e.id)
   const reuse = new Reuse(settings.coalesce, settings.cache, {
     registry: metrics.registry,
     endpointIds,
@@ -179,6 +189,16 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   })
   limiter = await createLimiter(settings, { log, observer: metrics.observer })
   const upstream = createUpstream(settings, deps.env)
+  const routes = new Routes<UpstreamRoute>([
+    { ...prefixes.default, catalog, upstream, versioning, retryWithRetryAfter: plans[0]!.retryWithRetryAfter },
+    ...plans.slice(1).map((p, i) => ({
+      ...prefixes.all[i + 1]!,
+      catalog: p.catalog,
+      upstream: createUpstream(settings, deps.env, p.url),
+      versioning: p.versions ? versioning : NO_VERSION_POLICY,
+      retryWithRetryAfter: p.retryWithRetryAfter,
+    })),
+  ])
 
   proxy.addHook('onRequest', (_request, _reply, done) => {
     done(closing ? new ShuttingDownError() : undefined)
@@ -186,6 +206,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   await proxy.register(proxyPlugin, {
     settings,
     catalog,
+    routes,
     limiter: forecastingLimiter(limiter, settings.failFast, metrics.registry),
     upstream,
     versioning,
@@ -213,14 +234,14 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
       const reused = reuse.status()
       // Endpoints named as everywhere else (src/catalog/names.ts); the calendar by name, never its path on disk (README "Admin port").
       return {
-        versions: versions.map((v) => (v.learned === undefined ? v : { ...v, learned: { ...v.learned, endpoints: [...new Set(v.learned.endpoints.map(catalog.nameOf))] } })),
+        versions: versions.map((v) => (v.learned === undefined ? v : { ...v, learned: { ...v.learned, endpoints: [...new Set(v.learned.endpoints.map(nameOf))] } })),
         versioning: { ...versioningState, calendar: calendarName(calendar, settings.versions.calendarFile) },
-        reuse: { ...reused, permitsSaved: namedCounts(reused.permitsSaved, catalog.nameOf, ['coalesced', 'cacheHits']) },
+        reuse: { ...reused, permitsSaved: namedCounts(reused.permitsSaved, nameOf, ['coalesced', 'cacheHits']).map(withUpstream) },
         // host:port and the variable, never the proxy's credentials (docs/configuration.md, "A forward proxy")
         ...forwardProxyField(upstream.egress),
       }
     },
-    endpointName: catalog.nameOf,
+    endpointName: nameOf,
     token: settings.adminToken,
     protectHealth: settings.adminTokenHealth,
     hostNames: [...settings.adminHostNames, settings.adminHost],
@@ -274,8 +295,9 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
         grace.unref()
         await serverClosed
         clearTimeout(grace)
-        const upstreamDone = upstream.pool.close().catch(() => undefined)
-        const remaining = setTimeout(() => void upstream.pool.destroy().catch(() => undefined), Math.max(0, deadline - Date.now()))
+        const pools = routes.all.map((r) => r.upstream.pool)
+        const upstreamDone = Promise.all(pools.map((pool) => pool.close().catch(() => undefined)))
+        const remaining = setTimeout(() => pools.forEach((pool) => void pool.destroy().catch(() => undefined)), Math.max(0, deadline - Date.now()))
         remaining.unref()
         await upstreamDone
         clearTimeout(remaining)

@@ -19,6 +19,8 @@ export function startupFields(
   for (const [app, share] of Object.entries(fairness.apps)) classes[share.class].push(share.weight === 1 ? app : `${app} (weight ${share.weight})`)
   return {
     upstream: maskUrl(settings.upstream),
+    // the other upstreams (docs/upstreams.md), their URLs without credentials
+    ...(settings.upstreams.length > 0 ? { upstreams: settings.upstreams.map((u) => ({ name: u.name, prefix: u.prefix, url: maskUrl(u.url) })) } : {}),
     ...forwardProxyField(loaded.egress),
     limiter: loaded.limiter,
     ...(loaded.limiter === 'redis' ? { redisFallback: settings.redis.fallback } : {}),

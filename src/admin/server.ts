@@ -8,7 +8,7 @@ import { MethodNotAllowedError, NoSuchPathError } from '../proxy/errors.js'
 import { renderStatusPage, statusPageHeaders } from './status-page.js'
 import { maskSecretText } from '../log/secret-text.js'
 import { ADMIN_CHALLENGES, AdminUnauthorizedError, tokenChecker } from './token.js'
-import { namedKeys, namedLearned } from './status-names.js'
+import { namedKeys, namedLearned, withUpstream } from './status-names.js'
 import { AdminHostRefusedError, hostChecker, shownHost } from './host.js'
 
 export interface AdminDeps {
@@ -104,9 +104,9 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
       uptimeSeconds: Math.round((Date.now() - deps.startedAt) / 1000),
       closing: deps.isClosing(),
       // named as in the access log and /metrics: an organisation's `unknown` keys are one row
-      keys: nameOf === undefined ? status.keys : namedKeys(status.keys, nameOf),
+      keys: (nameOf === undefined ? status.keys : namedKeys(status.keys, nameOf)).map(withUpstream),
       // learned limits (README "Learned limits"), busy keys or not
-      learned: nameOf === undefined ? (status.learned ?? []) : namedLearned(status.learned ?? [], nameOf),
+      learned: (nameOf === undefined ? (status.learned ?? []) : namedLearned(status.learned ?? [], nameOf)).map(withUpstream),
       ...deps.statusExtras?.(),
       // a Redis error's text may hold a connection string: masked like the logs
       details: JSON.parse(maskSecretText(JSON.stringify(status.details ?? {}))) as Record<string, unknown>,

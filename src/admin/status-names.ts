@@ -1,4 +1,5 @@
 import type { AppShare, KeyStatus, LearnedLimitStatus } from '../limiter/types.js'
+import { DEFAULT_UPSTREAM, splitScoped } from '../upstreams/scope.js'
 
 /*
  * /status names endpoints as the access log and the metrics do, and sums one organisation's keys that
@@ -74,4 +75,13 @@ export function namedCounts<R extends { readonly instance: string; readonly endp
   }
   const total = (r: R): number => counts.reduce((n, f) => n + Number(r[f]), 0)
   return [...byName.values()].sort((a, b) => total(b) - total(a))
+}
+
+/**
+ * A row of another upstream than the CRM's with its instance bare and its `upstream` named
+ * (docs/upstreams.md, "Keys"); the CRM's rows as they always were.
+ */
+export function withUpstream<R extends { readonly instance: string }>(row: R): R | (R & { readonly upstream: string }) {
+  const { upstream, instance } = splitScoped(row.instance)
+  return upstream === DEFAULT_UPSTREAM ? row : { ...row, upstream, instance }
 }

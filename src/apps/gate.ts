@@ -26,9 +26,10 @@ export interface AppGate {
   authenticates(headers: IncomingHttpHeaders): boolean
   /**
    * The app of a request to `endpointId` for organisation `org`; throws the 401/403 answers when app
-   * identity is on and the request may not pass.
+   * identity is on and the request may not pass. `user`: the username of an injected key, when
+   * `org` is another upstream's scoped name (docs/upstreams.md, "Keys"); `org` itself by default.
    */
-  resolve(headers: IncomingHttpHeaders, org: string, endpointId: string, method: string): Caller
+  resolve(headers: IncomingHttpHeaders, org: string, endpointId: string, method: string, user?: string): Caller
   /** what is loaded now: counts only (the start-up line) */
   loaded(): AppsLoaded
   /** re-reads `apps.file` and `credentials.keysDir` (SIGHUP calls it; so does the timer, which logs a change); keeps the old on error */
@@ -140,7 +141,7 @@ export function createAppGate(apps: AppSettings, credentials: CredentialSettings
       found.set(headers, app ?? null)
       return app !== undefined
     },
-    resolve(headers, org, endpointId, method) {
+    resolve(headers, org, endpointId, method, user = org) {
       const known = found.get(headers)
       const app = known === undefined ? identify(headers) : (known ?? undefined)
       if (app === undefined) throw new AppUnauthenticatedError()
@@ -149,7 +150,7 @@ export function createAppGate(apps: AppSettings, credentials: CredentialSettings
       if (credentials.inject) {
         const key = keys.get(org)
         if (key === undefined) throw refusalOf(new NoApiKeyError(org), app.name, true)
-        return { app: app.name, authorization: 'Basic ' + Buffer.from(`${org}:${key}`, 'utf8').toString('base64') }
+        return { app: app.name, authorization: 'Basic ' + Buffer.from(`${user}:${key}`, 'utf8').toString('base64') }
       }
       // The token came in the Basic password: it is the app's, not an API key, so it never goes upstream.
       return { app: app.name, authorization: typeof headers[tokenHeader] === 'string' ? undefined : null }

@@ -11,6 +11,8 @@ import { proxySettingsShape } from '../proxy/settings.js'
 import { versionSettingsSchema } from '../versioning/settings.js'
 import { failFastSettingsSchema } from '../forecast/settings.js'
 import { cacheSettingsSchema, coalesceSettingsSchema } from '../reuse/settings.js'
+import { checkUpstreams } from '../upstreams/checks.js'
+import { upstreamsSettingsSchema } from '../upstreams/settings.js'
 
 /**
  * Every setting, composed from the modules that own them (docs/configuration.md,
@@ -31,11 +33,13 @@ export const settingsSchema = z.strictObject({
   metrics: metricsSettingsSchema.prefault({}),
   apps: appSettingsSchema.prefault({}),
   credentials: credentialSettingsSchema.prefault({}),
+  upstreams: upstreamsSettingsSchema,
 }).superRefine((settings, ctx) => {
   // Injected keys with no app identity would let anyone who reaches sluice use every organisation's key.
   if (settings.credentials.inject && !settings.apps.enabled) {
     ctx.addIssue({ code: 'custom', path: ['credentials', 'inject'], message: 'needs apps.enabled (SLUICE_APPS_ENABLED) on: without app identity anyone could use the keys' })
   }
+  for (const problem of checkUpstreams(settings.basePath, settings.upstreams)) ctx.addIssue({ code: 'custom', ...problem })
 })
 
 export type Settings = z.output<typeof settingsSchema>

@@ -8,6 +8,8 @@ import { maskSecretText } from './secret-text.js'
 export interface AccessLogFields {
   readonly reqId: string
   readonly instance: string
+  /** the upstream, when not the CRM's own (docs/upstreams.md) */
+  readonly upstream: string | undefined
   readonly app: string | undefined
   /** endpoint name: the id `METHOD /template`, or `unknown` (src/catalog/names.ts); never the raw path: ids in paths stay out of logs */
   readonly endpoint: string
@@ -29,6 +31,7 @@ export function accessLogFields(record: RequestRecord): AccessLogFields {
   return {
     reqId: record.requestId,
     instance: record.instance,
+    upstream: record.upstream,
     app: record.app,
     endpoint: record.endpoint,
     status: record.status,
@@ -52,6 +55,7 @@ export function accessLogLine(record: RequestRecord, now: number = Date.now()): 
   const r = record
   return (
     `{"level":30,"time":${now}${PINO_BASE},"reqId":${str(r.requestId)},"instance":${str(r.instance)}` +
+    (r.upstream === undefined ? '' : `,"upstream":${str(r.upstream)}`) +
     (r.app === undefined ? '' : `,"app":${str(r.app)}`) +
     `,"endpoint":${str(r.endpoint)},"status":${r.status},"outcome":"${r.outcome}"` +
     (r.version === undefined ? '' : `,"version":${str(r.version)}`) +

@@ -12,6 +12,7 @@ import { AllOrgs, type OrgPolicy, TopOrgs } from './orgs.js'
 import { createRegistry, registerOrgCount } from './registry.js'
 import { joinedQueue, RequestMetrics } from './request-metrics.js'
 import type { MetricsSettings } from './settings.js'
+import { DEFAULT_UPSTREAM, splitScoped } from '../upstreams/scope.js'
 
 export type { MetricsSettings } from './settings.js'
 export { metricsSettingsSchema } from './settings.js'
@@ -63,6 +64,8 @@ export interface MetricsDeps {
   readonly redisOperations?: readonly string[]
   /** what sluice_build_info reports; read from package.json and git when not given */
   readonly build?: BuildInfo
+  /** more upstreams than the CRM's: per-key series carry the `upstream` label (docs/observability.md, "Several upstreams") */
+  readonly upstreamLabel?: boolean
 }
 
 /** Every metric of sluice on one registry, each family in its own module, made in the order the scrape lists them. */
@@ -73,27 +76,29 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   const policy = (max: number): OrgPolicy => (max > 0 ? new TopOrgs(max, settings.rankIntervalMs, now()) : new AllOrgs())
   const orgs = settings.instanceLabel ? policy(settings.maxInstances) : undefined
   const endpointOf = endpointLabeler(deps.catalog.endpoints.map((e) => e.id))
-  /** the labels of a limiter key */
-  const keyLabels = (endpointId: string, instance: string): { endpoint: string; org: string } => ({
-    endpoint: endpointOf(endpointId),
-    org: orgs === undefined ? '' : orgs.label(instance),
-  })
+  const withUpstream = deps.upstreamLabel === true
+  /** the labels of a limiter key, whose instance is scoped by its upstream (src/upstreams/scope.ts); `upstream` '' when series carry none */
+  const keyLabels = (endpointId: string, scoped: string): { endpoint: string; org: string; upstream: string } => {
+    // no other upstream configured: no key is scoped, and the instance is taken as it is
+    const { upstream, instance } = withUpstream ? splitScoped(scoped) : { upstream: DEFAULT_UPSTREAM, instance: scoped }
+    return { endpoint: endpointOf(endpointId), org: orgs === undefined ? '' : orgs.label(instance), upstream: withUpstream ? upstream : '' }
+  }
 
   if (orgs !== undefined) registerOrgCount(registry, orgs)
   const apps = new AppMetrics(registry, policy(settings.maxApps))
-  const requests = new RequestMetrics(registry, { endpointOf, orgs, waitByOrg: orgs !== undefined && settings.queueWaitByOrg })
+  const requests = new RequestMetrics(registry, { endpointOf, orgs, waitByOrg: orgs !== undefined && settings.queueWaitByOrg, withUpstream })
   const redisOperations = deps.redisOperations ?? []
-  const keys = new KeyCounters(registry, orgs !== undefined, redisOperations.length > 0)
+  const keys = new KeyCounters(registry, orgs !== undefined, redisOperations.length > 0, withUpstream)
   const observer = createLimiterMetrics(registry, { limiter: deps.limiter, redisOperations, keys, keyLabels })
   registerKeyGauges({
     registry,
     limiter: deps.limiter,
-    labelNames: orgs === undefined ? ['endpoint'] : ['endpoint', 'org'],
-    labelsOf:
-      orgs === undefined
-        ? (key: KeyStatus) => ({ endpoint: endpointOf(key.endpoint) })
-        : (key: KeyStatus) => ({ endpoint: endpointOf(key.endpoint), org: orgs.label(key.instance) }),
-    keySeen: (labels) => keys.seen(labels.endpoint!, labels.org ?? ''),
+    labelNames: [...(orgs === undefined ? ['endpoint'] : ['endpoint', 'org']), ...(withUpstream ? ['upstream'] : [])],
+    labelsOf: (key: KeyStatus) => {
+      const { endpoint, org, upstream } = keyLabels(key.endpoint, key.instance)
+      return { endpoint, ...(orgs === undefined ? {} : { org }), ...(withUpstream ? { upstream } : {}) }
+    },
+    keySeen: (labels) => keys.seen(labels.endpoint!, labels.org ?? '', labels.upstream ?? ''),
   })
 
   /** other areas' per-org series (versions), told of each organisation that lost its slot */
@@ -114,12 +119,12 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     requestFinished(record) {
       const queued = joinedQueue(record.outcome)
       const counted = requests.requestFinished(record, queued)
-      if (record.retries > 0) keys.retried(counted.endpoint, counted.org, record.retries)
+      if (record.retries > 0) keys.retried(counted.endpoint, counted.org, record.retries, withUpstream ? (record.upstream ?? DEFAULT_UPSTREAM) : '')
       apps.requestFinished(record, queued)
     },
     upstream429(endpointId, instance) {
-      const { endpoint, org } = keyLabels(endpointId, instance)
-      keys.upstream429(endpoint, org)
+      const { endpoint, org, upstream } = keyLabels(endpointId, instance)
+      keys.upstream429(endpoint, org, upstream)
     },
     upstreamAttempt: (endpointId, seconds) => requests.upstreamAttempt(endpointId, seconds),
     permitHeld: (app) => apps.permitHeld(app),

@@ -16,7 +16,7 @@ export interface LimiterMetricsOptions {
   /** the per-key counters that lost leases and limit changes count in */
   readonly keys: KeyCounters
   /** the (endpoint, org) labels of a limiter key */
-  readonly keyLabels: (endpointId: string, instance: string) => { readonly endpoint: string; readonly org: string }
+  readonly keyLabels: (endpointId: string, instance: string) => { readonly endpoint: string; readonly org: string; readonly upstream: string }
 }
 
 /**
@@ -76,12 +76,12 @@ export function createLimiterMetrics(registry: Registry, options: LimiterMetrics
       if (!ok) (redisErrors.find(op) ?? redisErrors.cellByKey(op, { operation: op })).n++
     },
     leaseLost(key) {
-      const { endpoint, org } = keyLabels(key.endpoint, key.instance)
-      keys.leaseLost(endpoint, org)
+      const { endpoint, org, upstream } = keyLabels(key.endpoint, key.instance)
+      keys.leaseLost(endpoint, org, upstream)
     },
     limitChanged(key, change) {
-      const { endpoint, org } = keyLabels(key.endpoint, key.instance)
-      keys.limitChanged(endpoint, org, change.to < change.from ? 'down' : 'up')
+      const { endpoint, org, upstream } = keyLabels(key.endpoint, key.instance)
+      keys.limitChanged(endpoint, org, change.to < change.from ? 'down' : 'up', upstream)
     },
   }
 }

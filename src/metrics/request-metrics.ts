@@ -4,6 +4,7 @@ import { QUEUE_WAIT_BUCKETS, REQUEST_BUCKETS, UPSTREAM_BUCKETS } from './buckets
 import { CellCounter, CellHistogram, type CounterCell, type HistogramCell } from './cells.js'
 import { codeLabel, methodLabel, UNAUTHENTICATED_ORG } from './labels.js'
 import type { OrgPolicy } from './orgs.js'
+import { DEFAULT_UPSTREAM } from '../upstreams/scope.js'
 
 /** Outcomes whose request joined a queue: they feed the queue-wait histograms (not queue_full: it never waited). */
 const QUEUED_OUTCOMES: ReadonlySet<string> = new Set<Outcome | 'upstream_busy'>([
@@ -23,6 +24,8 @@ export interface RequestLabels {
   readonly endpoint: string
   /** '' when series carry no org */
   readonly org: string
+  /** '' when series carry no upstream */
+  readonly upstream: string
 }
 
 /** The cells of one (endpoint, org): where its finished requests count. */
@@ -53,6 +56,8 @@ export interface RequestMetricsOptions {
   readonly orgs: OrgPolicy | undefined
   /** the queue-wait histogram is labelled with the org too */
   readonly waitByOrg: boolean
+  /** sluice_requests_total is labelled with the upstream too (docs/observability.md, "Several upstreams") */
+  readonly withUpstream?: boolean
 }
 
 /**
@@ -76,7 +81,7 @@ export class RequestMetrics {
     this.requests = new CellCounter(
       'sluice_requests_total',
       'Requests finished, by endpoint, method, status code the client got (0: it left first) and outcome',
-      this.withOrg ? ['endpoint', 'method', 'code', 'outcome', 'org'] : ['endpoint', 'method', 'code', 'outcome'],
+      [...(this.withOrg ? ['endpoint', 'method', 'code', 'outcome', 'org'] : ['endpoint', 'method', 'code', 'outcome']), ...(options.withUpstream === true ? ['upstream'] : [])],
       registry,
     )
     this.requestDuration = new CellHistogram(
@@ -102,7 +107,7 @@ export class RequestMetrics {
   /** Counts a finished request; returns the labels it counted under. */
   requestFinished(record: RequestRecord, queued: boolean): RequestLabels {
     const endpoint = this.endpointCells(record.endpoint)
-    const cells = this.orgCells(endpoint, this.orgOf(record))
+    const cells = this.orgCells(endpoint, this.orgOf(record), this.options.withUpstream === true ? (record.upstream ?? DEFAULT_UPSTREAM) : '')
     this.requestCell(cells, record).n++
     endpoint.total.observe(record.totalSeconds)
     if (queued) (cells.wait ??= this.waitCell(cells)).observe(record.queueSeconds)
@@ -140,13 +145,15 @@ export class RequestMetrics {
     return cells
   }
 
-  private orgCells(endpoint: EndpointCells, org: string): OrgCells {
-    let cells = endpoint.byOrg.get(org)
+  private orgCells(endpoint: EndpointCells, org: string, upstream: string): OrgCells {
+    // keyed by the org alone while series carry no upstream (no string built per request)
+    const id = upstream === '' ? org : org + '\n' + upstream
+    let cells = endpoint.byOrg.get(id)
     if (cells === undefined) {
-      cells = { endpoint: endpoint.label, org, counts: new Map(), wait: undefined }
-      endpoint.byOrg.set(org, cells)
+      cells = { endpoint: endpoint.label, org, upstream, counts: new Map(), wait: undefined }
+      endpoint.byOrg.set(id, cells)
       // requests that did not authenticate never queue: no shed series for them
-      if (org !== UNAUTHENTICATED_ORG) this.shedSeriesAtZero(endpoint.label, org)
+      if (org !== UNAUTHENTICATED_ORG) this.shedSeriesAtZero(endpoint.label, org, upstream)
     }
     return cells
   }
@@ -168,19 +175,20 @@ export class RequestMetrics {
 
   /** A cell of sluice_requests_total, made when its label set first shows (at 0 from the start with `atZero`). */
   private requestSeries(cells: RequestLabels, method: string, code: string, outcome: string, atZero: boolean): CounterCell {
-    const { endpoint, org } = cells
-    const key = endpoint + '\n' + method + '\n' + code + '\n' + outcome + '\n' + org
+    const { endpoint, org, upstream } = cells
+    const key = endpoint + '\n' + method + '\n' + code + '\n' + outcome + '\n' + org + '\n' + upstream
     const labels: Record<string, string> = { endpoint, method, code, outcome }
     if (this.withOrg) labels.org = org
+    if (this.options.withUpstream === true) labels.upstream = upstream
     return atZero ? this.requests.cellAtZero(key, labels, org) : this.requests.cellByKey(key, labels, org)
   }
 
   /** The queue_full / queue_timeout series of an endpoint (not `unknown`, `unmatched`) at 0, the first time an org uses it. */
-  private shedSeriesAtZero(endpoint: string, org: string): void {
+  private shedSeriesAtZero(endpoint: string, org: string, upstream: string): void {
     const space = endpoint.indexOf(' ')
     if (space < 0) return // `unknown`, `unmatched`: no one method, and they are not queued per endpoint
     const method = methodLabel(endpoint.slice(0, space))
-    for (const outcome of SHED_OUTCOMES) this.requestSeries({ endpoint, org }, method, '503', outcome, true)
+    for (const outcome of SHED_OUTCOMES) this.requestSeries({ endpoint, org, upstream }, method, '503', outcome, true)
   }
 
   private waitCell({ endpoint, org }: OrgCells): HistogramCell {

@@ -130,7 +130,7 @@ function misleadingPart(method: string, headers: IncomingHttpHeaders): Error | u
 }
 
 /** The path below the API prefix (`/v2/accounts` → `/accounts`), or undefined when not below it. */
-function belowPrefix(path: string, prefix: string): string | undefined {
+export function belowPrefix(path: string, prefix: string): string | undefined {
   if (path.length < prefix.length || path.slice(0, prefix.length).toLowerCase() !== prefix.toLowerCase()) {
     // Tolerate doubled leading slashes (`//v2/…`) the way the catalog tolerates them inside the path.
     const trimmed = path.replace(/^\/{2,}/, '/')

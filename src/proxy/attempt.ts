@@ -67,6 +67,8 @@ export interface AttemptDeps {
   readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number) => void
   /** a permit was granted to `app`; the function returned is called once it is given back */
   readonly onPermit?: (app: string) => () => void
+  /** statuses besides RETRY_STATUSES that send the request back when they carry Retry-After (docs/upstreams.md, "Over the limit") */
+  readonly retryWithRetryAfter?: ReadonlySet<number>
 }
 
 /** A request stopped before it was sent, because its permit could no longer start it (never leaves the proxy). */
@@ -151,7 +153,10 @@ export class UpstreamAttempt implements ForwardCallbacks {
     this.span?.answered(status)
     this.deps.versioning.observeUpstream(call.decision, status, call.key)
     this.outcome = status === 429 ? 'throttled' : status < 500 ? 'success' : 'neutral'
-    if (RETRY_STATUSES.has(status)) {
+    // an upstream's own "over the limit" (GitHub's 403 with Retry-After) teaches a learned limit as a 429 does (docs/upstreams.md, "Over the limit")
+    const overLimit = this.deps.retryWithRetryAfter?.has(status) === true && headers['retry-after'] !== undefined
+    if (overLimit) this.outcome = 'throttled'
+    if (overLimit || RETRY_STATUSES.has(status)) {
       this.retryHead = headers
       return undefined
     }

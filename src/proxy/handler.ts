@@ -23,6 +23,8 @@ import type { ProxySettings } from './settings.js'
 import type { Trace } from './trace.js'
 import { withOutcome, type RequestTracker } from './tracking.js'
 import type { Upstream } from './upstream.js'
+import type { Routes } from './routes.js'
+import { scopedInstance } from '../upstreams/scope.js'
 
 /** What the proxy uses of version handling (src/versioning). */
 export type ProxyVersioning = Pick<Versioning, 'headerName' | 'decide' | 'observeUpstream' | 'rejectApiV1'>
@@ -37,7 +39,7 @@ export interface ProxyContext {
   readonly apps: AppGate
   /** makes every request's record (one access-log line, one count) */
   readonly tracker: RequestTracker
-  /** an upstream 429 arrived; the request goes back into its queue */
+  /** an upstream 429 arrived; the request goes back into its queue (`instance` as the limiter's key has it: src/upstreams/scope.ts) */
   readonly onUpstream429?: (endpoint: Endpoint, instance: string) => void
   /** one attempt upstream is done (read to the end, a 429 included, or failed), with the upstream's time */
   readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number) => void
@@ -49,6 +51,12 @@ export interface ProxyContext {
   readonly learnOf?: (endpoint: Endpoint) => LearnOptions | undefined
   /** what requests, bodies and held answers may keep in memory together (docs/deploy.md, "Memory: a budget"); none: unbounded */
   readonly budget?: MemoryBudget
+  /** the upstreams by prefix (docs/upstreams.md); none: only the CRM's, which `catalog`, `upstream` and `versioning` describe */
+  readonly routes?: Routes
+  /** the upstream this handler serves when not the CRM's own: its keys are scoped by its name (src/upstreams/scope.ts) */
+  readonly upstreamName?: string
+  /** statuses besides 429 retried when they carry Retry-After */
+  readonly retryWithRetryAfter?: ReadonlySet<number>
 }
 
 /**
@@ -78,7 +86,9 @@ export function createProxyHandler(ctx: ProxyContext) {
     },
     onUpstreamAttempt: ctx.onUpstreamAttempt,
     onPermit: ctx.onPermit,
+    retryWithRetryAfter: ctx.retryWithRetryAfter,
   }
+  const { upstreamName } = ctx
   const { maxLength } = settings.queue
   const { baseDelayMs, maxDelayMs } = settings.retry
 
@@ -101,17 +111,19 @@ export function createProxyHandler(ctx: ProxyContext) {
         trace.template = admission.endpoint.template
       }
       if (!admission.ok && !admission.afterIdentity) throw admission.error
+      // The organisation as the limiter, identity, versions and reuse know it: scoped by the upstream (src/upstreams/scope.ts).
+      const instance = upstreamName === undefined ? trace.instance : scopedInstance(upstreamName, trace.instance)
       // ── identity (src/apps), then the refusals that wait for it
-      const caller = identify(apps, request, trace, admission.endpoint)
+      const caller = identify(apps, request, trace, admission.endpoint, instance)
       if (!admission.ok) throw admission.error
       // ── versions (src/versioning)
-      const decision = decideVersion(versioning, request.headers, admission.endpoint, trace, reply)
+      const decision = decideVersion(versioning, request.headers, admission.endpoint, instance, trace, reply)
       // ── the upstream request, built once for every attempt: a body up to retry.maxBufferBytes read now
       // ── the memory budget (docs/deploy.md, "Memory: a budget"): the request and a body kept whole, held until its answer closes
       const hold = holdRequest(ctx.budget, tracked, reply.raw, request.body !== undefined, contentLengthOf(request.headers['content-length']), outgoing.maxBufferBytes)
       const body = request.body === undefined ? NO_BODY : await readRequestBody(request, outgoing, hold)
       const options = upstreamRequest(request, admission, caller, decision, body, outgoing)
-      const key = { instance: trace.instance, endpoint: admission.endpoint.id }
+      const key = { instance, endpoint: admission.endpoint.id }
 
       // ── reuse: an identical read in progress, or the lookup-list cache, may answer without a permit
       // The key is the request as the upstream gets it (docs/reuse.md): its headers, the app when a principal.
@@ -161,7 +173,7 @@ export function createProxyHandler(ctx: ProxyContext) {
         // throttled (RETRY_STATUSES): back into the queue at the old place, after a back-off, within the deadline.
         if (result.status === 429) {
           trace.upstream429s++
-          ctx.onUpstream429?.(endpoint, trace.instance)
+          ctx.onUpstream429?.(endpoint, key.instance)
         }
         if (client.gone) return void reply.hijack()
         if (body.kind === 'stream') {
@@ -184,10 +196,10 @@ export function createProxyHandler(ctx: ProxyContext) {
 }
 
 /** Identity (src/apps): which app is calling, and which Authorization goes upstream; throws its 401/403. */
-function identify(apps: AppGate, request: FastifyRequest, trace: Trace, endpoint: Endpoint): Caller {
+function identify(apps: AppGate, request: FastifyRequest, trace: Trace, endpoint: Endpoint, instance: string): Caller {
   let caller: Caller
   try {
-    caller = apps.resolve(request.headers, trace.instance, endpoint.id, request.method)
+    caller = apps.resolve(request.headers, instance, endpoint.id, request.method, trace.instance)
   } catch (err) {
     // a 403 of a known app is that app's refusal (metrics, access line); a 401 has no app, and
     // records no organisation, nor does a 403 for one the app may not use (what it names may be a token)
@@ -202,11 +214,11 @@ function identify(apps: AppGate, request: FastifyRequest, trace: Trace, endpoint
 }
 
 /** Versions (src/versioning): pass, rewrite, pin, or refuse (400/410); its notes go to the record and the answer's headers. */
-function decideVersion(versioning: ProxyVersioning, headers: IncomingHttpHeaders, endpoint: Endpoint, trace: Trace, reply: FastifyReply): VersionDecision {
+function decideVersion(versioning: ProxyVersioning, headers: IncomingHttpHeaders, endpoint: Endpoint, instance: string, trace: Trace, reply: FastifyReply): VersionDecision {
   const requested = headers[versioning.headerName]
   let decision: VersionDecision
   try {
-    decision = versioning.decide(requested, endpoint, trace.instance)
+    decision = versioning.decide(requested, endpoint, instance)
   } catch (err) {
     // Logged as sent (cut short: it is the client's text), since it was refused.
     trace.version = firstValue(requested)?.slice(0, 32)

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
+import type { InstanceRule } from '../upstreams/settings.js'
 import { BadAuthorizationError, BadInstanceError, EmptyAuthorizationError, UnsupportedAuthorizationError } from './errors.js'
 
 export const DEFAULT_INSTANCE = 'default'
@@ -36,4 +38,36 @@ function basicUser(auth: string): string {
   // An empty username (`base64(":key")`) is an empty instance name, like an empty instance header.
   if (!VALID_INSTANCE.test(user)) throw new BadInstanceError('the Basic-auth username')
   return user
+}
+
+/** The instance of a request to an upstream, by its rule (docs/upstreams.md, "Instance"); `rest` is the path below the prefix. */
+export type InstanceReader = (headers: IncomingHttpHeaders, rest: string) => string
+
+export function instanceReader(rule: InstanceRule, fallbackHeader: string): InstanceReader {
+  switch (rule.from) {
+    case 'basic':
+      return (headers) => instanceOf(headers, fallbackHeader)
+    case 'header':
+      return (headers) => {
+        const value = headers[rule.header]
+        const text = Array.isArray(value) ? value[0] : value
+        if (text === undefined) return DEFAULT_INSTANCE
+        if (!VALID_INSTANCE.test(text)) throw new BadInstanceError(`the ${rule.header} header`)
+        return text
+      }
+    case 'path':
+      return (_headers, rest) => {
+        const segment = rest.split('/').filter((s) => s !== '')[rule.segment - 1]
+        if (segment === undefined || !VALID_INSTANCE.test(segment)) throw new BadInstanceError(`path segment ${rule.segment}`)
+        return segment
+      }
+    case 'credential':
+      // A digest, never the token: instances reach logs, metrics and Redis keys (README "What sluice guarantees").
+      return (headers) => {
+        const auth = headers.authorization
+        return auth === undefined || auth.trim() === '' ? DEFAULT_INSTANCE : `cred-${createHash('sha256').update(auth.trim()).digest('hex').slice(0, 16)}`
+      }
+    case 'upstream':
+      return () => DEFAULT_INSTANCE
+  }
 }

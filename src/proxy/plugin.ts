@@ -35,8 +35,36 @@ async function proxyPlugin(fastify: FastifyInstance, ctx: ProxyContext): Promise
     reply.header('allow', PROXY_METHODS.join(', '))
     replyWithError(new MethodNotAllowedError(request.method, PROXY_METHODS.join(', ')), request, reply)
   })
-  fastify.route({ method: PROXY_METHODS, url: '*', handler: createProxyHandler(ctx) })
+  fastify.route({ method: PROXY_METHODS, url: '*', handler: routedHandler(ctx) })
   await Promise.resolve()
+}
+
+/**
+ * One handler per upstream, picked by the request's prefix (routes.ts), which the tracker read on
+ * arrival (`trace.upstream`); the CRM's alone when there is no other.
+ */
+function routedHandler(ctx: ProxyContext): ReturnType<typeof createProxyHandler> {
+  const routes = ctx.routes
+  const crm = createProxyHandler(ctx)
+  if (routes === undefined || routes.all.length === 1) return crm
+  const handlers = new Map(
+    routes.all.slice(1).map((route) => [
+      route.name,
+      createProxyHandler({
+        ...ctx,
+        settings: { ...ctx.settings, basePath: route.prefix },
+        catalog: route.catalog,
+        upstream: route.upstream,
+        versioning: route.versioning,
+        upstreamName: route.name,
+        retryWithRetryAfter: route.retryWithRetryAfter,
+      }),
+    ]),
+  )
+  return (request, reply) => {
+    const upstream = ctx.tracker.track(request, reply).trace.upstream
+    return (upstream === undefined ? crm : (handlers.get(upstream) ?? crm))(request, reply)
+  }
 }
 
 export default fp(proxyPlugin, { name: 'sluice-proxy', fastify: '5.x' })

@@ -45,6 +45,8 @@ export interface RequestRecord {
   readonly template: string
   /** the organisation as the client named it; `-` when it could not be read, or nothing vouched for it */
   readonly instance: string
+  /** the upstream the request went to, when not the CRM's own (docs/upstreams.md) */
+  readonly upstream?: string
   /** nothing vouched for the request's organisation, so nothing it named is recorded (docs/observability.md, "What a client's values can reach") */
   readonly unauthenticated?: boolean
   /** the calling app (README "Apps: identity, access and keys"); `default` when none is named, undefined when refused before it was known */

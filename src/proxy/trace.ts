@@ -10,6 +10,8 @@ export class Trace {
   endpoint = 'unmatched'
   template = 'unmatched'
   instance = NO_INSTANCE
+  /** the upstream the request's prefix routes to; undefined: the CRM's own (docs/upstreams.md) */
+  upstream: string | undefined
   /** whether the instance may be recorded as sent (docs/observability.md, "What a client's values can reach") */
   instanceVouched: boolean
   app: string | undefined
@@ -59,6 +61,7 @@ export class Trace {
       endpoint: this.endpoint,
       template: this.template,
       instance: this.instanceVouched ? this.instance : NO_INSTANCE,
+      ...(this.upstream === undefined ? {} : { upstream: this.upstream }),
       unauthenticated: !this.instanceVouched,
       app: this.app,
       // An answer the upstream broke off mid-body also ends with the client's side torn down.

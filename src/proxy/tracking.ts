@@ -8,6 +8,7 @@ import { instanceOf } from './instance.js'
 import type { OpenRequests } from './open-requests.js'
 import type { Reservation } from '../budget/budget.js'
 import type { Outcome, RequestRecord } from './record.js'
+import type { RouteBase, Routes } from './routes.js'
 import { Trace } from './trace.js'
 
 /** A request's record in the making, whether its client has gone, and its spans (when tracing is on). */
@@ -69,6 +70,8 @@ export class RequestTracker {
     private readonly tracing?: Tracing,
     /** told of every request from its tracking to its response's close (a shutdown waits for them) */
     private readonly open?: OpenRequests,
+    /** the upstreams by prefix; none: every request is the CRM's */
+    private readonly routes?: Routes<RouteBase>,
   ) {}
 
   /** The request's trace, made on first use; the record is written when the client side closes. */
@@ -78,7 +81,7 @@ export class RequestTracker {
     if (known !== undefined) return known
     const trace = new Trace(request.id, request.method, performance.now(), this.identityOn)
     try {
-      trace.instance = instanceOf(request.headers, this.instanceHeader)
+      trace.instance = this.instanceOf(request.raw.url ?? '/', request.headers, trace)
     } catch (err) {
       trace.instanceError = err as Error
     }
@@ -99,6 +102,15 @@ export class RequestTracker {
       spans?.finished(record)
     })
     return tracked
+  }
+
+  /** The request's instance by its upstream's rule; the upstream noted on the trace when not the CRM's. */
+  private instanceOf(url: string, headers: IncomingHttpHeaders, trace: Trace): string {
+    if (this.routes === undefined) return instanceOf(headers, this.instanceHeader)
+    const { route, rest } = this.routes.of(url)
+    if (route === this.routes.default) return instanceOf(headers, this.instanceHeader)
+    trace.upstream = route.name
+    return route.readInstance(headers, rest)
   }
 
   /** The tracked request a raw response belongs to, if any. */

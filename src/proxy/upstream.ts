@@ -14,13 +14,13 @@ export interface Upstream {
 }
 
 /**
- * One keep-alive pool to the API root; its timeouts are the upstream timeouts of the settings.
+ * One keep-alive pool to an API root (the CRM's, `settings.upstream`, unless another upstream's `root`); its timeouts are the upstream timeouts of the settings.
  * With a forward proxy in `env` for the upstream, the same pool behind undici's ProxyAgent (a
  * CONNECT tunnel per connection; docs/configuration.md, "A forward proxy"). Redis never goes
  * through it: ioredis reads no proxy variable.
  */
-export function createUpstream(settings: ProxySettings, env: NodeJS.ProcessEnv = process.env): Upstream {
-  const url = new URL(settings.upstream)
+export function createUpstream(settings: ProxySettings, env: NodeJS.ProcessEnv = process.env, root: string = settings.upstream): Upstream {
+  const url = new URL(root)
   const basePath = url.pathname.replace(/\/+$/, '')
   const { connectMs, headersMs, bodyMs } = settings.upstreamTimeouts
   const poolOptions = { connections: settings.upstreamConnections, headersTimeout: headersMs, bodyTimeout: bodyMs, keepAliveTimeout: 4_000 }

@@ -16,6 +16,7 @@ const envSchema = z.object({
   SIM_JITTER_MS: number('SIM_JITTER_MS').optional(),
   SIM_UNLISTED_LIMIT: number('SIM_UNLISTED_LIMIT').pipe(z.number().int().min(1)).optional(),
   SIM_REJECT_RATIO: number('SIM_REJECT_RATIO').pipe(z.number().max(1)).optional(),
+  SIM_GITHUB_CONCURRENCY: number('SIM_GITHUB_CONCURRENCY').pipe(z.number().int().min(1)).optional(),
   SIM_HIDDEN_LIMITS: z
     .string()
     .transform((text, ctx) => {
@@ -56,6 +57,7 @@ const sim = await startSim({
   unlistedLimit: env.SIM_UNLISTED_LIMIT,
   rejectRatio: env.SIM_REJECT_RATIO,
   hiddenLimits: env.SIM_HIDDEN_LIMITS,
+  githubConcurrency: env.SIM_GITHUB_CONCURRENCY,
 }).catch((err: unknown) => {
   const code = (err as { code?: unknown }).code
   const why = typeof code === 'string' ? (LISTEN_CAUSES[code] ?? code) : err instanceof Error ? err.message.split('\n', 1)[0] : String(err)

@@ -31,6 +31,8 @@ export interface SimOptions {
   arrivalLogSize: number
   /** how much of a request body the echo carries, in bytes; default 64 KiB */
   echoBodyBytes: number
+  /** the GitHub REST stand-in under `/github`: requests in progress at once per token (GitHub publishes 100) */
+  githubConcurrency: number
 }
 
 export const DEFAULT_SIM_OPTIONS: Readonly<SimOptions> = Object.freeze({
@@ -48,6 +50,7 @@ export const DEFAULT_SIM_OPTIONS: Readonly<SimOptions> = Object.freeze({
   random: Math.random,
   arrivalLogSize: 10_000,
   echoBodyBytes: 65_536,
+  githubConcurrency: 100,
 })
 
 const numbers = z.object({
@@ -59,6 +62,7 @@ const numbers = z.object({
   rejectRatio: z.number().min(0).max(1),
   arrivalLogSize: z.number().int().min(0),
   echoBodyBytes: z.number().int().min(0),
+  githubConcurrency: z.number().int().min(1),
 })
 
 /** Defaults filled in and numbers checked; throws a RangeError naming the bad option. */

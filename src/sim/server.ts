@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { BoundedMap } from '../bounded/index.js'
@@ -16,6 +17,8 @@ export interface Sim {
   readonly url: string
   /** `${url}/v2` */
   readonly apiUrl: string
+  /** `${url}/github`: the GitHub REST stand-in (docs/development.md, "The simulated API") */
+  readonly githubUrl: string
   readonly port: number
   stats(): SimStats
   /** Zero every counter, max and integral, and clear the arrival log (requests in progress stay counted). */
@@ -32,6 +35,17 @@ export interface Sim {
 }
 
 const PREFIX = '/v2'
+/**
+ * The GitHub REST stand-in: at most `githubConcurrency` requests in progress per token, across every
+ * path; over it the secondary limit's answer: 403 with Retry-After and GitHub's message.
+ */
+const GITHUB_PREFIX = '/github'
+const GITHUB_ENDPOINT = 'ALL /*'
+const GITHUB_THROTTLED = 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.'
+
+/** A token's stand-in instance: a short digest, so stats and logs never show the token. */
+const tokenInstance = (authorization: string | undefined): string =>
+  authorization === undefined ? 'anonymous' : `token-${createHash('sha256').update(authorization.trim()).digest('hex').slice(0, 12)}`
 const JSON_TYPE = 'application/json; charset=utf-8'
 const NO_BODY_STATUS = new Set([204, 205, 304])
 
@@ -84,6 +98,7 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
   const opts = resolveSimOptions(options)
   const catalog = loadCatalog(opts.catalogFile, { defaultLimit: 1, overrides: opts.overrides })
   const instanceOf = makeInstanceOf()
+  const githubEndpoint: Endpoint = Object.freeze({ id: GITHUB_ENDPOINT, method: 'ALL', template: '/*', limit: opts.githubConcurrency, limitSource: 'published' })
   const keys = new Map<string, KeyState>()
   const arrivals = new ArrivalLog(opts.arrivalLogSize)
   const timers = new Set<NodeJS.Timeout>()
@@ -191,12 +206,13 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
     const q = url.indexOf('?')
     const path = q < 0 ? url : url.slice(0, q)
     if (path.startsWith('/__sim/')) return control(req, res, path)
-    if (!path.startsWith(PREFIX) || (path.length > PREFIX.length && path.charCodeAt(PREFIX.length) !== 0x2f)) {
+    const github = path === GITHUB_PREFIX || path.startsWith(`${GITHUB_PREFIX}/`)
+    if (!github && (!path.startsWith(PREFIX) || (path.length > PREFIX.length && path.charCodeAt(PREFIX.length) !== 0x2f))) {
       return badRequest(res, 404, `Not found: the API is under ${PREFIX}, not ${path}`)
     }
     const method = req.method ?? 'GET'
-    const apiPath = path.slice(PREFIX.length)
-    const match = catalog.match(method, apiPath)
+    const apiPath = path.slice(github ? GITHUB_PREFIX.length : PREFIX.length)
+    const match = github ? ({ ok: true, endpoint: githubEndpoint } as const) : catalog.match(method, apiPath)
     if (!match.ok) return badRequest(res, 400, match.message)
 
     // control headers are checked before anything is counted, so a typo never skews the figures
@@ -208,11 +224,11 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
     if (retryAfter !== undefined && !/^\s*\d{1,9}\s*$/.test(retryAfter)) return badRequest(res, 400, 'x-sim-retry-after must be whole seconds')
 
     const now = performance.now()
-    const instance = instanceOf(header(req, 'authorization'))
+    const instance = github ? tokenInstance(header(req, 'authorization')) : instanceOf(header(req, 'authorization'))
     const state = keyState(instance, match.endpoint, now)
     state.requests++
 
-    const version = header(req, 'neon-api-version')
+    const version = github ? undefined : header(req, 'neon-api-version')
     if (version !== undefined && opts.isRetired(version, opts.now())) {
       state.rejected410++
       log(req, state, now, 'retired')
@@ -222,6 +238,7 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
     if (state.limit !== null && state.inProgress >= state.limit) {
       state.refused()
       log(req, state, now, 'limited')
+      if (github) return sendJson(res, 403, { message: GITHUB_THROTTLED, documentation_url: 'https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api' }, { 'retry-after': retryAfter?.trim() ?? '1' })
       return sendError(res, 429, `Too many requests: ${state.limit} in progress for ${match.endpoint.id} of instance ${instance}`, retryHeaders)
     }
     if (opts.rejectRatio > 0 && opts.random() < opts.rejectRatio) {
@@ -310,6 +327,7 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
   return {
     url,
     apiUrl: url + PREFIX,
+    githubUrl: url + GITHUB_PREFIX,
     port,
     stats,
     reset,

@@ -56,13 +56,16 @@ export const STATUS_PAGE_SCRIPT = `
     closing.hidden = !s.closing;
   }
 
-  function keyId(k) { return k.instance + '|' + k.endpoint; }
+  // another upstream's organisation is shown with its upstream's name (docs/upstreams.md, "Keys")
+  function orgOf(k) { return k.upstream ? k.upstream + ' ' + k.instance : k.instance; }
+  function keyId(k) { return orgOf(k) + '|' + k.endpoint; }
 
   function renderKeys(keys) {
     var body = $('#keys tbody');
     var filter = ($('#filter').value || '').trim().toLowerCase();
     var sorted = keys.slice().sort(function (a, b) {
-      return a.instance < b.instance ? -1 : a.instance > b.instance ? 1 : a.endpoint < b.endpoint ? -1 : a.endpoint > b.endpoint ? 1 : 0;
+      var x = orgOf(a), y = orgOf(b);
+      return x < y ? -1 : x > y ? 1 : a.endpoint < b.endpoint ? -1 : a.endpoint > b.endpoint ? 1 : 0;
     });
     var existing = new Map();
     body.querySelectorAll('tr[data-key]').forEach(function (tr) { existing.set(tr.getAttribute('data-key'), tr); });
@@ -105,8 +108,8 @@ export const STATUS_PAGE_SCRIPT = `
       var visible = !filter || id.toLowerCase().indexOf(filter) >= 0;
       tr.hidden = !visible;
       if (visible) {
-        tr.classList.toggle('instance-first', k.instance !== prevInstance);
-        prevInstance = k.instance;
+        tr.classList.toggle('instance-first', orgOf(k) !== prevInstance);
+        prevInstance = orgOf(k);
         shown++;
       }
       if (tr === next) next = next.nextElementSibling;
@@ -136,7 +139,7 @@ export const STATUS_PAGE_SCRIPT = `
 
   function newKeyRow(k) {
     var tr = el('tr', { 'data-key': keyId(k) });
-    tr.appendChild(el('td', { class: 'instance', 'data-field': 'instance' }, k.instance));
+    tr.appendChild(el('td', { class: 'instance', 'data-field': 'instance' }, orgOf(k)));
     tr.appendChild(el('td', { class: 'endpoint', 'data-field': 'endpoint' }, k.endpoint));
     var barCell = el('td', { class: 'bar-cell' });
     var bar = el('div', { class: 'bar', 'data-field': 'bar' });
@@ -184,7 +187,7 @@ export const STATUS_PAGE_SCRIPT = `
       var coalesced = num(k.coalesced), hits = num(k.cacheHits);
       total += coalesced + hits;
       var tr = el('tr', { 'data-saved-key': keyId(k) });
-      tr.appendChild(el('td', { class: 'instance' }, k.instance));
+      tr.appendChild(el('td', { class: 'instance' }, orgOf(k)));
       tr.appendChild(el('td', { class: 'endpoint' }, k.endpoint));
       [['coalesced', coalesced], ['cacheHits', hits], ['saved', coalesced + hits]].forEach(function (f) {
         var td = el('td', { class: 'num', 'data-field': f[0] });

@@ -1,0 +1,112 @@
+import { readFileSync } from 'node:fs'
+import { parse as parseYaml } from 'yaml'
+import { compileCatalog, DEFAULT_CATALOG_FILE, loadCatalog } from '../catalog/index.js'
+import type { Catalog, CatalogOptions, Endpoint } from '../catalog/types.js'
+import { ConfigError } from '../errors/config-error.js'
+import { PROFILES } from './profiles.js'
+import { DEFAULT_UPSTREAM } from './scope.js'
+import { upstreamCatalogSchema, type InstanceRule, type UpstreamCatalog, type UpstreamEntry } from './settings.js'
+
+export { DEFAULT_UPSTREAM, scopedInstance, splitScoped } from './scope.js'
+export { PROFILE_NAMES } from './profiles.js'
+export { upstreamsSettingsSchema, type InstanceRule, type UpstreamEntry } from './settings.js'
+
+/** One upstream, resolved from its settings and profile: what the proxy routes by and forwards to. */
+export interface UpstreamPlan {
+  readonly name: string
+  /** the path prefix clients call */
+  readonly prefix: string
+  /** the target root */
+  readonly url: string
+  readonly catalog: Catalog
+  readonly instance: InstanceRule
+  /** statuses besides 429 retried when they carry Retry-After */
+  readonly retryWithRetryAfter: ReadonlySet<number>
+  /** whether the CRM's version policy applies */
+  readonly versions: boolean
+}
+
+/** What resolving reads of the settings. */
+export interface UpstreamsInput {
+  readonly upstream: string
+  readonly basePath: string
+  readonly limits: { readonly default: number; readonly overrides: CatalogOptions['overrides'] }
+  readonly upstreams: readonly UpstreamEntry[]
+}
+
+/** The id of the one key every path of a `per: upstream` catalog shares (not listed otherwise). */
+export const WHOLE_UPSTREAM_ENDPOINT = 'ALL /*'
+
+/**
+ * Every upstream, the CRM's own first. Reads catalog files now, so a catalog that does not parse
+ * stops the start with a ConfigError naming `upstreams.<i>.catalog` and `where` it came from.
+ */
+export function resolveUpstreams(input: UpstreamsInput, where: (key: string) => string | undefined = () => undefined): UpstreamPlan[] {
+  const crm = loadCatalog(DEFAULT_CATALOG_FILE, { defaultLimit: input.limits.default, overrides: input.limits.overrides })
+  const plans: UpstreamPlan[] = [
+    { name: DEFAULT_UPSTREAM, prefix: input.basePath, url: input.upstream, catalog: crm, instance: { from: 'basic' }, retryWithRetryAfter: new Set(), versions: true },
+  ]
+  input.upstreams.forEach((entry, i) => {
+    // the schema has checked the profile's name (src/config/schema.ts)
+    const profile = entry.profile === undefined ? undefined : PROFILES[entry.profile]
+    const key = `upstreams.${i}.catalog`
+    const source = entry.catalog ?? (profile === undefined || 'crm' in profile.catalog ? undefined : profile.catalog.file)
+    // no catalog of its own and none from the profile: the CRM's (the schema refuses an upstream with neither)
+    const catalog = source === undefined ? crm : catalogOf(typeof source === 'string' ? readUpstreamCatalog(source, key, where) : source, key)
+    plans.push({
+      name: entry.name,
+      prefix: entry.prefix,
+      url: entry.url,
+      catalog,
+      instance: entry.instance ?? profile?.instance ?? { from: 'upstream' },
+      retryWithRetryAfter: new Set(entry.retryWithRetryAfter ?? profile?.retryWithRetryAfter ?? []),
+      versions: profile?.versions === true && entry.catalog === undefined,
+    })
+  })
+  return plans
+}
+
+/** A catalog file of the upstream catalog's shape; a ConfigError naming the key when it cannot be used. */
+function readUpstreamCatalog(file: string, key: string, where: (key: string) => string | undefined): UpstreamCatalog {
+  const fail = (why: string): never => {
+    const from = where(key)
+    throw new ConfigError(`invalid setting: ${key}${from ? ` (${from})` : ''}: the catalog ${file} ${why}`, [key])
+  }
+  const first = (err: unknown): string => (err as Error).message.split('\n', 1)[0]!
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (err) {
+    return fail(`cannot be read: ${first(err)}`)
+  }
+  let doc: unknown
+  try {
+    doc = parseYaml(text)
+  } catch (err) {
+    return fail(`is not valid YAML: ${first(err)}`)
+  }
+  const parsed = upstreamCatalogSchema.safeParse(doc)
+  if (!parsed.success) return fail(`is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`)
+  return parsed.data
+}
+
+/** Compiles an upstream's catalog; `per: upstream` sends every path not listed to one shared key. */
+function catalogOf(source: UpstreamCatalog, key: string): Catalog {
+  let compiled: Catalog
+  try {
+    compiled = compileCatalog(source.endpoints, { defaultLimit: source.default, overrides: {} })
+  } catch (err) {
+    throw new ConfigError(`invalid setting: ${key}: ${(err as Error).message}`, [key])
+  }
+  if (source.per === 'endpoint') return compiled
+  const whole: Endpoint = Object.freeze({ id: WHOLE_UPSTREAM_ENDPOINT, method: 'ALL', template: '/*', limit: source.default, limitSource: 'published' })
+  const known = new Set(compiled.endpoints.map((e) => e.id))
+  return {
+    endpoints: Object.freeze([...compiled.endpoints, whole]),
+    match(method, rawPath) {
+      const result = compiled.match(method, rawPath)
+      return result.ok && result.endpoint.limitSource === 'unknown' ? { ...result, endpoint: whole } : result
+    },
+    nameOf: (id) => (id === WHOLE_UPSTREAM_ENDPOINT || known.has(id) ? id : compiled.nameOf(id)),
+  }
+}

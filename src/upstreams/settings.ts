@@ -1,0 +1,57 @@
+import { z } from 'zod'
+import { catalogEntrySchema } from '../catalog/file.js'
+import { UPSTREAM_NAME } from './scope.js'
+
+/**
+ * Settings of the upstreams besides the CRM's own (docs/upstreams.md): each a route prefix, a target
+ * URL, a catalog, how the instance is found and which answers mean "over the limit, try again".
+ */
+
+
+/** How the instance (whose limits a request counts against) is read (docs/upstreams.md, "Instance"). */
+export const instanceRuleSchema = z.discriminatedUnion('from', [
+  /** the HTTP Basic username, as the CRM does (its `instanceHeader` when there is no Authorization) */
+  z.strictObject({ from: z.literal('basic') }),
+  /** a request header's value */
+  z.strictObject({ from: z.literal('header'), header: z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'a valid HTTP header name').transform((s) => s.toLowerCase()) }),
+  /** the nth path segment below the prefix (1 = the first), e.g. the mailbox of `/users/{id}/messages` */
+  z.strictObject({ from: z.literal('path'), segment: z.number().int().min(1).max(16) }),
+  /** a digest of the Authorization header: one instance per token, the token never kept */
+  z.strictObject({ from: z.literal('credential') }),
+  /** one key for the whole upstream (an account-wide limit) */
+  z.strictObject({ from: z.literal('upstream') }),
+])
+export type InstanceRule = z.output<typeof instanceRuleSchema>
+
+/** An inline catalog: the endpoints with published limits, and the limit of every other path. */
+export const upstreamCatalogSchema = z.strictObject({
+  endpoints: z.array(catalogEntrySchema).default([]),
+  /** limit of unlisted endpoints and of paths not in the list */
+  default: z.number().int().positive(),
+  /**
+   * `endpoint`: each path not listed is its own key (method + template), as for the CRM;
+   * `upstream`: every path not listed shares one key (a limit across the whole API, as GitHub's)
+   */
+  per: z.enum(['endpoint', 'upstream']).default('endpoint'),
+})
+export type UpstreamCatalog = z.output<typeof upstreamCatalogSchema>
+
+export const upstreamSchema = z.strictObject({
+  name: z.string().regex(UPSTREAM_NAME, 'lower-case letters, digits and -, starting with a letter (32 at most)'),
+  /** the path prefix clients call, e.g. `/trial/v2` */
+  prefix: z.string().regex(/^(\/[A-Za-z0-9._~-]+)+$/, 'a path such as /trial/v2'),
+  url: z
+    .url({ protocol: /^https?$/ })
+    // Apps send their own Authorization; credentials in this URL would be dropped, and logged with it.
+    .refine((u) => !/^[a-z]+:\/\/[^/?#]*@/i.test(u), 'must not hold credentials (user:password@): apps send their own Authorization'),
+  /** a built-in description (profiles.ts) the fields below complete or replace */
+  profile: z.string().optional(),
+  /** inline, or the path of a YAML file of the same shape */
+  catalog: z.union([z.string().min(1), upstreamCatalogSchema]).optional(),
+  instance: instanceRuleSchema.optional(),
+  /** statuses besides 429 that send the request back into its queue when they carry Retry-After */
+  retryWithRetryAfter: z.array(z.number().int().min(400).max(599)).optional(),
+})
+export type UpstreamEntry = z.output<typeof upstreamSchema>
+
+export const upstreamsSettingsSchema = z.array(upstreamSchema).default([])
