@@ -10,7 +10,8 @@
  * - the same two, each after only the shared Lua it uses (lua-prelude.ts), as sent now;
  * - the real `release` and `acquire`.
  *
- * Redis CPU per cycle (one release + one acquire) from INFO cpu over each pair's cycles.
+ * Redis CPU per cycle (one release + one acquire) from INFO cpu over each pair's cycles, and the part
+ * of it inside EVALSHA (INFO commandstats), which leaves out waking up and the socket.
  */
 import { Redis } from 'ioredis'
 import { startRedis } from '../../test/support/redis.js'
@@ -26,6 +27,8 @@ export interface ScriptFloorRow {
   readonly pair: string
   /** Redis CPU µs per cycle (one release and one acquire), one figure per run */
   readonly usPerCycle: readonly number[]
+  /** of which inside EVALSHA (INFO commandstats: the scripts' own run, without waking up and the socket), µs per cycle */
+  readonly evalUsPerCycle: readonly number[]
 }
 
 export interface ScriptFloor {
@@ -64,14 +67,16 @@ const CHANNELS = grantChannelPrefix('floor')
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
-async function cpuMsOf(client: Redis): Promise<number> {
+/** Redis's CPU and its time inside EVALSHA so far, µs */
+async function usOf(client: Redis): Promise<{ cpu: number; eval: number }> {
   const cpu = await client.info('cpu')
   const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(cpu)?.[1] ?? 0)
-  return (field('used_cpu_user') + field('used_cpu_sys')) * 1000
+  const evalsha = /^cmdstat_evalsha:calls=\d+,usec=(\d+)/m.exec(await client.info('commandstats'))
+  return { cpu: (field('used_cpu_user') + field('used_cpu_sys')) * 1e6, eval: Number(evalsha?.[1] ?? 0) }
 }
 
-/** One pair, `cycles` times on a fresh key: Redis CPU µs per cycle. */
-async function runPair(client: Redis, p: Pair, tag: string, cycles: number, cadenceMs: number): Promise<number> {
+/** One pair, `cycles` times on a fresh key: Redis CPU, and its time inside EVALSHA, µs per cycle. */
+async function runPair(client: Redis, p: Pair, tag: string, cycles: number, cadenceMs: number): Promise<{ cpu: number; eval: number }> {
   const scripts = new Scripts(client, undefined, 10_000)
   const keys = keyList(semaphoreKeysOf('floor', tag))
   let sequence = 0
@@ -93,7 +98,7 @@ async function runPair(client: Redis, p: Pair, tag: string, cycles: number, cade
   }
   const half = cadenceMs / 2
   const started = performance.now()
-  const before = await cpuMsOf(client)
+  const before = await usOf(client)
   for (let c = 0; c < cycles; c++) {
     const rid = holder.slice(0, holder.indexOf('/'))
     const reply = (await scripts.run(p.release, keys, [LIMIT, LEASE_MS, IDLE_MS, CHANNELS, '0', 's 50', rid, holder])) as unknown[] | number
@@ -103,8 +108,8 @@ async function runPair(client: Redis, p: Pair, tag: string, cycles: number, cade
     await scripts.run(p.acquire, keys, acquireArgs(nextId(), false))
     await sleep(Math.max(0, started + (c + 1) * cadenceMs - performance.now()))
   }
-  const after = await cpuMsOf(client)
-  return ((after - before) * 1000) / cycles
+  const after = await usOf(client)
+  return { cpu: (after.cpu - before.cpu) / cycles, eval: (after.eval - before.eval) / cycles }
 }
 
 /**
@@ -112,7 +117,7 @@ async function runPair(client: Redis, p: Pair, tag: string, cycles: number, cade
  * is the time one request takes in the contention scenario (its duration ÷ its requests).
  */
 export async function measureScriptFloor(cadenceMs: number, cycles = 1_500, runs = 3): Promise<ScriptFloor> {
-  const figures = FLOOR_PAIRS.map(() => [] as number[])
+  const figures = FLOOR_PAIRS.map(() => [] as { cpu: number; eval: number }[])
   const redis = await startRedis()
   const client = new Redis(redis.url)
   try {
@@ -123,5 +128,5 @@ export async function measureScriptFloor(cadenceMs: number, cycles = 1_500, runs
     client.disconnect()
     await redis.close()
   }
-  return { cadenceMs, cycles, rows: FLOOR_PAIRS.map((p, i) => ({ pair: p.name, usPerCycle: figures[i]! })) }
+  return { cadenceMs, cycles, rows: FLOOR_PAIRS.map((p, i) => ({ pair: p.name, usPerCycle: figures[i]!.map((f) => f.cpu), evalUsPerCycle: figures[i]!.map((f) => f.eval) })) }
 }

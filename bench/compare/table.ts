@@ -149,9 +149,9 @@ export function breakdownTable(r: CompareResults): string {
     const f = b.floor
     lines.push(
       '',
-      `| floor: a release granting the head + a queued acquire, limit 1, a cycle every ${f.cadenceMs.toFixed(2)} ms, ${f.cycles} cycles a run (./script-floor.ts) | Redis CPU µs a cycle, each run |`,
-      '|---|---:|',
-      ...f.rows.map((row) => `| ${row.pair} | ${row.usPerCycle.map((v) => v.toFixed(0)).join(', ')} |`),
+      `| floor: a release granting the head + a queued acquire, limit 1, a cycle every ${f.cadenceMs.toFixed(2)} ms, ${f.cycles} cycles a run (./script-floor.ts) | Redis CPU µs a cycle, each run | of which inside EVALSHA |`,
+      '|---|---:|---:|',
+      ...f.rows.map((row) => `| ${row.pair} | ${row.usPerCycle.map((v) => v.toFixed(0)).join(', ')} | ${row.evalUsPerCycle.map((v) => v.toFixed(1)).join(', ')} |`),
     )
   }
   if (b.profile !== undefined) {
