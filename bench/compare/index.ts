@@ -9,7 +9,9 @@
  *   Redis's commands and CPU per proxied request; every setup SLUICE_BENCH_RUNS times (3), the setups
  *   interleaved, and the ranges printed;
  * - breakdown: two seconds of sluice on Redis (3 replicas) under MONITOR and SLOWLOG: commands sent
- *   and run inside each script per request, each script's time per call;
+ *   and run inside each script per request, each script's time per call; then the floor under its
+ *   Redis CPU a request, at that run's cadence (./script-floor.ts): two empty scripts, the same with
+ *   the shared Lua, the real pair;
  * - uncontended throughput (32 connections, one organisation each, a limit-5 endpoint, API at 0 ms):
  *   each proxy ÷ a bare Node pass-through, in turns (bench/turns.ts);
  * - a flood of 5,000 requests queued on one key: the proxy's resident memory and heap, beside a bare
@@ -32,6 +34,7 @@ import { CONTENTION_ROUTES, runContention, type ContentionFigures } from './cont
 import { summarise } from './cpu-profile.js'
 import { holdServerTarget, runFlood, sluiceTarget, type FloodFigures } from './flood.js'
 import { findHaproxy, startHaproxy } from './haproxy.js'
+import { measureScriptFloor, type ScriptFloor } from './script-floor.js'
 import { callsBetween, monitor, readCounters, readScriptTimes, startScriptTimes, type MonitorCounts, type RedisCounters, type ScriptTimes } from './redis-counts.js'
 
 const CONTENTION_MS = Number(process.env.SLUICE_BENCH_CONTENTION_MS ?? 10_000)
@@ -45,6 +48,8 @@ const REPLICAS = (process.env.SLUICE_BENCH_REPLICAS ?? '3,8').split(',').map(Num
 const BASELINE_MAIN = process.env.SLUICE_BENCH_BASELINE_MAIN
 /** SLUICE_BENCH_CPU_PROF=1: the breakdown also profiles one replica (`node --cpu-prof`) */
 const PROFILE = process.env.SLUICE_BENCH_CPU_PROF === '1'
+/** the breakdown's loaded window, ms */
+const BREAKDOWN_MS = 2_000
 const PARTS = new Set((process.env.SLUICE_BENCH_PARTS ?? 'contention,throughput,flood,breakdown').split(','))
 
 /** The contention scenario's floor: the same path with none of sluice in it. */
@@ -76,6 +81,8 @@ export type Breakdown = MonitorCounts & {
   readonly requests: number
   /** one replica's self time by place, ms (SLUICE_BENCH_CPU_PROF=1) */
   readonly profile?: readonly { readonly place: string; readonly ms: number }[]
+  /** Redis CPU per request of two empty scripts, the shared Lua, the real pair, at the same cadence */
+  readonly floor?: ScriptFloor
 }
 
 /**
@@ -255,6 +262,12 @@ export async function runCompare(log: (line: string) => void = () => {}): Promis
           results.breakdown = { ...results.breakdown, profile: summarise(profileDir) }
           rmSync(profileDir, { recursive: true, force: true })
         }
+        if (results.breakdown !== undefined) {
+          // one request's two scripts spread over the time a request took in the breakdown's run
+          const cadenceMs = BREAKDOWN_MS / Math.max(1, results.breakdown.requests)
+          log(`breakdown: the floor under Redis CPU a request, a cycle every ${cadenceMs.toFixed(2)} ms`)
+          results.breakdown = { ...results.breakdown, floor: await measureScriptFloor(cadenceMs) }
+        }
       }
     } finally {
       await sim.stop()
@@ -331,10 +344,10 @@ async function breakdown(sim: ServerChild, replicas: readonly ProxyProcess[], re
   let scriptTimes: ScriptTimes = new Map()
   const inspect = redis.client()
   try {
-    const figures = await runContention(sim.url, replicas.map((r) => r.url), 2_000, async (phase) => {
+    const figures = await runContention(sim.url, replicas.map((r) => r.url), BREAKDOWN_MS, async (phase) => {
       if (phase === 'start') {
         await startScriptTimes(inspect)
-        counts = monitor(redis.url, 2_000)
+        counts = monitor(redis.url, BREAKDOWN_MS)
       } else {
         scriptTimes = await readScriptTimes(inspect)
       }

@@ -145,6 +145,15 @@ export function breakdownTable(r: CompareResults): string {
   for (const [script, t] of [...b.scriptTimes].sort((x, y) => y[1].us - x[1].us)) {
     lines.push(`| ${script} | ${per(t.calls)} | ${(t.us / Math.max(1, t.calls)).toFixed(1)} | ${per(t.us)} |`)
   }
+  if (b.floor !== undefined) {
+    const f = b.floor
+    lines.push(
+      '',
+      `| floor: a release granting the head + a queued acquire, limit 1, a cycle every ${f.cadenceMs.toFixed(2)} ms, ${f.cycles} cycles a run (./script-floor.ts) | Redis CPU µs a cycle, each run | of which inside EVALSHA |`,
+      '|---|---:|---:|',
+      ...f.rows.map((row) => `| ${row.pair} | ${row.usPerCycle.map((v) => v.toFixed(0)).join(', ')} | ${row.evalUsPerCycle.map((v) => v.toFixed(1)).join(', ')} |`),
+    )
+  }
   if (b.profile !== undefined) {
     const busy = b.profile.filter((p) => p.place !== '(idle)' && p.place !== '(program)').reduce((n, p) => n + p.ms, 0)
     lines.push('', '| one replica, self time (`--cpu-prof`, its whole life: start and warm-up included) | ms | share of the busy time |', '|---|---:|---:|')

@@ -1,5 +1,5 @@
 import { luaStaleHeadMessage } from '../grant-message.js'
-import { LUA_COMMON } from '../lua-common.js'
+import { withPrelude } from '../lua-prelude.js'
 
 /**
  * acquire: take a permit now, or join the queue (docs/redis-limiter.md, "Scripts": what it does and why it is safe).
@@ -11,7 +11,7 @@ import { LUA_COMMON } from '../lua-common.js'
  *        learned limit, so no limit it could be lets anyone in (the learned value is not read).
  * announce: '0' no, '1' yes (first time on this key), '2' yes, and it announced here before.
  */
-export const ACQUIRE_LUA = `${LUA_COMMON}
+export const ACQUIRE_BODY = `
 local holders, queue, meta, learned = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, rid = ARGV[1], ARGV[2]
 local spec = limit_spec(ARGV[3])
@@ -93,3 +93,6 @@ end
 if want_head and at_head then return {0, 1, forgot, limit} end
 return {0, 0, forgot, limit}
 `
+
+/** The script sent: the body with the shared Lua it uses (lua-prelude.ts). */
+export const ACQUIRE_LUA = withPrelude(ACQUIRE_BODY)

@@ -1,4 +1,4 @@
-import { LUA_COMMON } from '../lua-common.js'
+import { withPrelude } from '../lua-prelude.js'
 
 /**
  * adopt: count in Redis the permits granted while Redis was unreachable that are still in flight
@@ -7,7 +7,7 @@ import { LUA_COMMON } from '../lua-common.js'
  * ARGV: replica limit leaseMs liveMs idleMs instance endpoint id...
  * Reply: the number of holders afterwards
  */
-export const ADOPT_LUA = `${LUA_COMMON}
+export const ADOPT_BODY = `
 local holders, queue, meta = KEYS[1], KEYS[2], KEYS[3]
 local rid = ARGV[1]
 local lease, live, idle = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
@@ -21,3 +21,6 @@ end
 redis.call('PEXPIRE', holders, idle)
 return redis.call('ZCARD', holders)
 `
+
+/** The script sent: the body with the shared Lua it uses (lua-prelude.ts). */
+export const ADOPT_LUA = withPrelude(ADOPT_BODY)

@@ -1,4 +1,4 @@
-import { LUA_COMMON } from '../lua-common.js'
+import { withPrelude } from '../lua-prelude.js'
 
 /**
  * release: give back permits, or withdraw waiters — whichever each id is now; learns the API's answer first
@@ -10,7 +10,7 @@ import { LUA_COMMON } from '../lua-common.js'
  *          the answer was learned from, learned value, permits held when it was learned }
  * answer: "s <heldMs>" (success), "t <heldMs>" (a 429) or "-" (nothing to learn).
  */
-export const RELEASE_LUA = `${LUA_COMMON}
+export const RELEASE_BODY = `
 local holders, queue, meta, learned = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local spec = limit_spec(ARGV[1])
 local lease, idle, chan = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
@@ -53,3 +53,6 @@ local granted = {}
 local _, head = grant(holders, queue, meta, lease, chan, limit, held, idle, granted, want_head, top, self)
 return { found, granted, head, limit, before, value, in_use }
 `
+
+/** The script sent: the body with the shared Lua it uses (lua-prelude.ts). */
+export const RELEASE_LUA = withPrelude(RELEASE_BODY)

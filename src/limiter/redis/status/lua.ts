@@ -1,4 +1,4 @@
-import { LUA_COMMON } from '../lua-common.js'
+import { withPrelude } from '../lua-prelude.js'
 
 /**
  * status: the shared picture of one semaphore for `/status`, live entries only (docs/redis-limiter.md, "Scripts").
@@ -6,7 +6,7 @@ import { LUA_COMMON } from '../lua-common.js'
  * ARGV: idleMs
  * Reply: {inFlight, queued, oldestWaitMs, limit, instance, endpoint, {app, held, queued, ...}, learned or nil, ceiling or nil}
  */
-export const STATUS_LUA = `${LUA_COMMON}
+export const STATUS_BODY = `
 local holders, queue, meta, learned = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local now = clock()
 redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
@@ -90,3 +90,6 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 return redis.call('ZRANGE', KEYS[1], 0, -1)
 `
+
+/** The script sent: the body with the shared Lua it uses (lua-prelude.ts). */
+export const STATUS_LUA = withPrelude(STATUS_BODY)

@@ -1,4 +1,4 @@
-import { LUA_COMMON } from '../lua-common.js'
+import { withPrelude } from '../lua-prelude.js'
 
 /**
  * sync: one replica's periodic bookkeeping for one semaphore, in one round trip (docs/redis-limiter.md,
@@ -9,7 +9,7 @@ import { LUA_COMMON } from '../lua-common.js'
  * Reply: {nearestExpiryMs, {lost-id...}, {granted-id...}, {missing-id...}, head waiter or nil, {recounted-id...}, limit in force,
  *         forgot: 1 when Redis had lost the replica (liveness gone, or the `!<replica>` mark), whatever `recount` said}
  */
-export const SYNC_LUA = `${LUA_COMMON}
+export const SYNC_BODY = `
 local holders, queue, meta, learned = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local rid = ARGV[1]
 local limit = effective_limit(learned, limit_spec(ARGV[2]))
@@ -91,3 +91,6 @@ redis.call('PEXPIRE', holders, idle)
 redis.call('PEXPIRE', queue, idle)
 return {nearest_expiry(holders, now), lost, granted, missing, head, recounted, limit, forgotten and 1 or 0}
 `
+
+/** The script sent: the body with the shared Lua it uses (lua-prelude.ts). */
+export const SYNC_LUA = withPrelude(SYNC_BODY)
