@@ -91,6 +91,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   const catalog = loadCatalog(join(CONFIG_DIR, 'endpoints.yaml'), {
     defaultLimit: settings.limits.default,
     overrides: settings.limits.overrides,
+    rates: settings.limits.rates,
   })
   const metrics = createMetrics(settings.metrics, {
     limiter: () => limiter,
@@ -145,7 +146,8 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     maxFollowers: settings.queue.maxLength,
     appsArePrincipals: settings.apps.enabled,
   })
-  limiter = await createLimiter(settings, { log, observer: metrics.observer })
+  const rated = await createLimiter(settings, { log, observer: metrics.observer })
+  limiter = rated
   const upstream = createUpstream(settings, deps.env)
 
   proxy.addHook('onRequest', (_request, _reply, done) => {
@@ -163,6 +165,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     learnOf: learnOptionsCache(settings.learning),
     onUpstream429: (endpoint, instance) => metrics.upstream429(endpoint.id, instance),
     onUpstreamAttempt: (endpoint, seconds) => metrics.upstreamAttempt(endpoint.id, seconds),
+    onAnswerHead: (key, status, headers, throttled) => rated.observeAnswer(key, status, headers, throttled),
     onPermit: (app) => metrics.permitHeld(app),
   })
 

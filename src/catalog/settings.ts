@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { rateSchema } from './file.js'
 
 /** Settings of the endpoint limits: the catalog's published limits, and what applies where none is published. */
 export const limitSettingsSchema = z.strictObject({
@@ -7,5 +8,9 @@ export const limitSettingsSchema = z.strictObject({
   /** per-endpoint limits, keyed by endpoint id: `{"POST /accounts/search": 1}` */
   overrides: z
     .record(z.string().regex(/^[A-Z]+ \/\S*$/, 'an endpoint id such as "GET /accounts/{id}"'), z.number().int().positive())
+    .default({}),
+  /** rates (N per window) by endpoint id, `*` for every endpoint without one in the catalog: `{"*": {"requests": 100, "windowMs": 10000}}` */
+  rates: z
+    .record(z.string().regex(/^\*$|^[A-Z]+ \/\S*$/, 'an endpoint id such as "GET /accounts/{id}", or * for every endpoint'), rateSchema)
     .default({}),
 })

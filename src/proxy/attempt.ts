@@ -63,6 +63,8 @@ export interface AttemptDeps {
   readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number) => void
   /** a permit was granted to `app`; the function returned is called once it is given back */
   readonly onPermit?: (app: string) => () => void
+  /** every answer's head, with whether its status sends the request back (RETRY_STATUSES): rates learn from it */
+  readonly onAnswerHead?: (key: { readonly instance: string; readonly endpoint: string }, status: number, headers: IncomingHttpHeaders, throttled: boolean) => void
 }
 
 /** A request stopped before it was sent, because its permit could no longer start it (never leaves the proxy). */
@@ -141,7 +143,9 @@ export class UpstreamAttempt implements ForwardCallbacks {
     this.status = status
     this.deps.versioning.observeUpstream(call.decision, status, call.key)
     this.outcome = status === 429 ? 'throttled' : status < 500 ? 'success' : 'neutral'
-    if (RETRY_STATUSES.has(status)) {
+    const throttled = RETRY_STATUSES.has(status)
+    this.deps.onAnswerHead?.(call.key, status, headers, throttled)
+    if (throttled) {
       this.retryHead = headers
       return undefined
     }

@@ -37,6 +37,8 @@ export interface ProxyContext {
   readonly tracker: RequestTracker
   /** an upstream 429 arrived; the request goes back into its queue */
   readonly onUpstream429?: (endpoint: Endpoint, instance: string) => void
+  /** the head of every upstream answer, a 429 included: what it says about the key's rate (docs/learned-limits.md, "Rates") */
+  readonly onAnswerHead?: AttemptDeps['onAnswerHead']
   /** one attempt upstream is done (read to the end, a 429 included, or failed), with the upstream's time */
   readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number) => void
   /** a permit was granted to `app`; the function returned is called once it is given back (permits held per app) */
@@ -73,6 +75,7 @@ export function createProxyHandler(ctx: ProxyContext) {
     },
     onUpstreamAttempt: ctx.onUpstreamAttempt,
     onPermit: ctx.onPermit,
+    onAnswerHead: ctx.onAnswerHead,
   }
   const { maxLength } = settings.queue
   const { baseDelayMs, maxDelayMs } = settings.retry
@@ -128,7 +131,7 @@ export function createProxyHandler(ctx: ProxyContext) {
         const waitFrom = performance.now()
         let permit: Permit
         try {
-          permit = await limiter.acquire(key, new AcquireRequest(endpoint.limit, call.learn, deadline, requeued ? arrivedAt : undefined, maxLength, call.app, client))
+          permit = await limiter.acquire(key, new AcquireRequest(endpoint.limit, call.learn, deadline, requeued ? arrivedAt : undefined, maxLength, call.app, client, endpoint.rate))
         } finally {
           trace.queueMs += performance.now() - waitFrom
         }

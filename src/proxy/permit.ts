@@ -1,4 +1,4 @@
-import type { AcquireOptions, LearnOptions } from '../limiter/types.js'
+import type { AcquireOptions, LearnOptions, Rate } from '../limiter/types.js'
 import type { HangUp } from './hang-up.js'
 
 /**
@@ -15,6 +15,8 @@ export class AcquireRequest implements AcquireOptions {
     readonly maxQueue: number,
     readonly app: string,
     private readonly client: HangUp,
+    /** the endpoint's rate, if any (docs/redis-limiter.md, "Rates") */
+    readonly rate: Rate | undefined = undefined,
   ) {}
 
   get signal(): AbortSignal {

@@ -4,6 +4,7 @@ import { BoundedMap } from '../bounded/index.js'
 import { loadCatalog } from '../catalog/index.js'
 import type { Endpoint } from '../catalog/types.js'
 import { resolveSimOptions, type SimOptions } from './options.js'
+import { SimRates, type SimRateStats } from './rates.js'
 import { ArrivalLog, handoffFigures, KeyState, statsKey, type ArrivalOutcome, type SimStats } from './stats.js'
 
 /*
@@ -18,6 +19,8 @@ export interface Sim {
   readonly apiUrl: string
   readonly port: number
   stats(): SimStats
+  /** what the rate-limited endpoints saw (SimOptions.rates), by `${instance} ${endpoint}` */
+  rateStats(): Record<string, SimRateStats>
   /** Zero every counter, max and integral, and clear the arrival log (requests in progress stay counted). */
   reset(): void
   /**
@@ -91,6 +94,7 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
   const gates = new Map<string, { open: boolean; held: Array<() => void> }>()
   let epoch = performance.now()
   let badRequests = 0
+  const rates = new SimRates(opts.rates)
 
   const hidden = new Map<string, number>()
   for (const [instance, limits] of Object.entries(opts.hiddenLimits)) {
@@ -150,6 +154,7 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
       else state.reset(now)
     }
     arrivals.clear()
+    rates.reset()
     badRequests = 0
     for (const [name, gate] of gates) if (gate.held.length === 0) gates.delete(name)
     for (const gate of gates.values()) gate.open = false
@@ -224,6 +229,12 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
       log(req, state, now, 'limited')
       return sendError(res, 429, `Too many requests: ${state.limit} in progress for ${match.endpoint.id} of instance ${instance}`, retryHeaders)
     }
+    const rated = rates.check(instance, match.endpoint.id, now)
+    if (rated?.over === true) {
+      state.rejected429++
+      log(req, state, now, 'limited')
+      return sendError(res, 429, `Too many requests: over the rate of ${match.endpoint.id} for instance ${instance}`, rated.headers)
+    }
     if (opts.rejectRatio > 0 && opts.random() < opts.rejectRatio) {
       state.rejected429++
       state.pushback429++
@@ -269,7 +280,10 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
           req.socket.destroy()
           return
         }
-        sendJson(res, status ?? 200, {
+        sendJson(
+          res,
+          status ?? 200,
+          {
           method,
           path: apiPath,
           query: q < 0 ? '' : url.slice(q + 1),
@@ -279,7 +293,9 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
           instance,
           endpoint: match.endpoint.id,
           limit: state.limit,
-        })
+          },
+          rated?.headers,
+        )
       }
       const hold = header(req, 'x-sim-hold')
       if (hold !== undefined) return atGate(hold, answer)
@@ -312,6 +328,7 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
     apiUrl: url + PREFIX,
     port,
     stats,
+    rateStats: () => rates.stats(),
     reset,
     setHiddenLimit,
     open,

@@ -169,6 +169,15 @@ export class RedisLimiter implements Limiter {
     return this.#mode
   }
 
+  /** The script runner and the live replica count, for the rate gate beside this limiter (docs/redis-limiter.md, "Rates"). */
+  get scripts(): Scripts {
+    return this.#scripts
+  }
+
+  replicas(): number {
+    return this.#replicas
+  }
+
   ready(): boolean {
     return this.#closing === undefined && this.#mode !== 'closed'
   }
