@@ -110,14 +110,16 @@ export function compileCatalog(entries: readonly CatalogEntry[], options: Catalo
     if (byId.has(id)) throw new CatalogInvalidError(`the endpoint catalog lists ${id} twice`)
     const override = overrides.get(id)
     const limitSource: LimitSource = override !== undefined ? 'override' : entry.limit === null ? 'unlisted' : 'published'
+    const rate = entry.rate ?? rates.get(id) ?? defaultRate
     const endpoint: Endpoint = Object.freeze({
       id,
       method: entry.method,
       template: entry.path,
-      limit: override ?? entry.limit ?? defaultLimit,
+      // an endpoint with a rate and no published limit may have N in progress: the fair queue still orders its waiters (docs/redis-limiter.md, "Rates")
+      limit: override ?? entry.limit ?? (entry.rate === undefined ? defaultLimit : entry.rate.requests),
       limitSource,
       ...(entry.since === undefined ? {} : { since: entry.since }),
-      ...rateOf(entry.rate ?? rates.get(id) ?? defaultRate),
+      ...rateOf(rate),
     })
     const parts = templateParts(entry.path)
     let node = tries.get(entry.method)

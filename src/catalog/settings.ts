@@ -13,4 +13,6 @@ export const limitSettingsSchema = z.strictObject({
   rates: z
     .record(z.string().regex(/^\*$|^[A-Z]+ \/\S*$/, 'an endpoint id such as "GET /accounts/{id}", or * for every endpoint'), rateSchema)
     .default({}),
+  /** added to every rate's window: the spread of the way to the API (network, a busy event loop) never brings two starts within one window (docs/redis-limiter.md, "Rates") */
+  rateMarginMs: z.number().int().min(0).max(60_000).default(100),
 })

@@ -15,13 +15,13 @@ export interface LimiterDeps {
 
 /** The backend the settings ask for: Redis when `redis.url` is set, else in-process. */
 export async function createLimiter(
-  settings: { readonly redis: RedisSettings; readonly fairness?: FairnessSettings; readonly learning?: LearningSettings },
+  settings: { readonly redis: RedisSettings; readonly fairness?: FairnessSettings; readonly learning?: LearningSettings; readonly limits?: { readonly rateMarginMs: number } },
   deps: LimiterDeps,
 ): Promise<RatedLimiter> {
   const fairness = new FairShare(settings.fairness)
   const observer = withLimitLog(deps.observer, deps.log)
   // rates beside the concurrency limit, on either backend (docs/redis-limiter.md, "Rates")
-  const learning = { enabled: settings.learning?.rates ?? true, idleMs: settings.learning?.idleMs ?? 3_600_000 }
+  const learning = { enabled: settings.learning?.rates ?? true, idleMs: settings.learning?.idleMs ?? 3_600_000, marginMs: settings.limits?.rateMarginMs ?? 0 }
   if (settings.redis.url === undefined) return new RatedLimiter(createMemoryLimiter({ observer, fairness }), new MemoryRateGate(), learning, observer)
   // Loaded only when used: ioredis alone adds about 10 MB to an in-process replica's resident
   // memory (docs/benchmarks.md, "Memory").

@@ -12,6 +12,8 @@ export interface RateLearning {
   readonly enabled: boolean
   /** a learned rate unused for this long is forgotten; a hold is never longer */
   readonly idleMs: number
+  /** added to every window, configured or learned (`limits.rateMarginMs`) */
+  readonly marginMs: number
 }
 
 /** A key's rate facts taught by answers, on this replica. */
@@ -22,13 +24,8 @@ interface Taught {
   heldUntil: number
 }
 
-/** Configured rates are frozen catalog objects: their GCRA constants once each. */
-const paramsCache = new WeakMap<Rate, GcraParams>()
-function paramsFor(rate: Rate): GcraParams {
-  let p = paramsCache.get(rate)
-  if (p === undefined) paramsCache.set(rate, (p = gcraParams(rate)))
-  return p
-}
+/** A rate's GCRA constants, its window widened by the margin. */
+const withMargin = (rate: Rate, marginMs: number): GcraParams => gcraParams(marginMs === 0 ? rate : { ...rate, windowMs: rate.windowMs + marginMs })
 
 const idOf = (key: PermitKey): string => `${key.instance}\0${key.endpoint}`
 
@@ -43,6 +40,8 @@ export class RatedLimiter implements Limiter {
   readonly #taught = new BoundedMap<string, Taught>(10_000)
   /** configured rates used lately, for `/status` (same bound) */
   readonly #used = new BoundedMap<string, { key: PermitKey; rate: Rate; at: number }>(10_000)
+  /** configured rates are frozen catalog objects: their constants once each */
+  readonly #params = new WeakMap<Rate, GcraParams>()
 
   constructor(
     private readonly inner: Limiter,
@@ -70,7 +69,7 @@ export class RatedLimiter implements Limiter {
 
   /** The rule in force for a key: the configured rate, made stricter by a learned one; a hold alone is HOLD_ONLY. */
   #paramsOf(key: PermitKey, rate: Rate | undefined): GcraParams | undefined {
-    let params = rate === undefined ? undefined : paramsFor(rate)
+    let params = rate === undefined ? undefined : this.#paramsFor(rate)
     if (rate !== undefined) this.#used.set(idOf(key), { key, rate, at: this.now() })
     if (this.#taught.size === 0) return params
     const taught = this.#taught.get(idOf(key))
@@ -82,6 +81,12 @@ export class RatedLimiter implements Limiter {
       return params
     }
     return params ?? HOLD_ONLY
+  }
+
+  #paramsFor(rate: Rate): GcraParams {
+    let p = this.#params.get(rate)
+    if (p === undefined) this.#params.set(rate, (p = withMargin(rate, this.learning.marginMs)))
+    return p
   }
 
   async #acquireRated(key: PermitKey, options: AcquireOptions, params: GcraParams): Promise<Permit> {
@@ -118,7 +123,7 @@ export class RatedLimiter implements Limiter {
     const id = idOf(key)
     const taught = this.#taught.get(id) ?? { learnedUntil: 0, heldUntil: 0 }
     if (evidence.rate !== undefined) {
-      const params = gcraParams(evidence.rate)
+      const params = withMargin(evidence.rate, this.learning.marginMs)
       const changed = taught.learned === undefined || taught.learned.requests !== evidence.rate.requests || taught.learned.windowMs !== evidence.rate.windowMs
       taught.learned = evidence.rate
       taught.learnedParams = params
