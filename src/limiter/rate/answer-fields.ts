@@ -11,6 +11,8 @@ export interface RateEvidence {
   readonly rate?: Rate
   /** ms nobody should start for: the quota is spent (r=0, remaining 0) or a Retry-After on a throttled status */
   readonly holdMs?: number
+  /** how many of the window's quota the API has counted already (quota − the least `r` remaining), when it says */
+  readonly used?: number
 }
 
 const first = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v)
@@ -37,7 +39,9 @@ export function readRateEvidence(headers: IncomingHttpHeaders, throttled: boolea
   const xSpent = xRateLimitSpentMs(first(headers['x-ratelimit-remaining']), first(headers['x-ratelimit-reset']), now)
   if (xSpent !== undefined) holds.push(xSpent)
   const holdMs = holds.length === 0 ? undefined : Math.max(...holds)
-  return { ...(rate === undefined ? {} : { rate }), ...(holdMs === undefined || holdMs <= 0 ? {} : { holdMs }) }
+  const remaining = leastRemaining(first(headers['ratelimit']))
+  const used = rate === undefined || remaining === undefined ? undefined : Math.max(0, rate.requests - remaining)
+  return { ...(rate === undefined ? {} : { rate }), ...(holdMs === undefined || holdMs <= 0 ? {} : { holdMs }), ...(used === undefined ? {} : { used }) }
 }
 
 /** Retry-After as delta seconds or an HTTP date, in ms. */
@@ -96,6 +100,17 @@ function spentQuotaMs(text: string | undefined): number | undefined {
     if (r === 0 && t !== undefined) hold = Math.max(hold ?? 0, t * 1000)
   }
   return hold
+}
+
+/** The least `r` of `RateLimit`'s items. */
+function leastRemaining(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined
+  let least: number | undefined
+  for (const params of listItems(text)) {
+    const r = wholeNumber(params.get('r'))
+    if (r !== undefined) least = Math.min(least ?? r, r)
+  }
+  return least
 }
 
 /** `X-RateLimit-Remaining: 0` with `X-RateLimit-Reset`: seconds from now, or (past 10^9) an epoch second. */

@@ -130,6 +130,10 @@ export class RatedLimiter implements Limiter {
       taught.learnedUntil = now + this.learning.idleMs
       if (changed) {
         this.gate.learn(key, params, this.learning.idleMs)
+        // The starts made before the rate was known count against it: as many as the API says it has
+        // counted in its window, else this answer's own request (docs/learned-limits.md, "Rates").
+        const made = Math.min(evidence.used ?? 1, evidence.rate.requests)
+        for (let i = 0; i < made; i++) void this.gate.reserve(key, params, Infinity)
         this.observer?.rateLearned?.(key, 'rate')
       }
     }
