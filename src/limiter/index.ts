@@ -26,9 +26,21 @@ export async function createLimiter(
   // Loaded only when used: ioredis alone adds about 10 MB to an in-process replica's resident
   // memory (docs/benchmarks.md, "Memory").
   const { createRedisLimiter, RedisRateGate } = await import('./redis/index.js')
-  const redis = await createRedisLimiter(settings.redis, { ...deps, observer, fairness })
-  const host = { scripts: redis.scripts, keyPrefix: settings.redis.keyPrefix, mode: () => redis.mode(), replicas: () => redis.replicas() }
-  return new RatedLimiter(redis, new RedisRateGate(host, deps.log), learning, observer)
+  // the rate gate hears of mode changes too (a fallback's end); it is made once the limiter exists
+  let gate: InstanceType<typeof RedisRateGate> | undefined
+  const modes: LimiterObserver = {
+    ...observer,
+    modeChanged(mode) {
+      gate?.modeChanged(mode)
+      observer.modeChanged?.(mode)
+    },
+  }
+  const redis = await createRedisLimiter(settings.redis, { ...deps, observer: modes, fairness })
+  // every replica has seen Redis back within a probe and a reconnection (about a second): two leases is ample
+  const host = { scripts: redis.scripts, keyPrefix: settings.redis.keyPrefix, mode: () => redis.mode(), replicas: () => redis.replicas(), settleMs: 2 * settings.redis.leaseMs }
+  gate = new RedisRateGate(host, deps.log)
+  if (redis.mode() !== 'redis') gate.modeChanged(redis.mode())
+  return new RatedLimiter(redis, gate, learning, observer)
 }
 
 /** Every change of a learned limit is one log line (from, to, why; README "Learned limits"), then goes to the observer. */

@@ -49,6 +49,11 @@ export class MemoryRateGate implements RateGate {
     return tat === undefined ? 0 : Math.max(0, tat - params.toleranceMs - this.now())
   }
 
+  /** drops a key's TAT (the Redis gate, once Redis holds what this replica reserved in a fallback) */
+  forget(key: PermitKey): void {
+    this.#tats.delete(keyOf(key))
+  }
+
   /** keys with a TAT still ahead (tests read it: an idle key costs nothing once its TAT has passed) */
   get size(): number {
     return this.#tats.size

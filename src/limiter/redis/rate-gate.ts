@@ -12,6 +12,8 @@ export interface RateGateHost {
   readonly keyPrefix: string
   mode(): LimiterMode
   replicas(): number
+  /** how long after a fallback ends reservations stay at this replica's share: until every replica has seen Redis back */
+  readonly settleMs: number
 }
 
 const GRANTED_NOW: Reservation = Object.freeze({ delayMs: 0, granted: true })
@@ -27,6 +29,12 @@ export class RedisRateGate implements RateGate {
   readonly #keys = new BoundedMap<string, string>(10_000)
   /** the next free start as the last reservation here saw it (ms on this replica's clock), for `/status` */
   readonly #nextFree = new BoundedMap<string, number>(10_000)
+  /** when this replica last left a fallback (ms, its clock); Infinity while in one */
+  #fallbackEndedAt = -Infinity
+  /** how many replicas shared Redis when the last fallback began */
+  #replicasBefore = 1
+  /** keys whose local starts were put after what Redis last said, since the fallback began */
+  readonly #seeded = new BoundedMap<string, true>(10_000)
 
   constructor(
     private readonly host: RateGateHost,
@@ -43,25 +51,68 @@ export class RedisRateGate implements RateGate {
   reserve(key: PermitKey, params: GcraParams, maxWaitMs: number): Reservation | Promise<Reservation> {
     const mode = this.host.mode()
     if (mode === 'open') return GRANTED_NOW
-    if (mode !== 'redis') return this.#local.reserve(key, shareOf(params, this.host.replicas()), maxWaitMs)
-    return reserveStart(this.host.scripts, this.#redisKey(key), params, maxWaitMs).then(
-      (r) => {
-        this.#nextFree.set(`${key.instance}\0${key.endpoint}`, Date.now() + r.nextFreeMs)
-        return r
-      },
-      (err: unknown) => {
-        this.log.warn({ err, instance: key.instance, endpoint: key.endpoint }, 'limiter: the rate script failed; this start reserved in process at this replica\'s share of the rate')
-        return this.#local.reserve(key, shareOf(params, this.host.replicas()), maxWaitMs)
-      },
-    )
+    if (mode !== 'redis') return this.#reserveLocally(key, params, maxWaitMs)
+    if (this.#seeded.size > 0) this.#seeded.clear()
+    const id = `${key.instance}\0${key.endpoint}`
+    // Right after a fallback, other replicas may still reserve locally at their share: this one keeps to
+    // its share too, through Redis, until they have all seen Redis back (docs/redis-limiter.md, "Rates").
+    const share = Date.now() < this.#fallbackEndedAt + this.host.settleMs ? shareOf(params, Math.max(this.host.replicas(), this.#replicasBefore)) : params
+    // Back from a fallback: starts this replica reserved meanwhile are still ahead; Redis holds its
+    // next start a window past them (docs/redis-limiter.md, "Rates", "Redis lost and back").
+    const localAhead = this.#local.size > 0 ? this.#local.nextFreeMs(key, share) : 0
+    const sent =
+      localAhead > 0
+        ? holdStarts(this.host.scripts, this.#redisKey(key), localAhead + share.intervalMs, share).then(() => this.#forgetLocal(key))
+        : Promise.resolve()
+    return sent
+      .then(() => reserveStart(this.host.scripts, this.#redisKey(key), share, maxWaitMs))
+      .then(
+        (r) => {
+          this.#nextFree.set(id, Date.now() + r.nextFreeMs)
+          return r
+        },
+        (err: unknown) => {
+          this.log.warn({ err, instance: key.instance, endpoint: key.endpoint }, "limiter: the rate script failed; this start reserved in process at this replica's share of the rate")
+          return this.#reserveLocally(key, params, maxWaitMs)
+        },
+      )
+  }
+
+  /**
+   * At this replica's share of the rate. The first local start of a key waits one window past the next
+   * free start Redis last told of: reservations other replicas made before Redis went away are at most a
+   * window's worth when the key's concurrency limit is at most N (docs/redis-limiter.md, "Rates").
+   */
+  #reserveLocally(key: PermitKey, params: GcraParams, maxWaitMs: number): Reservation {
+    const id = `${key.instance}\0${key.endpoint}`
+    const share = shareOf(params, this.host.replicas())
+    if (!this.#seeded.has(id)) {
+      this.#seeded.set(id, true)
+      const seen = this.#nextFree.get(id)
+      if (seen !== undefined && seen + params.windowMs > Date.now()) this.#local.hold(key, seen + params.windowMs - Date.now(), share)
+    }
+    return this.#local.reserve(key, share, maxWaitMs)
+  }
+
+  #forgetLocal(key: PermitKey): void {
+    this.#local.forget(key)
+  }
+
+  /** The Redis limiter's mode changed (its observer): a fallback's end starts the settling time. */
+  modeChanged(mode: LimiterMode): void {
+    // a Redis that lost its data counts the replicas again from one as their heartbeats come in
+    if (mode !== 'redis' && this.#fallbackEndedAt !== Infinity) this.#replicasBefore = this.host.replicas()
+    this.#fallbackEndedAt = mode === 'redis' ? (this.#fallbackEndedAt === Infinity ? Date.now() : this.#fallbackEndedAt) : Infinity
   }
 
   hold(key: PermitKey, forMs: number, params: GcraParams = HOLD_ONLY): void {
-    // kept here too, so the fallback honours it if Redis goes away
-    this.#local.hold(key, forMs, params)
-    if (this.host.mode() !== 'redis') return
+    if (this.host.mode() !== 'redis') return this.#local.hold(key, forMs, shareOf(params, this.host.replicas()))
+    // remembered as a next free start, so a fallback that begins meanwhile honours it too
+    const id = `${key.instance}\0${key.endpoint}`
+    this.#nextFree.set(id, Math.max(this.#nextFree.get(id) ?? 0, Date.now() + forMs))
     holdStarts(this.host.scripts, this.#redisKey(key), forMs, params).catch((err: unknown) => {
       this.log.warn({ err, instance: key.instance, endpoint: key.endpoint }, 'limiter: could not share a Retry-After hold through Redis; held on this replica only')
+      this.#local.hold(key, forMs, params)
     })
   }
 
@@ -80,6 +131,7 @@ export class RedisRateGate implements RateGate {
   }
 
   close(): void {
+    this.#seeded.clear()
     this.#local.close()
   }
 }

@@ -8,7 +8,7 @@ import { closeAll, key, memoryLog, redisLimiter, testSettings } from './helpers.
 const redis = useRedis()
 
 const gateOf = (limiter: RedisLimiter, prefix: string): RedisRateGate =>
-  new RedisRateGate({ scripts: limiter.scripts, keyPrefix: prefix, mode: () => limiter.mode(), replicas: () => limiter.replicas() }, memoryLog())
+  new RedisRateGate({ scripts: limiter.scripts, keyPrefix: prefix, mode: () => limiter.mode(), replicas: () => limiter.replicas(), settleMs: 2_000 }, memoryLog())
 
 describe('redis rate gate: start times shared by every replica', () => {
   it('two replicas reserving in turn get one spacing between them, and the key expires', async () => {
