@@ -24,7 +24,9 @@ describe('a replica killed holding reservations of a rate', () => {
       SLUICE_LIMITS_RATES: JSON.stringify(limits.rates),
       SLUICE_LIMITS_RATE_MARGIN_MS: String(limits.rateMarginMs),
     })
-    onTestFinished(() => doomed.stop('SIGKILL'))
+    onTestFinished(async () => {
+      await doomed.stop('SIGKILL')
+    })
     const survivor = await startProxy({ upstream: sim.apiUrl, requestLog: false, limits, redis: { url: redis.url, keyPrefix: prefix, leaseMs: 1000 } })
     onTestFinished(() => survivor.close())
     const get = (proxy: { url: string }, i: number) => send(proxy.url, `/v2/accounts/${i}/contacts`, { headers: { authorization: basicAuth('org1') } })

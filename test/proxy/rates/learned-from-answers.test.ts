@@ -2,6 +2,7 @@ import { describe, expect, it, onTestFinished } from 'vitest'
 import { adminJson, startProxy } from '../../support/proxy.js'
 import { send } from '../../support/http.js'
 import { basicAuth, withSim } from '../../support/sim.js'
+import { parsePromText, valueOf } from '../../metrics/prom-text.js'
 import type { RateStatus } from '../../../src/limiter/types.js'
 
 const ENDPOINT = 'GET /accounts/{id}/contacts'
@@ -20,6 +21,8 @@ describe('a rate nobody configured, learned from the answers (RateLimit-Policy, 
     expect(status.rates).toEqual([
       { instance: 'org1', endpoint: ENDPOINT, learned: { requests: 3, windowMs: 1000, burst: 1, expiresInMs: expect.any(Number) }, nextStartMs: expect.any(Number) },
     ])
+    const metrics = parsePromText(await (await fetch(`${proxy.adminUrl}/metrics`)).text())
+    expect(valueOf(metrics, 'sluice_rate_learned_total', { endpoint: ENDPOINT, kind: 'rate' })).toBe(1)
   })
 
   it('X-RateLimit-Remaining: 0 with X-RateLimit-Reset holds the next start until the reset', async () => {

@@ -2,6 +2,7 @@ import { describe, expect, it, onTestFinished } from 'vitest'
 import { startProxy } from '../../support/proxy.js'
 import { send } from '../../support/http.js'
 import { basicAuth, withSim } from '../../support/sim.js'
+import { parsePromText, valueOf } from '../../metrics/prom-text.js'
 
 const ENDPOINT = 'GET /accounts/{id}/contacts'
 const RATE = { requests: 4, windowMs: 1000 }
@@ -17,6 +18,10 @@ describe('a rate-limited endpoint: requests wait for their start, the API never 
     )
     expect(answers.map((a) => a.status)).toEqual(Array(16).fill(200))
     expect(sim.rateStats()[`org1 ${ENDPOINT}`]).toEqual({ overRate: 0, maxInWindow: 4, admitted: 16 })
+    // every start under the rate is one observation of its wait, by endpoint
+    const metrics = parsePromText(await (await fetch(`${proxy.adminUrl}/metrics`)).text())
+    expect(valueOf(metrics, 'sluice_rate_wait_seconds_count', { endpoint: ENDPOINT })).toBe(16)
+    expect(valueOf(metrics, 'sluice_rate_wait_seconds_sum', { endpoint: ENDPOINT })).toBeGreaterThan(1)
     // another organisation has its own rate
     const other = await send(proxy.url, '/v2/accounts/1/contacts', { headers: { authorization: basicAuth('org2') } })
     expect(other.status).toBe(200)
