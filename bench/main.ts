@@ -10,12 +10,13 @@ import { runFairnessBench } from './fairness.js'
 import { runMetricsCostBench } from './metrics/proxy-cost.js'
 import { runLearningBench } from './learning.js'
 import { runPermitsBench } from './permits/main.js'
+import { runRatesBench } from './rates/main.js'
 import { runRedisBench } from './redis/index.js'
 import { runReplicasBench } from './redis/replicas.js'
 import { runTricksBench } from './tricks/index.js'
 
 async function main(): Promise<void> {
-  // `npm run bench -- core`, `-- metrics`, `-- tricks`, `-- redis`, `-- permits`, `-- fairness`, `-- learning` or `-- compare` runs one part.
+  // `npm run bench -- core`, `-- metrics`, `-- tricks`, `-- redis`, `-- permits`, `-- fairness`, `-- learning`, `-- rates` or `-- compare` runs one part.
   const only = process.argv[2]
   const out = (s: string): boolean => process.stdout.write(`${s}\n`)
   out(`# sluice benchmarks — node ${process.version}, ${new Date().toISOString()}\n`)
@@ -76,6 +77,12 @@ async function main(): Promise<void> {
   if (only === undefined || only === 'learning') {
     out('## Learned limits: three replicas on Redis, the sim keeping 2 (org 1001) and 12 (org 1002) to itself on GET /accounts/{id}/memberships, 24 client loops per org, sim at 40 ms\n')
     out(await runLearningBench())
+    out('')
+  }
+
+  if (only === undefined || only === 'rates') {
+    out('## Rates: what a key without a rate pays (nothing), and one with a rate in process\n')
+    out(await runRatesBench())
     out('')
   }
 
