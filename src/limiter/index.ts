@@ -27,18 +27,18 @@ export async function createLimiter(
   // memory (docs/benchmarks.md, "Memory").
   const { createRedisLimiter, RedisRateGate } = await import('./redis/index.js')
   // the rate gate hears of mode changes too (a fallback's end); it is made once the limiter exists
-  let gate: InstanceType<typeof RedisRateGate> | undefined
+  const late: { gate?: InstanceType<typeof RedisRateGate> } = {}
   const modes: LimiterObserver = {
     ...observer,
     modeChanged(mode) {
-      gate?.modeChanged(mode)
+      late.gate?.modeChanged(mode)
       observer.modeChanged?.(mode)
     },
   }
   const redis = await createRedisLimiter(settings.redis, { ...deps, observer: modes, fairness })
   // every replica has seen Redis back within a probe and a reconnection (about a second): two leases is ample
   const host = { scripts: redis.scripts, keyPrefix: settings.redis.keyPrefix, mode: () => redis.mode(), replicas: () => redis.replicas(), settleMs: 2 * settings.redis.leaseMs }
-  gate = new RedisRateGate(host, deps.log)
+  const gate = (late.gate = new RedisRateGate(host, deps.log))
   if (redis.mode() !== 'redis') gate.modeChanged(redis.mode())
   return new RatedLimiter(redis, gate, learning, observer)
 }

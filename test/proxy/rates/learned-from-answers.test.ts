@@ -19,7 +19,7 @@ describe('a rate nobody configured, learned from the answers (RateLimit-Policy, 
     expect(sim.rateStats()[`org1 ${ENDPOINT}`]).toEqual({ overRate: 0, maxInWindow: 3, admitted: 10 })
     const status = await adminJson<{ rates?: RateStatus[] }>(proxy, '/status')
     expect(status.rates).toEqual([
-      { instance: 'org1', endpoint: ENDPOINT, learned: { requests: 3, windowMs: 1000, burst: 1, expiresInMs: expect.any(Number) }, nextStartMs: expect.any(Number) },
+      { instance: 'org1', endpoint: ENDPOINT, learned: { requests: 3, windowMs: 1000, burst: 1, expiresInMs: expect.any(Number) as number }, nextStartMs: expect.any(Number) as number },
     ])
     const metrics = parsePromText(await (await fetch(`${proxy.adminUrl}/metrics`)).text())
     expect(valueOf(metrics, 'sluice_rate_learned_total', { endpoint: ENDPOINT, kind: 'rate' })).toBe(1)

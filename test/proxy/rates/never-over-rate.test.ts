@@ -38,7 +38,7 @@ describe('a rate-limited endpoint: requests wait for their start, the API never 
     expect(refused.json()).toEqual([
       {
         code: 'SLUICE_WAIT_TOO_LONG',
-        message: expect.stringMatching(/^The queue for GET \/accounts\/\{id\}\/contacts \(instance org1\) is predicted to take \d+ ms, longer than this request may wait \(\d+ ms\); try again after Retry-After$/),
+        message: expect.stringMatching(/^The queue for GET \/accounts\/\{id\}\/contacts \(instance org1\) is predicted to take \d+ ms, longer than this request may wait \(\d+ ms\); try again after Retry-After$/) as string,
       },
     ])
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(50)
