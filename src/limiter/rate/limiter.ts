@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { BoundedMap } from '../../bounded/index.js'
-import { WaitTooLongError } from '../errors.js'
+import { LimiterClosedError, WaitTooLongError } from '../errors.js'
 import type { AcquireOptions, Limiter, LimiterMode, LimiterObserver, LimiterStatus, Permit, PermitKey, RateStatus } from '../types.js'
 import { hasRateFields, readRateEvidence } from './answer-fields.js'
 import type { RateGate } from './gate.js'
@@ -40,6 +40,8 @@ export class RatedLimiter implements Limiter {
   readonly #taught = new BoundedMap<string, Taught>(10_000)
   /** configured rates used lately, for `/status` (same bound) */
   readonly #used = new BoundedMap<string, { key: PermitKey; rate: Rate; at: number }>(10_000)
+  /** aborted by drain(): requests waiting for their start are not in flight yet, so they get the 503 the queued get */
+  readonly #drained = new AbortController()
   /** configured rates are frozen catalog objects: their constants once each */
   readonly #params = new WeakMap<Rate, GcraParams>()
 
@@ -62,6 +64,7 @@ export class RatedLimiter implements Limiter {
   acquire(key: PermitKey, options: AcquireOptions): Promise<Permit> {
     const rate = options.rate
     if (rate === undefined && this.#taught.size === 0) return this.inner.acquire(key, options)
+    if (rate !== undefined) this.#used.set(idOf(key), { key, rate, at: this.now() })
     const params = this.#paramsOf(key, rate)
     if (params === undefined) return this.inner.acquire(key, options)
     return this.#acquireRated(key, options, params)
@@ -70,7 +73,6 @@ export class RatedLimiter implements Limiter {
   /** The rule in force for a key: the configured rate, made stricter by a learned one; a hold alone is HOLD_ONLY. */
   #paramsOf(key: PermitKey, rate: Rate | undefined): GcraParams | undefined {
     let params = rate === undefined ? undefined : this.#paramsFor(rate)
-    if (rate !== undefined) this.#used.set(idOf(key), { key, rate, at: this.now() })
     if (this.#taught.size === 0) return params
     const taught = this.#taught.get(idOf(key))
     if (taught === undefined) return params
@@ -91,6 +93,10 @@ export class RatedLimiter implements Limiter {
 
   async #acquireRated(key: PermitKey, options: AcquireOptions, params: GcraParams): Promise<Permit> {
     const permit = await this.inner.acquire(key, options)
+    if (this.#drained.signal.aborted) {
+      permit.release('neutral')
+      throw this.#drained.signal.reason as Error
+    }
     let delayMs: number
     try {
       const maxWaitMs = options.deadline - this.now()
@@ -100,7 +106,7 @@ export class RatedLimiter implements Limiter {
         const err = new WaitTooLongError(`${key.endpoint} (instance ${key.instance})`, Math.round(delayMs), Math.max(0, Math.round(maxWaitMs)))
         throw Object.assign(err, { headers: { 'retry-after': String(Math.max(1, Math.ceil(delayMs / 1000))) } })
       }
-      if (delayMs > 0) await sleep(delayMs, options.signal)
+      if (delayMs > 0) await sleep(delayMs, options.signal, this.#drained.signal)
     } catch (err) {
       // the permit was never used: back at once, saying nothing about the limit
       permit.release('neutral')
@@ -152,16 +158,28 @@ export class RatedLimiter implements Limiter {
     const rates: RateStatus[] = []
     const seen = new Set<string>()
     // configured rates used within the last minute, then whatever answers taught
+    const stale: string[] = []
     for (const [id, used] of this.#used.entries()) {
-      if (now - used.at > 60_000) continue
+      if (now - used.at > 60_000) {
+        stale.push(id)
+        continue
+      }
       seen.add(id)
       rates.push(this.#rateStatus(used.key, used.rate, now))
     }
+    // what is no longer shown is dropped, so /status and memory follow the keys in use (docs/redis-limiter.md, "Rates", cost)
+    for (const id of stale) this.#used.delete(id)
+    const forgotten: string[] = []
     for (const [id, taught] of this.#taught.entries()) {
-      if (seen.has(id) || (taught.learnedUntil <= now && taught.heldUntil <= now)) continue
+      if (taught.learnedUntil <= now && taught.heldUntil <= now) {
+        forgotten.push(id)
+        continue
+      }
+      if (seen.has(id)) continue
       const [instance = '', endpoint = ''] = id.split('\0')
       rates.push(this.#rateStatus({ instance, endpoint }, undefined, now))
     }
+    for (const id of forgotten) this.#taught.delete(id)
     return rates.length === 0 ? status : { ...status, rates }
   }
 
@@ -181,28 +199,34 @@ export class RatedLimiter implements Limiter {
   }
 
   drain(): void {
+    if (!this.#drained.signal.aborted) this.#drained.abort(new LimiterClosedError('sluice is shutting down'))
     this.inner.drain()
   }
 
   async close(): Promise<void> {
+    this.drain()
     this.gate.close()
     await this.inner.close()
   }
 }
 
-/** Sleeps `ms`, or rejects with the signal's reason once it aborts; the timer is unref'd and never above 2^31−1. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** Sleeps `ms`, or rejects with the reason of the first signal to abort; the timer is unref'd and never above 2^31−1. */
+function sleep(ms: number, signal: AbortSignal | undefined, drained: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason as Error)
-    const onAbort = (): void => {
+    const onAbort = (event: Event): void => {
       clearTimeout(timer)
-      reject(signal!.reason as Error)
+      signal?.removeEventListener('abort', onAbort)
+      drained.removeEventListener('abort', onAbort)
+      reject((event.target as AbortSignal).reason as Error)
     }
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort)
+      drained.removeEventListener('abort', onAbort)
       resolve()
     }, Math.min(ms, 2 ** 31 - 1))
     timer.unref()
     signal?.addEventListener('abort', onAbort, { once: true })
+    drained.addEventListener('abort', onAbort, { once: true })
   })
 }
