@@ -63,8 +63,11 @@ export interface AttemptDeps {
   readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number) => void
   /** a permit was granted to `app`; the function returned is called once it is given back */
   readonly onPermit?: (app: string) => () => void
-  /** every answer's head, with whether its status sends the request back (RETRY_STATUSES): rates learn from it */
-  readonly onAnswerHead?: (key: { readonly instance: string; readonly endpoint: string }, status: number, headers: IncomingHttpHeaders, throttled: boolean) => void
+  /**
+   * every answer's head, with whether its status sends the request back (RETRY_STATUSES): rates learn from
+   * it; true: a 429 of a spent rate quota, which says nothing about the concurrency limit
+   */
+  readonly onAnswerHead?: (key: { readonly instance: string; readonly endpoint: string }, status: number, headers: IncomingHttpHeaders, throttled: boolean) => boolean
 }
 
 /** A request stopped before it was sent, because its permit could no longer start it (never leaves the proxy). */
@@ -144,7 +147,8 @@ export class UpstreamAttempt implements ForwardCallbacks {
     this.deps.versioning.observeUpstream(call.decision, status, call.key)
     this.outcome = status === 429 ? 'throttled' : status < 500 ? 'success' : 'neutral'
     const throttled = RETRY_STATUSES.has(status)
-    this.deps.onAnswerHead?.(call.key, status, headers, throttled)
+    // a 429 of a spent quota per window is the rate's: learned concurrency limits do not count it (docs/learned-limits.md, "Rates")
+    if (this.deps.onAnswerHead?.(call.key, status, headers, throttled) === true) this.outcome = 'neutral'
     if (throttled) {
       this.retryHead = headers
       return undefined

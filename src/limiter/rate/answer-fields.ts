@@ -13,6 +13,8 @@ export interface RateEvidence {
   readonly holdMs?: number
   /** how many of the window's quota the API has counted already (quota − the least `r` remaining), when it says */
   readonly used?: number
+  /** the answer says a quota per window is spent (`r=0`, `X-RateLimit-Remaining: 0`): its 429 is the rate's, not concurrency's */
+  readonly quotaSpent?: true
 }
 
 const first = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v)
@@ -41,7 +43,13 @@ export function readRateEvidence(headers: IncomingHttpHeaders, throttled: boolea
   const holdMs = holds.length === 0 ? undefined : Math.max(...holds)
   const remaining = leastRemaining(first(headers['ratelimit']))
   const used = rate === undefined || remaining === undefined ? undefined : Math.max(0, rate.requests - remaining)
-  return { ...(rate === undefined ? {} : { rate }), ...(holdMs === undefined || holdMs <= 0 ? {} : { holdMs }), ...(used === undefined ? {} : { used }) }
+  const quotaSpent = spent !== undefined || xSpent !== undefined
+  return {
+    ...(rate === undefined ? {} : { rate }),
+    ...(holdMs === undefined || holdMs <= 0 ? {} : { holdMs }),
+    ...(used === undefined ? {} : { used }),
+    ...(quotaSpent ? { quotaSpent: true as const } : {}),
+  }
 }
 
 /** Retry-After as delta seconds or an HTTP date, in ms. */

@@ -119,13 +119,14 @@ export class RatedLimiter implements Limiter {
   /**
    * What an upstream answer says about the key's rate (docs/learned-limits.md, "Rates"): a published rate is
    * kept for `idleMs` and shared; a Retry-After on a throttled status, or a spent quota, holds every start.
-   * Answers without these fields cost a few property reads.
+   * Answers without these fields cost a few property reads. Returns true for a throttled answer that says
+   * a quota per window is spent: the rate's 429, which learned concurrency limits do not count.
    */
-  observeAnswer(key: PermitKey, status: number, headers: IncomingHttpHeaders, throttled: boolean): void {
-    if (!this.learning.enabled || !hasRateFields(headers, throttled)) return
+  observeAnswer(key: PermitKey, status: number, headers: IncomingHttpHeaders, throttled: boolean): boolean {
+    if (!this.learning.enabled || !hasRateFields(headers, throttled)) return false
     const now = this.now()
     const evidence = readRateEvidence(headers, throttled, now)
-    if (evidence.rate === undefined && evidence.holdMs === undefined) return
+    if (evidence.rate === undefined && evidence.holdMs === undefined) return false
     const id = idOf(key)
     const taught = this.#taught.get(id) ?? { learnedUntil: 0, heldUntil: 0 }
     if (evidence.rate !== undefined) {
@@ -150,6 +151,7 @@ export class RatedLimiter implements Limiter {
       this.observer?.rateLearned?.(key, 'hold')
     }
     this.#taught.set(id, taught)
+    return throttled && evidence.quotaSpent === true
   }
 
   async status(): Promise<LimiterStatus> {
