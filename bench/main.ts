@@ -10,6 +10,7 @@ import { runFairnessBench } from './fairness.js'
 import { runMetricsCostBench } from './metrics/proxy-cost.js'
 import { runLearningBench } from './learning.js'
 import { runPermitsBench } from './permits/main.js'
+import { runRatesBench } from './rates/main.js'
 import { runRedisBench } from './redis/index.js'
 import { runReplicasBench } from './redis/replicas.js'
 import { runTricksBench } from './tricks/index.js'
@@ -24,7 +25,7 @@ const MORE_UPSTREAMS = [
 ]
 
 async function main(): Promise<void> {
-  // `npm run bench -- core`, `-- metrics`, `-- traces`, `-- tricks`, `-- redis`, `-- permits`, `-- fairness`, `-- learning`, `-- memory` or `-- compare` runs one part; `-- scale [sizes]` runs only on its own.
+  // `npm run bench -- core`, `-- metrics`, `-- traces`, `-- tricks`, `-- redis`, `-- permits`, `-- fairness`, `-- learning`, `-- memory`, `-- rates` or `-- compare` runs one part; `-- scale [sizes]` runs only on its own.
   const only = process.argv[2]
   const out = (s: string): boolean => process.stdout.write(`${s}\n`)
   out(`# sluice benchmarks — node ${process.version}, ${new Date().toISOString()}\n`)
@@ -108,6 +109,12 @@ async function main(): Promise<void> {
   if (only === undefined || only === 'learning') {
     out('## Learned limits: three replicas on Redis, the sim keeping 2 (org 1001) and 12 (org 1002) to itself on GET /accounts/{id}/memberships, 24 client loops per org, sim at 40 ms\n')
     out(await runLearningBench())
+    out('')
+  }
+
+  if (only === undefined || only === 'rates') {
+    out('## Rates: what a key without a rate pays (nothing), and one with a rate in process\n')
+    out(await runRatesBench())
     out('')
   }
 

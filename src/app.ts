@@ -187,7 +187,8 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     appsArePrincipals: settings.apps.enabled,
     budget,
   })
-  limiter = await createLimiter(settings, { log, observer: metrics.observer })
+  const rated = await createLimiter(settings, { log, observer: metrics.observer })
+  limiter = rated
   const upstream = createUpstream(settings, deps.env)
   const routes = new Routes<UpstreamRoute>([
     { ...prefixes.default, catalog, upstream, versioning, retryWithRetryAfter: plans[0]!.retryWithRetryAfter },
@@ -216,6 +217,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     learnOf: learnOptionsCache(settings.learning),
     onUpstream429: (endpoint, instance) => metrics.upstream429(endpoint.id, instance),
     onUpstreamAttempt: (endpoint, seconds) => metrics.upstreamAttempt(endpoint.id, seconds),
+    onAnswerHead: (key, status, headers, throttled) => rated.observeAnswer(key, status, headers, throttled),
     onPermit: (app) => metrics.permitHeld(app),
     budget,
   })

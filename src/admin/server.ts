@@ -107,6 +107,8 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
       keys: (nameOf === undefined ? status.keys : namedKeys(status.keys, nameOf)).map(withUpstream),
       // learned limits (README "Learned limits"), busy keys or not
       learned: (nameOf === undefined ? (status.learned ?? []) : namedLearned(status.learned ?? [], nameOf)).map(withUpstream),
+      // keys with a rate used lately or learned, and their next free start (docs/redis-limiter.md, "Rates"); absent when none
+      ...(status.rates === undefined ? {} : { rates: (nameOf === undefined ? status.rates : status.rates.map((r) => ({ ...r, endpoint: nameOf(r.endpoint) }))).map(withUpstream) }),
       ...deps.statusExtras?.(),
       // a Redis error's text may hold a connection string: masked like the logs
       details: JSON.parse(maskSecretText(JSON.stringify(status.details ?? {}))) as Record<string, unknown>,

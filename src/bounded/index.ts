@@ -27,6 +27,11 @@ export class BoundedMap<K extends NonNullable<unknown>, V extends NonNullable<un
     this.#entries.set(key, value)
   }
 
+  /** every entry, most recently used first (`/status` lists some) */
+  entries(): IterableIterator<[K, V]> {
+    return this.#entries.entries()
+  }
+
   delete(key: K): void {
     this.#entries.delete(key)
   }

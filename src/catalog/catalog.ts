@@ -2,7 +2,7 @@ import { BoundedMap } from '../bounded/index.js'
 import { CatalogInvalidError, CatalogOptionsError, UnknownOverrideError } from './errors.js'
 import { readCatalogFile } from './file.js'
 import { normalisePath, type NormalisedPath } from './path.js'
-import type { Catalog, CatalogEntry, CatalogOptions, Endpoint, LimitSource, MatchResult } from './types.js'
+import type { Catalog, CatalogEntry, CatalogOptions, Endpoint, EndpointRate, LimitSource, MatchResult } from './types.js'
 import { nearestEndpointId } from './nearest.js'
 import { unknownTemplate } from './unknown.js'
 import { endpointNamer } from './names.js'
@@ -98,6 +98,9 @@ export function compileCatalog(entries: readonly CatalogEntry[], options: Catalo
   const overrides = new Map<string, number>()
   for (const [key, value] of Object.entries(options.overrides)) overrides.set(key, checkLimit(value, `limits.overrides "${key}"`))
 
+  // rates: one frozen object each, so the limiter computes its constants once (src/limiter/rate/limiter.ts)
+  const rates = new Map(Object.entries(options.rates ?? {}).map(([id, rate]) => [id, Object.freeze({ ...rate })]))
+  const defaultRate = rates.get('*')
   const tries = new Map<string, TrieNode>()
   const endpoints: Endpoint[] = []
   const byId = new Map<string, Endpoint>()
@@ -107,13 +110,16 @@ export function compileCatalog(entries: readonly CatalogEntry[], options: Catalo
     if (byId.has(id)) throw new CatalogInvalidError(`the endpoint catalog lists ${id} twice`)
     const override = overrides.get(id)
     const limitSource: LimitSource = override !== undefined ? 'override' : entry.limit === null ? 'unlisted' : 'published'
+    const rate = entry.rate ?? rates.get(id) ?? defaultRate
     const endpoint: Endpoint = Object.freeze({
       id,
       method: entry.method,
       template: entry.path,
-      limit: override ?? entry.limit ?? defaultLimit,
+      // an endpoint with a rate and no published limit may have N in progress: the fair queue still orders its waiters (docs/redis-limiter.md, "Rates")
+      limit: override ?? entry.limit ?? (entry.rate === undefined ? defaultLimit : entry.rate.requests),
       limitSource,
       ...(entry.since === undefined ? {} : { since: entry.since }),
+      ...rateOf(rate),
     })
     const parts = templateParts(entry.path)
     let node = tries.get(entry.method)
@@ -138,6 +144,14 @@ export function compileCatalog(entries: readonly CatalogEntry[], options: Catalo
     node.terminal = { endpoint, parts }
     endpoints.push(endpoint)
     byId.set(id, endpoint)
+  }
+
+  // A rate for an id the catalog lacks would never apply: refused like a misspelt override (paths not in the catalog take `*`).
+  for (const id of rates.keys()) {
+    if (id !== '*' && !byId.has(id)) {
+      const near = nearestEndpointId(id, byId.keys())
+      throw new CatalogOptionsError(`limits.rates: "${id}" is not an endpoint id of the catalog${near === undefined ? '; paths not in the catalog take the rate of "*"' : `; did you mean "${near}"?`}`)
+    }
   }
 
   // HEAD shares GET's endpoints unless the catalog lists HEAD itself.
@@ -177,6 +191,7 @@ export function compileCatalog(entries: readonly CatalogEntry[], options: Catalo
         template,
         limit: override ?? defaultLimit,
         limitSource: override === undefined ? ('unknown' as const) : ('override' as const),
+        ...rateOf(rates.get(id) ?? defaultRate),
       })
     })
   }
@@ -194,6 +209,8 @@ export function compileCatalog(entries: readonly CatalogEntry[], options: Catalo
 
   return { endpoints: Object.freeze(endpoints), match, nameOf: endpointNamer(byId.keys()) }
 }
+
+const rateOf = (rate: EndpointRate | undefined): { rate?: EndpointRate } => (rate === undefined ? {} : { rate: Object.isFrozen(rate) ? rate : Object.freeze({ ...rate }) })
 
 /** Reads `config/endpoints.yaml` (or `file`), validates it and compiles the matcher. */
 export function loadCatalog(file: string, options: CatalogOptions): Catalog {

@@ -7,11 +7,26 @@ import type { CatalogEntry } from './types.js'
 /** A static segment is a name; a parameter is `{name}` (the API's spelling, kept for the template). */
 const TEMPLATE = /^\/$|^(?:\/(?:[A-Za-z0-9_-]+|\{[A-Za-z][A-Za-z0-9_]*\}))+$/
 
+/**
+ * A rate, N requests per window (docs/redis-limiter.md, "Rates"), as an endpoint of the catalog or
+ * `limits.rates` writes it: `{ requests: 100, windowMs: 10000 }`, optionally `burst` (default 1).
+ */
+export const rateSchema = z
+  .strictObject({
+    requests: z.number().int().positive(),
+    windowMs: z.number().int().min(1).max(86_400_000),
+    /** how many may start together after a quiet spell; at most `requests` */
+    burst: z.number().int().positive().default(1),
+  })
+  .refine((r) => r.burst <= r.requests, { path: ['burst'], message: 'must not be above requests' })
+
 export const catalogEntrySchema = z.strictObject({
   method: z.string().regex(/^[A-Z]+$/, 'an upper-case HTTP method such as GET'),
   path: z.string().regex(TEMPLATE, 'a path template such as /accounts/{id}/contacts'),
   // null: the API publishes no limit ("–" in docs/api/limits-and-versions.md §4); the proxy applies `limits.default`
   limit: z.number().int().positive().nullable(),
+  /** a rate as well as (or instead of) the concurrency limit */
+  rate: rateSchema.optional(),
   since: z
     .string()
     .regex(/^\d+\.\d+$/, 'a version <major>.<minor> (quote it in YAML: \'2.10\')')
@@ -41,5 +56,5 @@ export function readCatalogFile(file: string): CatalogEntry[] {
     const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`)
     throw new CatalogInvalidError(`the endpoint catalog ${file} is invalid:\n  - ${problems.join('\n  - ')}`)
   }
-  return result.data.endpoints.map(({ since, ...rest }) => (since === undefined ? rest : { ...rest, since }))
+  return result.data.endpoints.map(({ since, rate, ...rest }) => ({ ...rest, ...(since === undefined ? {} : { since }), ...(rate === undefined ? {} : { rate }) }))
 }

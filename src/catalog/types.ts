@@ -19,6 +19,15 @@ export interface Endpoint {
   readonly limitSource: LimitSource
   /** the API version that introduced the endpoint, `<major>.<minor>`, when §9 says */
   readonly since?: string
+  /** a rate, N per window, beside the limit (the catalog's, else `limits.rates`); absent: none */
+  readonly rate?: EndpointRate
+}
+
+/** N requests per window, the first `burst` at once (docs/redis-limiter.md, "Rates"). */
+export interface EndpointRate {
+  readonly requests: number
+  readonly windowMs: number
+  readonly burst: number
 }
 
 /** Why a path is refused before matching, answered 400 (docs/requests.md, "The proxy's own answers"). */
@@ -64,6 +73,7 @@ export interface CatalogEntry {
   /** 1 or 5 as §4 lists it; null where §4 shows "–" or gives no limit */
   readonly limit: number | null
   readonly since?: string
+  readonly rate?: EndpointRate
 }
 
 export interface CatalogOptions {
@@ -71,4 +81,6 @@ export interface CatalogOptions {
   readonly defaultLimit: number
   /** limits by endpoint id (`limits.overrides`), e.g. `{ "GET /accounts/{id}/memberships": 2 }` */
   readonly overrides: Readonly<Record<string, number>>
+  /** rates by endpoint id (`limits.rates`), `*` for every endpoint without its own; an endpoint's catalog rate comes first */
+  readonly rates?: Readonly<Record<string, EndpointRate>>
 }

@@ -20,3 +20,11 @@ export const LimiterClosedError = createError<[string]>('SLUICE_UNAVAILABLE', '%
 export type QueueFullError = InstanceType<typeof QueueFullError>
 export type QueueTimeoutError = InstanceType<typeof QueueTimeoutError>
 export type LimiterClosedError = InstanceType<typeof LimiterClosedError>
+
+/** The wait ahead (a queue predicted to outlast the deadline, or a rate's next free start past it): refused at once. */
+export const WaitTooLongError = createError<[string, number, number]>(
+  'SLUICE_WAIT_TOO_LONG',
+  'The queue for %s is predicted to take %d ms, longer than this request may wait (%d ms); try again after Retry-After',
+  503,
+)
+export type WaitTooLongError = InstanceType<typeof WaitTooLongError>

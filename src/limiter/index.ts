@@ -4,7 +4,9 @@ import { createMemoryLimiter } from './memory/index.js'
 import type { RedisSettings } from './redis/settings.js'
 import { learnOptionsOf, type LimitOrigin } from './learning/policy.js'
 import type { LearningSettings } from './learning/settings.js'
-import type { LearnOptions, Limiter, LimiterObserver } from './types.js'
+import { MemoryRateGate } from './rate/gate.js'
+import { RatedLimiter } from './rate/limiter.js'
+import type { LearnOptions, LimiterObserver } from './types.js'
 
 export interface LimiterDeps {
   readonly log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void }
@@ -12,14 +14,33 @@ export interface LimiterDeps {
 }
 
 /** The backend the settings ask for: Redis when `redis.url` is set, else in-process. */
-export async function createLimiter(settings: { readonly redis: RedisSettings; readonly fairness?: FairnessSettings }, deps: LimiterDeps): Promise<Limiter> {
+export async function createLimiter(
+  settings: { readonly redis: RedisSettings; readonly fairness?: FairnessSettings; readonly learning?: LearningSettings; readonly limits?: { readonly rateMarginMs: number } },
+  deps: LimiterDeps,
+): Promise<RatedLimiter> {
   const fairness = new FairShare(settings.fairness)
   const observer = withLimitLog(deps.observer, deps.log)
-  if (settings.redis.url === undefined) return createMemoryLimiter({ observer, fairness })
+  // rates beside the concurrency limit, on either backend (docs/redis-limiter.md, "Rates")
+  const learning = { enabled: settings.learning?.rates ?? true, idleMs: settings.learning?.idleMs ?? 3_600_000, marginMs: settings.limits?.rateMarginMs ?? 0 }
+  if (settings.redis.url === undefined) return new RatedLimiter(createMemoryLimiter({ observer, fairness }), new MemoryRateGate(), learning, observer)
   // Loaded only when used: ioredis alone adds about 10 MB to an in-process replica's resident
   // memory (docs/benchmarks.md, "Memory").
-  const { createRedisLimiter } = await import('./redis/index.js')
-  return createRedisLimiter(settings.redis, { ...deps, observer, fairness })
+  const { createRedisLimiter, RedisRateGate } = await import('./redis/index.js')
+  // the rate gate hears of mode changes too (a fallback's end); it is made once the limiter exists
+  const late: { gate?: InstanceType<typeof RedisRateGate> } = {}
+  const modes: LimiterObserver = {
+    ...observer,
+    modeChanged(mode) {
+      late.gate?.modeChanged(mode)
+      observer.modeChanged?.(mode)
+    },
+  }
+  const redis = await createRedisLimiter(settings.redis, { ...deps, observer: modes, fairness })
+  // every replica has seen Redis back within a probe and a reconnection (about a second): two leases is ample
+  const host = { scripts: redis.scripts, keyPrefix: settings.redis.keyPrefix, mode: () => redis.mode(), replicas: () => redis.replicas(), settleMs: 2 * settings.redis.leaseMs }
+  const gate = (late.gate = new RedisRateGate(host, deps.log))
+  if (redis.mode() !== 'redis') gate.modeChanged(redis.mode())
+  return new RatedLimiter(redis, gate, learning, observer)
 }
 
 /** Every change of a learned limit is one log line (from, to, why; README "Learned limits"), then goes to the observer. */
@@ -54,3 +75,4 @@ export function learnOptionsCache(settings: LearningSettings): (endpoint: LimitO
 }
 
 export { learningSettingsSchema, type LearningSettings } from './learning/settings.js'
+export { RatedLimiter } from './rate/limiter.js'

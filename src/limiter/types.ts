@@ -3,6 +3,10 @@
  * the in-process one (a single replica) or the Redis one (permits shared by every replica).
  */
 
+import type { Rate } from './rate/gcra.js'
+
+export type { Rate } from './rate/gcra.js'
+
 /** Which way permits are being decided right now. */
 export type LimiterMode =
   /** in-process backend, the embedded default (no Redis configured) */
@@ -57,6 +61,8 @@ export interface AcquireOptions {
    * replica ahead in the key's queue, and the predicted wait in ms when known (the request's trace reads it).
    */
   onForecast?(ahead: number, expectedMs: number | undefined): void
+  /** the key's rate, N per window (docs/redis-limiter.md, "Rates"); absent: none configured */
+  readonly rate?: Rate
 }
 
 export interface Permit {
@@ -107,6 +113,18 @@ export interface KeyStatus {
   readonly apps?: readonly AppShare[]
 }
 
+/** A key's rate, as `/status` lists it. */
+export interface RateStatus {
+  readonly instance: string
+  readonly endpoint: string
+  /** the configured rate, if any */
+  readonly rate?: Rate
+  /** a rate learned from the API's answers, if any, and for how much longer it holds */
+  readonly learned?: Rate & { readonly expiresInMs: number }
+  /** ms until the next start free, as this replica last saw it */
+  readonly nextStartMs: number
+}
+
 /** A learned limit, as `/status` lists it (README "Learned limits"). */
 export interface LearnedLimitStatus {
   readonly instance: string
@@ -127,6 +145,8 @@ export interface LimiterStatus {
    * the keys some replica had busy within the last lease (1 000 at most: docs/redis-limiter.md, "Status and metrics")
    */
   readonly learned?: readonly LearnedLimitStatus[]
+  /** keys with a rate this replica used lately (docs/redis-limiter.md, "Rates") */
+  readonly rates?: readonly RateStatus[]
   /** extra, backend-specific facts (replica count, redis state) */
   readonly details?: Record<string, unknown>
 }
@@ -163,6 +183,10 @@ export interface LimiterObserver {
   leaseLost?(key: PermitKey): void
   /** a learned limit changed its whole number of permits (reported once, by the replica whose release changed it) */
   limitChanged?(key: PermitKey, change: LimitChange): void
+  /** a request waited this long for its start under a rate, after its permit (docs/redis-limiter.md, "Rates") */
+  rateWaited?(key: PermitKey, seconds: number): void
+  /** an answer taught a key's rate: a published rate, or a hold (Retry-After, a spent quota) */
+  rateLearned?(key: PermitKey, what: 'rate' | 'hold'): void
 }
 
 /** A learned limit that went up or down, and why (the log line and the counter of changes). */

@@ -1,6 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client'
 import type { Limiter, LimiterMode, LimiterObserver } from '../limiter/types.js'
-import { REDIS_BUCKETS } from './buckets.js'
+import { QUEUE_WAIT_BUCKETS, REDIS_BUCKETS } from './buckets.js'
 import { CellCounter, CellHistogram } from './cells.js'
 import type { KeyCounters } from './key-counters.js'
 import { operationLabel } from './labels.js'
@@ -44,6 +44,10 @@ export function createLimiterMetrics(registry: Registry, options: LimiterMetrics
     redisDuration.cellByKey(op, { operation: op })
   }
 
+  // rates (docs/redis-limiter.md, "Rates"): by endpoint only, so a series per rated endpoint, none for the others
+  const rateWait = new CellHistogram('sluice_rate_wait_seconds', 'Time a request waited for its start under a rate, after its permit, by endpoint', QUEUE_WAIT_BUCKETS, registry)
+  const rateLearned = new CellCounter('sluice_rate_learned_total', "What upstream answers taught about a rate, by endpoint and kind: 'rate' (a published rate) or 'hold' (a Retry-After, a spent quota)", ['endpoint', 'kind'], registry)
+
   let observedMode: LimiterMode | undefined
   new Gauge({
     name: 'sluice_limiter_mode',
@@ -82,6 +86,14 @@ export function createLimiterMetrics(registry: Registry, options: LimiterMetrics
     limitChanged(key, change) {
       const { endpoint, org, upstream } = keyLabels(key.endpoint, key.instance)
       keys.limitChanged(endpoint, org, change.to < change.from ? 'down' : 'up', upstream)
+    },
+    rateWaited(key, seconds) {
+      const { endpoint } = keyLabels(key.endpoint, key.instance)
+      ;(rateWait.find(endpoint) ?? rateWait.cellByKey(endpoint, { endpoint })).observe(seconds)
+    },
+    rateLearned(key, kind) {
+      const { endpoint } = keyLabels(key.endpoint, key.instance)
+      rateLearned.cell({ endpoint, kind }).n++
     },
   }
 }

@@ -69,6 +69,11 @@ export interface AttemptDeps {
   readonly onPermit?: (app: string) => () => void
   /** statuses besides RETRY_STATUSES that send the request back when they carry Retry-After (docs/upstreams.md, "Over the limit") */
   readonly retryWithRetryAfter?: ReadonlySet<number>
+  /**
+   * every answer's head, with whether its status sends the request back (RETRY_STATUSES): rates learn from
+   * it; true: a 429 of a spent rate quota, which says nothing about the concurrency limit
+   */
+  readonly onAnswerHead?: (key: { readonly instance: string; readonly endpoint: string }, status: number, headers: IncomingHttpHeaders, throttled: boolean) => boolean
 }
 
 /** A request stopped before it was sent, because its permit could no longer start it (never leaves the proxy). */
@@ -156,7 +161,10 @@ export class UpstreamAttempt implements ForwardCallbacks {
     // an upstream's own "over the limit" (GitHub's 403 with Retry-After) teaches a learned limit as a 429 does (docs/upstreams.md, "Over the limit")
     const overLimit = this.deps.retryWithRetryAfter?.has(status) === true && headers['retry-after'] !== undefined
     if (overLimit) this.outcome = 'throttled'
-    if (overLimit || RETRY_STATUSES.has(status)) {
+    const throttled = overLimit || RETRY_STATUSES.has(status)
+    // a 429 of a spent quota per window is the rate's: learned concurrency limits do not count it (docs/learned-limits.md, "Rates")
+    if (this.deps.onAnswerHead?.(call.key, status, headers, throttled) === true) this.outcome = 'neutral'
+    if (throttled) {
       this.retryHead = headers
       return undefined
     }

@@ -41,6 +41,8 @@ export interface ProxyContext {
   readonly tracker: RequestTracker
   /** an upstream 429 arrived; the request goes back into its queue (`instance` as the limiter's key has it: src/upstreams/scope.ts) */
   readonly onUpstream429?: (endpoint: Endpoint, instance: string) => void
+  /** the head of every upstream answer, a 429 included: what it says about the key's rate (docs/learned-limits.md, "Rates") */
+  readonly onAnswerHead?: AttemptDeps['onAnswerHead']
   /** one attempt upstream is done (read to the end, a 429 included, or failed), with the upstream's time */
   readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number) => void
   /** a permit was granted to `app`; the function returned is called once it is given back (permits held per app) */
@@ -87,6 +89,7 @@ export function createProxyHandler(ctx: ProxyContext) {
     onUpstreamAttempt: ctx.onUpstreamAttempt,
     onPermit: ctx.onPermit,
     retryWithRetryAfter: ctx.retryWithRetryAfter,
+    onAnswerHead: ctx.onAnswerHead,
   }
   const { upstreamName } = ctx
   const { maxLength } = settings.queue
@@ -152,7 +155,7 @@ export function createProxyHandler(ctx: ProxyContext) {
         spans?.waitBegins(requeued)
         let permit: Permit
         try {
-          permit = await limiter.acquire(key, new AcquireRequest(endpoint.limit, call.learn, deadline, requeued ? arrivedAt : undefined, maxLength, call.app, client, spans))
+          permit = await limiter.acquire(key, new AcquireRequest(endpoint.limit, call.learn, deadline, requeued ? arrivedAt : undefined, maxLength, call.app, client, spans, endpoint.rate))
         } catch (err) {
           spans?.waitEnds(err)
           throw err

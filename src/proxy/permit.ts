@@ -1,4 +1,4 @@
-import type { AcquireOptions, LearnOptions } from '../limiter/types.js'
+import type { AcquireOptions, LearnOptions, Rate } from '../limiter/types.js'
 import type { RequestSpans } from '../tracing/index.js'
 import type { HangUp } from './hang-up.js'
 
@@ -18,6 +18,8 @@ export class AcquireRequest implements AcquireOptions {
     private readonly client: HangUp,
     /** the request's spans, when tracing is on: the wait's span gets the forecast */
     private readonly spans: RequestSpans | undefined,
+    /** the endpoint's rate, if any (docs/redis-limiter.md, "Rates") */
+    readonly rate: Rate | undefined = undefined,
   ) {}
 
   get signal(): AbortSignal {

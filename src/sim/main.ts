@@ -29,6 +29,23 @@ const envSchema = z.object({
     })
     .pipe(z.record(z.string(), z.record(z.string(), z.number().int().min(1))))
     .optional(),
+  SIM_RATES: z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'SIM_RATES must be JSON' })
+        return z.NEVER
+      }
+    })
+    .pipe(
+      z.record(
+        z.string(),
+        z.object({ requests: z.number().int().min(1), windowMs: z.number().int().min(1), fields: z.enum(['ietf', 'x', 'none']).optional() }),
+      ),
+    )
+    .optional(),
 })
 
 const parsed = envSchema.safeParse(process.env)
@@ -58,6 +75,7 @@ const sim = await startSim({
   rejectRatio: env.SIM_REJECT_RATIO,
   hiddenLimits: env.SIM_HIDDEN_LIMITS,
   githubConcurrency: env.SIM_GITHUB_CONCURRENCY,
+  rates: env.SIM_RATES,
 }).catch((err: unknown) => {
   const code = (err as { code?: unknown }).code
   const why = typeof code === 'string' ? (LISTEN_CAUSES[code] ?? code) : err instanceof Error ? err.message.split('\n', 1)[0] : String(err)

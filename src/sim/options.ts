@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { DEFAULT_CATALOG_FILE } from '../catalog/index.js'
 import { isRetiredAsPublished } from './retired.js'
+import type { SimRate } from './rates.js'
 
 export interface SimOptions {
   /** interface to listen on; default 127.0.0.1 */
@@ -19,6 +20,8 @@ export interface SimOptions {
   overrides: Record<string, number>
   /** limits the API keeps to itself, per organisation and endpoint id, over every other limit; `Sim.setHiddenLimit` changes them while running */
   hiddenLimits: Record<string, Record<string, number>>
+  /** rates by endpoint id (`{ "GET /groups/list": { requests: 5, windowMs: 1000 } }`), per organisation, over the concurrency limit (rates.ts) */
+  rates: Record<string, SimRate>
   /** answer this fraction (0–1) of admissible requests 429 anyway, to simulate pushback; default 0 */
   rejectRatio: number
   /** the date clock for retirement checks; default `() => new Date()` */
@@ -44,6 +47,7 @@ export const DEFAULT_SIM_OPTIONS: Readonly<SimOptions> = Object.freeze({
   unlistedLimit: undefined,
   overrides: {},
   hiddenLimits: {},
+  rates: {},
   rejectRatio: 0,
   now: () => new Date(),
   isRetired: isRetiredAsPublished,
@@ -59,6 +63,7 @@ const numbers = z.object({
   jitterMs: z.number().min(0).finite(),
   unlistedLimit: z.number().int().min(1).optional(),
   hiddenLimits: z.record(z.string(), z.record(z.string(), z.number().int().min(1))),
+  rates: z.record(z.string(), z.object({ requests: z.number().int().min(1), windowMs: z.number().int().min(1) })),
   rejectRatio: z.number().min(0).max(1),
   arrivalLogSize: z.number().int().min(0),
   echoBodyBytes: z.number().int().min(0),

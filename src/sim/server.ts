@@ -5,6 +5,7 @@ import { BoundedMap } from '../bounded/index.js'
 import { loadCatalog } from '../catalog/index.js'
 import type { Endpoint } from '../catalog/types.js'
 import { resolveSimOptions, type SimOptions } from './options.js'
+import { SimRates, type SimRateStats } from './rates.js'
 import { ArrivalLog, handoffFigures, KeyState, statsKey, type ArrivalOutcome, type SimStats } from './stats.js'
 
 /*
@@ -21,6 +22,8 @@ export interface Sim {
   readonly githubUrl: string
   readonly port: number
   stats(): SimStats
+  /** what the rate-limited endpoints saw (SimOptions.rates), by `${instance} ${endpoint}` */
+  rateStats(): Record<string, SimRateStats>
   /** Zero every counter, max and integral, and clear the arrival log (requests in progress stay counted). */
   reset(): void
   /**
@@ -106,6 +109,7 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
   const gates = new Map<string, { open: boolean; held: Array<() => void> }>()
   let epoch = performance.now()
   let badRequests = 0
+  const rates = new SimRates(opts.rates)
 
   const hidden = new Map<string, number>()
   for (const [instance, limits] of Object.entries(opts.hiddenLimits)) {
@@ -165,6 +169,7 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
       else state.reset(now)
     }
     arrivals.clear()
+    rates.reset()
     badRequests = 0
     for (const [name, gate] of gates) if (gate.held.length === 0) gates.delete(name)
     for (const gate of gates.values()) gate.open = false
@@ -241,6 +246,12 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
       if (github) return sendJson(res, 403, { message: GITHUB_THROTTLED, documentation_url: 'https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api' }, { 'retry-after': retryAfter?.trim() ?? '1' })
       return sendError(res, 429, `Too many requests: ${state.limit} in progress for ${match.endpoint.id} of instance ${instance}`, retryHeaders)
     }
+    const rated = rates.check(instance, match.endpoint.id, now)
+    if (rated?.over === true) {
+      state.rejected429++
+      log(req, state, now, 'limited')
+      return sendError(res, 429, `Too many requests: over the rate of ${match.endpoint.id} for instance ${instance}`, rated.headers)
+    }
     if (opts.rejectRatio > 0 && opts.random() < opts.rejectRatio) {
       state.rejected429++
       state.pushback429++
@@ -286,17 +297,22 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
           req.socket.destroy()
           return
         }
-        sendJson(res, status ?? 200, {
-          method,
-          path: apiPath,
-          query: q < 0 ? '' : url.slice(q + 1),
-          headers: req.headers,
-          body: Buffer.concat(chunks).toString('utf8'),
-          bodyBytes,
-          instance,
-          endpoint: match.endpoint.id,
-          limit: state.limit,
-        })
+        sendJson(
+          res,
+          status ?? 200,
+          {
+            method,
+            path: apiPath,
+            query: q < 0 ? '' : url.slice(q + 1),
+            headers: req.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+            bodyBytes,
+            instance,
+            endpoint: match.endpoint.id,
+            limit: state.limit,
+          },
+          rated?.headers,
+        )
       }
       const hold = header(req, 'x-sim-hold')
       if (hold !== undefined) return atGate(hold, answer)
@@ -330,6 +346,7 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
     githubUrl: url + GITHUB_PREFIX,
     port,
     stats,
+    rateStats: () => rates.stats(),
     reset,
     setHiddenLimit,
     open,

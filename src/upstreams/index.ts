@@ -30,7 +30,7 @@ export interface UpstreamPlan {
 export interface UpstreamsInput {
   readonly upstream: string
   readonly basePath: string
-  readonly limits: { readonly default: number; readonly overrides: CatalogOptions['overrides'] }
+  readonly limits: { readonly default: number; readonly overrides: CatalogOptions['overrides']; readonly rates?: CatalogOptions['rates'] }
   readonly upstreams: readonly UpstreamEntry[]
 }
 
@@ -42,7 +42,7 @@ export const WHOLE_UPSTREAM_ENDPOINT = 'ALL /*'
  * stops the start with a ConfigError naming `upstreams.<i>.catalog` and `where` it came from.
  */
 export function resolveUpstreams(input: UpstreamsInput, where: (key: string) => string | undefined = () => undefined): UpstreamPlan[] {
-  const crm = loadCatalog(DEFAULT_CATALOG_FILE, { defaultLimit: input.limits.default, overrides: input.limits.overrides })
+  const crm = loadCatalog(DEFAULT_CATALOG_FILE, { defaultLimit: input.limits.default, overrides: input.limits.overrides, ...(input.limits.rates === undefined ? {} : { rates: input.limits.rates }) })
   const plans: UpstreamPlan[] = [
     { name: DEFAULT_UPSTREAM, prefix: input.basePath, url: input.upstream, catalog: crm, instance: { from: 'basic' }, retryWithRetryAfter: new Set(), versions: true },
   ]
@@ -94,12 +94,12 @@ function readUpstreamCatalog(file: string, key: string, where: (key: string) => 
 function catalogOf(source: UpstreamCatalog, key: string): Catalog {
   let compiled: Catalog
   try {
-    compiled = compileCatalog(source.endpoints, { defaultLimit: source.default, overrides: {} })
+    compiled = compileCatalog(source.endpoints, { defaultLimit: source.default, overrides: {}, ...(source.rate === undefined ? {} : { rates: { '*': source.rate } }) })
   } catch (err) {
     throw new ConfigError(`invalid setting: ${key}: ${(err as Error).message}`, [key])
   }
   if (source.per === 'endpoint') return compiled
-  const whole: Endpoint = Object.freeze({ id: WHOLE_UPSTREAM_ENDPOINT, method: 'ALL', template: '/*', limit: source.default, limitSource: 'published' })
+  const whole: Endpoint = Object.freeze({ id: WHOLE_UPSTREAM_ENDPOINT, method: 'ALL', template: '/*', limit: source.default, limitSource: 'published', ...(source.rate === undefined ? {} : { rate: Object.freeze({ ...source.rate }) }) })
   const known = new Set(compiled.endpoints.map((e) => e.id))
   return {
     endpoints: Object.freeze([...compiled.endpoints, whole]),

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { catalogEntrySchema } from '../catalog/file.js'
+import { catalogEntrySchema, rateSchema } from '../catalog/file.js'
 import { UPSTREAM_NAME } from './scope.js'
 
 /**
@@ -33,6 +33,11 @@ export const upstreamCatalogSchema = z.strictObject({
    * `upstream`: every path not listed shares one key (a limit across the whole API, as GitHub's)
    */
   per: z.enum(['endpoint', 'upstream']).default('endpoint'),
+  /**
+   * a rate for every endpoint without its own (docs/upstreams.md, "Rates"): with `per: upstream`, the
+   * one key of the whole API, e.g. HubSpot's 100 requests per 10 s per app
+   */
+  rate: rateSchema.optional(),
 })
 export type UpstreamCatalog = z.output<typeof upstreamCatalogSchema>
 

@@ -11,6 +11,8 @@ export const learningSettingsSchema = z
     floor: z.number().int().positive().default(1),
     /** published limits may be lowered after upstream 429s (and climb back, never above the published limit) */
     lowerPublished: z.boolean().default(true),
+    /** read rates and holds from answers: RateLimit-Policy, RateLimit, X-RateLimit-*, a throttled answer's Retry-After (docs/learned-limits.md, "Rates") */
+    rates: z.boolean().default(true),
     /** a learned limit not used for this long is forgotten (starts again from `limits.default`) */
     idleMs: z.number().int().min(1_000).default(3_600_000),
   })

@@ -169,6 +169,15 @@ export class RedisLimiter implements Limiter {
     return this.#mode
   }
 
+  /** The script runner and the live replica count, for the rate gate beside this limiter (docs/redis-limiter.md, "Rates"). */
+  get scripts(): Scripts {
+    return this.#scripts
+  }
+
+  replicas(): number {
+    return this.#replicas
+  }
+
   /**
    * Ready in every mode, `closed` included: there the replica answers 503 + Retry-After itself, and a
    * probe failing on every replica at once would turn that into connection refused and block node

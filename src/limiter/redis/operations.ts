@@ -1,6 +1,7 @@
 import { ACQUIRE_SCRIPT } from './acquire/index.js'
 import { ADOPT_SCRIPT } from './adopt/index.js'
 import { HEARTBEAT_SCRIPT } from './heartbeat/index.js'
+import { RATE_SCRIPT } from './rate/index.js'
 import { RELEASE_SCRIPT } from './release/index.js'
 import { RENEW_SCRIPT } from './renew/index.js'
 import { ACTIVE_SCRIPT, STATUS_SCRIPT } from './status/index.js'
@@ -11,6 +12,7 @@ export const REDIS_OPERATIONS: readonly string[] = [
   ACQUIRE_SCRIPT,
   ADOPT_SCRIPT,
   HEARTBEAT_SCRIPT,
+  RATE_SCRIPT,
   RELEASE_SCRIPT,
   RENEW_SCRIPT,
   STATUS_SCRIPT,

@@ -1,0 +1,91 @@
+/**
+ * The rate rule: GCRA (the generic cell rate algorithm) with reservations, one number of state per key
+ * (the theoretical arrival time, TAT). docs/redis-limiter.md, "Rates" says why GCRA and why these
+ * parameters; the Redis script pastes LUA_GCRA, test/limiter/rate/gcra-parity.test.ts runs both on the same inputs.
+ */
+
+/** A rate as configured or learned: at most `requests` starts in any window of `windowMs`, the first `burst` of them at once. */
+export interface Rate {
+  readonly requests: number
+  readonly windowMs: number
+  /** how many may start together after a quiet spell; 1 (the default) spaces every start evenly */
+  readonly burst: number
+}
+
+/** GCRA's two constants for a rate, whole ms (rounded up: slower, never faster), and what they came from. */
+export interface GcraParams {
+  /** the window and the starts spaced through it, (requests − burst + 1): the local fallback divides these */
+  readonly windowMs: number
+  readonly spaced: number
+  /** the emission interval: the spacing of starts once the burst is spent */
+  readonly intervalMs: number
+  /** the tolerance: how far ahead of the TAT a start may go, (burst − 1) intervals */
+  readonly toleranceMs: number
+}
+
+/**
+ * With burst B and interval T = W / (N − B + 1), any window of W holds at most (N − B + 1) + (B − 1) = N
+ * starts: exact for a sliding window, and so for a fixed one (docs/redis-limiter.md, "Rates").
+ */
+export function gcraParams(rate: Rate): GcraParams {
+  const burst = Math.min(Math.max(1, rate.burst), rate.requests)
+  const spaced = rate.requests - burst + 1
+  const intervalMs = Math.ceil(rate.windowMs / spaced)
+  return { windowMs: rate.windowMs, spaced, intervalMs, toleranceMs: (burst - 1) * intervalMs }
+}
+
+/** The stricter of two: the longer interval, the smaller tolerance (a learned rate never loosens a configured one). */
+export function stricter(a: GcraParams, b: GcraParams | undefined): GcraParams {
+  if (b === undefined) return a
+  const slower = a.intervalMs >= b.intervalMs ? a : b
+  return { ...slower, toleranceMs: Math.min(a.toleranceMs, b.toleranceMs) }
+}
+
+/**
+ * One replica's share while Redis is unreachable (fallback `local`): max(1, floor(spaced / replicas)) starts
+ * per window, no burst — so the replicas together stay within the rate, as the concurrency limit does.
+ */
+export function shareOf(p: GcraParams, replicas: number): GcraParams {
+  if (replicas <= 1 || p.intervalMs === 0) return p
+  const spaced = Math.max(1, Math.floor(p.spaced / replicas))
+  return { windowMs: p.windowMs, spaced, intervalMs: Math.ceil(p.windowMs / spaced), toleranceMs: 0 }
+}
+
+/** No rate, only a hold (a Retry-After): nobody starts before the TAT, then everyone may. */
+export const HOLD_ONLY: GcraParams = Object.freeze({ windowMs: 0, spaced: 1, intervalMs: 0, toleranceMs: 0 })
+
+export interface Reservation {
+  /** ms from now until the request may start */
+  readonly delayMs: number
+  /** false: the start is later than `maxWaitMs`; nothing was reserved */
+  readonly granted: boolean
+}
+
+/**
+ * One reservation: the request starts at max(now, TAT − tolerance), and the TAT moves one interval past
+ * max(TAT, start). A start later than `maxWaitMs` is refused and reserves nothing.
+ */
+export function gcraReserve(tat: number, now: number, p: GcraParams, maxWaitMs: number): { readonly reservation: Reservation; readonly tat: number } {
+  const start = Math.max(now, tat - p.toleranceMs)
+  const delayMs = start - now
+  if (delayMs > maxWaitMs) return { reservation: { delayMs, granted: false }, tat }
+  return { reservation: { delayMs, granted: true }, tat: Math.max(tat, start) + p.intervalMs }
+}
+
+/** Nobody starts before `until`: the TAT moves to at least until + tolerance (no burst right after a hold). */
+export function gcraHold(tat: number, until: number, p: GcraParams): number {
+  return Math.max(tat, until + p.toleranceMs)
+}
+
+/** The same rule in Lua, pasted into the Redis script (times in whole ms, Redis's clock). */
+export const LUA_GCRA = `
+local function gcra_reserve(tat, now, interval, tolerance, maxwait)
+  local start = math.max(now, tat - tolerance)
+  local delay = start - now
+  if delay > maxwait then return delay, tat, 0 end
+  return delay, math.max(tat, start) + interval, 1
+end
+local function gcra_hold(tat, untilms, tolerance)
+  return math.max(tat, untilms + tolerance)
+end
+`

@@ -1,0 +1,234 @@
+import type { IncomingHttpHeaders } from 'node:http'
+import { BoundedMap } from '../../bounded/index.js'
+import { LimiterClosedError, WaitTooLongError } from '../errors.js'
+import type { AcquireOptions, Limiter, LimiterMode, LimiterObserver, LimiterStatus, Permit, PermitKey, RateStatus } from '../types.js'
+import { hasRateFields, readRateEvidence } from './answer-fields.js'
+import type { RateGate } from './gate.js'
+import { gcraParams, HOLD_ONLY, stricter, type GcraParams, type Rate } from './gcra.js'
+
+/** What answers may teach (docs/learned-limits.md, "Rates"). */
+export interface RateLearning {
+  /** read rates and holds from answers at all */
+  readonly enabled: boolean
+  /** a learned rate unused for this long is forgotten; a hold is never longer */
+  readonly idleMs: number
+  /** added to every window, configured or learned (`limits.rateMarginMs`) */
+  readonly marginMs: number
+}
+
+/** A key's rate facts taught by answers, on this replica. */
+interface Taught {
+  learned?: Rate
+  learnedParams?: GcraParams
+  learnedUntil: number
+  heldUntil: number
+}
+
+/** A rate's GCRA constants, its window widened by the margin. */
+const withMargin = (rate: Rate, marginMs: number): GcraParams => gcraParams(marginMs === 0 ? rate : { ...rate, windowMs: rate.windowMs + marginMs })
+
+const idOf = (key: PermitKey): string => `${key.instance}\0${key.endpoint}`
+
+/**
+ * Rates beside the concurrency limit (docs/redis-limiter.md, "Rates"): a request first gets its permit in
+ * the fair queue, then reserves its start from the rate gate in grant order, and waits for it holding the
+ * permit. A start past the deadline is refused at once (503 SLUICE_WAIT_TOO_LONG) and reserves nothing.
+ * A key with no rate configured, learned or held goes straight to the backend: one property read.
+ */
+export class RatedLimiter implements Limiter {
+  /** taught rates and holds: a key clients' traffic chooses, so bounded (10,000, the limiter's own bound) */
+  readonly #taught = new BoundedMap<string, Taught>(10_000)
+  /** configured rates used lately, for `/status` (same bound) */
+  readonly #used = new BoundedMap<string, { key: PermitKey; rate: Rate; at: number }>(10_000)
+  /** aborted by drain(): requests waiting for their start are not in flight yet, so they get the 503 the queued get */
+  readonly #drained = new AbortController()
+  /** configured rates are frozen catalog objects: their constants once each */
+  readonly #params = new WeakMap<Rate, GcraParams>()
+
+  constructor(
+    private readonly inner: Limiter,
+    private readonly gate: RateGate,
+    private readonly learning: RateLearning,
+    private readonly observer: LimiterObserver | undefined,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get backend(): 'memory' | 'redis' {
+    return this.inner.backend
+  }
+
+  mode(): LimiterMode {
+    return this.inner.mode()
+  }
+
+  acquire(key: PermitKey, options: AcquireOptions): Promise<Permit> {
+    const rate = options.rate
+    if (rate === undefined && this.#taught.size === 0) return this.inner.acquire(key, options)
+    if (rate !== undefined) this.#used.set(idOf(key), { key, rate, at: this.now() })
+    const params = this.#paramsOf(key, rate)
+    if (params === undefined) return this.inner.acquire(key, options)
+    return this.#acquireRated(key, options, params)
+  }
+
+  /** The rule in force for a key: the configured rate, made stricter by a learned one; a hold alone is HOLD_ONLY. */
+  #paramsOf(key: PermitKey, rate: Rate | undefined): GcraParams | undefined {
+    let params = rate === undefined ? undefined : this.#paramsFor(rate)
+    if (this.#taught.size === 0) return params
+    const taught = this.#taught.get(idOf(key))
+    if (taught === undefined) return params
+    const now = this.now()
+    if (taught.learnedParams !== undefined && taught.learnedUntil > now) params = params === undefined ? taught.learnedParams : stricter(params, taught.learnedParams)
+    else if (taught.heldUntil <= now) {
+      this.#taught.delete(idOf(key))
+      return params
+    }
+    return params ?? HOLD_ONLY
+  }
+
+  #paramsFor(rate: Rate): GcraParams {
+    let p = this.#params.get(rate)
+    if (p === undefined) this.#params.set(rate, (p = withMargin(rate, this.learning.marginMs)))
+    return p
+  }
+
+  async #acquireRated(key: PermitKey, options: AcquireOptions, params: GcraParams): Promise<Permit> {
+    const permit = await this.inner.acquire(key, options)
+    if (this.#drained.signal.aborted) {
+      permit.release('neutral')
+      throw this.#drained.signal.reason as Error
+    }
+    let delayMs: number
+    try {
+      const maxWaitMs = options.deadline - this.now()
+      const reservation = await this.gate.reserve(key, params, maxWaitMs)
+      delayMs = reservation.delayMs
+      if (!reservation.granted) {
+        const err = new WaitTooLongError(`${key.endpoint} (instance ${key.instance})`, Math.round(delayMs), Math.max(0, Math.round(maxWaitMs)))
+        throw Object.assign(err, { headers: { 'retry-after': String(Math.max(1, Math.ceil(delayMs / 1000))) } })
+      }
+      if (delayMs > 0) await sleep(delayMs, options.signal, this.#drained.signal)
+    } catch (err) {
+      // the permit was never used: back at once, saying nothing about the limit
+      permit.release('neutral')
+      throw err
+    }
+    this.observer?.rateWaited?.(key, delayMs / 1000)
+    return permit
+  }
+
+  /**
+   * What an upstream answer says about the key's rate (docs/learned-limits.md, "Rates"): a published rate is
+   * kept for `idleMs` and shared; a Retry-After on a throttled status, or a spent quota, holds every start.
+   * Answers without these fields cost a few property reads. Returns true for a throttled answer that says
+   * a quota per window is spent: the rate's 429, which learned concurrency limits do not count.
+   */
+  observeAnswer(key: PermitKey, status: number, headers: IncomingHttpHeaders, throttled: boolean): boolean {
+    if (!this.learning.enabled || !hasRateFields(headers, throttled)) return false
+    const now = this.now()
+    const evidence = readRateEvidence(headers, throttled, now)
+    if (evidence.rate === undefined && evidence.holdMs === undefined) return false
+    const id = idOf(key)
+    const taught = this.#taught.get(id) ?? { learnedUntil: 0, heldUntil: 0 }
+    if (evidence.rate !== undefined) {
+      const params = withMargin(evidence.rate, this.learning.marginMs)
+      const changed = taught.learned === undefined || taught.learned.requests !== evidence.rate.requests || taught.learned.windowMs !== evidence.rate.windowMs
+      taught.learned = evidence.rate
+      taught.learnedParams = params
+      taught.learnedUntil = now + this.learning.idleMs
+      if (changed) {
+        this.gate.learn(key, params, this.learning.idleMs)
+        // The starts made before the rate was known count against it: as many as the API says it has
+        // counted in its window, else this answer's own request (docs/learned-limits.md, "Rates").
+        const made = Math.min(evidence.used ?? 1, evidence.rate.requests)
+        for (let i = 0; i < made; i++) void this.gate.reserve(key, params, Infinity)
+        this.observer?.rateLearned?.(key, 'rate')
+      }
+    }
+    if (evidence.holdMs !== undefined) {
+      const holdMs = Math.min(evidence.holdMs, this.learning.idleMs)
+      taught.heldUntil = Math.max(taught.heldUntil, now + holdMs)
+      this.gate.hold(key, holdMs, taught.learnedParams ?? HOLD_ONLY)
+      this.observer?.rateLearned?.(key, 'hold')
+    }
+    this.#taught.set(id, taught)
+    return throttled && evidence.quotaSpent === true
+  }
+
+  async status(): Promise<LimiterStatus> {
+    const status = await this.inner.status()
+    const now = this.now()
+    const rates: RateStatus[] = []
+    const seen = new Set<string>()
+    // configured rates used within the last minute, then whatever answers taught
+    const stale: string[] = []
+    for (const [id, used] of this.#used.entries()) {
+      if (now - used.at > 60_000) {
+        stale.push(id)
+        continue
+      }
+      seen.add(id)
+      rates.push(this.#rateStatus(used.key, used.rate, now))
+    }
+    // what is no longer shown is dropped, so /status and memory follow the keys in use (docs/redis-limiter.md, "Rates", cost)
+    for (const id of stale) this.#used.delete(id)
+    const forgotten: string[] = []
+    for (const [id, taught] of this.#taught.entries()) {
+      if (taught.learnedUntil <= now && taught.heldUntil <= now) {
+        forgotten.push(id)
+        continue
+      }
+      if (seen.has(id)) continue
+      const [instance = '', endpoint = ''] = id.split('\0')
+      rates.push(this.#rateStatus({ instance, endpoint }, undefined, now))
+    }
+    for (const id of forgotten) this.#taught.delete(id)
+    return rates.length === 0 ? status : { ...status, rates }
+  }
+
+  #rateStatus(key: PermitKey, rate: Rate | undefined, now: number): RateStatus {
+    const taught = this.#taught.get(idOf(key))
+    const learned = taught?.learned !== undefined && taught.learnedUntil > now ? { ...taught.learned, expiresInMs: taught.learnedUntil - now } : undefined
+    const params = this.#paramsOf(key, rate) ?? HOLD_ONLY
+    return { instance: key.instance, endpoint: key.endpoint, ...(rate === undefined ? {} : { rate }), ...(learned === undefined ? {} : { learned }), nextStartMs: this.gate.nextFreeMs(key, params) }
+  }
+
+  limitOf(key: PermitKey, options: Pick<AcquireOptions, 'limit' | 'learn'>): number {
+    return this.inner.limitOf?.(key, options) ?? options.limit
+  }
+
+  ready(): boolean {
+    return this.inner.ready()
+  }
+
+  drain(): void {
+    if (!this.#drained.signal.aborted) this.#drained.abort(new LimiterClosedError('sluice is shutting down'))
+    this.inner.drain()
+  }
+
+  async close(): Promise<void> {
+    this.drain()
+    this.gate.close()
+    await this.inner.close()
+  }
+}
+
+/** Sleeps `ms`, or rejects with the reason of the first signal to abort; the timer is unref'd and never above 2^31−1. */
+function sleep(ms: number, signal: AbortSignal | undefined, drained: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason as Error)
+    const onAbort = (event: Event): void => {
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', onAbort)
+      drained.removeEventListener('abort', onAbort)
+      reject((event.target as AbortSignal).reason as Error)
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort)
+      drained.removeEventListener('abort', onAbort)
+      resolve()
+    }, Math.min(ms, 2 ** 31 - 1))
+    timer.unref()
+    signal?.addEventListener('abort', onAbort, { once: true })
+    drained.addEventListener('abort', onAbort, { once: true })
+  })
+}

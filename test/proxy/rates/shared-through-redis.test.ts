@@ -1,0 +1,67 @@
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { adminJson, startProxy } from '../../support/proxy.js'
+import { send, until } from '../../support/http.js'
+import { basicAuth, withSim } from '../../support/sim.js'
+import { uniquePrefix } from '../../support/redis.js'
+import { useRedis } from '../../support/use-redis.js'
+
+const redis = useRedis({ each: true })
+const ENDPOINT = 'GET /accounts/{id}/contacts'
+const RATE = { requests: 4, windowMs: 1000 }
+
+async function twoReplicas(sim: { apiUrl: string }, extra: Record<string, unknown> = {}) {
+  const shared = {
+    upstream: sim.apiUrl,
+    requestLog: false,
+    limits: { rates: { [ENDPOINT]: RATE }, rateMarginMs: 250 },
+    redis: { url: redis.url, keyPrefix: uniquePrefix('rates'), leaseMs: 1000, fallback: 'local', commandTimeoutMs: 2000 },
+    ...extra,
+  }
+  const replicas = [await startProxy(shared), await startProxy(shared)]
+  onTestFinished(() => Promise.all(replicas.map((r) => r.close())).then(() => undefined))
+  // each divides by the replicas it knows of when Redis goes away (README "Redis"): both know of both first
+  for (const r of replicas) await until(async () => (await adminJson<{ details: { replicas?: number } }>(r, '/status')).details.replicas === 2, 'both replicas counted')
+  return replicas
+}
+
+const get = (proxy: { url: string }, i: number) => send(proxy.url, `/v2/accounts/${i}/contacts`, { headers: { authorization: basicAuth('org1') } })
+
+describe('a rate shared by every replica through Redis', () => {
+  it('two replicas, 16 requests split between them: the API never sees more than N per window', async () => {
+    const sim = await withSim({ rates: { [ENDPOINT]: RATE }, latencyMs: 5 })
+    const replicas = await twoReplicas(sim)
+    const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => get(replicas[i % 2]!, i)))
+    expect(answers.map((a) => a.status)).toEqual(Array(16).fill(200))
+    expect(sim.rateStats()[`org1 ${ENDPOINT}`]).toEqual({ overRate: 0, maxInWindow: 4, admitted: 16 })
+  })
+
+  it('Redis stopped mid-run: each replica keeps its share (fallback local), nothing over the rate', async () => {
+    if (!redis.managed) return
+    const sim = await withSim({ rates: { [ENDPOINT]: RATE }, latencyMs: 5 })
+    const replicas = await twoReplicas(sim)
+    const first = Promise.all(Array.from({ length: 8 }, (_, i) => get(replicas[i % 2]!, i)))
+    await new Promise((r) => setTimeout(r, 400))
+    await redis.stop()
+    const answers = [...(await first), ...(await Promise.all(Array.from({ length: 8 }, (_, i) => get(replicas[i % 2]!, 8 + i))))]
+    expect(answers.map((a) => a.status)).toEqual(Array(16).fill(200))
+    const stats = sim.rateStats()[`org1 ${ENDPOINT}`]!
+    expect(stats.overRate).toBe(0)
+    expect(stats.maxInWindow).toBeLessThanOrEqual(4)
+  })
+
+  it('Redis back after the fallback, empty: the starts reserved meanwhile are not forgotten, nothing over the rate', async () => {
+    if (!redis.managed) return
+    const sim = await withSim({ rates: { [ENDPOINT]: RATE }, latencyMs: 5 })
+    const replicas = await twoReplicas(sim)
+    await redis.stop()
+    const during = Promise.all(Array.from({ length: 8 }, (_, i) => get(replicas[i % 2]!, i)))
+    await new Promise((r) => setTimeout(r, 300))
+    await redis.start()
+    const after = Promise.all(Array.from({ length: 8 }, (_, i) => get(replicas[i % 2]!, 8 + i)))
+    const answers = [...(await during), ...(await after)]
+    expect(answers.map((a) => a.status)).toEqual(Array(16).fill(200))
+    const stats = sim.rateStats()[`org1 ${ENDPOINT}`]!
+    expect(stats.overRate).toBe(0)
+    expect(stats.maxInWindow).toBeLessThanOrEqual(4)
+  })
+})
