@@ -363,8 +363,8 @@ export class RedisLimiter implements Limiter {
     let keys: KeyStatus[] = []
     if (this.#mode === 'redis') {
       try {
-        const shared = await this.#shared.status(this.#global)
-        return { backend: this.backend, mode: this.#mode, keys: shared.keys, learned: shared.learned, details }
+        const { keys: busy, learned, broken } = await this.#shared.status(this.#global)
+        return { backend: this.backend, mode: this.#mode, keys: busy, learned, details: broken ? { ...details, brokenKeys: broken } : details }
       } catch (err) {
         details.statusError = err instanceof Error ? err.message : String(err)
       }
