@@ -105,7 +105,7 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
       closing: deps.isClosing(),
       // named as in the access log and /metrics: an organisation's `unknown` keys are one row
       keys: (nameOf === undefined ? status.keys : namedKeys(status.keys, nameOf)).map(withUpstream),
-      // learned limits (README "Learned limits"), busy keys or not
+      // learned limits (README "Learned limits"): in process every key's, busy or not; with Redis only the busy keys'
       learned: (nameOf === undefined ? (status.learned ?? []) : namedLearned(status.learned ?? [], nameOf)).map(withUpstream),
       // keys with a rate used lately or learned, and their next free start (docs/redis-limiter.md, "Rates"); absent when none
       ...(status.rates === undefined ? {} : { rates: (nameOf === undefined ? status.rates : status.rates.map((r) => ({ ...r, endpoint: nameOf(r.endpoint) }))).map(withUpstream) }),

@@ -61,7 +61,7 @@ export function createLimiterMetrics(registry: Registry, options: LimiterMetrics
   })
   new Gauge({
     name: 'sluice_limiter_ready',
-    help: '1 when the limiter takes requests (as /readyz), 0 once it shuts down',
+    help: '1 when the limiter is ready (as /readyz): 0 once it shuts down, or in fallback closed before Redis first answered',
     registers: [registry],
     collect() {
       this.set(options.limiter()?.ready() ? 1 : 0)

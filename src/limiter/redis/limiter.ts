@@ -55,6 +55,7 @@ export class RedisLimiter implements Limiter {
   readonly #syncMs: number
 
   #mode: LimiterMode
+  #reached = false // Redis answered once since start (ready())
   #replicas = 1
   #closing: string | undefined
   #closed = false
@@ -178,13 +179,11 @@ export class RedisLimiter implements Limiter {
     return this.#replicas
   }
 
-  /**
-   * Ready in every mode, `closed` included: there the replica answers 503 + Retry-After itself, and a
-   * probe failing on every replica at once would turn that into connection refused and block node
-   * drains (docs/redis-limiter.md, "Failure modes").
-   */
+  /** In `closed`, Ready once Redis answered since start: through an outage the replica answers 503 + Retry-After
+   * itself (every probe failing at once would be connection refused and blocked drains), but a pod that never
+   * reached Redis (a wrong password) stops its rollout (docs/redis-limiter.md, "Failure modes"). */
   ready(): boolean {
-    return this.#closing === undefined
+    return this.#closing === undefined && (this.#mode !== 'closed' || this.#reached)
   }
 
   acquire(key: PermitKey, options: AcquireOptions): Promise<Permit> {
@@ -268,6 +267,7 @@ export class RedisLimiter implements Limiter {
 
   #setMode(mode: LimiterMode): void {
     if (mode === this.#mode) return
+    this.#reached ||= mode === 'redis'
     this.#mode = mode
     this.#reportMode(mode)
   }
@@ -363,8 +363,8 @@ export class RedisLimiter implements Limiter {
     let keys: KeyStatus[] = []
     if (this.#mode === 'redis') {
       try {
-        const shared = await this.#shared.status(this.#global)
-        return { backend: this.backend, mode: this.#mode, keys: shared.keys, learned: shared.learned, details }
+        const { keys: busy, learned, broken } = await this.#shared.status(this.#global)
+        return { backend: this.backend, mode: this.#mode, keys: busy, learned, details: broken ? { ...details, brokenKeys: broken } : details }
       } catch (err) {
         details.statusError = err instanceof Error ? err.message : String(err)
       }

@@ -1,5 +1,5 @@
 import { FairShare } from '../fairness/policy.js'
-import type { KeyStatus, LearnedLimitStatus, LimitChange, PermitKey, PermitOutcome } from '../types.js'
+import type { LimitChange, PermitKey, PermitOutcome } from '../types.js'
 import { adoptPermits } from './adoption.js'
 import { parseGrantMessage } from './grant-message.js'
 import type { GlobalKeys } from './keys.js'
@@ -7,7 +7,7 @@ import { Releases } from './releases.js'
 import { ReplicaScripts } from './replica-scripts.js'
 import type { ScriptRunner } from './script.js'
 import { Semaphores } from './semaphores.js'
-import { sharedStatus } from './status/index.js'
+import { sharedStatus, type SharedStatus } from './status/index.js'
 import { SyncLoop } from './sync-loop.js'
 import type { Grant, LimitOptions, SluicePermit, Ticket } from './ticket.js'
 import type { IllegalTransitionError, WaiterState } from './waiter.js'
@@ -185,7 +185,7 @@ export class SharedPermits {
   }
 
   /** `/status` from Redis: the semaphores busy on any replica, and their learned limits. */
-  status(globalKeys: GlobalKeys): Promise<{ keys: KeyStatus[]; learned: LearnedLimitStatus[] }> {
+  status(globalKeys: GlobalKeys): Promise<SharedStatus> {
     return sharedStatus(this.#scripts.runner, globalKeys, { prefix: this.config.prefix, idleMs: this.config.idleMs, localTags: () => this.activeTags() })
   }
 

@@ -101,12 +101,12 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`redis limiter: fallback whil
     await limiter.close()
   })
 
-  it('closed: refuses with SLUICE_UNAVAILABLE until Redis answers, and stays ready', async () => {
+  it('closed: refuses with SLUICE_UNAVAILABLE until Redis answers, Ready from then on', async () => {
     await redis.stop()
     const settings = testSettings(redis.url, { fallback: 'closed' })
     const limiter = await redisLimiter(settings)
     expect(limiter.mode()).toBe('closed')
-    expect(limiter.ready()).toBe(true) // Ready: it answers 503 + Retry-After itself
+    expect(limiter.ready()).toBe(false) // never reached Redis: not Ready (a wrong setting stops the rollout)
     await expect(limiter.acquire(key, opts(1))).rejects.toMatchObject({ code: 'SLUICE_UNAVAILABLE', statusCode: 503 })
     const status = await limiter.status()
     expect(status).toMatchObject({ backend: 'redis', mode: 'closed', details: { redis: 'unreachable', fallback: 'closed' } })

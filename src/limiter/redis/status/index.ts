@@ -1,6 +1,6 @@
 import type { AppShare, KeyStatus, LearnedLimitStatus } from '../../types.js'
 import { keyList, semaphoreKeysOf, type GlobalKeys, type SemaphoreKeys } from '../keys.js'
-import { stringsOf, type ScriptDef, type ScriptRunner } from '../script.js'
+import { isKeyError, stringsOf, type ScriptDef, type ScriptRunner } from '../script.js'
 import { ACTIVE_LUA, STATUS_LUA } from './lua.js'
 
 export const STATUS_SCRIPT: ScriptDef = { name: 'status', numberOfKeys: 4, lua: STATUS_LUA }
@@ -40,15 +40,41 @@ const LEARNED_SHOWN = 1_000
  */
 const STATUS_IN_FLIGHT = 16
 
-/** `fn` over `items`, `limit` at a time, results in the items' order. */
-async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length)
+/** How many broken keys `/status` names at most (the count is always whole). */
+const BROKEN_SHOWN = 20
+
+/**
+ * `fn` over `items`, `limit` at a time, results in the items' order. An item whose call fails with
+ * a key error (Redis answered about that key: script.ts, isKeyError) is left out and named in
+ * `broken`; any other failure stops every lane from taking a new item and rejects.
+ */
+async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<{ done: R[]; broken: T[] }> {
+  const out = new Array<R | undefined>(items.length)
+  const broken: T[] = []
   let next = 0
+  let failed = false
   const worker = async (): Promise<void> => {
-    for (let i = next++; i < items.length; i = next++) out[i] = await fn(items[i]!)
+    for (let i = next++; i < items.length && !failed; i = next++) {
+      try {
+        out[i] = await fn(items[i]!)
+      } catch (err) {
+        if (!isKeyError(err)) {
+          failed = true
+          throw err
+        }
+        broken.push(items[i]!)
+      }
+    }
   }
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
-  return out
+  return { done: out.filter((r): r is R => r !== undefined), broken }
+}
+
+/** What `/status` shows of Redis; `broken`: the keys whose status script Redis refused (left out). */
+export interface SharedStatus {
+  readonly keys: KeyStatus[]
+  readonly learned: LearnedLimitStatus[]
+  readonly broken?: { readonly count: number; readonly tags: readonly string[] }
 }
 
 /**
@@ -61,9 +87,9 @@ export async function sharedStatus(
   scripts: ScriptRunner,
   globalKeys: GlobalKeys,
   o: { readonly prefix: string; readonly idleMs: number; readonly localTags: () => readonly string[] },
-): Promise<{ keys: KeyStatus[]; learned: LearnedLimitStatus[] }> {
+): Promise<SharedStatus> {
   const tags = new Set([...(await activeTags(scripts, globalKeys)), ...o.localTags()])
-  const all = await mapLimited([...tags], STATUS_IN_FLIGHT, (tag) => semaphoreStatus(scripts, semaphoreKeysOf(o.prefix, tag), o.idleMs))
+  const { done: all, broken } = await mapLimited([...tags], STATUS_IN_FLIGHT, (tag) => semaphoreStatus(scripts, semaphoreKeysOf(o.prefix, tag), o.idleMs))
   // code-unit order: localeCompare (ICU) took 13 ms of a scrape's CPU profile (docs/benchmarks.md, "Many keys touched once")
   const order = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
   const byKey = (a: KeyStatus, b: KeyStatus): number => order(a.instance, b.instance) || order(a.endpoint, b.endpoint)
@@ -76,5 +102,5 @@ export async function sharedStatus(
     .sort(byKey)
     .slice(0, LEARNED_SHOWN)
     .map((s) => ({ instance: s.instance, endpoint: s.endpoint, limit: s.limit, value: s.learned!.value, ceiling: s.learned!.ceiling }))
-  return { keys, learned }
+  return { keys, learned, ...(broken.length > 0 ? { broken: { count: broken.length, tags: broken.sort().slice(0, BROKEN_SHOWN) } } : {}) }
 }
