@@ -46,6 +46,7 @@ const asSent = (expr: string, org: string, namespace = '.*'): string =>
   expr
     .replaceAll('$__rate_interval', RATE_INTERVAL)
     .replaceAll('$org', org)
+    .replaceAll('$upstream', '.*')
     .replaceAll('$endpoint', '.*')
     .replaceAll('$app', '.*')
     .replaceAll('$namespace', namespace)

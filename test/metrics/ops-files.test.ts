@@ -130,6 +130,21 @@ describe('ops/grafana/sluice-dashboard.json', () => {
     }
   })
 
+  it('splits every per-key family by upstream: its selector takes $upstream, its rows keep the label (docs/upstreams.md)', () => {
+    // the families whose series carry `upstream` when more than one upstream is configured (src/metrics/index.ts)
+    const keyed = ['sluice_requests_total', 'sluice_queue_depth', 'sluice_permits_in_flight', 'sluice_queue_oldest_wait_seconds', 'sluice_limit', 'sluice_upstream_retries_total', 'sluice_upstream_429_total', 'sluice_lease_lost_total', 'sluice_limit_changes_total']
+    expect(dashboard.templating.list.map((v) => v.name)).toContain('upstream')
+    for (const p of queries) {
+      for (const t of p.targets ?? []) {
+        for (const selector of t.expr.match(/\b[a-z_:][a-z0-9_:]*\{[^}]*\}/g) ?? []) {
+          if (!keyed.includes(selector.slice(0, selector.indexOf('{')))) continue
+          expect(selector, p.title).toContain('upstream=~"$upstream"')
+          for (const by of t.expr.matchAll(/by \(([^)]*)\)/g)) if (by[1]!.includes('endpoint')) expect(by[1], p.title).toMatch(/^upstream, /)
+        }
+      }
+    }
+  })
+
   it('never compares a limit with rows that sum several keys (endpoint "unknown", org "_other")', () => {
     for (const p of queries) {
       for (const t of p.targets ?? []) {
