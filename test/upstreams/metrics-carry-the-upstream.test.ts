@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { parsePromText, valueOf } from '../metrics/prom-text.js'
-import { startProxy, type RunningProxy } from '../support/proxy.js'
-import { basicAuth, keyStats, startSim, type Sim } from '../support/sim.js'
+import { basicAuth, keyStats } from '../support/sim.js'
+import { useTrialStack } from './trial-stack.js'
 import { send, until } from '../support/http.js'
 
 /*
@@ -9,40 +9,24 @@ import { send, until } from '../support/http.js'
  * "Several upstreams"): one org id on two upstreams is two series, its org label the org id itself.
  */
 
-let production: Sim
-let trial: Sim
-let proxy: RunningProxy
-beforeAll(async () => {
-  production = await startSim()
-  trial = await startSim()
-  proxy = await startProxy({
-    upstream: production.apiUrl,
-    requestLog: false,
-    upstreams: [{ name: 'trial', prefix: '/trial/v2', url: trial.apiUrl, profile: 'neon-v2' }],
-  })
-})
-afterAll(async () => {
-  await proxy.close()
-  await production.close()
-  await trial.close()
-})
+const stack = useTrialStack()
 
-const scrape = async () => parsePromText(await (await fetch(`${proxy.adminUrl}/metrics`)).text())
+const scrape = async () => parsePromText(await (await fetch(`${stack.proxy.adminUrl}/metrics`)).text())
 
 describe('metrics carry the upstream', () => {
   it('in-flight gauges and request counts: one series per upstream for one org id', async () => {
     const held = (gate: string) => ({ method: 'POST', headers: { authorization: basicAuth('1001'), 'x-sim-hold': gate }, body: '{}' })
-    const p = send(proxy.url, '/v2/accounts/search', held('m'))
-    const t = send(proxy.url, '/trial/v2/accounts/search', held('m'))
-    await until(() => keyStats(production, '1001', 'POST /accounts/search')?.inProgress === 1 && keyStats(trial, '1001', 'POST /accounts/search')?.inProgress === 1, 'both in progress')
+    const p = send(stack.proxy.url, '/v2/accounts/search', held('m'))
+    const t = send(stack.proxy.url, '/trial/v2/accounts/search', held('m'))
+    await until(() => keyStats(stack.production, '1001', 'POST /accounts/search')?.inProgress === 1 && keyStats(stack.trial, '1001', 'POST /accounts/search')?.inProgress === 1, 'both in progress')
 
     const during = await scrape()
     const key = { endpoint: 'POST /accounts/search', org: '1001' }
     expect(valueOf(during, 'sluice_permits_in_flight', { ...key, upstream: 'neon' })).toBe(1)
     expect(valueOf(during, 'sluice_permits_in_flight', { ...key, upstream: 'trial' })).toBe(1)
 
-    production.open('m')
-    trial.open('m')
+    stack.production.open('m')
+    stack.trial.open('m')
     await Promise.all([p, t])
     const after = await scrape()
     const forwarded = { ...key, code: '200', outcome: 'forwarded' }
