@@ -91,7 +91,7 @@ export function connect(settings: RedisSettings): Connections {
       enableOfflineQueue: offlineQueue,
       clusterRetryStrategy: retryStrategy,
       redisOptions: redis,
-      // With TLS the startup nodes (ioredis' term for the nodes given) are reached by the names given, not by the addresses they resolve
+      // With TLS the startup nodes are reached by the names given, not by the addresses they resolve
       // to, so their certificates are checked against those names (docs/deploy.md, "Sentinel, Cluster and TLS").
       ...(redisOptions.tls ? { dnsLookup: keepName } : {}),
     })
