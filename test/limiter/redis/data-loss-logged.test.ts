@@ -20,7 +20,7 @@ afterEach(async () => {
 
 async function afterDataLoss(sent: boolean[]) {
   const log = memoryLog()
-  const limiter = (await createRedisLimiter(testSettings(redis.url, { leaseMs: 600 }), { log, replicaId: 'a' })) as RedisLimiter
+  const limiter = (await createRedisLimiter(testSettings(redis.url, { leaseMs: 600 }), { log, replicaId: 'a' }))
   limiters = [limiter]
   const permits: SluicePermit[] = []
   for (const s of sent) {

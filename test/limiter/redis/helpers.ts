@@ -44,7 +44,7 @@ export async function redisLimiter(
   settings: RedisSettings,
   deps: { observer?: LimiterObserver; replicaId?: string; fairness?: FairShare } = {},
 ): Promise<RedisLimiter> {
-  return (await createRedisLimiter(settings, { log: memoryLog(), ...deps })) as RedisLimiter
+  return (await createRedisLimiter(settings, { log: memoryLog(), ...deps }))
 }
 
 export const key: PermitKey = { instance: 'org1', endpoint: 'POST /accounts/search' }

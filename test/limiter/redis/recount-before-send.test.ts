@@ -87,8 +87,8 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`a permit counted again after
   it('limit 1: A granted, FLUSHALL before its request is sent, B granted the empty slot elsewhere — A can no longer start; B alone holds; A waits behind B', async () => {
     const settings = testSettings(redis.url, { leaseMs: 600 })
     const logA = memoryLog()
-    const a = (await createRedisLimiter(settings, { log: logA, replicaId: 'a' })) as RedisLimiter
-    const b = (await createRedisLimiter(settings, { log: memoryLog(), replicaId: 'b' })) as RedisLimiter
+    const a = (await createRedisLimiter(settings, { log: logA, replicaId: 'a' }))
+    const b = (await createRedisLimiter(settings, { log: memoryLog(), replicaId: 'b' }))
     limiters = [a, b]
     const inspect = redis.client()
     const permitA = (await a.acquire(key, opts(1))) as SluicePermit
