@@ -74,14 +74,23 @@ export interface ServerChild extends Child {
 /** The sim (`dist/sim/main.js`) at zero latency on a free port, once it answers. */
 export async function startSimChild(env: Record<string, string> = {}): Promise<ServerChild> {
   const port = await freePort()
-  const child = startNode(['dist/sim/main.js'], { SIM_PORT: String(port), SIM_HOST: '127.0.0.1', SIM_LATENCY_MS: '0', ...env })
+  const child = startNode(['dist/sim/main.js'], {
+    SIM_PORT: String(port),
+    SIM_HOST: '127.0.0.1',
+    SIM_LATENCY_MS: '0',
+    ...env,
+  })
   const url = `http://127.0.0.1:${port}`
   await waitForHttp(`${url}/__sim/stats`)
   return { ...child, url, pid: child.process.pid! }
 }
 
 /** sluice (`dist/main.js`, or another build's `main`) in front of `upstream` on free ports, once its admin port answers. */
-export async function startSluiceChild(upstream: string, env: Record<string, string> = {}, main = 'dist/main.js'): Promise<ServerChild> {
+export async function startSluiceChild(
+  upstream: string,
+  env: Record<string, string> = {},
+  main = 'dist/main.js',
+): Promise<ServerChild> {
   const [port, adminPort] = [await freePort(), await freePort()]
   const child = startNode([main], {
     SLUICE_UPSTREAM: upstream,

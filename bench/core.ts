@@ -17,7 +17,9 @@ export interface CoreRow {
   readonly figures: TurnFigures
 }
 
-export async function runCoreBench(extraTargets: { name: string; env: Record<string, string> }[] = []): Promise<CoreRow[]> {
+export async function runCoreBench(
+  extraTargets: { name: string; env: Record<string, string> }[] = [],
+): Promise<CoreRow[]> {
   const children: Child[] = []
   try {
     const sim = await startSimChild()

@@ -69,7 +69,15 @@ async function search(proxy: ProxyProcess, app: string, tally: Tally, counting: 
 }
 
 /** `n` clients of `app`, each sending its next search as soon as the last is answered, spread over the replicas. */
-function closedLoop(proxies: readonly ProxyProcess[], app: string, n: number, stop: () => boolean, tally: Tally, counting: () => boolean, done: (status: number) => void): Promise<void[]> {
+function closedLoop(
+  proxies: readonly ProxyProcess[],
+  app: string,
+  n: number,
+  stop: () => boolean,
+  tally: Tally,
+  counting: () => boolean,
+  done: (status: number) => void,
+): Promise<void[]> {
   return Promise.all(
     Array.from({ length: n }, async (_, i) => {
       const proxy = proxies[i % proxies.length]!
@@ -81,22 +89,49 @@ function closedLoop(proxies: readonly ProxyProcess[], app: string, n: number, st
 const quantile = (sorted: readonly number[], q: number): number =>
   sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!
 
-async function replicas(redisUrl: string, sim: Sim, weights: Readonly<Record<string, number>>): Promise<ProxyProcess[]> {
-  const env = { SLUICE_UPSTREAM: sim.apiUrl, SLUICE_REDIS_URL: redisUrl, SLUICE_REQUEST_LOG: 'false', ...fairnessEnv(weights) }
+async function replicas(
+  redisUrl: string,
+  sim: Sim,
+  weights: Readonly<Record<string, number>>,
+): Promise<ProxyProcess[]> {
+  const env = {
+    SLUICE_UPSTREAM: sim.apiUrl,
+    SLUICE_REDIS_URL: redisUrl,
+    SLUICE_REQUEST_LOG: 'false',
+    ...fairnessEnv(weights),
+  }
   return Promise.all([1, 2, 3].map(() => spawnProxy(env)))
 }
 
 /** Scenario 1: a batch app that keeps 24 searches waiting, a web app with one search every 500 ms. */
-async function webBehindBatch(redisUrl: string, sim: Sim, measureMs: number, tally: Tally): Promise<Pick<FairnessFigures, 'webSearches' | 'webP50Ms' | 'webP99Ms' | 'webMaxMs' | 'batchSearches' | 'busyFraction' | 'measuredMs'>> {
+async function webBehindBatch(
+  redisUrl: string,
+  sim: Sim,
+  measureMs: number,
+  tally: Tally,
+): Promise<
+  Pick<
+    FairnessFigures,
+    'webSearches' | 'webP50Ms' | 'webP99Ms' | 'webMaxMs' | 'batchSearches' | 'busyFraction' | 'measuredMs'
+  >
+> {
   const proxies = await replicas(redisUrl, sim, {})
   let stop = false
   let measuring = false
   let batchSearches = 0
   const webTimes: number[] = []
   try {
-    const batch = closedLoop(proxies, 'batch', 24, () => stop, tally, () => measuring, (status) => {
-      if (measuring && status === 200) batchSearches++
-    })
+    const batch = closedLoop(
+      proxies,
+      'batch',
+      24,
+      () => stop,
+      tally,
+      () => measuring,
+      (status) => {
+        if (measuring && status === 200) batchSearches++
+      },
+    )
     await sleep(2_000) // warm up: the batch's 24 searches are queued
     sim.reset()
     measuring = true
@@ -136,7 +171,12 @@ async function webBehindBatch(redisUrl: string, sim: Sim, measureMs: number, tal
 }
 
 /** Scenario 2: two busy apps, weighted 3:1, 12 closed-loop clients each. */
-async function weightedShare(redisUrl: string, sim: Sim, measureMs: number, tally: Tally): Promise<Pick<FairnessFigures, 'weighted' | 'weightedMeasuredMs'>> {
+async function weightedShare(
+  redisUrl: string,
+  sim: Sim,
+  measureMs: number,
+  tally: Tally,
+): Promise<Pick<FairnessFigures, 'weighted' | 'weightedMeasuredMs'>> {
   const weights = { heavy: 3, light: 1 }
   const proxies = await replicas(redisUrl, sim, weights)
   let stop = false
@@ -144,9 +184,17 @@ async function weightedShare(redisUrl: string, sim: Sim, measureMs: number, tall
   const searches = new Map<string, number>(Object.keys(weights).map((app) => [app, 0]))
   try {
     const loops = Object.keys(weights).map((app) =>
-      closedLoop(proxies, app, 12, () => stop, tally, () => measuring, (status) => {
-        if (measuring && status === 200) searches.set(app, searches.get(app)! + 1)
-      }),
+      closedLoop(
+        proxies,
+        app,
+        12,
+        () => stop,
+        tally,
+        () => measuring,
+        (status) => {
+          if (measuring && status === 200) searches.set(app, searches.get(app)! + 1)
+        },
+      ),
     )
     await sleep(2_000)
     const started = performance.now()
@@ -156,14 +204,19 @@ async function weightedShare(redisUrl: string, sim: Sim, measureMs: number, tall
     const elapsed = performance.now() - started
     stop = true
     await Promise.all(loops)
-    return { weighted: Object.entries(weights).map(([app, weight]) => ({ app, weight, searches: searches.get(app)! })), weightedMeasuredMs: elapsed }
+    return {
+      weighted: Object.entries(weights).map(([app, weight]) => ({ app, weight, searches: searches.get(app)! })),
+      weightedMeasuredMs: elapsed,
+    }
   } finally {
     stop = true
     await Promise.all(proxies.map((p) => p.stop()))
   }
 }
 
-export async function runFairnessFigures(measureMs = Number(process.env.SLUICE_BENCH_FAIRNESS_MS ?? 20_000)): Promise<FairnessFigures> {
+export async function runFairnessFigures(
+  measureMs = Number(process.env.SLUICE_BENCH_FAIRNESS_MS ?? 20_000),
+): Promise<FairnessFigures> {
   const sim = await startSim({ latencyMs: LATENCY_MS })
   const redis = await startRedis()
   const tally: Tally = { client429s: 0, clientOther: 0 }
@@ -196,7 +249,8 @@ export function fairnessTables(f: FairnessFigures): string {
     '| app | weight | searches answered | share of grants | share its weight asks for |',
     '|---|---:|---:|---:|---:|',
     ...f.weighted.map(
-      (w) => `| ${w.app} | ${w.weight} | ${w.searches} | ${total === 0 ? '–' : ((100 * w.searches) / total).toFixed(1) + '%'} | ${((100 * w.weight) / weightTotal).toFixed(0)}% |`,
+      (w) =>
+        `| ${w.app} | ${w.weight} | ${w.searches} | ${total === 0 ? '–' : ((100 * w.searches) / total).toFixed(1) + '%'} | ${((100 * w.weight) / weightTotal).toFixed(0)}% |`,
     ),
   ].join('\n')
 }

@@ -37,7 +37,13 @@ export interface LearningRow {
   readonly clientNon200: number
 }
 
-async function drive(proxies: readonly ProxyProcess[], sim: Sim, setup: string, warmMs: number, measureMs: number): Promise<LearningRow[]> {
+async function drive(
+  proxies: readonly ProxyProcess[],
+  sim: Sim,
+  setup: string,
+  warmMs: number,
+  measureMs: number,
+): Promise<LearningRow[]> {
   let stop = false
   let measuring = false
   const non200 = new Map<string, number>()
@@ -46,7 +52,9 @@ async function drive(proxies: readonly ProxyProcess[], sim: Sim, setup: string, 
     Array.from({ length: LOOPS_PER_ORG }, async (_, i) => {
       const proxy = proxies[i % proxies.length]!
       while (!stop) {
-        const answer = await send(proxy.url, `/v2/accounts/${++seq}/memberships`, { headers: { authorization: basic(org) } }).catch(() => ({ status: 0 }))
+        const answer = await send(proxy.url, `/v2/accounts/${++seq}/memberships`, {
+          headers: { authorization: basic(org) },
+        }).catch(() => ({ status: 0 }))
         if (measuring && answer.status !== 200) non200.set(org, (non200.get(org) ?? 0) + 1)
       }
     }),
@@ -57,7 +65,9 @@ async function drive(proxies: readonly ProxyProcess[], sim: Sim, setup: string, 
   await sleep(measureMs)
   const stats = sim.stats()
   measuring = false
-  const status = (await (await fetch(`${proxies[0]!.adminUrl}/status`)).json()) as { keys: { instance: string; endpoint: string; limit: number; learned?: { value: number } }[] }
+  const status = (await (await fetch(`${proxies[0]!.adminUrl}/status`)).json()) as {
+    keys: { instance: string; endpoint: string; limit: number; learned?: { value: number } }[]
+  }
   stop = true
   await Promise.all(loops)
   return Object.entries(HIDDEN).map(([org, hidden]) => {
@@ -71,7 +81,12 @@ async function drive(proxies: readonly ProxyProcess[], sim: Sim, setup: string, 
       share429: s && s.requests > 0 ? s.rejected429 / s.requests : 0,
       used: s ? s.requestMs / (hidden * stats.elapsedMs) : 0,
       maxInProgress: s?.maxInProgress ?? 0,
-      limitAtEnd: key === undefined ? '–' : key.learned === undefined ? String(key.limit) : `${key.limit} (learned ${key.learned.value.toFixed(2)})`,
+      limitAtEnd:
+        key === undefined
+          ? '–'
+          : key.learned === undefined
+            ? String(key.limit)
+            : `${key.limit} (learned ${key.learned.value.toFixed(2)})`,
       clientNon200: non200.get(org) ?? 0,
     }
   })
@@ -81,15 +96,30 @@ export async function runLearningBenchRows(
   windowMs = Number(process.env.SLUICE_BENCH_LEARN_WINDOW_MS ?? 15_000),
   measureMs = Number(process.env.SLUICE_BENCH_LEARN_MEASURE_MS ?? 15_000),
 ): Promise<LearningRow[]> {
-  const sim = await startSim({ latencyMs: SIM_LATENCY_MS, hiddenLimits: Object.fromEntries(Object.entries(HIDDEN).map(([org, n]) => [org, { [ENDPOINT]: n }])) })
+  const sim = await startSim({
+    latencyMs: SIM_LATENCY_MS,
+    hiddenLimits: Object.fromEntries(Object.entries(HIDDEN).map(([org, n]) => [org, { [ENDPOINT]: n }])),
+  })
   const redis = await startRedis()
   const rows: LearningRow[] = []
   try {
     for (const learning of [false, true]) {
-      const env = { SLUICE_UPSTREAM: sim.apiUrl, SLUICE_REQUEST_LOG: 'false', SLUICE_REDIS_URL: redis.url, SLUICE_REDIS_KEY_PREFIX: `bench-learn-${learning}`, SLUICE_LEARNING_ENABLED: String(learning) }
+      const env = {
+        SLUICE_UPSTREAM: sim.apiUrl,
+        SLUICE_REQUEST_LOG: 'false',
+        SLUICE_REDIS_URL: redis.url,
+        SLUICE_REDIS_KEY_PREFIX: `bench-learn-${learning}`,
+        SLUICE_LEARNING_ENABLED: String(learning),
+      }
       // learning off: nothing to learn, a short warm-up fills the queues
       const measured = await withProxies(3, env, (replicas) =>
-        drive(replicas, sim, learning ? 'learning on' : 'learning off (fixed limits.default 5)', learning ? windowMs : 3_000, learning ? measureMs : Math.min(measureMs, 10_000)),
+        drive(
+          replicas,
+          sim,
+          learning ? 'learning on' : 'learning off (fixed limits.default 5)',
+          learning ? windowMs : 3_000,
+          learning ? measureMs : Math.min(measureMs, 10_000),
+        ),
       )
       rows.push(...measured)
     }
@@ -106,7 +136,9 @@ export function learningTable(rows: readonly LearningRow[]): string {
     '|---|---|---:|---:|---:|---:|---:|---|---:|',
   ]
   for (const r of rows) {
-    lines.push(`| ${r.setup} | ${r.org} | ${r.hidden} | ${r.attempts} | ${(r.share429 * 100).toFixed(1)}% | ${r.used.toFixed(2)} | ${r.maxInProgress} | ${r.limitAtEnd} | ${r.clientNon200} |`)
+    lines.push(
+      `| ${r.setup} | ${r.org} | ${r.hidden} | ${r.attempts} | ${(r.share429 * 100).toFixed(1)}% | ${r.used.toFixed(2)} | ${r.maxInProgress} | ${r.limitAtEnd} | ${r.clientNon200} |`,
+    )
   }
   return lines.join('\n')
 }

@@ -42,7 +42,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     while (!stop) {
       const t0 = performance.now()
       try {
-        const res = await pool.request({ path, method: (o.method ?? 'GET'), headers, body: o.body ?? null })
+        const res = await pool.request({ path, method: o.method ?? 'GET', headers, body: o.body ?? null })
         await res.body.dump()
         if (measuring) {
           latencies.push(performance.now() - t0)
@@ -67,5 +67,12 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   await pool.close()
   latencies.sort((a, b) => a - b)
   const pick = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN
-  return { requests: latencies.length, rps: (latencies.length / elapsed) * 1000, p50Ms: pick(0.5), p99Ms: pick(0.99), statuses, errors }
+  return {
+    requests: latencies.length,
+    rps: (latencies.length / elapsed) * 1000,
+    p50Ms: pick(0.5),
+    p99Ms: pick(0.99),
+    statuses,
+    errors,
+  }
 }

@@ -42,15 +42,29 @@ async function main(): Promise<void> {
   if (only === undefined || only === 'compare') {
     // loaded only for this part: its flood needs Node 22 (node:module's stripTypeScriptTypes), the other parts run on older Nodes too
     const { runCompare } = await import('./compare/index.js')
-    const { breakdownTable, contentionTable, floodResidentTable, floodTable, rangesTable, summaryTable, throughputTable } = await import('./compare/table.js')
+    const {
+      breakdownTable,
+      contentionTable,
+      floodResidentTable,
+      floodTable,
+      rangesTable,
+      summaryTable,
+      throughputTable,
+    } = await import('./compare/table.js')
     const r = await runCompare((line) => process.stderr.write(`${line}\n`))
-    out('## sluice beside HAProxy and redis-semaphore (one run; the 2 cores are shared by the load generator, the sim, the proxies and Redis)\n')
+    out(
+      '## sluice beside HAProxy and redis-semaphore (one run; the 2 cores are shared by the load generator, the sim, the proxies and Redis)\n',
+    )
     out(summaryTable(r))
-    out('\n### Contention: 2 organisations × 4 endpoints (limits 1 and 5), 60 client loops, API 50 ms — ranges over the runs, setups interleaved\n')
+    out(
+      '\n### Contention: 2 organisations × 4 endpoints (limits 1 and 5), 60 client loops, API 50 ms — ranges over the runs, setups interleaved\n',
+    )
     out(rangesTable(r))
     out('\nEvery run, what the API saw:\n')
     out(contentionTable(r))
-    out('\n### Uncontended: 32 connections, one organisation each, a limit-5 endpoint, API at 0 ms (in turns, medians of the rounds)\n')
+    out(
+      '\n### Uncontended: 32 connections, one organisation each, a limit-5 endpoint, API at 0 ms (in turns, medians of the rounds)\n',
+    )
     out(throughputTable(r))
     out('\n### 5,000 requests queued on one key, beside bare servers holding as many\n')
     out(floodTable(r))
@@ -69,7 +83,9 @@ async function main(): Promise<void> {
         // the CRM's path with three more upstreams configured: routing by prefix and the upstream label (docs/upstreams.md, "Cost")
         { name: 'sluice, 3 more upstreams', env: { SLUICE_UPSTREAMS: JSON.stringify(MORE_UPSTREAMS) } },
       ])
-      out('## Proxy overhead (sim at zero latency; each connection its own instance, so no limit binds; targets take turns, medians of the rounds)\n')
+      out(
+        '## Proxy overhead (sim at zero latency; each connection its own instance, so no limit binds; targets take turns, medians of the rounds)\n',
+      )
       out(coreTable(rows))
       out('')
     } finally {
@@ -107,7 +123,9 @@ async function main(): Promise<void> {
   }
 
   if (only === undefined || only === 'learning') {
-    out('## Learned limits: three replicas on Redis, the sim keeping 2 (org 1001) and 12 (org 1002) to itself on GET /accounts/{id}/memberships, 24 client loops per org, sim at 40 ms\n')
+    out(
+      '## Learned limits: three replicas on Redis, the sim keeping 2 (org 1001) and 12 (org 1002) to itself on GET /accounts/{id}/memberships, 24 client loops per org, sim at 40 ms\n',
+    )
     out(await runLearningBench())
     out('')
   }
@@ -135,14 +153,20 @@ async function main(): Promise<void> {
       await redis.close()
     }
     const { noBody, body } = holdCostNs()
-    out(`\nHolding a request in the budget (and giving it back at its answer's close): ${noBody.toFixed(0)} ns without a body, ${body.toFixed(0)} ns with one.`)
+    out(
+      `\nHolding a request in the budget (and giving it back at its answer's close): ${noBody.toFixed(0)} ns without a body, ${body.toFixed(0)} ns with one.`,
+    )
     const open = openCostNs()
-    out(`The drain's list of open requests: ${open.list.toFixed(0)} ns a request (a Set would cost ${open.set.toFixed(0)} ns).`)
+    out(
+      `The drain's list of open requests: ${open.list.toFixed(0)} ns a request (a Set would cost ${open.set.toFixed(0)} ns).`,
+    )
     out('')
   }
 
   if (only === undefined || only === 'fairness') {
-    out("## Fair share between apps: three replicas on Redis, sim at 50 ms, organisation 1001's limit-1 POST /accounts/search\n")
+    out(
+      "## Fair share between apps: three replicas on Redis, sim at 50 ms, organisation 1001's limit-1 POST /accounts/search\n",
+    )
     out(await runFairnessBench())
     out('')
   }

@@ -17,7 +17,8 @@ import { rssOf, spawnProxy } from '../test/support/process.js'
 const MiB = 1024 * 1024
 const BODY = Buffer.alloc(MiB, 'x')
 
-const hwmOf = (pid: number): number => Number(/^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024
+const hwmOf = (pid: number): number =>
+  Number(/^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024
 
 function post(url: string, org: string, hold: string): Promise<number> {
   const u = new URL(url)
@@ -29,7 +30,11 @@ function post(url: string, org: string, hold: string): Promise<number> {
         method: 'POST',
         path: '/v2/accounts/search',
         agent: false,
-        headers: { authorization: `Basic ${Buffer.from(`${org}:k`).toString('base64')}`, 'content-length': String(BODY.length), 'x-sim-hold': hold },
+        headers: {
+          authorization: `Basic ${Buffer.from(`${org}:k`).toString('base64')}`,
+          'content-length': String(BODY.length),
+          'x-sim-hold': hold,
+        },
       },
       (res) => {
         res.resume()
@@ -44,7 +49,8 @@ function post(url: string, org: string, hold: string): Promise<number> {
 async function scrape(adminUrl: string): Promise<Map<string, number>> {
   const text = await (await fetch(`${adminUrl}/metrics`)).text()
   const figures = new Map<string, number>()
-  for (const line of text.split('\n')) if (line.startsWith('sluice_memory_budget')) figures.set(line.split(' ')[0]!, Number(line.split(' ')[1]))
+  for (const line of text.split('\n'))
+    if (line.startsWith('sluice_memory_budget')) figures.set(line.split(' ')[0]!, Number(line.split(' ')[1]))
   return figures
 }
 
@@ -55,7 +61,10 @@ export interface BudgetRun {
 }
 
 export async function runMemoryBudgetBench(runs: readonly BudgetRun[]): Promise<string> {
-  const rows = ['| budget | limiter | RSS idle | held in the budget at the peak | requests held / refused | RSS peak (VmHWM) | RSS peak − idle | (peak − idle) ÷ held |', '|---|---|---|---|---|---|---|---|']
+  const rows = [
+    '| budget | limiter | RSS idle | held in the budget at the peak | requests held / refused | RSS peak (VmHWM) | RSS peak − idle | (peak − idle) ÷ held |',
+    '|---|---|---|---|---|---|---|---|',
+  ]
   for (const { budget, redisUrl } of runs) {
     const sim = await startSim({})
     const proxy = await spawnProxy({
@@ -64,7 +73,9 @@ export async function runMemoryBudgetBench(runs: readonly BudgetRun[]): Promise<
       SLUICE_QUEUE_MAX_LENGTH: '100000',
       SLUICE_QUEUE_MAX_WAIT_MS: '600000',
       SLUICE_REQUEST_LOG: 'false',
-      ...(redisUrl === undefined ? {} : { SLUICE_REDIS_URL: redisUrl, SLUICE_REDIS_KEY_PREFIX: `bench-budget-${budget}` }),
+      ...(redisUrl === undefined
+        ? {}
+        : { SLUICE_REDIS_URL: redisUrl, SLUICE_REDIS_KEY_PREFIX: `bench-budget-${budget}` }),
     })
     try {
       await new Promise((r) => setTimeout(r, 1_000))
@@ -73,12 +84,15 @@ export async function runMemoryBudgetBench(runs: readonly BudgetRun[]): Promise<
       let refused = 0
       // 8 at a time over 16 organisations (each a key at limit 1: one upstream, the rest queued) until 16 refusals
       for (let i = 0; refused < 16 && i < 2_000; i += 8) {
-        for (let j = 0; j < 8; j++) answers.push(post(proxy.url, `org${(i + j) % 16}`, 'bench').then((s) => (s === 503 && refused++, s)))
+        for (let j = 0; j < 8; j++)
+          answers.push(post(proxy.url, `org${(i + j) % 16}`, 'bench').then((s) => (s === 503 && refused++, s)))
         await new Promise((r) => setTimeout(r, 200))
       }
       await new Promise((r) => setTimeout(r, 500))
       const figures = await scrape(proxy.adminUrl)
-      const held = [...figures].filter(([k]) => k.startsWith('sluice_memory_budget_used_bytes')).reduce((a, [, v]) => a + v, 0)
+      const held = [...figures]
+        .filter(([k]) => k.startsWith('sluice_memory_budget_used_bytes'))
+        .reduce((a, [, v]) => a + v, 0)
       const peak = hwmOf(proxy.pid)
       const heldRequests = figures.get('sluice_memory_budget_used_bytes{kind="request"}')! / (16 * 1024)
       sim.open('bench')

@@ -88,10 +88,12 @@ async function measureOne(target: TurnTarget, o: TurnOptions): Promise<{ sample:
     warmupMs: WARMUP_MS,
     path: (c) => `/v2/accounts/${1000 + c}/contacts`,
     headers: (c) => ({ authorization: basic(`org${c}`), 'neon-api-version': '2.12' }),
-    onMeasure: (phase) => (phase === 'start' ? (cpuAtStart = cpuMs(target.pid)) : (cpuUsed = cpuMs(target.pid) - cpuAtStart)),
+    onMeasure: (phase) =>
+      phase === 'start' ? (cpuAtStart = cpuMs(target.pid)) : (cpuUsed = cpuMs(target.pid) - cpuAtStart),
   })
   return {
     sample: { rps: result.rps, p50: result.p50Ms, p99: result.p99Ms, cpu: (cpuUsed * 1000) / result.requests },
-    failed: result.errors + Object.entries(result.statuses).reduce((n, [code, count]) => n + (code === '200' ? 0 : count), 0),
+    failed:
+      result.errors + Object.entries(result.statuses).reduce((n, [code, count]) => n + (code === '200' ? 0 : count), 0),
   }
 }

@@ -13,7 +13,11 @@ import { buildApp } from '../src/app.js'
 import { loadSettings } from '../src/config/load.js'
 
 const { values } = parseArgs({
-  options: { url: { type: 'string' }, out: { type: 'string', default: 'status-page.png' }, width: { type: 'string', default: '1280' } },
+  options: {
+    url: { type: 'string' },
+    out: { type: 'string', default: 'status-page.png' },
+    width: { type: 'string', default: '1280' },
+  },
 })
 
 const listen = async (server: Server): Promise<string> => {
@@ -30,7 +34,17 @@ async function demo(): Promise<{ pageUrl: string; stop: () => Promise<void> }> {
   })
   const upstreamUrl = await listen(upstream)
   const app = await buildApp(
-    loadSettings({}, { host: '127.0.0.1', adminHost: '127.0.0.1', port: 0, adminPort: 0, upstream: `${upstreamUrl}/v2`, logLevel: 'warn' }),
+    loadSettings(
+      {},
+      {
+        host: '127.0.0.1',
+        adminHost: '127.0.0.1',
+        port: 0,
+        adminPort: 0,
+        upstream: `${upstreamUrl}/v2`,
+        logLevel: 'warn',
+      },
+    ),
   )
   const { proxyUrl, adminUrl } = await app.listen()
 
@@ -49,7 +63,11 @@ async function demo(): Promise<{ pageUrl: string; stop: () => Promise<void> }> {
     for (let i = 0; i < n; i++) {
       void fetch(`${proxyUrl}/v2${path}`, {
         method,
-        headers: { authorization: basic(org), 'content-type': 'application/json', 'neon-api-version': ['2.11', '2.9', '2.10', '2.12'][i % 4]! },
+        headers: {
+          authorization: basic(org),
+          'content-type': 'application/json',
+          'neon-api-version': ['2.11', '2.9', '2.10', '2.12'][i % 4]!,
+        },
         ...(method === 'POST' ? { body: '{}' } : {}),
         signal: controller.signal,
       }).catch(() => undefined)
@@ -68,10 +86,21 @@ async function demo(): Promise<{ pageUrl: string; stop: () => Promise<void> }> {
   }
 }
 
-const target = values.url ? { pageUrl: new URL('status.html', values.url.replace(/\/?$/, '/')).href, stop: async () => {} } : await demo()
+const target = values.url
+  ? { pageUrl: new URL('status.html', values.url.replace(/\/?$/, '/')).href, stop: async () => {} }
+  : await demo()
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
 })
 try {
   const page = await browser.newPage({ viewport: { width: Number(values.width), height: 800 } })

@@ -87,9 +87,9 @@ export interface App {
  */
 const newRequestId = (): string => randomUUID().toLowerCase()
 
-
 /** The calendar as /status names it: `built-in` or the file's base name. */
-const calendarName = (source: string, configured: string | undefined): string => (configured === undefined ? 'built-in' : basename(source))
+const calendarName = (source: string, configured: string | undefined): string =>
+  configured === undefined ? 'built-in' : basename(source)
 
 export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<App> {
   // Tests hand in a stream and read every line at once; a real process writes stdout once per turn.
@@ -107,7 +107,11 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     { write: (line: string) => lines.write(maskSecretText(line)) },
   )
   // First: a variable that cannot be used stops the start before anything listens or connects.
-  const tracing = await startTracing(deps.otelEnv ?? {}, { upstream: settings.upstream, version: () => readBuildInfo().version, log: logger })
+  const tracing = await startTracing(deps.otelEnv ?? {}, {
+    upstream: settings.upstream,
+    version: () => readBuildInfo().version,
+    log: logger,
+  })
   let closing = false
   const writeAccessLog = settings.requestLog && ['trace', 'debug', 'info'].includes(settings.logLevel)
   // Metrics read the limiter at scrape time; it is built after them, with their observer.
@@ -117,7 +121,11 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   const catalog = plans[0]!.catalog
   // Every upstream's endpoints are named in logs, metrics and /status; an id no catalog knows is `unknown`.
   const endpoints = [...new Set(plans.map((p) => p.catalog))].flatMap((c) => c.endpoints)
-  const nameOf = plans.length === 1 ? catalog.nameOf : (id: string): string => plans.map((p) => p.catalog.nameOf(id)).find((n) => n !== UNKNOWN_ENDPOINT) ?? UNKNOWN_ENDPOINT
+  const nameOf =
+    plans.length === 1
+      ? catalog.nameOf
+      : (id: string): string =>
+          plans.map((p) => p.catalog.nameOf(id)).find((n) => n !== UNKNOWN_ENDPOINT) ?? UNKNOWN_ENDPOINT
   const metrics = createMetrics(settings.metrics, {
     limiter: () => limiter,
     catalog: { endpoints },
@@ -128,7 +136,13 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   const budget = new MemoryBudget(memoryBudgetBytes(settings.memory.budgetBytes))
   budgetMetrics(budget, metrics.registry)
   // Which upstream a request's prefix routes to, and how its instance is read: the tracker reads it on arrival.
-  const prefixes = new Routes(plans.map((p) => ({ name: p.name, prefix: p.prefix, readInstance: instanceReader(p.instance, settings.instanceHeader) })) as [RouteBase, ...RouteBase[]])
+  const prefixes = new Routes(
+    plans.map((p) => ({
+      name: p.name,
+      prefix: p.prefix,
+      readInstance: instanceReader(p.instance, settings.instanceHeader),
+    })) as [RouteBase, ...RouteBase[]],
+  )
   // The requests a shutdown keeps serving until they are done.
   const open = new OpenRequests()
   // Every answer of the proxy port, whichever part of it answered, is one record: one count, one log line.
@@ -175,7 +189,12 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   proxy.server.on('checkExpectation', expectationHandler(front))
   const log = proxy.log
 
-  const versioning = createVersioning(settings.versions, { now: deps.now, log, registry: metrics.registry, orgs: metrics.orgs })
+  const versioning = createVersioning(settings.versions, {
+    now: deps.now,
+    log,
+    registry: metrics.registry,
+    orgs: metrics.orgs,
+  })
   // Permits not spent: identical reads share a call, lookup lists may be cached, hopeless waits are refused at once (checked before the limiter connects).
   const endpointIds = endpoints.map((e) => e.id)
   const reuse = new Reuse(settings.coalesce, settings.cache, {
@@ -236,9 +255,16 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
       const reused = reuse.status()
       // Endpoints named as everywhere else (src/catalog/names.ts); the calendar by name, never its path on disk (README "Admin port").
       return {
-        versions: versions.map((v) => (v.learned === undefined ? v : { ...v, learned: { ...v.learned, endpoints: [...new Set(v.learned.endpoints.map(nameOf))] } })),
+        versions: versions.map((v) =>
+          v.learned === undefined
+            ? v
+            : { ...v, learned: { ...v.learned, endpoints: [...new Set(v.learned.endpoints.map(nameOf))] } },
+        ),
         versioning: { ...versioningState, calendar: calendarName(calendar, settings.versions.calendarFile) },
-        reuse: { ...reused, permitsSaved: namedCounts(reused.permitsSaved, nameOf, ['coalesced', 'cacheHits']).map(withUpstream) },
+        reuse: {
+          ...reused,
+          permitsSaved: namedCounts(reused.permitsSaved, nameOf, ['coalesced', 'cacheHits']).map(withUpstream),
+        },
         // host:port and the variable, never the proxy's credentials (docs/configuration.md, "A forward proxy")
         ...forwardProxyField(upstream.egress),
       }
@@ -250,7 +276,10 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   }
   const admin = buildAdminServer(adminDeps)
   // The same probes, answered alike, on a port of their own (docs/configuration.md, `healthPort`).
-  const health = settings.healthPort === undefined ? undefined : buildAdminServer({ ...adminDeps, probesOnly: true, hostNames: [...adminDeps.hostNames, settings.healthHost] })
+  const health =
+    settings.healthPort === undefined
+      ? undefined
+      : buildAdminServer({ ...adminDeps, probesOnly: true, hostNames: [...adminDeps.hostNames, settings.healthHost] })
 
   let closed: Promise<void> | undefined
   return {
@@ -266,9 +295,11 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
       const proxyUrl = await proxy.listen({ port: settings.port, host: settings.host }).catch((err: unknown) => {
         throw new ListenError('proxy', settings.host, settings.port, err)
       })
-      const adminUrl = await admin.listen({ port: settings.adminPort, host: settings.adminHost }).catch((err: unknown) => {
-        throw new ListenError('admin', settings.adminHost, settings.adminPort, err)
-      })
+      const adminUrl = await admin
+        .listen({ port: settings.adminPort, host: settings.adminHost })
+        .catch((err: unknown) => {
+          throw new ListenError('admin', settings.adminHost, settings.adminPort, err)
+        })
       if (health === undefined || settings.healthPort === undefined) return { proxyUrl, adminUrl }
       const healthPort = settings.healthPort
       const healthUrl = await health.listen({ port: healthPort, host: settings.healthHost }).catch((err: unknown) => {
@@ -286,7 +317,11 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
         // The queue keeps its place (with Redis, in the shared queue) and is served for up to drainMs:
         // a drain is a normal event (rollouts, node drains), not a reason to shed the queue.
         const drained = await open.done(settings.shutdown.drainMs)
-        if (!drained && settings.shutdown.drainMs > 0) log.warn({ open: open.size, drainMs: settings.shutdown.drainMs }, 'shutdown: requests still open at shutdown.drainMs; the queued are answered 503')
+        if (!drained && settings.shutdown.drainMs > 0)
+          log.warn(
+            { open: open.size, drainMs: settings.shutdown.drainMs },
+            'shutdown: requests still open at shutdown.drainMs; the queued are answered 503',
+          )
         limiter.drain()
         // Keep-alive connections whose last answer began before SIGTERM are idle now.
         proxy.server.closeIdleConnections()
@@ -299,7 +334,10 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
         clearTimeout(grace)
         const pools = routes.all.map((r) => r.upstream.pool)
         const upstreamDone = Promise.all(pools.map((pool) => pool.close().catch(() => undefined)))
-        const remaining = setTimeout(() => pools.forEach((pool) => void pool.destroy().catch(() => undefined)), Math.max(0, deadline - Date.now()))
+        const remaining = setTimeout(
+          () => pools.forEach((pool) => void pool.destroy().catch(() => undefined)),
+          Math.max(0, deadline - Date.now()),
+        )
         remaining.unref()
         await upstreamDone
         clearTimeout(remaining)

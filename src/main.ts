@@ -24,7 +24,12 @@ process.on('uncaughtException', (err: unknown) => {
 const CRASH_EXIT_CODE = 70
 
 const oneLineMessage = (err: unknown): string =>
-  (err instanceof Error ? `${err.name}: ${err.message}` : typeof err === 'string' ? err : 'a value that is not an Error').replace(/\s+/g, ' ')
+  (err instanceof Error
+    ? `${err.name}: ${err.message}`
+    : typeof err === 'string'
+      ? err
+      : 'a value that is not an Error'
+  ).replace(/\s+/g, ' ')
 
 /** Process entry: settings, app, listen, signals. Anything that stops the start is one line and exit 78. */
 async function main(): Promise<void> {
@@ -33,9 +38,15 @@ async function main(): Promise<void> {
   crashLog = app.proxy.log
   const { proxyUrl, adminUrl, healthUrl } = await app.listen()
   const strays = unknownEnvVars()
-  if (strays.length > 0) app.proxy.log.warn({ variables: strays }, 'ignoring SLUICE_* variables that are no setting (a typo?)')
+  if (strays.length > 0)
+    app.proxy.log.warn({ variables: strays }, 'ignoring SLUICE_* variables that are no setting (a typo?)')
   // One line saying what was loaded (docs/observability.md, "What was loaded"); never a secret.
-  const loaded = startupFields(settings, { limiter: app.limiter.backend, apps: app.apps.loaded(), egress: app.upstream.egress, memoryBudgetBytes: app.budget.limit })
+  const loaded = startupFields(settings, {
+    limiter: app.limiter.backend,
+    apps: app.apps.loaded(),
+    egress: app.upstream.egress,
+    memoryBudgetBytes: app.budget.limit,
+  })
   app.proxy.log.info({ proxyUrl, adminUrl, healthUrl, ...loaded }, 'sluice listening')
 
   let stopping = false

@@ -24,7 +24,11 @@ export class ListenError extends Error {
   }
 }
 
-const LISTEN_KEYS = { proxy: ['host', 'port'], admin: ['adminHost', 'adminPort'], health: ['healthHost', 'healthPort'] } as const
+const LISTEN_KEYS = {
+  proxy: ['host', 'port'],
+  admin: ['adminHost', 'adminPort'],
+  health: ['healthHost', 'healthPort'],
+} as const
 
 const LISTEN_CAUSES: Readonly<Record<string, string>> = {
   EADDRINUSE: 'the port is in use by another process',
@@ -44,7 +48,8 @@ const oneLine = (text: string): string =>
 export function describeStartFailure(err: unknown, settings: Settings | undefined): string {
   if (err instanceof ListenError) {
     const [hostKey, portKey] = LISTEN_KEYS[err.server]
-    const where = (key: string): string => (settings === undefined ? key : `${key} from ${originOf(settings, key) ?? 'the default'}`)
+    const where = (key: string): string =>
+      settings === undefined ? key : `${key} from ${originOf(settings, key) ?? 'the default'}`
     const code = (err.cause as { code?: unknown }).code
     const why = typeof code === 'string' ? (LISTEN_CAUSES[code] ?? code) : String(err.cause)
     const what = { proxy: 'the proxy', admin: 'the admin server', health: 'the health port' }[err.server]

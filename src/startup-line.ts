@@ -12,15 +12,23 @@ import type { Egress } from './proxy/forward-proxy.js'
  */
 export function startupFields(
   settings: Settings,
-  loaded: { readonly limiter: 'memory' | 'redis'; readonly apps: AppsLoaded; readonly egress: Egress; readonly memoryBudgetBytes: number },
+  loaded: {
+    readonly limiter: 'memory' | 'redis'
+    readonly apps: AppsLoaded
+    readonly egress: Egress
+    readonly memoryBudgetBytes: number
+  },
 ): Record<string, unknown> {
   const { fairness, versions } = settings
   const classes = { interactive: [] as string[], batch: [] as string[] }
-  for (const [app, share] of Object.entries(fairness.apps)) classes[share.class].push(share.weight === 1 ? app : `${app} (weight ${share.weight})`)
+  for (const [app, share] of Object.entries(fairness.apps))
+    classes[share.class].push(share.weight === 1 ? app : `${app} (weight ${share.weight})`)
   return {
     upstream: maskUrl(settings.upstream),
     // the other upstreams (docs/upstreams.md), their URLs without credentials
-    ...(settings.upstreams.length > 0 ? { upstreams: settings.upstreams.map((u) => ({ name: u.name, prefix: u.prefix, url: maskUrl(u.url) })) } : {}),
+    ...(settings.upstreams.length > 0
+      ? { upstreams: settings.upstreams.map((u) => ({ name: u.name, prefix: u.prefix, url: maskUrl(u.url) })) }
+      : {}),
     ...forwardProxyField(loaded.egress),
     limiter: loaded.limiter,
     ...(loaded.limiter === 'redis' ? { redisFallback: settings.redis.fallback } : {}),
@@ -45,6 +53,9 @@ export function startupFields(
  * upstream)'` when a proxy is set but not used, or nothing when no proxy variable is set.
  */
 export function forwardProxyField(egress: Egress): { forwardProxy?: string } {
-  if (egress.via !== undefined) return { forwardProxy: `${egress.via.name} (${egress.via.variable}${egress.via.credentials ? ', with credentials' : ''})` }
+  if (egress.via !== undefined)
+    return {
+      forwardProxy: `${egress.via.name} (${egress.via.variable}${egress.via.credentials ? ', with credentials' : ''})`,
+    }
   return egress.exemptedBy === undefined ? {} : { forwardProxy: `none (${egress.exemptedBy} exempts the upstream)` }
 }

@@ -29,7 +29,11 @@ function main(): number {
   let now: Date | undefined
   if (values.date !== undefined) {
     now = new Date(`${values.date}T12:00:00Z`)
-    if (!/^\d{4}-\d{2}-\d{2}$/.test(values.date) || Number.isNaN(now.getTime()) || now.toISOString().slice(0, 10) !== values.date) {
+    if (
+      !/^\d{4}-\d{2}-\d{2}$/.test(values.date) ||
+      Number.isNaN(now.getTime()) ||
+      now.toISOString().slice(0, 10) !== values.date
+    ) {
       process.stderr.write(`sluice versions: --date must be a date YYYY-MM-DD, got "${values.date}"\n${USAGE}`)
       return 64
     }

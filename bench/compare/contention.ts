@@ -24,9 +24,17 @@ const ENDPOINTS = [
 const ORGS = ['org1', 'org2'] as const
 
 /** The scenario's 8 keys, as routes (for HAProxy's backends). */
-export const CONTENTION_ROUTES: readonly (LimitedRoute & { readonly org: string; readonly endpoint: string })[] = ORGS.flatMap((org) =>
-  ENDPOINTS.map((e) => ({ org, endpoint: e.endpoint, authorization: basic(org), method: e.method, path: e.path, limit: e.limit })),
-)
+export const CONTENTION_ROUTES: readonly (LimitedRoute & { readonly org: string; readonly endpoint: string })[] =
+  ORGS.flatMap((org) =>
+    ENDPOINTS.map((e) => ({
+      org,
+      endpoint: e.endpoint,
+      authorization: basic(org),
+      method: e.method,
+      path: e.path,
+      limit: e.limit,
+    })),
+  )
 
 export interface ContentionFigures {
   readonly requests: number
@@ -50,7 +58,8 @@ export interface ContentionFigures {
   readonly limit1P99Ms: number
 }
 
-const quantile = (sorted: readonly number[], q: number): number => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!)
+const quantile = (sorted: readonly number[], q: number): number =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
 
 async function simJson(simUrl: string, path: string, method = 'GET'): Promise<unknown> {
   const res = await fetch(`${simUrl}${path}`, { method })
@@ -76,11 +85,20 @@ export async function runContention(
     const route = CONTENTION_ROUTES[i % CONTENTION_ROUTES.length]!
     const pool = pools[i % pools.length]!
     const path = route.path.replace('{n}', String(1000 + i))
-    const headers = { authorization: route.authorization, 'neon-api-version': '2.12', ...(route.method === 'POST' ? { 'content-type': 'application/json' } : {}) }
+    const headers = {
+      authorization: route.authorization,
+      'neon-api-version': '2.12',
+      ...(route.method === 'POST' ? { 'content-type': 'application/json' } : {}),
+    }
     while (!stop) {
       try {
         const sent = performance.now()
-        const res = await pool.request({ path, method: route.method, headers, body: route.method === 'POST' ? '{}' : null })
+        const res = await pool.request({
+          path,
+          method: route.method,
+          headers,
+          body: route.method === 'POST' ? '{}' : null,
+        })
         await res.body.dump()
         if (measuring && route.limit === 1) limit1Ms.push(performance.now() - sent)
         if (measuring && res.statusCode !== 200) non200++

@@ -115,8 +115,16 @@ async function read(target: FloodTarget): Promise<MemoryReading> {
 }
 
 /** sluice (`node dist/main.js`, or `main`) in front of the sim: a holder takes the limit-1 key's only permit for HOLD_MS. */
-export async function sluiceTarget(simApiUrl: string, env: Record<string, string>, main?: string): Promise<FloodTarget> {
-  const proxy: ProxyProcess = await spawnProxy({ SLUICE_UPSTREAM: simApiUrl, SLUICE_QUEUE_MAX_LENGTH: String(FLOOD * 2), ...env }, undefined, main)
+export async function sluiceTarget(
+  simApiUrl: string,
+  env: Record<string, string>,
+  main?: string,
+): Promise<FloodTarget> {
+  const proxy: ProxyProcess = await spawnProxy(
+    { SLUICE_UPSTREAM: simApiUrl, SLUICE_QUEUE_MAX_LENGTH: String(FLOOD * 2), ...env },
+    undefined,
+    main,
+  )
   const metric = (text: string, name: string): number => {
     const m = new RegExp(`^${name.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(text)
     if (m === null) throw new Error(`no ${name} on /metrics`)
@@ -151,7 +159,10 @@ export async function sluiceTarget(simApiUrl: string, env: Record<string, string
 }
 
 /** A bare server holding every request (bench/compare/hold-server.ts): `node` or `fastify`. */
-export async function holdServerTarget(kind: 'node' | 'fastify', env: Record<string, string> = {}): Promise<FloodTarget> {
+export async function holdServerTarget(
+  kind: 'node' | 'fastify',
+  env: Record<string, string> = {},
+): Promise<FloodTarget> {
   const port = await freePort()
   // Run as plain JavaScript: Node's own type stripping would load its TypeScript parser (about 40 MB
   // resident) into the very process whose idle memory is the floor.
@@ -164,14 +175,21 @@ export async function holdServerTarget(kind: 'node' | 'fastify', env: Record<str
     memory: NodeJS.MemoryUsage
     spaces: Record<string, number>
   }
-  const control = async (what: string, method = 'GET'): Promise<Status> => (await (await fetch(`${url}/__hold/${what}`, { method })).json()) as Status
+  const control = async (what: string, method = 'GET'): Promise<Status> =>
+    (await (await fetch(`${url}/__hold/${what}`, { method })).json()) as Status
   return {
     url,
     pid: child.process.pid!,
     held: async () => (await control('status')).held,
     async heap() {
       const { memory, spaces } = await control('status')
-      return { heapUsed: memory.heapUsed, heapTotal: memory.heapTotal, newSpace: spaces.new_space ?? 0, oldSpace: spaces.old_space ?? 0, external: memory.external }
+      return {
+        heapUsed: memory.heapUsed,
+        heapTotal: memory.heapTotal,
+        newSpace: spaces.new_space ?? 0,
+        oldSpace: spaces.old_space ?? 0,
+        external: memory.external,
+      }
     },
     async hold() {
       await control('start', 'POST')
@@ -195,16 +213,23 @@ export async function runFlood(
       path: '/v2/accounts/search',
       method: 'POST',
       body: '{}',
-      headers: { authorization: basic(org), 'content-type': 'application/json', 'neon-api-version': '2.12', ...headers },
+      headers: {
+        authorization: basic(org),
+        'content-type': 'application/json',
+        'neon-api-version': '2.12',
+        ...headers,
+      },
     })
     await res.body.dump()
     return res.statusCode
   }
   try {
     // warm-up: every path taken a few hundred times on 64 connections, then quiet
-    await Promise.all(Array.from({ length: 64 }, async (_, i) => {
-      for (let k = 0; k < 10; k++) await post(`warm${i}`)
-    }))
+    await Promise.all(
+      Array.from({ length: 64 }, async (_, i) => {
+        for (let k = 0; k < 10; k++) await post(`warm${i}`)
+      }),
+    )
     await sleep(2_000)
     const idle = await read(target)
     await onPhase?.('idle', target)
@@ -217,7 +242,8 @@ export async function runFlood(
       await sleep(250)
       peakRss = Math.max(peakRss, peakRssOf(target.pid))
       if ((await target.held()) >= FLOOD) break
-      if (hold.over()) throw new Error(`the ${FLOOD} waiters did not all queue within ${HOLD_MS} ms (SLUICE_BENCH_FLOOD_HOLD_MS)`)
+      if (hold.over())
+        throw new Error(`the ${FLOOD} waiters did not all queue within ${HOLD_MS} ms (SLUICE_BENCH_FLOOD_HOLD_MS)`)
     }
     await sleep(500)
     peakRss = Math.max(peakRss, peakRssOf(target.pid))

@@ -28,12 +28,17 @@ export function findHaproxy(): { path: string } | { skipped: string } {
   }
   const present = which()
   if (present !== undefined) return { path: present }
-  if (process.getuid?.() !== 0) return { skipped: 'haproxy is not installed and installing it needs root (apt-get install haproxy)' }
-  const apt = spawnSync('sh', ['-c', 'apt-get install -y -q haproxy || (apt-get update -q && apt-get install -y -q haproxy)'], {
-    encoding: 'utf8',
-    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-    timeout: 300_000,
-  })
+  if (process.getuid?.() !== 0)
+    return { skipped: 'haproxy is not installed and installing it needs root (apt-get install haproxy)' }
+  const apt = spawnSync(
+    'sh',
+    ['-c', 'apt-get install -y -q haproxy || (apt-get update -q && apt-get install -y -q haproxy)'],
+    {
+      encoding: 'utf8',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+      timeout: 300_000,
+    },
+  )
   const installed = which()
   if (installed !== undefined) return { path: installed }
   const why = (apt.stderr || apt.stdout || '').trim().split('\n').at(-1) ?? 'unknown error'
@@ -60,19 +65,37 @@ export function haproxyConfig(port: number, upstream: URL, routes: readonly Limi
     lines.push(`  acl r${i}_auth req.hdr(authorization) -m str ${r.authorization.replace(/ /g, '\\ ')}`)
     lines.push(`  acl r${i}_path path_reg ^${r.path.replace('{n}', '[0-9]+')}$`)
     lines.push(`  use_backend key${i} if METH_${r.method} r${i}_auth r${i}_path`)
-    backends.push('', `backend key${i}`, '  http-reuse always', `  server api ${upstream.hostname}:${upstream.port} maxconn ${r.limit}`)
+    backends.push(
+      '',
+      `backend key${i}`,
+      '  http-reuse always',
+      `  server api ${upstream.hostname}:${upstream.port} maxconn ${r.limit}`,
+    )
   })
-  lines.push('  default_backend open', ...backends, '', 'backend open', '  http-reuse always', `  server api ${upstream.hostname}:${upstream.port}`)
+  lines.push(
+    '  default_backend open',
+    ...backends,
+    '',
+    'backend open',
+    '  http-reuse always',
+    `  server api ${upstream.hostname}:${upstream.port}`,
+  )
   return `${lines.join('\n')}\n`
 }
 
 /** HAProxy in front of `upstream` (the sim's root, e.g. http://127.0.0.1:PORT) with the routes' limits. */
-export async function startHaproxy(binary: string, upstream: string, routes: readonly LimitedRoute[]): Promise<ServerChild> {
+export async function startHaproxy(
+  binary: string,
+  upstream: string,
+  routes: readonly LimitedRoute[],
+): Promise<ServerChild> {
   const port = await freePort()
   const dir = mkdtempSync(join(tmpdir(), 'sluice-haproxy-'))
   const file = join(dir, 'haproxy.cfg')
   writeFileSync(file, haproxyConfig(port, new URL(upstream), routes))
-  const child = spawn(binary, ['-db', '-f', file], { stdio: ['ignore', 'ignore', process.env.SLUICE_BENCH_VERBOSE ? 'inherit' : 'ignore'] })
+  const child = spawn(binary, ['-db', '-f', file], {
+    stdio: ['ignore', 'ignore', process.env.SLUICE_BENCH_VERBOSE ? 'inherit' : 'ignore'],
+  })
   const stop = (): Promise<void> =>
     new Promise<void>((resolve) => {
       const done = (): void => {

@@ -16,11 +16,16 @@ function census(file: string): Map<string, { count: number; bytes: number }> {
   const s = JSON.parse(readFileSync(file, 'utf8')) as Snapshot
   const fields = s.snapshot.meta.node_fields
   const types = s.snapshot.meta.node_types[0]
-  const [typeAt, nameAt, sizeAt] = ['type', 'name', 'self_size'].map((f) => fields.indexOf(f)) as [number, number, number]
+  const [typeAt, nameAt, sizeAt] = ['type', 'name', 'self_size'].map((f) => fields.indexOf(f)) as [
+    number,
+    number,
+    number,
+  ]
   const out = new Map<string, { count: number; bytes: number }>()
   for (let i = 0; i < s.nodes.length; i += fields.length) {
     const type = types[s.nodes[i + typeAt]!]!
-    const name = type === 'object' || type === 'closure' || type === 'native' ? `${type}:${s.strings[s.nodes[i + nameAt]!]}` : type
+    const name =
+      type === 'object' || type === 'closure' || type === 'native' ? `${type}:${s.strings[s.nodes[i + nameAt]!]}` : type
     const e = out.get(name) ?? { count: 0, bytes: 0 }
     e.count++
     e.bytes += s.nodes[i + sizeAt]!
@@ -41,4 +46,7 @@ rows.sort((x, y) => y.bytes - x.bytes)
 let total = 0
 for (const r of rows) total += r.bytes
 process.stdout.write(`total ${total.toFixed(0)} bytes per unit\n`)
-for (const r of rows.slice(0, Number(process.env.TOP ?? 40))) process.stdout.write(`${r.bytes.toFixed(0).padStart(8)} B ${r.count.toFixed(2).padStart(8)} × ${r.name.slice(0, 100)}\n`)
+for (const r of rows.slice(0, Number(process.env.TOP ?? 40)))
+  process.stdout.write(
+    `${r.bytes.toFixed(0).padStart(8)} B ${r.count.toFixed(2).padStart(8)} × ${r.name.slice(0, 100)}\n`,
+  )

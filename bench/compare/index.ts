@@ -35,7 +35,16 @@ import { summarise } from './cpu-profile.js'
 import { holdServerTarget, runFlood, sluiceTarget, type FloodFigures } from './flood.js'
 import { findHaproxy, startHaproxy } from './haproxy.js'
 import { measureScriptFloor, type ScriptFloor } from './script-floor.js'
-import { callsBetween, monitor, readCounters, readScriptTimes, startScriptTimes, type MonitorCounts, type RedisCounters, type ScriptTimes } from './redis-counts.js'
+import {
+  callsBetween,
+  monitor,
+  readCounters,
+  readScriptTimes,
+  startScriptTimes,
+  type MonitorCounts,
+  type RedisCounters,
+  type ScriptTimes,
+} from './redis-counts.js'
 
 const CONTENTION_MS = Number(process.env.SLUICE_BENCH_CONTENTION_MS ?? 10_000)
 const ROUNDS = Number(process.env.SLUICE_BENCH_ROUNDS ?? 20)
@@ -71,7 +80,11 @@ export interface ContentionRow extends ContentionFigures {
 export interface CompareResults {
   readonly haproxySkipped?: string
   readonly contention: ContentionRow[]
-  readonly throughput?: { readonly names: readonly string[]; readonly figures: readonly TurnFigures[]; readonly redisVsMemory: number }
+  readonly throughput?: {
+    readonly names: readonly string[]
+    readonly figures: readonly TurnFigures[]
+    readonly redisVsMemory: number
+  }
   readonly flood: { readonly setup: string; readonly figures: FloodFigures }[]
   readonly breakdown?: Breakdown
 }
@@ -106,7 +119,11 @@ export async function startPassthrough(
             ...(semaphore.only === 'round trips' ? { REDIS_ROUND_TRIPS: '1' } : {}),
             ...(semaphore.only === 'scripts' ? { REDIS_SCRIPTS: '1' } : {}),
           }
-  const child = startNode(['--import', 'tsx', 'bench/compare/passthrough.ts'], { UPSTREAM: upstream, PORT: String(port), ...gate })
+  const child = startNode(['--import', 'tsx', 'bench/compare/passthrough.ts'], {
+    UPSTREAM: upstream,
+    PORT: String(port),
+    ...gate,
+  })
   const url = `http://127.0.0.1:${port}`
   await waitForHttp(url)
   return { ...child, url, pid: child.process.pid! }
@@ -125,21 +142,31 @@ async function contentionWithCounts(
   let cpuAfter = 0
   const cpu = (): number => targets.reduce((n, t) => n + cpuMs(t.pid), 0)
   try {
-    const figures = await runContention(sim.url, targets.map((t) => t.url), CONTENTION_MS, async (phase) => {
-      if (phase === 'start') {
-        cpuBefore = cpu()
-        if (inspect) before = await readCounters(inspect)
-      } else {
-        cpuAfter = cpu()
-        if (inspect) after = await readCounters(inspect)
-      }
-    })
+    const figures = await runContention(
+      sim.url,
+      targets.map((t) => t.url),
+      CONTENTION_MS,
+      async (phase) => {
+        if (phase === 'start') {
+          cpuBefore = cpu()
+          if (inspect) before = await readCounters(inspect)
+        } else {
+          cpuAfter = cpu()
+          if (inspect) after = await readCounters(inspect)
+        }
+      },
+    )
     const requests = Math.max(1, figures.requests)
     const row: ContentionRow = { setup, ...figures, proxyCpuUsPerRequest: ((cpuAfter - cpuBefore) * 1000) / requests }
     if (before === undefined || after === undefined) return row
     const calls = callsBetween(before, after)
     const total = [...calls.values()].reduce((a, b) => a + b, 0)
-    return { ...row, redisCalls: calls, redisCommandsPerRequest: total / requests, redisCpuUsPerRequest: ((after.cpuMs - before.cpuMs) * 1000) / requests }
+    return {
+      ...row,
+      redisCalls: calls,
+      redisCommandsPerRequest: total / requests,
+      redisCpuUsPerRequest: ((after.cpuMs - before.cpuMs) * 1000) / requests,
+    }
   } finally {
     inspect?.disconnect()
   }
@@ -151,7 +178,11 @@ interface ContentionSetup {
 }
 
 /** The contention part's setups, each starting its own processes (and Redis) for one run and stopping them after. */
-function contentionSetups(sim: ServerChild, base: Record<string, string>, haproxy: ReturnType<typeof findHaproxy>): ContentionSetup[] {
+function contentionSetups(
+  sim: ServerChild,
+  base: Record<string, string>,
+  haproxy: ReturnType<typeof findHaproxy>,
+): ContentionSetup[] {
   const setups: ContentionSetup[] = []
   if ('path' in haproxy) {
     setups.push({
@@ -194,7 +225,8 @@ function contentionSetups(sim: ServerChild, base: Record<string, string>, haprox
       const redis = await startRedis()
       const replicas: ProxyProcess[] = []
       try {
-        for (let i = 0; i < n; i++) replicas.push(await spawnProxy({ ...base, SLUICE_REDIS_URL: redis.url }, undefined, main))
+        for (let i = 0; i < n; i++)
+          replicas.push(await spawnProxy({ ...base, SLUICE_REDIS_URL: redis.url }, undefined, main))
         return await contentionWithCounts(name, sim, replicas, redis)
       } finally {
         await Promise.all(replicas.map((r) => r.stop()))
@@ -250,7 +282,8 @@ export async function runCompare(log: (line: string) => void = () => {}): Promis
         const profileDir = PROFILE ? mkdtempSync(join(tmpdir(), 'sluice-cpu-prof-')) : undefined
         try {
           for (let i = 0; i < 3; i++) {
-            const profile: Record<string, string> = i === 0 && profileDir !== undefined ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}
+            const profile: Record<string, string> =
+              i === 0 && profileDir !== undefined ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}
             replicas.push(await spawnProxy({ ...base, SLUICE_REDIS_URL: redis.url, ...profile }))
           }
           results.breakdown = await breakdown(sim, replicas, redis)
@@ -298,11 +331,19 @@ export async function runCompare(log: (line: string) => void = () => {}): Promis
         { name: 'sluice, Redis', url: proxies[1]!.url, pid: proxies[1]!.pid },
         { name: 'redis-semaphore pass-through', url: children[1]!.url, pid: children[1]!.pid },
         // floors of the Redis path: its two round trips alone, and with sluice's own scripts (no sluice code around them)
-        { name: 'bare Node + two Redis round trips (a script doing nothing)', url: children[2]!.url, pid: children[2]!.pid },
+        {
+          name: 'bare Node + two Redis round trips (a script doing nothing)',
+          url: children[2]!.url,
+          pid: children[2]!.pid,
+        },
         { name: "bare Node + sluice's acquire and release scripts", url: children[3]!.url, pid: children[3]!.pid },
       ]
       const figures = await measureInTurns(targets, { connections: 32, rounds: ROUNDS, roundMs: ROUND_MS, baseline: 0 })
-      results.throughput = { names: targets.map((t) => t.name), figures, redisVsMemory: figures[2]!.vsBaseline.rps / figures[1]!.vsBaseline.rps }
+      results.throughput = {
+        names: targets.map((t) => t.name),
+        figures,
+        redisVsMemory: figures[2]!.vsBaseline.rps / figures[1]!.vsBaseline.rps,
+      }
     } finally {
       await Promise.all(children.map((c) => c.stop()))
       await Promise.all(proxies.map((p) => p.stop()))
@@ -323,9 +364,15 @@ export async function runCompare(log: (line: string) => void = () => {}): Promis
       log('flood: bare Fastify')
       results.flood.push({ setup: 'bare Fastify, holding', figures: await runFlood(() => holdServerTarget('fastify')) })
       log('flood: in-process')
-      results.flood.push({ setup: 'sluice, in-process', figures: await runFlood(() => sluiceTarget(`${sim.url}/v2`, {})) })
+      results.flood.push({
+        setup: 'sluice, in-process',
+        figures: await runFlood(() => sluiceTarget(`${sim.url}/v2`, {})),
+      })
       log('flood: Redis')
-      results.flood.push({ setup: 'sluice, Redis', figures: await runFlood(() => sluiceTarget(`${sim.url}/v2`, { SLUICE_REDIS_URL: redis.url })) })
+      results.flood.push({
+        setup: 'sluice, Redis',
+        figures: await runFlood(() => sluiceTarget(`${sim.url}/v2`, { SLUICE_REDIS_URL: redis.url })),
+      })
     } finally {
       await redis.close()
       await sim.stop()
@@ -344,14 +391,19 @@ async function breakdown(sim: ServerChild, replicas: readonly ProxyProcess[], re
   let scriptTimes: ScriptTimes = new Map()
   const inspect = redis.client()
   try {
-    const figures = await runContention(sim.url, replicas.map((r) => r.url), BREAKDOWN_MS, async (phase) => {
-      if (phase === 'start') {
-        await startScriptTimes(inspect)
-        counts = monitor(redis.url, BREAKDOWN_MS)
-      } else {
-        scriptTimes = await readScriptTimes(inspect)
-      }
-    })
+    const figures = await runContention(
+      sim.url,
+      replicas.map((r) => r.url),
+      BREAKDOWN_MS,
+      async (phase) => {
+        if (phase === 'start') {
+          await startScriptTimes(inspect)
+          counts = monitor(redis.url, BREAKDOWN_MS)
+        } else {
+          scriptTimes = await readScriptTimes(inspect)
+        }
+      },
+    )
     return { ...(await counts!), scriptTimes, requests: figures.requests }
   } finally {
     inspect.disconnect()

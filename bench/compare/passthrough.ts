@@ -80,16 +80,51 @@ function semaphoreFor(req: IncomingMessage): Gate | undefined {
 }
 
 const roundTripsOnly = redis !== undefined && process.env.REDIS_ROUND_TRIPS === '1'
-const scripts = redis !== undefined && process.env.REDIS_SCRIPTS === '1' ? new Scripts(redis, undefined, 2_000) : undefined
+const scripts =
+  redis !== undefined && process.env.REDIS_SCRIPTS === '1' ? new Scripts(redis, undefined, 2_000) : undefined
 let sequence = 0
 
 /** sluice's acquire script for the request's key (a published limit of 5, learning on), then a release to call. */
 async function sluiceScripts(req: IncomingMessage): Promise<() => Promise<unknown>> {
-  const keys = semaphoreKeysOf('sluice', tagOf({ instance: req.headers.authorization ?? 'default', endpoint: 'GET /accounts/{id}/contacts' }))
-  const id = waiterId({ replicaId: `floor-${process.pid}`, sequence: ++sequence, arrivedAt: Date.now(), maxHeld: Infinity, app: 'default' })
+  const keys = semaphoreKeysOf(
+    'sluice',
+    tagOf({ instance: req.headers.authorization ?? 'default', endpoint: 'GET /accounts/{id}/contacts' }),
+  )
+  const id = waiterId({
+    replicaId: `floor-${process.pid}`,
+    sequence: ++sequence,
+    arrivedAt: Date.now(),
+    maxHeld: Infinity,
+    app: 'default',
+  })
   const limit = '5 5 1 3600000'
-  await acquire(scripts!, keys, { id, replicaId: `floor-${process.pid}`, limit, leaseMs: 30_000, liveMs: 30_000, idleMs: 90_000, ageMs: 0, full: false, announce: false, instance: 'i', endpoint: 'e', channelPrefix: 'sluice:grant:', wantHead: false, cost: 1 })
-  return () => release(scripts!, keys, { ids: [id], replicaId: `floor-${process.pid}`, limit, leaseMs: 30_000, idleMs: 90_000, channelPrefix: 'sluice:grant:', wantHead: false, answer: { outcome: 'success', heldMs: 1 } })
+  await acquire(scripts!, keys, {
+    id,
+    replicaId: `floor-${process.pid}`,
+    limit,
+    leaseMs: 30_000,
+    liveMs: 30_000,
+    idleMs: 90_000,
+    ageMs: 0,
+    full: false,
+    announce: false,
+    instance: 'i',
+    endpoint: 'e',
+    channelPrefix: 'sluice:grant:',
+    wantHead: false,
+    cost: 1,
+  })
+  return () =>
+    release(scripts!, keys, {
+      ids: [id],
+      replicaId: `floor-${process.pid}`,
+      limit,
+      leaseMs: 30_000,
+      idleMs: 90_000,
+      channelPrefix: 'sluice:grant:',
+      wantHead: false,
+      answer: { outcome: 'success', heldMs: 1 },
+    })
 }
 const nothing = (): Promise<unknown> => redis!.eval('return 1', 0)
 

@@ -23,7 +23,8 @@ export interface RedisCounters {
 
 export async function readCounters(client: Redis): Promise<RedisCounters> {
   const calls = new Map<string, number>()
-  for (const m of (await client.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(m[1]!, Number(m[2]))
+  for (const m of (await client.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm))
+    calls.set(m[1]!, Number(m[2]))
   const cpu = await client.info('cpu')
   const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(cpu)?.[1] ?? 0)
   return { calls, cpuMs: (field('used_cpu_user') + field('used_cpu_sys')) * 1000 }
@@ -41,10 +42,16 @@ export function callsBetween(before: RedisCounters, after: RedisCounters): Map<s
 }
 
 const SCRIPT_BY_SHA = new Map(
-  [ACQUIRE_SCRIPT, ADOPT_SCRIPT, HEARTBEAT_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT, STATUS_SCRIPT, ACTIVE_SCRIPT, SYNC_SCRIPT].map((s) => [
-    createHash('sha1').update(s.lua).digest('hex'),
-    s.name,
-  ]),
+  [
+    ACQUIRE_SCRIPT,
+    ADOPT_SCRIPT,
+    HEARTBEAT_SCRIPT,
+    RELEASE_SCRIPT,
+    RENEW_SCRIPT,
+    STATUS_SCRIPT,
+    ACTIVE_SCRIPT,
+    SYNC_SCRIPT,
+  ].map((s) => [createHash('sha1').update(s.lua).digest('hex'), s.name]),
 )
 
 export interface MonitorCounts {

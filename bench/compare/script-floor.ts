@@ -52,7 +52,11 @@ const pair = (name: string, release: string, acquire: string): Pair => ({
 export const FLOOR_PAIRS: readonly Pair[] = [
   pair('two scripts that only return', '\nreturn 0\n', '\nreturn 0\n'),
   pair('the same, after the whole shared Lua (as before)', `${LUA_COMMON}\nreturn 0\n`, `${LUA_COMMON}\nreturn 0\n`),
-  pair('the same, after only the shared Lua each uses (as sent)', `\n${preludeFor(RELEASE_BODY)}\nreturn 0\n`, `\n${preludeFor(ACQUIRE_BODY)}\nreturn 0\n`),
+  pair(
+    'the same, after only the shared Lua each uses (as sent)',
+    `\n${preludeFor(RELEASE_BODY)}\nreturn 0\n`,
+    `\n${preludeFor(ACQUIRE_BODY)}\nreturn 0\n`,
+  ),
   pair('the real release and acquire', RELEASE_LUA, ACQUIRE_LUA),
 ]
 
@@ -76,7 +80,13 @@ async function usOf(client: Redis): Promise<{ cpu: number; eval: number }> {
 }
 
 /** One pair, `cycles` times on a fresh key: Redis CPU, and its time inside EVALSHA, µs per cycle. */
-async function runPair(client: Redis, p: Pair, tag: string, cycles: number, cadenceMs: number): Promise<{ cpu: number; eval: number }> {
+async function runPair(
+  client: Redis,
+  p: Pair,
+  tag: string,
+  cycles: number,
+  cadenceMs: number,
+): Promise<{ cpu: number; eval: number }> {
   const scripts = new Scripts(client, undefined, 10_000)
   const keys = keyList(semaphoreKeysOf('floor', tag))
   let sequence = 0
@@ -86,7 +96,20 @@ async function runPair(client: Redis, p: Pair, tag: string, cycles: number, cade
     return waiterId({ replicaId: replica, sequence, arrivedAt: Date.now(), maxHeld: Infinity, app: 'default' })
   }
   const acquireArgs = (id: string, announce: boolean): (string | number)[] => [
-    id, id.slice(0, id.indexOf('/')), LIMIT, LEASE_MS, LIVE_MS, IDLE_MS, 0, '0', announce ? '1' : '0', 'floor', '/e', CHANNELS, '0', (1).toPrecision(17),
+    id,
+    id.slice(0, id.indexOf('/')),
+    LIMIT,
+    LEASE_MS,
+    LIVE_MS,
+    IDLE_MS,
+    0,
+    '0',
+    announce ? '1' : '0',
+    'floor',
+    '/e',
+    CHANNELS,
+    '0',
+    (1).toPrecision(17),
   ]
   // the real scripts set the scene (one holder, WAITERS queued, every replica announced), whatever the pair
   const real = pair('', RELEASE_LUA, ACQUIRE_LUA)
@@ -101,7 +124,16 @@ async function runPair(client: Redis, p: Pair, tag: string, cycles: number, cade
   const before = await usOf(client)
   for (let c = 0; c < cycles; c++) {
     const rid = holder.slice(0, holder.indexOf('/'))
-    const reply = (await scripts.run(p.release, keys, [LIMIT, LEASE_MS, IDLE_MS, CHANNELS, '0', 's 50', rid, holder])) as unknown[] | number
+    const reply = (await scripts.run(p.release, keys, [
+      LIMIT,
+      LEASE_MS,
+      IDLE_MS,
+      CHANNELS,
+      '0',
+      's 50',
+      rid,
+      holder,
+    ])) as unknown[] | number
     // the empty pairs grant nobody: the same id is "released" each time, as cheap as a real one
     if (Array.isArray(reply)) holder = stringsOf(reply[1])[0] ?? holder
     await sleep(Math.max(0, started + c * cadenceMs + half - performance.now()))
@@ -122,11 +154,20 @@ export async function measureScriptFloor(cadenceMs: number, cycles = 1_500, runs
   const client = new Redis(redis.url)
   try {
     for (let run = 0; run < runs; run++) {
-      for (const [i, p] of FLOOR_PAIRS.entries()) figures[i]!.push(await runPair(client, p, `floor-${run}-${i}`, cycles, cadenceMs))
+      for (const [i, p] of FLOOR_PAIRS.entries())
+        figures[i]!.push(await runPair(client, p, `floor-${run}-${i}`, cycles, cadenceMs))
     }
   } finally {
     client.disconnect()
     await redis.close()
   }
-  return { cadenceMs, cycles, rows: FLOOR_PAIRS.map((p, i) => ({ pair: p.name, usPerCycle: figures[i]!.map((f) => f.cpu), evalUsPerCycle: figures[i]!.map((f) => f.eval) })) }
+  return {
+    cadenceMs,
+    cycles,
+    rows: FLOOR_PAIRS.map((p, i) => ({
+      pair: p.name,
+      usPerCycle: figures[i]!.map((f) => f.cpu),
+      evalUsPerCycle: figures[i]!.map((f) => f.eval),
+    })),
+  }
 }

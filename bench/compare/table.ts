@@ -2,18 +2,27 @@ import type { CompareResults, ContentionRow } from './index.js'
 import { FLOOD, type FloodFigures, type MemoryReading } from './flood.js'
 
 const MB = 1024 * 1024
-const f3 = (v: number | null | undefined): string => (v === null || v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(3))
-const f2 = (v: number | null | undefined): string => (v === null || v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(2))
+const f3 = (v: number | null | undefined): string =>
+  v === null || v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(3)
+const f2 = (v: number | null | undefined): string =>
+  v === null || v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(2)
 const mb = (bytes: number): string => `${(bytes / MB).toFixed(0)} MB`
 const kb = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KB`
 
 const backToIdle = (x: FloodFigures): string =>
-  x.backToIdleMs === undefined ? `not within the watch (${mb(x.settled.rss)} at its end)` : `${mb(x.settled.rss)} after ${(x.backToIdleMs / 1000).toFixed(0)} s`
+  x.backToIdleMs === undefined
+    ? `not within the watch (${mb(x.settled.rss)} at its end)`
+    : `${mb(x.settled.rss)} after ${(x.backToIdleMs / 1000).toFixed(0)} s`
 
-const rowsOf = (r: CompareResults, prefix: string): ContentionRow[] => r.contention.filter((c) => c.setup.startsWith(prefix))
+const rowsOf = (r: CompareResults, prefix: string): ContentionRow[] =>
+  r.contention.filter((c) => c.setup.startsWith(prefix))
 
 /** min–max of a figure over rows (one value when they agree, – when none has it) */
-function range(rows: readonly ContentionRow[], figure: (c: ContentionRow) => number | null | undefined, format: (v: number) => string): string {
+function range(
+  rows: readonly ContentionRow[],
+  figure: (c: ContentionRow) => number | null | undefined,
+  format: (v: number) => string,
+): string {
   const values = rows.map(figure).filter((v): v is number => v !== null && v !== undefined && Number.isFinite(v))
   if (values.length === 0) return '–'
   const lo = format(Math.min(...values))
@@ -33,7 +42,19 @@ export function rangesTable(r: CompareResults): string {
   for (const setup of setups) {
     const rows = r.contention.filter((c) => c.setup === setup)
     lines.push(
-      `| ${setup} | ${rows.length} | ${range(rows, (c) => c.minUtilisation, f3)} | ${range(rows, (c) => c.minUtilisationByLimit[1], f3)} | ${range(rows, (c) => c.minUtilisationByLimit[5], f3)} | ${range(rows, ratio, f2)} (${range(rows, (c) => c.limit1P50Ms, (v) => v.toFixed(0))}) | ${range(rows, (c) => c.handoffP50Ms, f2)} | ${range(rows, (c) => c.redisCpuUsPerRequest, (v) => v.toFixed(0))} | ${range(rows, (c) => c.redisCommandsPerRequest, f2)} | ${range(rows, (c) => c.proxyCpuUsPerRequest, (v) => v.toFixed(0))} |`,
+      `| ${setup} | ${rows.length} | ${range(rows, (c) => c.minUtilisation, f3)} | ${range(rows, (c) => c.minUtilisationByLimit[1], f3)} | ${range(rows, (c) => c.minUtilisationByLimit[5], f3)} | ${range(rows, ratio, f2)} (${range(
+        rows,
+        (c) => c.limit1P50Ms,
+        (v) => v.toFixed(0),
+      )}) | ${range(rows, (c) => c.handoffP50Ms, f2)} | ${range(
+        rows,
+        (c) => c.redisCpuUsPerRequest,
+        (v) => v.toFixed(0),
+      )} | ${range(rows, (c) => c.redisCommandsPerRequest, f2)} | ${range(
+        rows,
+        (c) => c.proxyCpuUsPerRequest,
+        (v) => v.toFixed(0),
+      )} |`,
     )
   }
   return lines.join('\n')
@@ -47,14 +68,17 @@ export function summaryTable(r: CompareResults): string {
   const mem = rowsOf(r, 'sluice, 1 replica')
   const red = rowsOf(r, 'sluice, 3 replicas')
   const u = (rows: ContentionRow[]): string => range(rows, (c) => c.minUtilisation, f3)
-  const hand = (rows: ContentionRow[]): string => `${range(rows, (c) => c.handoffP50Ms, f2)} / ${range(rows, (c) => c.handoffP99Ms, f2)}`
+  const hand = (rows: ContentionRow[]): string =>
+    `${range(rows, (c) => c.handoffP50Ms, f2)} / ${range(rows, (c) => c.handoffP99Ms, f2)}`
   const cmds = (rows: ContentionRow[]): string => range(rows, (c) => c.redisCommandsPerRequest, f2)
   const t = r.throughput
   const tp = (i: number): string => (t?.figures[i] ? t.figures[i].vsBaseline.rps.toFixed(2) : '–')
   const floodMem = r.flood.find((x) => x.setup === 'sluice, in-process')?.figures
   const floodRed = r.flood.find((x) => x.setup === 'sluice, Redis')?.figures
   const flood = (x: typeof floodMem): string =>
-    x ? `${mb(x.queued.rss)} queued (${mb(x.idle.rss)} idle), ${mb(x.peakRss)} peak while draining, ${mb(x.after.rss)} 10 s after, ${backToIdle(x)}; ${kb(x.heapPerWaiter)} heap / ${kb(x.rssPerWaiter)} RSS per waiter` : '–'
+    x
+      ? `${mb(x.queued.rss)} queued (${mb(x.idle.rss)} idle), ${mb(x.peakRss)} peak while draining, ${mb(x.after.rss)} 10 s after, ${backToIdle(x)}; ${kb(x.heapPerWaiter)} heap / ${kb(x.rssPerWaiter)} RSS per waiter`
+      : '–'
   const lines = [
     '| figure | HAProxy 1 node | floor: bare Node + FIFO semaphore, 1 process | redis-semaphore, 3 processes | sluice | target |',
     '|---|---|---|---|---|---|',
@@ -68,7 +92,8 @@ export function summaryTable(r: CompareResults): string {
   return lines.join('\n')
 }
 
-const scripts = (row: ContentionRow): number => (row.redisCalls?.get('evalsha') ?? 0) + (row.redisCalls?.get('eval') ?? 0)
+const scripts = (row: ContentionRow): number =>
+  (row.redisCalls?.get('evalsha') ?? 0) + (row.redisCalls?.get('eval') ?? 0)
 
 export function contentionTable(r: CompareResults): string {
   const lines = [
@@ -86,10 +111,15 @@ export function contentionTable(r: CompareResults): string {
 export function throughputTable(r: CompareResults): string {
   const t = r.throughput
   if (!t) return ''
-  const lines = ['| target | req/s | p50 ms | p99 ms | non-200 | CPU µs / request | ÷ bare: req/s | ÷ bare: CPU / request |', '|---|---:|---:|---:|---:|---:|---:|---:|']
+  const lines = [
+    '| target | req/s | p50 ms | p99 ms | non-200 | CPU µs / request | ÷ bare: req/s | ÷ bare: CPU / request |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+  ]
   t.names.forEach((name, i) => {
     const x = t.figures[i]!
-    lines.push(`| ${name} | ${x.rps.toFixed(0)} | ${x.p50Ms.toFixed(3)} | ${x.p99Ms.toFixed(3)} | ${x.failed} | ${x.cpuUsPerRequest.toFixed(0)} | ${x.vsBaseline.rps.toFixed(2)} | ${x.vsBaseline.cpu.toFixed(2)} |`)
+    lines.push(
+      `| ${name} | ${x.rps.toFixed(0)} | ${x.p50Ms.toFixed(3)} | ${x.p99Ms.toFixed(3)} | ${x.failed} | ${x.cpuUsPerRequest.toFixed(0)} | ${x.vsBaseline.rps.toFixed(2)} | ${x.vsBaseline.cpu.toFixed(2)} |`,
+    )
   })
   return lines.join('\n')
 }
@@ -100,7 +130,9 @@ export function floodTable(r: CompareResults): string {
     '|---|---:|---:|---:|---:|---|---|---|---:|',
   ]
   for (const { setup, figures: x } of r.flood) {
-    lines.push(`| ${setup} | ${mb(x.idle.rss)} | ${mb(x.queued.rss)} | ${mb(x.peakRss)} | ${mb(x.after.rss)} | ${backToIdle(x)} | ${mb(x.idle.heapUsed)} / ${mb(x.queued.heapUsed)} / ${mb(x.after.heapUsed)} | ${kb(x.heapPerWaiter)} / ${kb(x.rssPerWaiter)} | ${x.non200} |`)
+    lines.push(
+      `| ${setup} | ${mb(x.idle.rss)} | ${mb(x.queued.rss)} | ${mb(x.peakRss)} | ${mb(x.after.rss)} | ${backToIdle(x)} | ${mb(x.idle.heapUsed)} / ${mb(x.queued.heapUsed)} / ${mb(x.after.heapUsed)} | ${kb(x.heapPerWaiter)} / ${kb(x.rssPerWaiter)} | ${x.non200} |`,
+    )
   }
   return lines.join('\n')
 }
@@ -111,7 +143,8 @@ export function floodResidentTable(r: CompareResults): string {
     '| setup (idle → held → back to idle, or at the end of the watch) | RSS | malloc main heap (`[heap]`) | other anonymous (V8 pages, mmapped malloc, arenas) | file-backed | V8 committed (new space / old space) | external |',
     '|---|---|---|---|---|---|---|',
   ]
-  const three = (f: (m: MemoryReading) => number, x: FloodFigures): string => `${mb(f(x.idle))} → ${mb(f(x.queued))} → ${mb(f(x.settled))}`
+  const three = (f: (m: MemoryReading) => number, x: FloodFigures): string =>
+    `${mb(f(x.idle))} → ${mb(f(x.queued))} → ${mb(f(x.settled))}`
   for (const { setup, figures: x } of r.flood) {
     lines.push(
       `| ${setup} | ${three((m) => m.rss, x)} | ${three((m) => m.mallocHeap, x)} | ${three((m) => m.anon, x)} | ${three((m) => m.file, x)} | ${three((m) => m.heapTotal, x)} (${three((m) => m.newSpace, x)} / ${three((m) => m.oldSpace, x)}) | ${three((m) => m.external, x)} |`,
@@ -141,7 +174,11 @@ export function breakdownTable(r: CompareResults): string {
     const script = key.slice(0, key.indexOf(':'))
     lines.push(`| ${key} | ${per(c)} | ${(c / Math.max(1, b.scriptCalls.get(script) ?? 0)).toFixed(2)} |`)
   }
-  lines.push('', '| script (SLOWLOG, MONITOR running too) | calls per request | µs per call | µs per request |', '|---|---:|---:|---:|')
+  lines.push(
+    '',
+    '| script (SLOWLOG, MONITOR running too) | calls per request | µs per call | µs per request |',
+    '|---|---:|---:|---:|',
+  )
   for (const [script, t] of [...b.scriptTimes].sort((x, y) => y[1].us - x[1].us)) {
     lines.push(`| ${script} | ${per(t.calls)} | ${(t.us / Math.max(1, t.calls)).toFixed(1)} | ${per(t.us)} |`)
   }
@@ -151,13 +188,23 @@ export function breakdownTable(r: CompareResults): string {
       '',
       `| floor: a release granting the head + a queued acquire, limit 1, a cycle every ${f.cadenceMs.toFixed(2)} ms, ${f.cycles} cycles a run (./script-floor.ts) | Redis CPU µs a cycle, each run | of which inside EVALSHA |`,
       '|---|---:|---:|',
-      ...f.rows.map((row) => `| ${row.pair} | ${row.usPerCycle.map((v) => v.toFixed(0)).join(', ')} | ${row.evalUsPerCycle.map((v) => v.toFixed(1)).join(', ')} |`),
+      ...f.rows.map(
+        (row) =>
+          `| ${row.pair} | ${row.usPerCycle.map((v) => v.toFixed(0)).join(', ')} | ${row.evalUsPerCycle.map((v) => v.toFixed(1)).join(', ')} |`,
+      ),
     )
   }
   if (b.profile !== undefined) {
     const busy = b.profile.filter((p) => p.place !== '(idle)' && p.place !== '(program)').reduce((n, p) => n + p.ms, 0)
-    lines.push('', '| one replica, self time (`--cpu-prof`, its whole life: start and warm-up included) | ms | share of the busy time |', '|---|---:|---:|')
-    for (const p of b.profile.slice(0, 20)) lines.push(`| ${p.place} | ${p.ms.toFixed(0)} | ${p.place.startsWith('(idle') ? '–' : `${((100 * p.ms) / Math.max(1, busy)).toFixed(1)}%`} |`)
+    lines.push(
+      '',
+      '| one replica, self time (`--cpu-prof`, its whole life: start and warm-up included) | ms | share of the busy time |',
+      '|---|---:|---:|',
+    )
+    for (const p of b.profile.slice(0, 20))
+      lines.push(
+        `| ${p.place} | ${p.ms.toFixed(0)} | ${p.place.startsWith('(idle') ? '–' : `${((100 * p.ms) / Math.max(1, busy)).toFixed(1)}%`} |`,
+      )
   }
   return lines.join('\n')
 }

@@ -10,7 +10,13 @@
 import pino from 'pino'
 import { Writable } from 'node:stream'
 import type { Catalog, Endpoint } from '../../src/catalog/types.js'
-import { accessLogFields, accessLogLine, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from '../../src/log/access-log.js'
+import {
+  accessLogFields,
+  accessLogLine,
+  LOG_SERIALIZERS,
+  REDACT_CENSOR,
+  REDACT_PATHS,
+} from '../../src/log/access-log.js'
 import { createMetrics } from '../../src/metrics/index.js'
 import { metricsSettingsSchema, type MetricsSettingsInput } from '../../src/metrics/settings.js'
 import type { Outcome, RequestRecord } from '../../src/proxy/record.js'
@@ -19,7 +25,13 @@ import { versionSettingsSchema } from '../../src/versioning/settings.js'
 
 const ENDPOINTS = Array.from({ length: 20 }, (_, i) => `GET /resource${i}/{id}`)
 const catalog: Pick<Catalog, 'endpoints'> = {
-  endpoints: ENDPOINTS.map((id): Endpoint => ({ id, method: 'GET', template: id.slice(4), limit: 5, limitSource: 'published' })),
+  endpoints: ENDPOINTS.map((id): Endpoint => ({
+    id,
+    method: 'GET',
+    template: id.slice(4),
+    limit: 5,
+    limitSource: 'published',
+  })),
 }
 const settings = (input: MetricsSettingsInput) => metricsSettingsSchema.parse({ defaultMetrics: false, ...input })
 
@@ -66,9 +78,14 @@ const versioning = createVersioning(versionSettingsSchema.parse({}), {
 })
 const nullStream = new Writable({ write: (_c, _e, done) => done() })
 const plain = pino({ level: 'info' }, nullStream)
-const redacted = pino({ level: 'info', redact: { paths: REDACT_PATHS, censor: REDACT_CENSOR }, serializers: LOG_SERIALIZERS }, nullStream)
+const redacted = pino(
+  { level: 'info', redact: { paths: REDACT_PATHS, censor: REDACT_CENSOR }, serializers: LOG_SERIALIZERS },
+  nullStream,
+)
 // for comparison: the same credentials reached by wildcard paths, as a first draft had them
-const wildcardPaths = ['authorization', 'cookie', '"x-api-key"'].flatMap((h) => ['*', '*.*', '*.*.*'].map((w) => `${w}.headers[${h.startsWith('"') ? h : `"${h}"`}]`))
+const wildcardPaths = ['authorization', 'cookie', '"x-api-key"'].flatMap((h) =>
+  ['*', '*.*', '*.*.*'].map((w) => `${w}.headers[${h.startsWith('"') ? h : `"${h}"`}]`),
+)
 const wildcard = pino({ level: 'info', redact: { paths: wildcardPaths, censor: REDACT_CENSOR } }, nullStream)
 const silent = pino({ level: 'warn' }, nullStream)
 const logLine = (log: pino.Logger) => (i: number) => {
@@ -76,7 +93,10 @@ const logLine = (log: pino.Logger) => (i: number) => {
 }
 
 const hot: [string, number][] = [
-  ['requestFinished (org label, 8 orgs x 20 endpoints)', nsPerOp(1_000_000, (i) => metrics.requestFinished(records[i & 63]!))],
+  [
+    'requestFinished (org label, 8 orgs x 20 endpoints)',
+    nsPerOp(1_000_000, (i) => metrics.requestFinished(records[i & 63]!)),
+  ],
   // what sluice calls per request forwarded once: the attempt's upstream time, then the finished request
   [
     'upstreamAttempt + requestFinished (org label, one attempt)',
@@ -86,10 +106,19 @@ const hot: [string, number][] = [
       metrics.requestFinished(r)
     }),
   ],
-  ['versioning decide (a supported version, counted by org)', nsPerOp(1_000_000, (i) => void versioning.decide('2.11', { id: records[i & 63]!.endpoint }, records[i & 63]!.instance))],
+  [
+    'versioning decide (a supported version, counted by org)',
+    nsPerOp(
+      1_000_000,
+      (i) => void versioning.decide('2.11', { id: records[i & 63]!.endpoint }, records[i & 63]!.instance),
+    ),
+  ],
   ['requestFinished (instanceLabel off)', nsPerOp(1_000_000, (i) => metricsNoOrg.requestFinished(records[i & 63]!))],
   ['upstream429', nsPerOp(1_000_000, (i) => metrics.upstream429(ENDPOINTS[i % 20]!, 'org1'))],
-  ['access-log line as sluice writes it (accessLogLine, to a null stream)', nsPerOp(1_000_000, (i) => nullStream.write(accessLogLine(records[i & 63]!)))],
+  [
+    'access-log line as sluice writes it (accessLogLine, to a null stream)',
+    nsPerOp(1_000_000, (i) => nullStream.write(accessLogLine(records[i & 63]!))),
+  ],
   ['access-log line, pino, no redaction', nsPerOp(50_000, logLine(plain))],
   ['access-log line, pino, REDACT_PATHS + LOG_SERIALIZERS', nsPerOp(50_000, logLine(redacted))],
   [`access-log line, pino, ${wildcardPaths.length} wildcard paths (not used)`, nsPerOp(2_000, logLine(wildcard))],
@@ -101,7 +130,9 @@ for (const [name, ns] of hot) console.log(`| ${name} | ${ns.toFixed(0)} |`)
 
 const t0 = process.hrtime.bigint()
 const body = (await metrics.scrape()).body
-console.log(`\nscrape of that registry: ${(Number(process.hrtime.bigint() - t0) / 1e6).toFixed(1)} ms, ${body.length} bytes`)
+console.log(
+  `\nscrape of that registry: ${(Number(process.hrtime.bigint() - t0) / 1e6).toFixed(1)} ms, ${body.length} bytes`,
+)
 
 // ── 2. cardinality
 async function seriesAfter(input: MetricsSettingsInput, orgs: number): Promise<number> {
@@ -120,7 +151,9 @@ async function seriesAfter(input: MetricsSettingsInput, orgs: number): Promise<n
   return text.split('\n').filter((l) => l.startsWith('sluice_')).length
 }
 console.log('\n## Series exported (sluice_* only; organisations x 20 endpoints, 2 outcomes, 429s and retries each)\n')
-console.log('| organisations | instanceLabel off | maxInstances 100 (default) | maxInstances 0 (no cap) |\n|---:|---:|---:|---:|')
+console.log(
+  '| organisations | instanceLabel off | maxInstances 100 (default) | maxInstances 0 (no cap) |\n|---:|---:|---:|---:|',
+)
 for (const orgs of [1, 10, 100, 1000]) {
   const row = [
     await seriesAfter({ instanceLabel: false }, orgs),

@@ -31,7 +31,12 @@ export async function runMetricsCostBench(): Promise<string> {
       '|---|---:|---:|---:|---:|---:|---:|---:|',
     ]
     for (const connections of [1, 64]) {
-      const figures = await measureInTurns(targets, { connections, rounds: ROUNDS, roundMs: ROUND_MS, baseline: targets.length - 1 })
+      const figures = await measureInTurns(targets, {
+        connections,
+        rounds: ROUNDS,
+        roundMs: ROUND_MS,
+        baseline: targets.length - 1,
+      })
       for (const [i, t] of targets.entries()) {
         const f = figures[i]!
         const v = f.vsBaseline

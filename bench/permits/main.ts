@@ -33,7 +33,10 @@ export interface PermitsRow {
 const CONFIGS: readonly { name: string; env: Record<string, string> }[] = [
   { name: 'coalescing off, no cache', env: { SLUICE_COALESCE_ENABLED: 'false' } },
   { name: 'coalescing on (default)', env: {} },
-  { name: 'coalescing on + cache of the 6 lookup lists (ttl 5 min)', env: { SLUICE_CACHE_ENDPOINTS: JSON.stringify(LIST_IDS) } },
+  {
+    name: 'coalescing on + cache of the 6 lookup lists (ttl 5 min)',
+    env: { SLUICE_CACHE_ENDPOINTS: JSON.stringify(LIST_IDS) },
+  },
 ]
 
 /** One request of the mix: 40% a lookup list, 55% an account (70% of them from a hot set), 5% a search. */
@@ -41,7 +44,10 @@ function nextRequest(random: () => number): { method: string; path: string; body
   const r = random()
   if (r < 0.4) return { method: 'GET', path: `/v2/properties/${LISTS[Math.floor(random() * LISTS.length)]!}` }
   if (r < 0.95) {
-    const id = random() < 0.7 ? Math.floor(random() * HOT_ACCOUNTS) : HOT_ACCOUNTS + Math.floor(random() * (ALL_ACCOUNTS - HOT_ACCOUNTS))
+    const id =
+      random() < 0.7
+        ? Math.floor(random() * HOT_ACCOUNTS)
+        : HOT_ACCOUNTS + Math.floor(random() * (ALL_ACCOUNTS - HOT_ACCOUNTS))
     return { method: 'GET', path: `/v2/accounts/${id}/contacts` }
   }
   return { method: 'POST', path: '/v2/accounts/search', body: '{"searchFields":[],"outputFields":["Account ID"]}' }
@@ -104,7 +110,9 @@ async function runConfig(sim: ServerChild, env: Record<string, string>): Promise
         }
     await Promise.all(replicas)
     await Promise.all(sent)
-    const stats = (await (await fetch(`${sim.url}/__sim/stats`)).json()) as { keys: Record<string, { requests: number }> }
+    const stats = (await (await fetch(`${sim.url}/__sim/stats`)).json()) as {
+      keys: Record<string, { requests: number }>
+    }
     const upstreamCalls = Object.values(stats.keys).reduce((n, k) => n + k.requests, 0)
     if (process.env.SLUICE_BENCH_VERBOSE) process.stderr.write(JSON.stringify(stats.keys, null, 1) + '\n')
     latencies.sort((a, b) => a - b)

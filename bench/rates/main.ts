@@ -25,7 +25,10 @@ async function loop(limiter: Limiter, options: AcquireOptions): Promise<number> 
 export async function runRatesBench(): Promise<string> {
   const far = Date.now() + 3_600_000
   const plain: AcquireOptions = { limit: 5, deadline: far, maxQueue: 1000 }
-  const withRate: AcquireOptions = { ...plain, rate: Object.freeze({ requests: 1_000_000_000, windowMs: 1000, burst: 1_000_000_000 }) }
+  const withRate: AcquireOptions = {
+    ...plain,
+    rate: Object.freeze({ requests: 1_000_000_000, windowMs: 1000, burst: 1_000_000_000 }),
+  }
   const bare = createMemoryLimiter({})
   const wrapped = new RatedLimiter(createMemoryLimiter({}), new MemoryRateGate(), learning, undefined)
   const rows: Record<string, number[]> = { bare: [], unrated: [], rated: [] }
@@ -35,7 +38,12 @@ export async function runRatesBench(): Promise<string> {
     rows.rated!.push(await loop(wrapped, withRate))
   }
   const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-  const lines = [`acquire + release of a free key, ns per request (median of ${ROUNDS} rounds of ${N})`, '', '| path | ns/request |', '|---|---:|']
+  const lines = [
+    `acquire + release of a free key, ns per request (median of ${ROUNDS} rounds of ${N})`,
+    '',
+    '| path | ns/request |',
+    '|---|---:|',
+  ]
   for (const [name, xs] of Object.entries(rows)) lines.push(`| ${name} | ${Math.round(median(xs))} |`)
   await bare.close()
   await wrapped.close()

@@ -28,7 +28,10 @@ async function child(url: string): Promise<void> {
 }
 
 export async function measureFloor(url: string, samples = 200): Promise<Floor> {
-  const proc = fork(fileURLToPath(import.meta.url), ['child', url], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const proc = fork(fileURLToPath(import.meta.url), ['child', url], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
   await new Promise((resolve) => proc.once('message', resolve))
   const pub = new Redis(url)
   for (let i = 0; i < samples; i++) {
@@ -41,7 +44,8 @@ export async function measureFloor(url: string, samples = 200): Promise<Floor> {
   })
   pub.disconnect()
   latencies.sort((a, b) => a - b)
-  const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.ceil(q * latencies.length) - 1)] ?? Number.NaN
+  const at = (q: number): number =>
+    latencies[Math.min(latencies.length - 1, Math.ceil(q * latencies.length) - 1)] ?? Number.NaN
   return { p50: at(0.5), p99: at(0.99) }
 }
 

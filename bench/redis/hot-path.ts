@@ -36,9 +36,26 @@ async function inProcess(): Promise<number> {
   const deadlines = new Deadlines()
   const shared: SharedPermits = new SharedPermits(
     new InstantScripts(),
-    { prefix: 'b', replicaId: 'r1', channelPrefix: 'b:grant:', leaseMs: 30_000, syncMs: 10_000, liveMs: 30_000, idleMs: 90_000 },
     {
-      makePermit: (k, limits, grant, waitedMs, app) => new SluicePermit(k, limits, grant, waitedMs, (p, o) => shared.releasePermit(p, o), (p) => shared.leaseHolds(p), app),
+      prefix: 'b',
+      replicaId: 'r1',
+      channelPrefix: 'b:grant:',
+      leaseMs: 30_000,
+      syncMs: 10_000,
+      liveMs: 30_000,
+      idleMs: 90_000,
+    },
+    {
+      makePermit: (k, limits, grant, waitedMs, app) =>
+        new SluicePermit(
+          k,
+          limits,
+          grant,
+          waitedMs,
+          (p, o) => shared.releasePermit(p, o),
+          (p) => shared.leaseHolds(p),
+          app,
+        ),
       failed: (err) => {
         throw err
       },
@@ -51,7 +68,14 @@ async function inProcess(): Promise<number> {
   )
   const one = (): Promise<Permit> =>
     new Promise((resolve, reject) => {
-      const ticket = new Ticket(KEY, { limit: 5, maxQueue: 100, deadline: Date.now() + 60_000 }, resolve, reject, () => {}, deadlines)
+      const ticket = new Ticket(
+        KEY,
+        { limit: 5, maxQueue: 100, deadline: Date.now() + 60_000 },
+        resolve,
+        reject,
+        () => {},
+        deadlines,
+      )
       shared.enqueue(ticket)
     })
   const round = async (n: number): Promise<number> => {
@@ -70,14 +94,21 @@ async function realRedis(): Promise<number> {
   const redis = await startRedis()
   const log = { info: () => {}, warn: () => {}, error: () => {} }
   const limiter = await createRedisLimiter(
-    redisSettingsSchema.parse({ url: redis.url, keyPrefix: 'bench', leaseMs: 30_000, fallback: 'closed', commandTimeoutMs: 5_000 }),
+    redisSettingsSchema.parse({
+      url: redis.url,
+      keyPrefix: 'bench',
+      leaseMs: 30_000,
+      fallback: 'closed',
+      commandTimeoutMs: 5_000,
+    }),
     { log },
   )
   try {
     const n = Math.max(1_000, Math.floor(N / 20))
     const round = async (): Promise<number> => {
       const start = process.hrtime.bigint()
-      for (let i = 0; i < n; i++) (await limiter.acquire(KEY, { limit: 5, maxQueue: 100, deadline: Date.now() + 60_000 })).release('success')
+      for (let i = 0; i < n; i++)
+        (await limiter.acquire(KEY, { limit: 5, maxQueue: 100, deadline: Date.now() + 60_000 })).release('success')
       return Number(process.hrtime.bigint() - start) / n
     }
     await round()

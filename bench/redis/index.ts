@@ -43,7 +43,8 @@ export interface RedisBenchOptions {
 /** Calls executed by the server so far, by command name (INFO commandstats). */
 async function commandStats(client: Redis): Promise<Map<string, number>> {
   const stats = new Map<string, number>()
-  for (const m of (await client.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) stats.set(m[1]!, Number(m[2]))
+  for (const m of (await client.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm))
+    stats.set(m[1]!, Number(m[2]))
   return stats
 }
 
@@ -131,7 +132,8 @@ export async function runRedisBenchRows(options: RedisBenchOptions = {}): Promis
   ]
   const rows: RedisBenchRow[] = []
   for (const { limit, workersPerProcess } of scenarios) {
-    for (const library of options.libraries ?? LIBRARIES) rows.push(await runOne(library, limit, workersPerProcess, durationMs))
+    for (const library of options.libraries ?? LIBRARIES)
+      rows.push(await runOne(library, limit, workersPerProcess, durationMs))
   }
   return rows
 }

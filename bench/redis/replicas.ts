@@ -27,7 +27,12 @@ export interface ReplicasRow {
   readonly clientNon200: number
 }
 
-async function drive(proxies: readonly ProxyProcess[], durationMs: number, sim: Awaited<ReturnType<typeof startSim>>, setup: string): Promise<ReplicasRow[]> {
+async function drive(
+  proxies: readonly ProxyProcess[],
+  durationMs: number,
+  sim: Awaited<ReturnType<typeof startSim>>,
+  setup: string,
+): Promise<ReplicasRow[]> {
   let stop = false
   let measuring = false
   const non200 = new Map<string, number>()
@@ -35,7 +40,11 @@ async function drive(proxies: readonly ProxyProcess[], durationMs: number, sim: 
     const key = KEYS[i % 2]!
     const proxy = proxies[i % proxies.length]!
     while (!stop) {
-      const answer = await send(proxy.url, key.path, { method: key.method, headers: { authorization: basic(key.instance) }, body: key.method === 'POST' ? '{}' : undefined })
+      const answer = await send(proxy.url, key.path, {
+        method: key.method,
+        headers: { authorization: basic(key.instance) },
+        body: key.method === 'POST' ? '{}' : undefined,
+      })
       if (measuring && answer.status !== 200) non200.set(key.endpoint, (non200.get(key.endpoint) ?? 0) + 1)
     }
   })
@@ -62,7 +71,9 @@ async function drive(proxies: readonly ProxyProcess[], durationMs: number, sim: 
   })
 }
 
-export async function runReplicasBenchRows(durationMs = Number(process.env.SLUICE_BENCH_DURATION_MS ?? 5_000)): Promise<ReplicasRow[]> {
+export async function runReplicasBenchRows(
+  durationMs = Number(process.env.SLUICE_BENCH_DURATION_MS ?? 5_000),
+): Promise<ReplicasRow[]> {
   const sim = await startSim({ latencyMs: 20 })
   const redis = await startRedis()
   const base = { SLUICE_UPSTREAM: sim.apiUrl, SLUICE_REQUEST_LOG: 'false' }
@@ -74,7 +85,11 @@ export async function runReplicasBenchRows(durationMs = Number(process.env.SLUIC
     } finally {
       await single.stop()
     }
-    rows.push(...(await withProxies(3, { ...base, SLUICE_REDIS_URL: redis.url }, (replicas) => drive(replicas, durationMs, sim, '3 sluice replicas, Redis limiter'))))
+    rows.push(
+      ...(await withProxies(3, { ...base, SLUICE_REDIS_URL: redis.url }, (replicas) =>
+        drive(replicas, durationMs, sim, '3 sluice replicas, Redis limiter'),
+      )),
+    )
   } finally {
     await redis.close()
     await sim.close()
@@ -88,7 +103,9 @@ export function replicasTable(rows: readonly ReplicasRow[]): string {
     '|---|---|---|---|---|---|---|',
   ]
   for (const r of rows) {
-    lines.push(`| ${r.setup} | ${r.key} (${r.limit}) | ${r.requestsPerSecond.toFixed(1)} | ${r.utilisation.toFixed(3)} | ${r.maxInProgress} | ${r.upstream429s} | ${r.clientNon200} |`)
+    lines.push(
+      `| ${r.setup} | ${r.key} (${r.limit}) | ${r.requestsPerSecond.toFixed(1)} | ${r.utilisation.toFixed(3)} | ${r.maxInProgress} | ${r.upstream429s} | ${r.clientNon200} |`,
+    )
   }
   return lines.join('\n')
 }

@@ -82,14 +82,16 @@ async function redisCpuMs(client: Redis | undefined): Promise<number | undefined
 async function scriptCalls(client: Redis | undefined): Promise<number | undefined> {
   if (client === undefined) return undefined
   let n = 0
-  for (const m of (await client.info('commandstats')).matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) n += Number(m[2])
+  for (const m of (await client.info('commandstats')).matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm))
+    n += Number(m[2])
   return n
 }
 
 export function scaleSizes(arg: string | undefined): number[] {
   const text = arg ?? process.env.SLUICE_BENCH_SCALE_KEYS ?? '1000,10000,30000'
   const sizes = text.split(',').map((s) => Number(s.trim()))
-  if (sizes.some((n) => !Number.isInteger(n) || n < 3)) throw new Error(`scale: sizes must be whole numbers ≥ 3, got "${text}"`)
+  if (sizes.some((n) => !Number.isInteger(n) || n < 3))
+    throw new Error(`scale: sizes must be whole numbers ≥ 3, got "${text}"`)
   return sizes
 }
 
@@ -115,7 +117,11 @@ function probe(url: string): { during(from: number, to: number): number; stop():
       const next = performance.now() + PROBE_EVERY_MS
       const start = performance.now()
       try {
-        const res = await client.request({ method: 'GET', path: '/v2/accounts/1/contacts', headers: { authorization: basic('probe') } })
+        const res = await client.request({
+          method: 'GET',
+          path: '/v2/accounts/1/contacts',
+          headers: { authorization: basic('probe') },
+        })
         await res.body.dump()
       } catch {
         // counted as slow as it was
@@ -135,7 +141,11 @@ function probe(url: string): { during(from: number, to: number): number; stop():
 }
 
 /** One timed GET on the admin port, with the probe's worst overlap. */
-async function timedGet(adminUrl: string, path: string, probes: ReturnType<typeof probe>): Promise<{ ms: number; probeMs: number; window: [bigint, bigint] }> {
+async function timedGet(
+  adminUrl: string,
+  path: string,
+  probes: ReturnType<typeof probe>,
+): Promise<{ ms: number; probeMs: number; window: [bigint, bigint] }> {
   await sleep(50)
   const t0 = process.hrtime.bigint()
   const from = performance.now()
@@ -158,7 +168,11 @@ async function touch(url: string, keys: number): Promise<{ rps: number; non200: 
       for (let i = next++; i < keys; i = next++) {
         const org = `org${100_000 + (i % orgs)}`
         const endpoint = ENDPOINTS[Math.floor(i / orgs)]!
-        const res = await pool.request({ method: 'GET', path: `/v2/accounts/${i}/${endpoint}`, headers: { authorization: basic(org) } })
+        const res = await pool.request({
+          method: 'GET',
+          path: `/v2/accounts/${i}/${endpoint}`,
+          headers: { authorization: basic(org) },
+        })
         await res.body.dump()
         if (res.statusCode !== 200) non200++
       }
@@ -189,7 +203,10 @@ async function runOne(backend: ScaleRow['backend'], keys: number, log: (line: st
     const during = rssWatch(sluice.pid)
     const load = await touch(sluice.url, keys)
     const duringMb = during.stop()
-    const redisMb = client === undefined ? undefined : Number(/^used_memory:(\d+)/m.exec(await client.info('memory'))?.[1] ?? 0) / 2 ** 20
+    const redisMb =
+      client === undefined
+        ? undefined
+        : Number(/^used_memory:(\d+)/m.exec(await client.info('memory'))?.[1] ?? 0) / 2 ** 20
     const after = rssWatch(sluice.pid)
     const watchStart = performance.now()
     const probes = probe(sluice.url)
@@ -201,7 +218,9 @@ async function runOne(backend: ScaleRow['backend'], keys: number, log: (line: st
     const redisCpuAfter = await redisCpuMs(client)
     const scriptsAfter = await scriptCalls(client)
     const status = await timedGet(adminUrl, '/status', probes)
-    log(`scale: ${backend} ${keys}: scrape on the monotonic clock ${scrape.window[0]}–${scrape.window[1]} ns, /status ${status.window[0]}–${status.window[1]} ns`)
+    log(
+      `scale: ${backend} ${keys}: scrape on the monotonic clock ${scrape.window[0]}–${scrape.window[1]} ns, /status ${status.window[0]}–${status.window[1]} ns`,
+    )
     await probes.stop()
     await sleep(Math.max(0, WATCH_MS / 2 - (performance.now() - watchStart)))
     const quiet = probe(sluice.url)
@@ -241,7 +260,10 @@ async function runOne(backend: ScaleRow['backend'], keys: number, log: (line: st
 }
 
 /** sluice (`dist/main.js`) on free ports, once its admin port answers. */
-async function startSluice(upstream: string, env: Record<string, string>): Promise<Child & { url: string; adminUrl: string; pid: number }> {
+async function startSluice(
+  upstream: string,
+  env: Record<string, string>,
+): Promise<Child & { url: string; adminUrl: string; pid: number }> {
   const [port, adminPort] = [await freePort(), await freePort()]
   const nodeArgs = (process.env.SLUICE_BENCH_SCALE_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')
   const child = startNode([...nodeArgs, 'dist/main.js'], {

@@ -25,8 +25,14 @@ interface Variant {
 
 const VARIANTS: Variant[] = [
   { name: 'tracing off (default)', env: () => ({}) },
-  { name: 'on, every request sampled and exported', env: (collector) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: collector, OTEL_TRACES_SAMPLER: 'always_on' }) },
-  { name: 'on, nothing sampled (always_off)', env: (collector) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: collector, OTEL_TRACES_SAMPLER: 'always_off' }) },
+  {
+    name: 'on, every request sampled and exported',
+    env: (collector) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: collector, OTEL_TRACES_SAMPLER: 'always_on' }),
+  },
+  {
+    name: 'on, nothing sampled (always_off)',
+    env: (collector) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: collector, OTEL_TRACES_SAMPLER: 'always_off' }),
+  },
 ]
 
 /** A collector stand-in: reads every export, answers it with an empty success, counts the bytes. */
@@ -49,13 +55,20 @@ export async function runTracesCostBench(): Promise<string> {
   const children: Child[] = []
   const sink = await startSink()
   const before = process.env.SLUICE_BENCH_BEFORE
-  const variants = before === undefined ? VARIANTS : [...VARIANTS, { name: `before (${before})`, env: () => ({}), main: join(before, 'dist/main.js') }]
+  const variants =
+    before === undefined
+      ? VARIANTS
+      : [...VARIANTS, { name: `before (${before})`, env: () => ({}), main: join(before, 'dist/main.js') }]
   try {
     const sim = await startSimChild()
     children.push(sim)
     const targets: TurnTarget[] = []
     for (const v of variants) {
-      const sluice = await startSluiceChild(`${sim.url}/v2`, { SLUICE_REQUEST_LOG: 'false', ...v.env(sink.url) }, v.main)
+      const sluice = await startSluiceChild(
+        `${sim.url}/v2`,
+        { SLUICE_REQUEST_LOG: 'false', ...v.env(sink.url) },
+        v.main,
+      )
       children.push(sluice)
       targets.push({ name: v.name, url: sluice.url, pid: sluice.pid })
     }
@@ -75,7 +88,10 @@ export async function runTracesCostBench(): Promise<string> {
     }
     // the sampled variant's batches, flushed when it stops
     await Promise.all(children.map((c) => c.stop()))
-    lines.push('', `OTLP bytes the collector stand-in received: ${(sink.bytes() / 1e6).toFixed(1)} MB (every request of the sampled variant: three spans).`)
+    lines.push(
+      '',
+      `OTLP bytes the collector stand-in received: ${(sink.bytes() / 1e6).toFixed(1)} MB (every request of the sampled variant: three spans).`,
+    )
     return lines.join('\n')
   } finally {
     await Promise.all(children.map((c) => c.stop()))

@@ -19,8 +19,15 @@ function collect(): void {
 
 export async function spanMemoryPerQueuedRequest(): Promise<string> {
   // A collector nobody listens on: the spans here never end, so nothing is exported.
-  const settings = tracingSettingsFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_TRACES_SAMPLER: 'always_on' })!
-  const tracing = createTracing(settings, { upstream: 'https://api.neoncrm.com/v2', version: () => 'bench', log: { info: () => undefined, warn: () => undefined } })
+  const settings = tracingSettingsFromEnv({
+    OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9',
+    OTEL_TRACES_SAMPLER: 'always_on',
+  })!
+  const tracing = createTracing(settings, {
+    upstream: 'https://api.neoncrm.com/v2',
+    version: () => 'bench',
+    log: { info: () => undefined, warn: () => undefined },
+  })
   const headers = { authorization: 'Basic b3JnOmtleQ==', 'neon-api-version': '2.12', host: 'sluice' }
   collect()
   const before = process.memoryUsage().heapUsed

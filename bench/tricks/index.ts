@@ -22,12 +22,18 @@ export async function runTricksBench(): Promise<string> {
   if (keptChars() === 0) throw new Error('the access lines were optimised away')
   const proxy = WITH_PROXY ? await runLogWritesBench() : []
   // what one request costs the proxy as shipped, at 1 and 64 connections
-  const cpu = [1, 64].map((c) => proxy.find((r) => r.variant === LOG_VARIANTS[0].name && r.connections === c)?.figures.cpuUsPerRequest)
+  const cpu = [1, 64].map(
+    (c) => proxy.find((r) => r.variant === LOG_VARIANTS[0].name && r.connections === c)?.figures.cpuUsPerRequest,
+  )
   const out = [
     `### One call: each trick beside its plain version (${ROUNDS} interleaved rounds of 50 000 calls a side, medians)\n`,
     callsTable(calls, cpu),
   ]
-  if (WITH_PROXY) out.push('\n### Log lines written once per event-loop turn, in the whole proxy (sim at zero latency, in turns, medians of the rounds)\n', proxyTable(proxy))
+  if (WITH_PROXY)
+    out.push(
+      '\n### Log lines written once per event-loop turn, in the whole proxy (sim at zero latency, in turns, medians of the rounds)\n',
+      proxyTable(proxy),
+    )
   return out.join('\n')
 }
 

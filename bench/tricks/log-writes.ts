@@ -24,7 +24,10 @@ export interface LogWritesRow {
   readonly figures: TurnFigures
 }
 
-async function startSluice(upstream: string, env: Record<string, string>): Promise<{ child: Child; target: Omit<TurnTarget, 'name'> }> {
+async function startSluice(
+  upstream: string,
+  env: Record<string, string>,
+): Promise<{ child: Child; target: Omit<TurnTarget, 'name'> }> {
   const [port, adminPort] = [await freePort(), await freePort()]
   const drain = spawn('cat', [], { stdio: ['pipe', 'ignore', 'inherit'] })
   const sluice = spawn(process.execPath, ['--import', 'tsx', 'bench/tricks/sluice-child.ts'], {
@@ -66,7 +69,12 @@ export async function runLogWritesBench(): Promise<LogWritesRow[]> {
     }
     const rows: LogWritesRow[] = []
     for (const connections of [1, 64]) {
-      const figures = await measureInTurns(targets, { connections, rounds: ROUNDS, roundMs: ROUND_MS, baseline: PLAIN_LOG_VARIANT })
+      const figures = await measureInTurns(targets, {
+        connections,
+        rounds: ROUNDS,
+        roundMs: ROUND_MS,
+        baseline: PLAIN_LOG_VARIANT,
+      })
       for (const [i, t] of targets.entries()) rows.push({ variant: t.name, connections, figures: figures[i]! })
     }
     return rows

@@ -6,7 +6,13 @@
  */
 import pino from 'pino'
 import { Counter, Histogram, Registry } from 'prom-client'
-import { accessLogFields, accessLogLine, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from '../../src/log/access-log.js'
+import {
+  accessLogFields,
+  accessLogLine,
+  LOG_SERIALIZERS,
+  REDACT_CENSOR,
+  REDACT_PATHS,
+} from '../../src/log/access-log.js'
 import { lazyChildLoggerFactory } from '../../src/log/request-logger.js'
 import { maskSecretText } from '../../src/log/secret-text.js'
 import { QUEUE_WAIT_BUCKETS, REQUEST_BUCKETS, UPSTREAM_BUCKETS } from '../../src/metrics/buckets.js'
@@ -20,7 +26,15 @@ import type { Outcome, RequestRecord } from '../../src/proxy/record.js'
 import type { Pair } from './measure.js'
 
 const ENDPOINTS = Array.from({ length: 20 }, (_, i) => `GET /resource${i}/{id}`)
-const catalog = { endpoints: ENDPOINTS.map((id) => ({ id, method: 'GET', template: id.slice(4), limit: 5, limitSource: 'published' as const })) }
+const catalog = {
+  endpoints: ENDPOINTS.map((id) => ({
+    id,
+    method: 'GET',
+    template: id.slice(4),
+    limit: 5,
+    limitSource: 'published' as const,
+  })),
+}
 const endpointOf = endpointLabeler(ENDPOINTS)
 const OUTCOMES: readonly Outcome[] = ['forwarded', 'forwarded', 'forwarded', 'forwarded', 'queue_timeout', 'coalesced']
 
@@ -91,7 +105,13 @@ function requestLoggerPair(): Pair {
 function histogramPair(): Pair {
   const ours = new CellHistogram('x_seconds', 'x', REQUEST_BUCKETS, new Registry())
   const cells = new Map<string, HistogramCell>(ENDPOINTS.map((e) => [e, ours.cellByKey(e, { endpoint: e })]))
-  const theirs = new Histogram({ name: 'x_seconds', help: 'x', labelNames: ['endpoint'], buckets: REQUEST_BUCKETS, registers: [] })
+  const theirs = new Histogram({
+    name: 'x_seconds',
+    help: 'x',
+    labelNames: ['endpoint'],
+    buckets: REQUEST_BUCKETS,
+    registers: [],
+  })
   return {
     name: 'histogram observation: cell (`src/metrics/cells.ts`) vs prom-client `Histogram.observe({ endpoint }, v)`',
     perRequest: 3,
@@ -127,14 +147,25 @@ function counterPair(): Pair {
     }
     return cell
   }
-  const theirs = new Counter({ name: 'y_total', help: 'y', labelNames: ['endpoint', 'method', 'code', 'outcome', 'org'], registers: [] })
+  const theirs = new Counter({
+    name: 'y_total',
+    help: 'y',
+    labelNames: ['endpoint', 'method', 'code', 'outcome', 'org'],
+    registers: [],
+  })
   return {
     name: 'request counter: cell by nested Maps vs prom-client `Counter.inc({ endpoint, method, code, outcome, org })`',
     perRequest: 2,
     trick: (i) => cellOf(rec(i)).n++,
     plain: (i) => {
       const r = rec(i)
-      theirs.inc({ endpoint: endpointOf(r.endpoint), method: methodLabel(r.method), code: codeLabel(r.status), outcome: r.outcome, org: r.instance })
+      theirs.inc({
+        endpoint: endpointOf(r.endpoint),
+        method: methodLabel(r.method),
+        code: codeLabel(r.status),
+        outcome: r.outcome,
+        org: r.instance,
+      })
     },
   }
 }
@@ -149,7 +180,12 @@ function wholeRequestPair(): Pair {
   const registers: Registry[] = []
   const orgs = new TopOrgs(settings.maxInstances, settings.rankIntervalMs, Date.now())
   const apps = new TopOrgs(settings.maxApps, settings.rankIntervalMs, Date.now())
-  const requests = new Counter({ name: 'r_total', help: 'r', labelNames: ['endpoint', 'method', 'code', 'outcome', 'org'], registers })
+  const requests = new Counter({
+    name: 'r_total',
+    help: 'r',
+    labelNames: ['endpoint', 'method', 'code', 'outcome', 'org'],
+    registers,
+  })
   const appRequests = new Counter({ name: 'a_total', help: 'a', labelNames: ['app', 'code', 'outcome'], registers })
   const histogram = (name: string, label: string, buckets: number[]): Histogram =>
     new Histogram({ name, help: name, labelNames: [label], buckets, registers })
@@ -181,4 +217,10 @@ function wholeRequestPair(): Pair {
   }
 }
 
-export const microPairs = (): Pair[] => [accessLinePair(), requestLoggerPair(), histogramPair(), counterPair(), wholeRequestPair()]
+export const microPairs = (): Pair[] => [
+  accessLinePair(),
+  requestLoggerPair(),
+  histogramPair(),
+  counterPair(),
+  wholeRequestPair(),
+]

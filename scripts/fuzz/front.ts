@@ -72,19 +72,25 @@ function malformed(req: IncomingMessage): string | undefined {
   const path = q < 0 ? url : url.slice(0, q)
   if (!path.startsWith('/v2/') && path !== '/v2') return `path not under /v2: ${JSON.stringify(path.slice(0, 80))}`
   if (!RFC_PATH.test(path)) return `a path RFC 3986 does not allow: ${JSON.stringify(path.slice(0, 80))}`
-  if (q >= 0 && !RFC_QUERY.test(url.slice(q + 1))) return `a query RFC 3986 does not allow: ${JSON.stringify(url.slice(q, q + 80))}`
+  if (q >= 0 && !RFC_QUERY.test(url.slice(q + 1)))
+    return `a query RFC 3986 does not allow: ${JSON.stringify(url.slice(q, q + 80))}`
   const rest = path.slice(3)
   const normal = normalisePath(rest === '' ? '/' : rest)
   if (!normal.ok) return `a path sluice should have refused: ${JSON.stringify(path.slice(0, 80))}`
-  if ('/' + normal.segments.join('/') !== (rest === '' ? '/' : rest)) return `a path not in canonical form: ${JSON.stringify(path.slice(0, 80))}`
+  if ('/' + normal.segments.join('/') !== (rest === '' ? '/' : rest))
+    return `a path not in canonical form: ${JSON.stringify(path.slice(0, 80))}`
   const h = req.headers
-  if (h['transfer-encoding'] !== undefined && h['content-length'] !== undefined) return 'both Transfer-Encoding and Content-Length'
+  if (h['transfer-encoding'] !== undefined && h['content-length'] !== undefined)
+    return 'both Transfer-Encoding and Content-Length'
   for (const name of [...HOP_BY_HOP, ...CONTROL_HEADERS]) if (h[name] !== undefined) return `header ${name} passed on`
-  if (h.connection !== undefined && h.connection !== 'keep-alive' && h.connection !== 'close') return `connection: ${h.connection} passed on`
+  if (h.connection !== undefined && h.connection !== 'keep-alive' && h.connection !== 'close')
+    return `connection: ${h.connection} passed on`
   const version = h['neon-api-version']
-  if (version !== undefined && (typeof version !== 'string' || !VERSION.test(version))) return `version header ${JSON.stringify(version)}`
+  if (version !== undefined && (typeof version !== 'string' || !VERSION.test(version)))
+    return `version header ${JSON.stringify(version)}`
   for (const [name, value] of Object.entries(h)) {
-    for (const v of Array.isArray(value) ? value : [value ?? '']) if (/[\r\n\0]/.test(v)) return `header ${name} with a line break or NUL`
+    for (const v of Array.isArray(value) ? value : [value ?? ''])
+      if (/[\r\n\0]/.test(v)) return `header ${name} with a line break or NUL`
   }
   return undefined
 }
@@ -107,7 +113,8 @@ async function startStandIn(counts: FuzzCounts): Promise<{ server: Server; url: 
   server.on('clientError', (err: Error & { code?: string }, socket) => {
     if (err.code !== 'ECONNRESET') {
       counts.malformedAtApi++
-      if (counts.examples.length < 20) counts.examples.push(`the API could not parse what sluice sent: ${err.code ?? err.message}`)
+      if (counts.examples.length < 20)
+        counts.examples.push(`the API could not parse what sluice sent: ${err.code ?? err.message}`)
     }
     socket.destroy()
   })
@@ -173,7 +180,8 @@ function complete(raw: string, head: boolean): boolean {
 
 function check(counts: FuzzCounts, input: FuzzInput, answer: Exchange): void {
   const note = (what: string): void => {
-    if (counts.examples.length < 20) counts.examples.push(`${what}; input ${JSON.stringify(input.bytes.subarray(0, 160).toString('latin1'))}`)
+    if (counts.examples.length < 20)
+      counts.examples.push(`${what}; input ${JSON.stringify(input.bytes.subarray(0, 160).toString('latin1'))}`)
   }
   if (answer.hung) {
     counts.hangs++
@@ -193,8 +201,10 @@ function check(counts: FuzzCounts, input: FuzzInput, answer: Exchange): void {
     let shaped = false
     try {
       const body = JSON.parse(answer.body) as unknown
-      const first = (Array.isArray(body) && body.length === 1 ? body[0] : undefined) as { code?: unknown; message?: unknown } | undefined
-      shaped = typeof first?.code === 'string' && /^SLUICE_[A-Z0-9_]+$/.test(first.code) && typeof first.message === 'string'
+      const first = (Array.isArray(body) && body.length === 1 ? body[0] : undefined) as
+        { code?: unknown; message?: unknown } | undefined
+      shaped =
+        typeof first?.code === 'string' && /^SLUICE_[A-Z0-9_]+$/.test(first.code) && typeof first.message === 'string'
     } catch {
       shaped = false
     }
@@ -227,7 +237,8 @@ export async function fuzzHttpFront(options: FuzzOptions): Promise<FuzzCounts> {
   const counts = noCounts()
   const onCrash = (err: unknown): void => {
     counts.crashes++
-    if (counts.examples.length < 20) counts.examples.push(`uncaught: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`)
+    if (counts.examples.length < 20)
+      counts.examples.push(`uncaught: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`)
   }
   process.on('uncaughtException', onCrash)
   process.on('unhandledRejection', onCrash)
@@ -242,7 +253,16 @@ export async function fuzzHttpFront(options: FuzzOptions): Promise<FuzzCounts> {
     } else {
       const settings = loadSettings(
         {},
-        { host: '127.0.0.1', adminHost: '127.0.0.1', port: 0, adminPort: 0, upstream: standIn.url, client: CLIENT, queue: { maxWaitMs: 60_000 }, metrics: { defaultMetrics: false } },
+        {
+          host: '127.0.0.1',
+          adminHost: '127.0.0.1',
+          port: 0,
+          adminPort: 0,
+          upstream: standIn.url,
+          client: CLIENT,
+          queue: { maxWaitMs: 60_000 },
+          metrics: { defaultMetrics: false },
+        },
       )
       // the access log goes nowhere: the fuzz checks answers, the tests check log lines
       app = await buildApp(settings, { logStream: new Writable({ write: (_c, _e, cb) => cb() }) })
@@ -280,7 +300,8 @@ export async function fuzzHttpFront(options: FuzzOptions): Promise<FuzzCounts> {
 }
 
 /** Whether the counts show any failure. */
-export const fuzzFailed = (c: FuzzCounts): boolean => c.hangs + c.ownServerErrors + c.badShapes + c.malformedAtApi + c.crashes > 0
+export const fuzzFailed = (c: FuzzCounts): boolean =>
+  c.hangs + c.ownServerErrors + c.badShapes + c.malformedAtApi + c.crashes > 0
 
 interface ChildProxy {
   readonly port: number

@@ -34,17 +34,188 @@ export interface FuzzInput {
 const basic = (user: string, key = 'k3y'): string => `Basic ${Buffer.from(`${user}:${key}`).toString('base64')}`
 
 const GOOD_METHODS = ['GET', 'GET', 'GET', 'POST', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']
-const METHODS = ['GET', 'GET', 'GET', 'GET', 'POST', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE', 'PROPFIND', 'CONNECT', 'get', 'XYZ', 'G ET', '', 'GET\x00', 'MKCOL', 'PURGE']
+const METHODS = [
+  'GET',
+  'GET',
+  'GET',
+  'GET',
+  'POST',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'HEAD',
+  'OPTIONS',
+  'TRACE',
+  'PROPFIND',
+  'CONNECT',
+  'get',
+  'XYZ',
+  'G ET',
+  '',
+  'GET\x00',
+  'MKCOL',
+  'PURGE',
+]
 const PREFIXES = ['/v2', '/v2', '/v2', '/v2', '/V2', '//v2', '/v1', '', '/v2x', '/other', 'http://x/v2', '*']
-const VERSIONS = ['HTTP/1.1', 'HTTP/1.1', 'HTTP/1.1', 'HTTP/1.1', 'HTTP/1.0', 'HTTP/2.0', 'HTTP/1.1x', 'HTTP/9.9', '', 'http/1.1', 'HTTP/1.1 ']
-const PIECES = ['/', '//', '.', '..', '/../', '/./', '%', '%2', '%2e', '%2E%2e', '%2f', '%2F', '%5c', '%5C', '\\', '%00', '%0a', '%zz', '%41', '%7e', '%c3%a9', ';', ';x=1', '?', '?a=b', '#f', ' ', '\t', '\x00', '\x01', '\x7f', '\xe9', '\xff', 'ſ', 'K', '{id}', '*', '@', ':', '"', '<', "'", '#', '#/contacts', '#?a=1', '%23', '>', '[', ']', '^', '`', '{', '}', '|', '%g1', '%4', '\xc3\xa9', ' x']
-const IDS = ['1', '42', '007', 'abc', 'a-b_c', '550e8400-e29b-41d4-a716-446655440000', 'deadbeefdeadbeefdeadbeef', '%31', 'X']
+const VERSIONS = [
+  'HTTP/1.1',
+  'HTTP/1.1',
+  'HTTP/1.1',
+  'HTTP/1.1',
+  'HTTP/1.0',
+  'HTTP/2.0',
+  'HTTP/1.1x',
+  'HTTP/9.9',
+  '',
+  'http/1.1',
+  'HTTP/1.1 ',
+]
+const PIECES = [
+  '/',
+  '//',
+  '.',
+  '..',
+  '/../',
+  '/./',
+  '%',
+  '%2',
+  '%2e',
+  '%2E%2e',
+  '%2f',
+  '%2F',
+  '%5c',
+  '%5C',
+  '\\',
+  '%00',
+  '%0a',
+  '%zz',
+  '%41',
+  '%7e',
+  '%c3%a9',
+  ';',
+  ';x=1',
+  '?',
+  '?a=b',
+  '#f',
+  ' ',
+  '\t',
+  '\x00',
+  '\x01',
+  '\x7f',
+  '\xe9',
+  '\xff',
+  'ſ',
+  'K',
+  '{id}',
+  '*',
+  '@',
+  ':',
+  '"',
+  '<',
+  "'",
+  '#',
+  '#/contacts',
+  '#?a=1',
+  '%23',
+  '>',
+  '[',
+  ']',
+  '^',
+  '`',
+  '{',
+  '}',
+  '|',
+  '%g1',
+  '%4',
+  '\xc3\xa9',
+  ' x',
+]
+const IDS = [
+  '1',
+  '42',
+  '007',
+  'abc',
+  'a-b_c',
+  '550e8400-e29b-41d4-a716-446655440000',
+  'deadbeefdeadbeefdeadbeef',
+  '%31',
+  'X',
+]
 const ORGS = ['org1', 'org2', 'org3', 'fuzz-org', 'Org.With.Dots', 'a@b']
-const VERSION_VALUES = ['2.12', '2.11', '2.9', '2.6', '1.0', '2.99', 'x', '2.12, 2.11', '', ' 2.12 ', '2.012', '99999999999999999999.1', '2.1\x00']
-const AUTHS = () => [basic('org1'), basic('org2'), basic('fuzz-org'), basic(':key'), basic('org 1'), basic(''), 'Basic ', 'Basic !!!', 'Bearer x', 'basic ' + Buffer.from('org3:k').toString('base64'), 'Basic ' + 'A'.repeat(3000), '']
+const VERSION_VALUES = [
+  '2.12',
+  '2.11',
+  '2.9',
+  '2.6',
+  '1.0',
+  '2.99',
+  'x',
+  '2.12, 2.11',
+  '',
+  ' 2.12 ',
+  '2.012',
+  '99999999999999999999.1',
+  '2.1\x00',
+]
+const AUTHS = () => [
+  basic('org1'),
+  basic('org2'),
+  basic('fuzz-org'),
+  basic(':key'),
+  basic('org 1'),
+  basic(''),
+  'Basic ',
+  'Basic !!!',
+  'Bearer x',
+  'basic ' + Buffer.from('org3:k').toString('base64'),
+  'Basic ' + 'A'.repeat(3000),
+  '',
+]
 const EOLS = ['\r\n', '\r\n', '\r\n', '\r\n', '\r\n', '\r\n', '\r\n', '\r\n', '\n', '\r', '\r\r\n']
-const TOKENS = ['x-a', 'X-Custom', 'Accept', 'Content-Type', 'Cookie', 'Forwarded', 'X-Forwarded-For', 'Connection', 'Upgrade', 'TE', 'Expect', 'Keep-Alive', 'Proxy-Authorization', 'x-sluice-instance', 'x-sluice-app', 'x-request-id', 'bad name', 'bad:name', 'x\x00', '', ' leading', 'é']
-const VALUES = ['1', 'close', 'keep-alive', 'Upgrade', 'websocket', '100-continue', 'trailers', 'application/json', '\x00', 'a\rb', '\x7f', '\xe9t\xe9', ' ', 'x'.repeat(200), 'for=1.2.3.4', 'Content-Length', 'Transfer-Encoding']
+const TOKENS = [
+  'x-a',
+  'X-Custom',
+  'Accept',
+  'Content-Type',
+  'Cookie',
+  'Forwarded',
+  'X-Forwarded-For',
+  'Connection',
+  'Upgrade',
+  'TE',
+  'Expect',
+  'Keep-Alive',
+  'Proxy-Authorization',
+  'x-sluice-instance',
+  'x-sluice-app',
+  'x-request-id',
+  'bad name',
+  'bad:name',
+  'x\x00',
+  '',
+  ' leading',
+  'é',
+]
+const VALUES = [
+  '1',
+  'close',
+  'keep-alive',
+  'Upgrade',
+  'websocket',
+  '100-continue',
+  'trailers',
+  'application/json',
+  '\x00',
+  'a\rb',
+  '\x7f',
+  '\xe9t\xe9',
+  ' ',
+  'x'.repeat(200),
+  'for=1.2.3.4',
+  'Content-Length',
+  'Transfer-Encoding',
+]
 
 function mutate(rng: Rng, text: string, times: number): string {
   let out = text
@@ -60,7 +231,24 @@ function target(rng: Rng, templates: readonly string[]): string {
   let path = rng.pick(PREFIXES) + template
   if (rng.chance(0.3)) path = mutate(rng, path, 1 + rng.int(3))
   if (rng.chance(0.01)) path += '/' + 'a'.repeat(rng.pick([9_000, 20_000, 70_000]))
-  if (rng.chance(0.1)) path += rng.pick(['?page=1', '?q=a%20b', '?x=\xe9', '?', '?a=%zz', '#frag', '?a=1#f', '?ids[]=1', '?q={}', '?a=1|2', '?a=%4', '?a=100%', '?q="x"', '?a=b c', "?p=/x?y:@!$&'()*+,;="])
+  if (rng.chance(0.1))
+    path += rng.pick([
+      '?page=1',
+      '?q=a%20b',
+      '?x=\xe9',
+      '?',
+      '?a=%zz',
+      '#frag',
+      '?a=1#f',
+      '?ids[]=1',
+      '?q={}',
+      '?a=1|2',
+      '?a=%4',
+      '?a=100%',
+      '?q="x"',
+      '?a=b c',
+      "?p=/x?y:@!$&'()*+,;=",
+    ])
   return path
 }
 
@@ -123,7 +311,9 @@ export function generateInput(rng: Rng, templates: readonly string[]): FuzzInput
     lines.push(`Content-Length: ${rng.pick(['-1', 'abc', '1, 2', '0x10', ' 5', '99999999999999999999', '+5'])}`)
     payload = body
   } else if (framing === 16) {
-    lines.push(`Transfer-Encoding: ${rng.pick(['gzip, chunked', 'chunked, gzip', ' chunked', 'xchunked', 'chunked\x00', 'identity', 'chunked, chunked'])}`)
+    lines.push(
+      `Transfer-Encoding: ${rng.pick(['gzip, chunked', 'chunked, gzip', ' chunked', 'xchunked', 'chunked\x00', 'identity', 'chunked, chunked'])}`,
+    )
     payload = chunked(rng, body)
   } else if (framing === 17) {
     // a shorter Content-Length than the body: the rest is read as a second, smuggled request

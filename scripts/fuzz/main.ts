@@ -27,12 +27,21 @@ const line = (c: FuzzCounts): string =>
   `hangs ${c.hangs}, sluice 5xx ${c.ownServerErrors}, not in the error shape ${c.badShapes}, malformed at the API ${c.malformedAtApi}, crashes ${c.crashes}`
 
 if (process.env.FUZZ_ROLE === 'worker') {
-  const counts = await fuzzHttpFront({ inputs, maxMs, seed, concurrency, proxy: process.env.FUZZ_PROXY === 'child' ? 'child' : 'in-process', progress: (c) => process.stdout.write(`  [${seed}] ${line(c)}\n`) })
+  const counts = await fuzzHttpFront({
+    inputs,
+    maxMs,
+    seed,
+    concurrency,
+    proxy: process.env.FUZZ_PROXY === 'child' ? 'child' : 'in-process',
+    progress: (c) => process.stdout.write(`  [${seed}] ${line(c)}\n`),
+  })
   process.stdout.write(`RESULT ${JSON.stringify(counts)}\n`)
   process.exit(0)
 }
 
-process.stdout.write(`fuzz: ${inputs} inputs at most, ${maxMs / 60_000} min at most, seed ${seed}, ${workers} workers × ${concurrency} connections\n`)
+process.stdout.write(
+  `fuzz: ${inputs} inputs at most, ${maxMs / 60_000} min at most, seed ${seed}, ${workers} workers × ${concurrency} connections\n`,
+)
 const started = Date.now()
 const results = await Promise.all(
   Array.from({ length: workers }, (_, i) => {
@@ -63,7 +72,16 @@ const results = await Promise.all(
 
 const total = noCounts(Date.now() - started)
 for (const r of results) {
-  for (const k of ['inputs', 'reachedApi', 'hangs', 'ownServerErrors', 'badShapes', 'malformedAtApi', 'crashes'] as const) total[k] += r[k]
+  for (const k of [
+    'inputs',
+    'reachedApi',
+    'hangs',
+    'ownServerErrors',
+    'badShapes',
+    'malformedAtApi',
+    'crashes',
+  ] as const)
+    total[k] += r[k]
   for (const [k, v] of Object.entries(r.answers)) total.answers[k] = (total.answers[k] ?? 0) + v
   for (const [k, v] of Object.entries(r.ownStatuses)) total.ownStatuses[k] = (total.ownStatuses[k] ?? 0) + v
   total.examples.push(...r.examples)

@@ -25,7 +25,11 @@ const ROUTES: readonly Route[] = [
 
 function options(): { durationMs: number; seed: number; leaseMs: number } {
   const { values } = parseArgs({
-    options: { duration: { type: 'string', default: '120' }, seed: { type: 'string' }, 'lease-ms': { type: 'string', default: '1000' } },
+    options: {
+      duration: { type: 'string', default: '120' },
+      seed: { type: 'string' },
+      'lease-ms': { type: 'string', default: '1000' },
+    },
   })
   const whole = (name: string, text: string, min: number, max: number): number => {
     const n = Number(text)
@@ -53,9 +57,18 @@ const marks: string[] = []
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
-async function inject(stack: ReplicaStack, loops: ClientLoops, fault: Fault, leaseMs: number, windows: Window[], slots: ReplicaSlot[]): Promise<void> {
+async function inject(
+  stack: ReplicaStack,
+  loops: ClientLoops,
+  fault: Fault,
+  leaseMs: number,
+  windows: Window[],
+  slots: ReplicaSlot[],
+): Promise<void> {
   const sim = stack.sim
-  marks.push(`${Math.round(simNow(sim))} ${fault.kind}${fault.kind === 'freeze' || fault.kind === 'kill-restart' ? ` replica ${fault.replica}` : ''}`)
+  marks.push(
+    `${Math.round(simNow(sim))} ${fault.kind}${fault.kind === 'freeze' || fault.kind === 'kill-restart' ? ` replica ${fault.replica}` : ''}`,
+  )
   switch (fault.kind) {
     case 'freeze': {
       const replica = stack.replicas[fault.replica]!
@@ -142,12 +155,28 @@ async function main(): Promise<number> {
 
     const requests = figures.sent
     const non200 = Object.entries(figures.statuses).filter(([s]) => s !== '200')
-    const rssFlat = slots.every((s) => s.rssStart === undefined || s.rssEnd === undefined || s.rssEnd <= s.rssStart * (1 + RSS_SLACK.ratio) + RSS_SLACK.bytes)
+    const rssFlat = slots.every(
+      (s) =>
+        s.rssStart === undefined ||
+        s.rssEnd === undefined ||
+        s.rssEnd <= s.rssStart * (1 + RSS_SLACK.ratio) + RSS_SLACK.bytes,
+    )
     const over = verdicts.filter((v) => v.rejected429Judged > 0 || v.maxInProgress > v.limit)
-    const ok = over.length === 0 && left.holders === 0 && left.queued === 0 && left.keysWithoutTtl.length === 0 && figures.unanswered === 0 && figures.errors.length === 0 && non200.length === 0 && rssFlat
+    const ok =
+      over.length === 0 &&
+      left.holders === 0 &&
+      left.queued === 0 &&
+      left.keysWithoutTtl.length === 0 &&
+      figures.unanswered === 0 &&
+      figures.errors.length === 0 &&
+      non200.length === 0 &&
+      rssFlat
 
     const mib = (b: number | undefined): string => (b === undefined ? '–' : (b / MiB).toFixed(1))
-    const faultsText = [...injected].filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ')
+    const faultsText = [...injected]
+      .filter(([, n]) => n > 0)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ')
     const lines = [
       `| figure | value |`,
       `|---|---|`,
@@ -155,16 +184,24 @@ async function main(): Promise<number> {
       `| client requests | ${requests} sent, ${figures.statuses[200] ?? 0} answered 200${non200.map(([s, n]) => `, ${n} answered ${s}`).join('')}, ${figures.lostWithReplica} lost with a killed replica, ${figures.errors.length} other errors, ${figures.unanswered} unanswered |`,
       `| faults injected | ${[...injected.values()].reduce((a, b) => a + b, 0)} (${faultsText}) |`,
       `| sim 429s | ${verdicts.reduce((n, v) => n + v.rejected429Judged, 0)} judged; ${verdicts.reduce((n, v) => n + v.rejected429 - v.rejected429Judged, 0)} while Redis was away or within one lease after (the \`local\` fallback, by design) |`,
-      ...verdicts.map((v) => `| ${v.key} | limit ${v.limit}: most in progress ${v.maxInProgress}, most attempted ${v.maxAttempted}, ${v.requests} requests, ${v.rejected429Judged} judged 429s |`),
+      ...verdicts.map(
+        (v) =>
+          `| ${v.key} | limit ${v.limit}: most in progress ${v.maxInProgress}, most attempted ${v.maxAttempted}, ${v.requests} requests, ${v.rejected429Judged} judged 429s |`,
+      ),
       `| leaked after | ${left.holders} holders, ${left.queued} waiters, ${left.keysWithoutTtl.length} keys without a TTL |`,
-      ...slots.map((s, i) => `| replica ${i} RSS (MiB) | ${mib(s.rssStart)} → ${mib(s.rssEnd)}${s.pids.length > 1 ? ` (restarted ${s.pids.length - 1}×; from its last start)` : ''} |`),
+      ...slots.map(
+        (s, i) =>
+          `| replica ${i} RSS (MiB) | ${mib(s.rssStart)} → ${mib(s.rssEnd)}${s.pids.length > 1 ? ` (restarted ${s.pids.length - 1}×; from its last start)` : ''} |`,
+      ),
       `| goal (0 over, 0 leaked, RSS flat) | ${ok ? 'met' : 'MISSED'} |`,
     ]
     console.log(lines.join('\n'))
     if (!ok) {
       if (figures.errors.length > 0) console.log(`errors: ${figures.errors.slice(0, 5).join('; ')}`)
       if (over.length > 0) {
-        console.log(`over the limit (sim ms): ${JSON.stringify(over.map((v) => ({ key: v.key, at: v.judgedAtMs, from: v.judgedFrom })))}`)
+        console.log(
+          `over the limit (sim ms): ${JSON.stringify(over.map((v) => ({ key: v.key, at: v.judgedAtMs, from: v.judgedFrom })))}`,
+        )
         console.log(`faults (sim ms): ${marks.join(', ')}`)
       }
     }

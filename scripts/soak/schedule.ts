@@ -3,9 +3,17 @@
  * the same times, so a failing run can be run again (docs/faults.md).
  */
 
-export type FaultKind = 'freeze' | 'kill-restart' | 'redis-restart' | 'redis-restart-empty' | 'script-flush' | 'pubsub-kill'
+export type FaultKind =
+  'freeze' | 'kill-restart' | 'redis-restart' | 'redis-restart-empty' | 'script-flush' | 'pubsub-kill'
 
-export const FAULT_KINDS: readonly FaultKind[] = ['freeze', 'kill-restart', 'redis-restart', 'redis-restart-empty', 'script-flush', 'pubsub-kill']
+export const FAULT_KINDS: readonly FaultKind[] = [
+  'freeze',
+  'kill-restart',
+  'redis-restart',
+  'redis-restart-empty',
+  'script-flush',
+  'pubsub-kill',
+]
 
 export interface Fault {
   /** ms after the start of the faults */
@@ -50,7 +58,8 @@ export function drawSchedule(o: ScheduleOptions): Fault[] {
     if (round.length === 0) round = shuffle([...FAULT_KINDS], random)
     const kind = round.pop()!
     const leases = kind === 'freeze' ? 1 + 2 * random() : 0.5 + 1.5 * random()
-    const replica = kind === 'kill-restart' ? 1 + Math.floor(random() * (o.replicas - 1)) : Math.floor(random() * o.replicas)
+    const replica =
+      kind === 'kill-restart' ? 1 + Math.floor(random() * (o.replicas - 1)) : Math.floor(random() * o.replicas)
     faults.push({ atMs: Math.round(at), kind, replica, leases: Math.round(leases * 100) / 100 })
     const takes = kind === 'freeze' || kind.startsWith('redis') ? leases * o.leaseMs : 0
     at += takes + (1 + 3 * random()) * o.leaseMs

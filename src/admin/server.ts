@@ -94,7 +94,8 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
     return reply.type(contentType).send(body)
   })
   const page = renderStatusPage()
-  for (const path of ['/', '/status.html']) admin.get(path, (_request, reply) => reply.headers(statusPageHeaders()).send(page))
+  for (const path of ['/', '/status.html'])
+    admin.get(path, (_request, reply) => reply.headers(statusPageHeaders()).send(page))
   const nameOf = deps.endpointName
   admin.get('/status', async () => {
     const status = await deps.limiter.status()
@@ -106,9 +107,18 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
       // named as in the access log and /metrics: an organisation's `unknown` keys are one row
       keys: (nameOf === undefined ? status.keys : namedKeys(status.keys, nameOf)).map(withUpstream),
       // learned limits (README "Learned limits"): in process every key's, busy or not; with Redis only the busy keys'
-      learned: (nameOf === undefined ? (status.learned ?? []) : namedLearned(status.learned ?? [], nameOf)).map(withUpstream),
+      learned: (nameOf === undefined ? (status.learned ?? []) : namedLearned(status.learned ?? [], nameOf)).map(
+        withUpstream,
+      ),
       // keys with a rate used lately or learned, and their next free start (docs/redis-limiter.md, "Rates"); absent when none
-      ...(status.rates === undefined ? {} : { rates: (nameOf === undefined ? status.rates : status.rates.map((r) => ({ ...r, endpoint: nameOf(r.endpoint) }))).map(withUpstream) }),
+      ...(status.rates === undefined
+        ? {}
+        : {
+            rates: (nameOf === undefined
+              ? status.rates
+              : status.rates.map((r) => ({ ...r, endpoint: nameOf(r.endpoint) }))
+            ).map(withUpstream),
+          }),
       ...deps.statusExtras?.(),
       // a Redis error's text may hold a connection string: masked like the logs
       details: JSON.parse(maskSecretText(JSON.stringify(status.details ?? {}))) as Record<string, unknown>,

@@ -37,7 +37,8 @@ function sum(keys: readonly KeyStatus[]): NamedKeyStatus {
       }
     }
   }
-  const shares: AppShare[] | undefined = apps === undefined ? undefined : [...apps].map(([app, { held, queued }]) => ({ app, held, queued }))
+  const shares: AppShare[] | undefined =
+    apps === undefined ? undefined : [...apps].map(([app, { held, queued }]) => ({ app, held, queued }))
   return {
     instance: first.instance,
     endpoint: first.endpoint,
@@ -52,7 +53,10 @@ function sum(keys: readonly KeyStatus[]): NamedKeyStatus {
 }
 
 /** Learned limits with their endpoint names (one entry per key still: each is its own learned limit). */
-export function namedLearned(learned: readonly LearnedLimitStatus[], nameOf: (endpointId: string) => string): LearnedLimitStatus[] {
+export function namedLearned(
+  learned: readonly LearnedLimitStatus[],
+  nameOf: (endpointId: string) => string,
+): LearnedLimitStatus[] {
   return learned.map((l) => {
     const endpoint = nameOf(l.endpoint)
     return endpoint === l.endpoint ? l : { ...l, endpoint }

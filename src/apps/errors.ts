@@ -8,11 +8,23 @@ export const AppUnauthenticatedError = createError(
   401,
 )
 
-export const AppOrgForbiddenError = createError<[string, string]>('SLUICE_APP_ORG_FORBIDDEN', 'The app %s may not use organisation %s', 403)
+export const AppOrgForbiddenError = createError<[string, string]>(
+  'SLUICE_APP_ORG_FORBIDDEN',
+  'The app %s may not use organisation %s',
+  403,
+)
 
-export const AppEndpointForbiddenError = createError<[string, string]>('SLUICE_APP_ENDPOINT_FORBIDDEN', 'The app %s may not use %s', 403)
+export const AppEndpointForbiddenError = createError<[string, string]>(
+  'SLUICE_APP_ENDPOINT_FORBIDDEN',
+  'The app %s may not use %s',
+  403,
+)
 
-export const NoApiKeyError = createError<[string]>('SLUICE_NO_API_KEY', 'sluice holds no API key for organisation %s', 403)
+export const NoApiKeyError = createError<[string]>(
+  'SLUICE_NO_API_KEY',
+  'sluice holds no API key for organisation %s',
+  403,
+)
 
 const APP = Symbol('sluice.app')
 const ORG_ALLOWED = Symbol('sluice.org-allowed')
@@ -32,4 +44,5 @@ export const appOfRefusal = (err: unknown): string | undefined => {
 }
 
 /** Whether a refused app may use the organisation it asked for (a 403 for an endpoint, or for a missing key). */
-export const orgAllowedInRefusal = (err: unknown): boolean => (err as { [ORG_ALLOWED]?: unknown } | null)?.[ORG_ALLOWED] === true
+export const orgAllowedInRefusal = (err: unknown): boolean =>
+  (err as { [ORG_ALLOWED]?: unknown } | null)?.[ORG_ALLOWED] === true

@@ -1,6 +1,12 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
-import { AppEndpointForbiddenError, AppOrgForbiddenError, AppUnauthenticatedError, NoApiKeyError, refusalOf } from './errors.js'
+import {
+  AppEndpointForbiddenError,
+  AppOrgForbiddenError,
+  AppUnauthenticatedError,
+  NoApiKeyError,
+  refusalOf,
+} from './errors.js'
 import { nameChanges, reloadChanged, type AppsLoaded, type AppsReloaded } from './loaded.js'
 import { readAppFile, readOrgKeys, type OrgKeys } from './sources.js'
 import type { AppList, AppSettings, CredentialSettings } from './settings.js'
@@ -59,7 +65,12 @@ export interface AppGateDeps {
  * App identity and credential injection (docs/apps.md). A bad file stops the start; a later re-read
  * that fails keeps what was loaded and logs which file, never its content.
  */
-export function createAppGate(apps: AppSettings, credentials: CredentialSettings, appHeader: string, deps: AppGateDeps): AppGate {
+export function createAppGate(
+  apps: AppSettings,
+  credentials: CredentialSettings,
+  appHeader: string,
+  deps: AppGateDeps,
+): AppGate {
   const env = deps.env ?? process.env
   const loadList = (): AppList => ({ ...apps.list, ...(apps.file !== undefined ? readAppFile(apps.file) : {}) })
   const loadKeys = (): OrgKeys => readOrgKeys(credentials.keysDir, env)
@@ -73,10 +84,22 @@ export function createAppGate(apps: AppSettings, credentials: CredentialSettings
       authenticates: () => true,
       resolve(headers) {
         const named = headers[appHeader]
-        return { app: typeof named === 'string' && VALID_APP_HEADER.test(named) ? named : DEFAULT_APP, authorization: undefined }
+        return {
+          app: typeof named === 'string' && VALID_APP_HEADER.test(named) ? named : DEFAULT_APP,
+          authorization: undefined,
+        }
       },
       loaded: () => NOTHING_LOADED,
-      reload: () => ({ ...NOTHING_LOADED, appsAdded: [], appsRemoved: [], appsChanged: [], keysAdded: [], keysRemoved: [], keysChanged: [], notReread: [] }),
+      reload: () => ({
+        ...NOTHING_LOADED,
+        appsAdded: [],
+        appsRemoved: [],
+        appsChanged: [],
+        keysAdded: [],
+        keysRemoved: [],
+        keysChanged: [],
+        notReread: [],
+      }),
       close() {},
     }
   }
@@ -94,7 +117,10 @@ export function createAppGate(apps: AppSettings, credentials: CredentialSettings
       table = new TokenTable(list)
     } catch (err) {
       notReread.push('apps.file')
-      deps.log.warn({ setting: 'apps.file', problem: (err as Error).message }, 'app tokens not reloaded; the ones loaded before stay in force')
+      deps.log.warn(
+        { setting: 'apps.file', problem: (err as Error).message },
+        'app tokens not reloaded; the ones loaded before stay in force',
+      )
     }
     if (credentials.inject) {
       try {
@@ -102,7 +128,10 @@ export function createAppGate(apps: AppSettings, credentials: CredentialSettings
         keys = orgKeys.keys
       } catch (err) {
         notReread.push('credentials.keysDir')
-        deps.log.warn({ setting: 'credentials.keysDir', problem: (err as Error).message }, 'API keys not reloaded; the ones loaded before stay in force')
+        deps.log.warn(
+          { setting: 'credentials.keysDir', problem: (err as Error).message },
+          'API keys not reloaded; the ones loaded before stay in force',
+        )
       }
     }
     const appChanges = nameChanges(new Map(Object.entries(listBefore)), new Map(Object.entries(list)))
@@ -146,7 +175,8 @@ export function createAppGate(apps: AppSettings, credentials: CredentialSettings
       const app = known === undefined ? identify(headers) : (known ?? undefined)
       if (app === undefined) throw new AppUnauthenticatedError()
       if (!mayUseOrg(app, org)) throw refusalOf(new AppOrgForbiddenError(app.name, org), app.name, false)
-      if (!mayUseEndpoint(app, endpointId, method)) throw refusalOf(new AppEndpointForbiddenError(app.name, endpointId), app.name, true)
+      if (!mayUseEndpoint(app, endpointId, method))
+        throw refusalOf(new AppEndpointForbiddenError(app.name, endpointId), app.name, true)
       if (credentials.inject) {
         const key = keys.get(org)
         if (key === undefined) throw refusalOf(new NoApiKeyError(org), app.name, true)

@@ -50,4 +50,11 @@ export function nameChanges<T>(before: ReadonlyMap<string, T>, after: ReadonlyMa
 
 /** Whether a reload changed anything (the timer's re-reads are logged only then). */
 export const reloadChanged = (r: AppsReloaded): boolean =>
-  r.appsAdded.length + r.appsRemoved.length + r.appsChanged.length + r.keysAdded.length + r.keysRemoved.length + r.keysChanged.length + r.notReread.length > 0
+  r.appsAdded.length +
+    r.appsRemoved.length +
+    r.appsChanged.length +
+    r.keysAdded.length +
+    r.keysRemoved.length +
+    r.keysChanged.length +
+    r.notReread.length >
+  0

@@ -8,10 +8,15 @@ import { z } from 'zod'
 /** A token is configured only as its hash: `sha256:<64 hex>` or `sha512:<128 hex>`. */
 export const tokenHash = z
   .string()
-  .regex(/^(sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})$/, 'a token hash `sha256:<64 lower-case hex>` or `sha512:<128 lower-case hex>`')
+  .regex(
+    /^(sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})$/,
+    'a token hash `sha256:<64 lower-case hex>` or `sha512:<128 lower-case hex>`',
+  )
 
 /** App names become log fields and metric labels: short, plain, and never starting with `_`. */
-export const appName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'an app name of 1-64 letters, digits, `.`, `_` or `-`')
+export const appName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'an app name of 1-64 letters, digits, `.`, `_` or `-`')
 
 export const appSchema = z.strictObject({
   /** one hash, or two while a token is being rotated */

@@ -23,13 +23,17 @@ function placeOf(key: string, mapping: unknown): string {
 }
 
 /** A key where app settings are, as an error shows it: a plain word (a misspelt setting) as it is, anything else (a token?) by its place. */
-export const shownAppKey = (key: string, mapping: unknown): string => (/^[A-Za-z]{1,24}$/.test(key) ? key : placeOf(key, mapping))
+export const shownAppKey = (key: string, mapping: unknown): string =>
+  /^[A-Za-z]{1,24}$/.test(key) ? key : placeOf(key, mapping)
 
 /**
  * An issue's message (`mapping`: the object the issue is about); a bad app name says what a name must
  * be rather than zod's "Invalid key in record".
  */
-export const appIssueMessage = (issue: { code: string; message: string; issues?: readonly { message: string }[]; keys?: readonly string[] }, mapping: unknown): string =>
+export const appIssueMessage = (
+  issue: { code: string; message: string; issues?: readonly { message: string }[]; keys?: readonly string[] },
+  mapping: unknown,
+): string =>
   issue.code === 'invalid_key'
     ? (issue.issues?.[0]?.message ?? issue.message)
     : issue.code === 'unrecognized_keys'
@@ -37,7 +41,11 @@ export const appIssueMessage = (issue: { code: string; message: string; issues?:
       : issue.message
 
 const valueIn = (doc: unknown, path: readonly PropertyKey[]): unknown =>
-  path.reduce<unknown>((node, key) => (typeof node === 'object' && node !== null ? (node as Record<string, unknown>)[String(key)] : undefined), doc)
+  path.reduce<unknown>(
+    (node, key) =>
+      typeof node === 'object' && node !== null ? (node as Record<string, unknown>)[String(key)] : undefined,
+    doc,
+  )
 
 /**
  * The apps of `apps.file`: a YAML mapping in the shape of `apps.list`. Errors name the file and the
@@ -53,7 +61,9 @@ export function readAppFile(file: string): AppList {
   }
   const parsed = appListSchema.safeParse(doc ?? {})
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${appListPath(i.path, doc).join('.') || '(root)'}: ${appIssueMessage(i, valueIn(doc, i.path))}`)
+    const problems = parsed.error.issues.map(
+      (i) => `${appListPath(i.path, doc).join('.') || '(root)'}: ${appIssueMessage(i, valueIn(doc, i.path))}`,
+    )
     throw new ConfigError(`apps.file (SLUICE_APPS_FILE): ${file}: ${problems.join('; ')}`, problems)
   }
   return parsed.data
@@ -77,7 +87,10 @@ export function readOrgKeys(keysDir: string | undefined, env: NodeJS.ProcessEnv)
     try {
       names = readdirSync(keysDir)
     } catch {
-      throw new ConfigError(`credentials.keysDir (SLUICE_CREDENTIALS_KEYS_DIR): ${keysDir} is not a readable directory`, [])
+      throw new ConfigError(
+        `credentials.keysDir (SLUICE_CREDENTIALS_KEYS_DIR): ${keysDir} is not a readable directory`,
+        [],
+      )
     }
     for (const name of names) {
       if (name.startsWith('.')) continue
@@ -89,12 +102,20 @@ export function readOrgKeys(keysDir: string | undefined, env: NodeJS.ProcessEnv)
         keys.set(name, key)
         files++
       } catch {
-        throw new ConfigError(`credentials.keysDir (SLUICE_CREDENTIALS_KEYS_DIR): the key file of organisation ${name} cannot be read`, [])
+        throw new ConfigError(
+          `credentials.keysDir (SLUICE_CREDENTIALS_KEYS_DIR): the key file of organisation ${name} cannot be read`,
+          [],
+        )
       }
     }
   }
   for (const [name, value] of Object.entries(env)) {
-    if (name.startsWith(ORG_KEY_ENV_PREFIX) && name.length > ORG_KEY_ENV_PREFIX.length && value !== undefined && value.trim() !== '') {
+    if (
+      name.startsWith(ORG_KEY_ENV_PREFIX) &&
+      name.length > ORG_KEY_ENV_PREFIX.length &&
+      value !== undefined &&
+      value.trim() !== ''
+    ) {
       keys.set(name.slice(ORG_KEY_ENV_PREFIX.length), value.trim())
     }
   }

@@ -46,7 +46,8 @@ export class TokenTable {
   /** The app whose token this is, or undefined. */
   identify(token: string): KnownApp | undefined {
     const digests = new Map<string, Buffer>()
-    for (const algorithm of this.algorithms) digests.set(algorithm, createHash(algorithm).update(token, 'utf8').digest())
+    for (const algorithm of this.algorithms)
+      digests.set(algorithm, createHash(algorithm).update(token, 'utf8').digest())
     let found: KnownApp | undefined
     for (const app of this.apps) {
       for (const h of app.hashes) {
@@ -62,4 +63,7 @@ export class TokenTable {
 export const mayUseOrg = (app: KnownApp, org: string): boolean => app.anyOrg || app.orgs.has(org)
 /** A `GET` grant allows `HEAD` too: HTTP defines HEAD as GET without the body (RFC 9110 §9.3.2). */
 export const mayUseEndpoint = (app: KnownApp, endpointId: string, method: string): boolean =>
-  app.anyEndpoint || app.endpoints.has(endpointId) || app.endpoints.has(method) || (method === 'HEAD' && app.endpoints.has('GET'))
+  app.anyEndpoint ||
+  app.endpoints.has(endpointId) ||
+  app.endpoints.has(method) ||
+  (method === 'HEAD' && app.endpoints.has('GET'))

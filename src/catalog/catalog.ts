@@ -2,7 +2,15 @@ import { BoundedMap } from '../bounded/index.js'
 import { CatalogInvalidError, CatalogOptionsError, UnknownOverrideError } from './errors.js'
 import { readCatalogFile } from './file.js'
 import { normalisePath, type NormalisedPath } from './path.js'
-import type { Catalog, CatalogEntry, CatalogOptions, Endpoint, EndpointRate, LimitSource, MatchResult } from './types.js'
+import type {
+  Catalog,
+  CatalogEntry,
+  CatalogOptions,
+  Endpoint,
+  EndpointRate,
+  LimitSource,
+  MatchResult,
+} from './types.js'
 import { nearestEndpointId } from './nearest.js'
 import { unknownTemplate } from './unknown.js'
 import { endpointNamer } from './names.js'
@@ -96,7 +104,8 @@ function canonicalPath(parts: readonly (string | null)[], norm: NormalisedPath, 
 export function compileCatalog(entries: readonly CatalogEntry[], options: CatalogOptions): Catalog {
   const defaultLimit = checkLimit(options.defaultLimit, 'limits.default')
   const overrides = new Map<string, number>()
-  for (const [key, value] of Object.entries(options.overrides)) overrides.set(key, checkLimit(value, `limits.overrides "${key}"`))
+  for (const [key, value] of Object.entries(options.overrides))
+    overrides.set(key, checkLimit(value, `limits.overrides "${key}"`))
 
   // rates: one frozen object each, so the limiter computes its constants once (src/limiter/rate/limiter.ts)
   const rates = new Map(Object.entries(options.rates ?? {}).map(([id, rate]) => [id, Object.freeze({ ...rate })]))
@@ -109,7 +118,8 @@ export function compileCatalog(entries: readonly CatalogEntry[], options: Catalo
     const id = `${entry.method} ${entry.path}`
     if (byId.has(id)) throw new CatalogInvalidError(`the endpoint catalog lists ${id} twice`)
     const override = overrides.get(id)
-    const limitSource: LimitSource = override !== undefined ? 'override' : entry.limit === null ? 'unlisted' : 'published'
+    const limitSource: LimitSource =
+      override !== undefined ? 'override' : entry.limit === null ? 'unlisted' : 'published'
     const rate = entry.rate ?? rates.get(id) ?? defaultRate
     const endpoint: Endpoint = Object.freeze({
       id,
@@ -134,12 +144,16 @@ export function compileCatalog(entries: readonly CatalogEntry[], options: Catalo
       let child = node.statics.get(key)
       if (child === undefined) node.statics.set(key, (child = newNode(part)))
       else if (child.literal !== part) {
-        throw new CatalogInvalidError(`the endpoint catalog spells one segment both "${child.literal}" and "${part}" (${id}); matching ignores case`)
+        throw new CatalogInvalidError(
+          `the endpoint catalog spells one segment both "${child.literal}" and "${part}" (${id}); matching ignores case`,
+        )
       }
       node = child
     }
     if (node.terminal !== undefined) {
-      throw new CatalogInvalidError(`the endpoint catalog lists ${node.terminal.endpoint.id} and ${id}, which match the same paths`)
+      throw new CatalogInvalidError(
+        `the endpoint catalog lists ${node.terminal.endpoint.id} and ${id}, which match the same paths`,
+      )
     }
     node.terminal = { endpoint, parts }
     endpoints.push(endpoint)
@@ -150,7 +164,9 @@ export function compileCatalog(entries: readonly CatalogEntry[], options: Catalo
   for (const id of rates.keys()) {
     if (id !== '*' && !byId.has(id)) {
       const near = nearestEndpointId(id, byId.keys())
-      throw new CatalogOptionsError(`limits.rates: "${id}" is not an endpoint id of the catalog${near === undefined ? '; paths not in the catalog take the rate of "*"' : `; did you mean "${near}"?`}`)
+      throw new CatalogOptionsError(
+        `limits.rates: "${id}" is not an endpoint id of the catalog${near === undefined ? '; paths not in the catalog take the rate of "*"' : `; did you mean "${near}"?`}`,
+      )
     }
   }
 
@@ -162,7 +178,8 @@ export function compileCatalog(entries: readonly CatalogEntry[], options: Catalo
   for (const [key, value] of overrides) {
     if (byId.has(key)) continue
     const parsed = ENDPOINT_ID.exec(key)
-    if (parsed === null) throw new UnknownOverrideError(key, '; expected "METHOD /path", e.g. "GET /accounts/{id}/memberships"')
+    if (parsed === null)
+      throw new UnknownOverrideError(key, '; expected "METHOD /path", e.g. "GET /accounts/{id}/memberships"')
     const method = parsed[1]!
     // A template's braces are no URL characters: escaped, `{name}` is an id-like segment, as `{id}` of a template is.
     const norm = normalisePath(parsed[2]!.replace(/\{/g, '%7B').replace(/\}/g, '%7D'))
@@ -210,7 +227,8 @@ export function compileCatalog(entries: readonly CatalogEntry[], options: Catalo
   return { endpoints: Object.freeze(endpoints), match, nameOf: endpointNamer(byId.keys()) }
 }
 
-const rateOf = (rate: EndpointRate | undefined): { rate?: EndpointRate } => (rate === undefined ? {} : { rate: Object.isFrozen(rate) ? rate : Object.freeze({ ...rate }) })
+const rateOf = (rate: EndpointRate | undefined): { rate?: EndpointRate } =>
+  rate === undefined ? {} : { rate: Object.isFrozen(rate) ? rate : Object.freeze({ ...rate }) }
 
 /** Reads `config/endpoints.yaml` (or `file`), validates it and compiles the matcher. */
 export function loadCatalog(file: string, options: CatalogOptions): Catalog {

@@ -29,7 +29,7 @@ export const catalogEntrySchema = z.strictObject({
   rate: rateSchema.optional(),
   since: z
     .string()
-    .regex(/^\d+\.\d+$/, 'a version <major>.<minor> (quote it in YAML: \'2.10\')')
+    .regex(/^\d+\.\d+$/, "a version <major>.<minor> (quote it in YAML: '2.10')")
     .optional(),
 })
 
@@ -56,5 +56,9 @@ export function readCatalogFile(file: string): CatalogEntry[] {
     const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`)
     throw new CatalogInvalidError(`the endpoint catalog ${file} is invalid:\n  - ${problems.join('\n  - ')}`)
   }
-  return result.data.endpoints.map(({ since, rate, ...rest }) => ({ ...rest, ...(since === undefined ? {} : { since }), ...(rate === undefined ? {} : { rate }) }))
+  return result.data.endpoints.map(({ since, rate, ...rest }) => ({
+    ...rest,
+    ...(since === undefined ? {} : { since }),
+    ...(rate === undefined ? {} : { rate }),
+  }))
 }

@@ -49,7 +49,8 @@ export function endpointNamer(catalogIds: Iterable<string>): (endpointId: string
     let name = memo.get(endpointId)
     if (name === undefined) {
       const space = endpointId.indexOf(' ')
-      const shape = space > 0 && METHODS.has(endpointId.slice(0, space)) ? unknownShape(endpointId.slice(space + 1)) : undefined
+      const shape =
+        space > 0 && METHODS.has(endpointId.slice(0, space)) ? unknownShape(endpointId.slice(space + 1)) : undefined
       name = shape !== undefined && shapes.has(shape) ? endpointId : UNKNOWN_ENDPOINT
       if (memo.size >= MEMO_SIZE) memo.clear()
       memo.set(endpointId, name)

@@ -32,7 +32,13 @@ for (let c = 0; c < 6; c++) {
 const hexValue = (code: number): number => (code < 128 ? HEX[code]! : -1)
 
 const isUnreserved = (b: number): boolean =>
-  (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || (b >= 0x30 && b <= 0x39) || b === 0x2d || b === 0x2e || b === 0x5f || b === 0x7e
+  (b >= 0x41 && b <= 0x5a) ||
+  (b >= 0x61 && b <= 0x7a) ||
+  (b >= 0x30 && b <= 0x39) ||
+  b === 0x2d ||
+  b === 0x2e ||
+  b === 0x5f ||
+  b === 0x7e
 
 const isControl = (b: number): boolean => b < 0x20 || b === 0x7f
 
@@ -41,7 +47,8 @@ const isControl = (b: number): boolean => b < 0x20 || b === 0x7f
 const IN_SEGMENT = 1
 const IN_QUERY = 2
 const URL_CHARS = new Uint8Array(128)
-for (const ch of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@") URL_CHARS[ch.charCodeAt(0)] = IN_SEGMENT | IN_QUERY
+for (const ch of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@")
+  URL_CHARS[ch.charCodeAt(0)] = IN_SEGMENT | IN_QUERY
 for (const ch of '/?') URL_CHARS[ch.charCodeAt(0)] = IN_QUERY
 const HASH = 0x23
 
@@ -54,16 +61,25 @@ function bad(code: BadPathCode, message: string): BadPath {
 /** Why a character may not stand unencoded in the `part` of a request target: a `#`, a non-ASCII character, another one outside RFC 3986. */
 function notAllowed(part: 'path' | 'query' | 'request target', c: number, at: number): BadPath {
   if (c === HASH) {
-    return bad('SLUICE_BAD_PATH', `The ${part} holds a "#" at offset ${at}: a fragment is never sent to a server (percent-encode a "#" that is data as %23)`)
+    return bad(
+      'SLUICE_BAD_PATH',
+      `The ${part} holds a "#" at offset ${at}: a fragment is never sent to a server (percent-encode a "#" that is data as %23)`,
+    )
   }
   if (c >= 0x80) {
     // Node's HTTP parser hands raw bytes over as latin1 characters: up to 0xFF, name the byte.
     const what = c <= 0xff ? `byte (${byteName(c)})` : `character (U+${c.toString(16).toUpperCase().padStart(4, '0')})`
-    return bad('SLUICE_BAD_PATH', `The ${part} holds a non-ASCII ${what} at offset ${at}; percent-encode its UTF-8 bytes`)
+    return bad(
+      'SLUICE_BAD_PATH',
+      `The ${part} holds a non-ASCII ${what} at offset ${at}; percent-encode its UTF-8 bytes`,
+    )
   }
   const escape = `%${c.toString(16).toUpperCase().padStart(2, '0')}`
   const name = c === 0x20 ? 'a space' : c === 0x22 ? `'"'` : `"${String.fromCharCode(c)}"`
-  return bad('SLUICE_BAD_PATH', `The ${part} holds ${name} at offset ${at}, which a URL cannot hold unencoded; percent-encode it as ${escape}`)
+  return bad(
+    'SLUICE_BAD_PATH',
+    `The ${part} holds ${name} at offset ${at}, which a URL cannot hold unencoded; percent-encode it as ${escape}`,
+  )
 }
 
 /** A short, printable excerpt of the raw path for error messages (no control characters, bounded). */
@@ -95,20 +111,30 @@ export function normalisePath(raw: string): NormalisedPath | BadPath {
       if (isControl(c)) {
         return bad('SLUICE_BAD_PATH_CONTROL_CHAR', `The path holds the control character ${byteName(c)} at offset ${i}`)
       }
-      if (c === BACKSLASH) return bad('SLUICE_BAD_PATH_SEPARATOR', `The path holds a "\\" at offset ${i}: ${excerpt(raw)}`)
+      if (c === BACKSLASH)
+        return bad('SLUICE_BAD_PATH_SEPARATOR', `The path holds a "\\" at offset ${i}: ${excerpt(raw)}`)
       if (c >= 0x80 || (c !== PERCENT && (URL_CHARS[c]! & IN_SEGMENT) === 0)) return notAllowed('path', c, i)
       if (c === PERCENT) {
         const h1 = i + 1 < len ? hexValue(raw.charCodeAt(i + 1)) : -1
         const h2 = i + 2 < len ? hexValue(raw.charCodeAt(i + 2)) : -1
         if (h1 < 0 || h2 < 0) {
-          return bad('SLUICE_BAD_PATH_ENCODING', `Malformed percent-encoding at offset ${i}: ${excerpt(raw.slice(i, i + 3))}`)
+          return bad(
+            'SLUICE_BAD_PATH_ENCODING',
+            `Malformed percent-encoding at offset ${i}: ${excerpt(raw.slice(i, i + 3))}`,
+          )
         }
         const b = h1 * 16 + h2
         if (b === SLASH || b === BACKSLASH) {
-          return bad('SLUICE_BAD_PATH_SEPARATOR', `The path holds an encoded "${String.fromCharCode(b)}" (${raw.slice(i, i + 3)}) at offset ${i}`)
+          return bad(
+            'SLUICE_BAD_PATH_SEPARATOR',
+            `The path holds an encoded "${String.fromCharCode(b)}" (${raw.slice(i, i + 3)}) at offset ${i}`,
+          )
         }
         if (isControl(b)) {
-          return bad('SLUICE_BAD_PATH_CONTROL_CHAR', `The path holds the encoded control character ${byteName(b)} at offset ${i}`)
+          return bad(
+            'SLUICE_BAD_PATH_CONTROL_CHAR',
+            `The path holds the encoded control character ${byteName(b)} at offset ${i}`,
+          )
         }
         if (isUnreserved(b)) {
           built += raw.slice(runStart, i) + String.fromCharCode(b)
@@ -180,12 +206,16 @@ export function queryProblem(query: string): BadPath | undefined {
       const h1 = i + 1 < len ? hexValue(query.charCodeAt(i + 1)) : -1
       const h2 = i + 2 < len ? hexValue(query.charCodeAt(i + 2)) : -1
       if (h1 < 0 || h2 < 0) {
-        return bad('SLUICE_BAD_PATH_ENCODING', `Malformed percent-encoding in the query at offset ${i}: ${excerpt(query.slice(i, i + 3))}`)
+        return bad(
+          'SLUICE_BAD_PATH_ENCODING',
+          `Malformed percent-encoding in the query at offset ${i}: ${excerpt(query.slice(i, i + 3))}`,
+        )
       }
       i += 2
       continue
     }
-    if (isControl(c)) return bad('SLUICE_BAD_PATH_CONTROL_CHAR', `The query holds the control character ${byteName(c)} at offset ${i}`)
+    if (isControl(c))
+      return bad('SLUICE_BAD_PATH_CONTROL_CHAR', `The query holds the control character ${byteName(c)} at offset ${i}`)
     return notAllowed('query', c, i)
   }
   return undefined
@@ -195,7 +225,11 @@ export function queryProblem(query: string): BadPath | undefined {
 export function rawTargetProblem(target: string): BadPath | undefined {
   for (let i = 0; i < target.length; i++) {
     const c = target.charCodeAt(i)
-    if (isControl(c)) return bad('SLUICE_BAD_PATH_CONTROL_CHAR', `The request target holds the control character ${byteName(c)} at offset ${i}`)
+    if (isControl(c))
+      return bad(
+        'SLUICE_BAD_PATH_CONTROL_CHAR',
+        `The request target holds the control character ${byteName(c)} at offset ${i}`,
+      )
     if (c === 0x20 || c >= 0x80) return notAllowed('request target', c, i)
   }
   return undefined

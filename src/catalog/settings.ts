@@ -7,11 +7,17 @@ export const limitSettingsSchema = z.strictObject({
   default: z.number().int().positive().default(5),
   /** per-endpoint limits, keyed by endpoint id: `{"POST /accounts/search": 1}` */
   overrides: z
-    .record(z.string().regex(/^[A-Z]+ \/\S*$/, 'an endpoint id such as "GET /accounts/{id}"'), z.number().int().positive())
+    .record(
+      z.string().regex(/^[A-Z]+ \/\S*$/, 'an endpoint id such as "GET /accounts/{id}"'),
+      z.number().int().positive(),
+    )
     .default({}),
   /** rates (N per window) by endpoint id, `*` for every endpoint without one in the catalog: `{"*": {"requests": 100, "windowMs": 10000}}` */
   rates: z
-    .record(z.string().regex(/^\*$|^[A-Z]+ \/\S*$/, 'an endpoint id such as "GET /accounts/{id}", or * for every endpoint'), rateSchema)
+    .record(
+      z.string().regex(/^\*$|^[A-Z]+ \/\S*$/, 'an endpoint id such as "GET /accounts/{id}", or * for every endpoint'),
+      rateSchema,
+    )
     .default({}),
   /** added to every rate's window: the spread of the way to the API (network, a busy event loop) never brings two starts within one window (docs/redis-limiter.md, "Rates") */
   rateMarginMs: z.number().int().min(0).max(60_000).default(100),

@@ -53,7 +53,9 @@ async function fire(baseUrl: string): Promise<Tally> {
 }
 
 const maxAtApi = (sim: Sim): string =>
-  BURST.map((b) => `${b.endpoint.split(' ')[1]}: ${sim.stats().keys[`${ORG} ${b.endpoint}`]?.maxInProgress ?? 0}`).join(', ')
+  BURST.map((b) => `${b.endpoint.split(' ')[1]}: ${sim.stats().keys[`${ORG} ${b.endpoint}`]?.maxInProgress ?? 0}`).join(
+    ', ',
+  )
 
 const out = (text: string): void => void process.stdout.write(text)
 
@@ -63,12 +65,16 @@ async function showOneRequest(proxyUrl: string): Promise<void> {
   out(`$ curl -u ${ORG}:${KEY} ${url}\n`)
   const res = await request(url, { headers: { authorization: auth } })
   const body = await res.body.text()
-  out(`${body}\n(${res.statusCode}; the sim echoes what reached it: sluice forwarded the request as the app sent it)\n\n`)
+  out(
+    `${body}\n(${res.statusCode}; the sim echoes what reached it: sluice forwarded the request as the app sent it)\n\n`,
+  )
 }
 
 async function showBurst(sim: Sim, proxyUrl: string): Promise<void> {
   const total = BURST.reduce((n, b) => n + b.count, 0)
-  out(`A burst of ${total} requests at once for one organisation (${BURST.map((b) => `${b.count} × ${b.endpoint}`).join(', ')}):\n\n`)
+  out(
+    `A burst of ${total} requests at once for one organisation (${BURST.map((b) => `${b.count} × ${b.endpoint}`).join(', ')}):\n\n`,
+  )
   sim.reset()
   const direct = await fire(sim.url)
   const directMax = maxAtApi(sim)
@@ -85,7 +91,13 @@ async function showBurst(sim: Sim, proxyUrl: string): Promise<void> {
     ['time for the whole burst', `${direct.ms.toFixed(0)} ms`, `${viaSluice.ms.toFixed(0)} ms`],
   ]
   const widths = [0, 1, 2].map((c) => Math.max(...rows.map((r) => r[c]!.length)))
-  for (const row of rows) out(`  ${row.map((cell, c) => cell.padEnd(widths[c]!)).join('  │  ').trimEnd()}\n`)
+  for (const row of rows)
+    out(
+      `  ${row
+        .map((cell, c) => cell.padEnd(widths[c]!))
+        .join('  │  ')
+        .trimEnd()}\n`,
+    )
   out(
     `\nDirect, the API refused what was over its limits and the app would have to retry. Through sluice every request\nwaited its turn in a fair queue and got its answer; the API never saw more than its limit.\n`,
   )
@@ -104,19 +116,36 @@ async function showLearning(sim: Sim, proxyUrl: string, adminUrl: string): Promi
     sim.reset()
     const statuses = await Promise.all(
       Array.from({ length: wave }, async () => {
-        const res = await request(`${proxyUrl}/v2/accounts/1001/memberships?page=${++page}`, { headers: { authorization: auth } })
+        const res = await request(`${proxyUrl}/v2/accounts/1001/memberships?page=${++page}`, {
+          headers: { authorization: auth },
+        })
         await res.body.dump()
         return res.statusCode
       }),
     )
     const refused = sim.stats().keys[`${ORG} ${endpoint}`]?.rejected429 ?? 0
-    const status = (await (await request(`${adminUrl}/status`)).body.json()) as { learned?: { instance: string; endpoint: string; limit: number }[] }
+    const status = (await (await request(`${adminUrl}/status`)).body.json()) as {
+      learned?: { instance: string; endpoint: string; limit: number }[]
+    }
     const learned = status.learned?.find((l) => l.instance === ORG && l.endpoint === endpoint)
-    rows.push([String(w), String(refused), learned === undefined ? '5' : `${learned.limit} (learned)`, String(statuses.filter((s) => s === 200).length)])
+    rows.push([
+      String(w),
+      String(refused),
+      learned === undefined ? '5' : `${learned.limit} (learned)`,
+      String(statuses.filter((s) => s === 200).length),
+    ])
   }
   const widths = [0, 1, 2, 3].map((c) => Math.max(...rows.map((r) => r[c]!.length)))
-  for (const row of rows) out(`  ${row.map((cell, c) => cell.padEnd(widths[c]!)).join('  │  ').trimEnd()}\n`)
-  out(`\nThe first wave drew 429s (never passed on to the app), and each lowered the limit; then the waves went through at the API's own limit.\n`)
+  for (const row of rows)
+    out(
+      `  ${row
+        .map((cell, c) => cell.padEnd(widths[c]!))
+        .join('  │  ')
+        .trimEnd()}\n`,
+    )
+  out(
+    `\nThe first wave drew 429s (never passed on to the app), and each lowered the limit; then the waves went through at the API's own limit.\n`,
+  )
 }
 
 function tryLines(proxyUrl: string, adminUrl: string, simUrl: string): string {
@@ -139,7 +168,12 @@ const SIM_PORT = /^\d+$/.test(process.env.SIM_PORT ?? '') ? Number(process.env.S
 
 async function main(): Promise<void> {
   const once = process.argv.includes('--once')
-  const sim = await startSim({ host: '127.0.0.1', port: SIM_PORT, latencyMs: LATENCY_MS, hiddenLimits: { [ORG]: { [UNPUBLISHED.endpoint]: UNPUBLISHED.hidden } } })
+  const sim = await startSim({
+    host: '127.0.0.1',
+    port: SIM_PORT,
+    latencyMs: LATENCY_MS,
+    hiddenLimits: { [ORG]: { [UNPUBLISHED.endpoint]: UNPUBLISHED.hidden } },
+  })
   // The user's settings apply, except the upstream: the demo never forwards anywhere but the sim.
   const settings = loadSettings(process.env, { upstream: sim.apiUrl, logLevel: process.env.SLUICE_LOG_LEVEL ?? 'warn' })
   const app = await buildApp(settings)
@@ -178,7 +212,9 @@ async function main(): Promise<void> {
 main().catch((err: unknown) => {
   if (err instanceof ConfigError) process.stderr.write(`demo: ${err.message}\n`)
   else if (err instanceof Error && 'code' in err && err.code === 'EADDRINUSE') {
-    process.stderr.write(`demo: ${err.message}: something else listens there; set SLUICE_PORT, SLUICE_ADMIN_PORT or SIM_PORT (0 picks a free port)\n`)
+    process.stderr.write(
+      `demo: ${err.message}: something else listens there; set SLUICE_PORT, SLUICE_ADMIN_PORT or SIM_PORT (0 picks a free port)\n`,
+    )
   } else process.stderr.write(`demo failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
   process.exit(1)
 })

@@ -11,7 +11,8 @@ const FASTIFY_CODES: Readonly<Record<string, { code: string; message: string }>>
 }
 
 export function errorBody(err: Partial<FastifyError>, status: number): ErrorBody {
-  if (typeof err.code === 'string' && err.code.startsWith('SLUICE_')) return [{ code: err.code, message: err.message ?? 'error' }]
+  if (typeof err.code === 'string' && err.code.startsWith('SLUICE_'))
+    return [{ code: err.code, message: err.message ?? 'error' }]
   const known = FASTIFY_CODES[err.code ?? '']
   if (known !== undefined) return [known]
   if (status >= 500) return [{ code: 'SLUICE_INTERNAL', message: 'sluice failed to handle the request; see its log' }]
@@ -20,7 +21,8 @@ export function errorBody(err: Partial<FastifyError>, status: number): ErrorBody
 
 /** Fastify error handler of both servers: the error shape, a fitting status, Retry-After on 503. */
 export function replyWithError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  const status = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500
+  const status =
+    typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500
   if (status >= 500 && status !== 503) request.log.error({ err }, 'request failed')
   // The error's text as `reason` (a `msg` field beside the message argument would make two `msg` keys
   // in one line) — but not for a 401/403: those quote the organisation or app the client named, which
@@ -29,7 +31,8 @@ export function replyWithError(err: FastifyError, request: FastifyRequest, reply
   else request.log.debug({ code: err.code, reason: err.message }, 'request refused')
   // An error may bring headers of its own (a Retry-After from a predicted wait).
   const own = (err as { headers?: unknown }).headers
-  if (typeof own === 'object' && own !== null) for (const [name, value] of Object.entries(own)) if (typeof value === 'string') reply.header(name, value)
+  if (typeof own === 'object' && own !== null)
+    for (const [name, value] of Object.entries(own)) if (typeof value === 'string') reply.header(name, value)
   if (status === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', '1')
   // A body left unread (a refused request, one cut off for being too slow) is not read on: the connection closes.
   if (!request.raw.complete) reply.header('connection', 'close')

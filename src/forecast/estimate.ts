@@ -35,7 +35,6 @@ export class KeyLoad {
     }
     this.samples++
   }
-
 }
 
 export interface Prediction {

@@ -55,7 +55,11 @@ export class ForecastingLimiter implements Limiter {
     options.onForecast?.(load.waiting, expectedMs)
     if (this.settings.enabled && lowerMs !== undefined && arrived + lowerMs > options.deadline) {
       const expected = Math.max(expectedMs ?? lowerMs, lowerMs)
-      const err = new WaitTooLongError(`${key.endpoint} (instance ${key.instance})`, Math.round(expected), Math.max(0, options.deadline - arrived))
+      const err = new WaitTooLongError(
+        `${key.endpoint} (instance ${key.instance})`,
+        Math.round(expected),
+        Math.max(0, options.deadline - arrived),
+      )
       const headers: Record<string, string> = { 'retry-after': String(Math.max(1, Math.ceil(expected / 1000))) }
       if (this.settings.header) headers[PREDICTED_WAIT_HEADER] = String(Math.round(expected))
       return Promise.reject(Object.assign(err, { headers }))
@@ -65,7 +69,8 @@ export class ForecastingLimiter implements Limiter {
       (permit) => {
         load.waiting--
         const grantedAt = this.now()
-        if (prediction.waits && expectedMs !== undefined && lowerMs !== undefined) this.#metrics.observed(expectedMs, lowerMs, grantedAt - arrived)
+        if (prediction.waits && expectedMs !== undefined && lowerMs !== undefined)
+          this.#metrics.observed(expectedMs, lowerMs, grantedAt - arrived)
         load.granted(grantedAt)
         let released = false
         const timed: Permit = {
@@ -85,7 +90,8 @@ export class ForecastingLimiter implements Limiter {
             permit.release(outcome)
           },
         }
-        if (this.settings.header && prediction.waits && expectedMs !== undefined) predictedWaits.set(timed, Math.round(expectedMs))
+        if (this.settings.header && prediction.waits && expectedMs !== undefined)
+          predictedWaits.set(timed, Math.round(expectedMs))
         return timed
       },
       (err: unknown) => {

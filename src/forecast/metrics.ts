@@ -1,7 +1,9 @@
 import { Histogram, type Registry } from 'prom-client'
 
 /** predicted minus actual wait, seconds: negative when the wait was longer than predicted */
-export const PREDICTION_ERROR_BUCKETS = [-10, -5, -2, -1, -0.5, -0.25, -0.1, -0.05, 0, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10]
+export const PREDICTION_ERROR_BUCKETS = [
+  -10, -5, -2, -1, -0.5, -0.25, -0.1, -0.05, 0, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10,
+]
 
 /** How good the wait predictions were, for requests that queued and got their permit. */
 export class ForecastMetrics {

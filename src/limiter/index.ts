@@ -9,20 +9,34 @@ import { RatedLimiter } from './rate/limiter.js'
 import type { LearnOptions, LimiterObserver } from './types.js'
 
 export interface LimiterDeps {
-  readonly log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void }
+  readonly log: {
+    info(obj: object, msg: string): void
+    warn(obj: object, msg: string): void
+    error(obj: object, msg: string): void
+  }
   readonly observer?: LimiterObserver
 }
 
 /** The backend the settings ask for: Redis when `redis.url` is set, else in-process. */
 export async function createLimiter(
-  settings: { readonly redis: RedisSettings; readonly fairness?: FairnessSettings; readonly learning?: LearningSettings; readonly limits?: { readonly rateMarginMs: number } },
+  settings: {
+    readonly redis: RedisSettings
+    readonly fairness?: FairnessSettings
+    readonly learning?: LearningSettings
+    readonly limits?: { readonly rateMarginMs: number }
+  },
   deps: LimiterDeps,
 ): Promise<RatedLimiter> {
   const fairness = new FairShare(settings.fairness)
   const observer = withLimitLog(deps.observer, deps.log)
   // rates beside the concurrency limit, on either backend (docs/redis-limiter.md, "Rates")
-  const learning = { enabled: settings.learning?.rates ?? true, idleMs: settings.learning?.idleMs ?? 3_600_000, marginMs: settings.limits?.rateMarginMs ?? 0 }
-  if (settings.redis.url === undefined) return new RatedLimiter(createMemoryLimiter({ observer, fairness }), new MemoryRateGate(), learning, observer)
+  const learning = {
+    enabled: settings.learning?.rates ?? true,
+    idleMs: settings.learning?.idleMs ?? 3_600_000,
+    marginMs: settings.limits?.rateMarginMs ?? 0,
+  }
+  if (settings.redis.url === undefined)
+    return new RatedLimiter(createMemoryLimiter({ observer, fairness }), new MemoryRateGate(), learning, observer)
   // Loaded only when used: ioredis alone adds about 10 MB to an in-process replica's resident
   // memory (docs/benchmarks.md, "Memory").
   const { createRedisLimiter, RedisRateGate } = await import('./redis/index.js')
@@ -37,7 +51,13 @@ export async function createLimiter(
   }
   const redis = await createRedisLimiter(settings.redis, { ...deps, observer: modes, fairness })
   // every replica has seen Redis back within a probe and a reconnection (about a second): two leases is ample
-  const host = { scripts: redis.scripts, keyPrefix: settings.redis.keyPrefix, mode: () => redis.mode(), replicas: () => redis.replicas(), settleMs: 2 * settings.redis.leaseMs }
+  const host = {
+    scripts: redis.scripts,
+    keyPrefix: settings.redis.keyPrefix,
+    mode: () => redis.mode(),
+    replicas: () => redis.replicas(),
+    settleMs: 2 * settings.redis.leaseMs,
+  }
   const gate = (late.gate = new RedisRateGate(host, deps.log))
   if (redis.mode() !== 'redis') gate.modeChanged(redis.mode())
   return new RatedLimiter(redis, gate, learning, observer)
@@ -53,7 +73,15 @@ function withLimitLog(observer: LimiterObserver | undefined, log: LimiterDeps['l
           ? `the API answered 429 with ${change.held} in progress`
           : `requests succeeded while all ${change.from} permits were in use`
       log.info(
-        { instance: key.instance, endpoint: key.endpoint, from: change.from, to: change.to, learned: Number(change.value.toFixed(3)), reason: change.reason, held: change.held },
+        {
+          instance: key.instance,
+          endpoint: key.endpoint,
+          from: change.from,
+          to: change.to,
+          learned: Number(change.value.toFixed(3)),
+          reason: change.reason,
+          held: change.held,
+        },
         `limiter: learned limit of ${key.endpoint} (instance ${key.instance}) ${change.to < change.from ? 'lowered' : 'raised'} from ${change.from} to ${change.to}: ${why}`,
       )
       observer?.limitChanged?.(key, change)

@@ -102,7 +102,9 @@ export const REDACT_PATHS: string[] = [
   ...SECRET_HEADERS.map((h) => `headers["${h}"]`),
   ...HEADER_HOLDERS.flatMap((holder) => SECRET_HEADERS.map((h) => `${holder}.headers["${h}"]`)),
   ...SECRET_FIELDS,
-  ...['settings', 'redis', 'auth', 'credentials', 'options', 'config'].flatMap((holder) => SECRET_FIELDS.map((f) => `${holder}.${f}`)),
+  ...['settings', 'redis', 'auth', 'credentials', 'options', 'config'].flatMap((holder) =>
+    SECRET_FIELDS.map((f) => `${holder}.${f}`),
+  ),
 ]
 
 export const REDACT_CENSOR = '[redacted]'
@@ -147,7 +149,9 @@ function scrub(value: unknown, depth: number, seen: WeakSet<object>): unknown {
   if (Array.isArray(value)) {
     // raw header lists alternate names and values: ['Authorization', 'Basic …', …]
     return value.map((v, i) =>
-      i > 0 && typeof value[i - 1] === 'string' && SECRET_KEY.test(value[i - 1] as string) ? REDACT_CENSOR : scrub(v, depth + 1, seen),
+      i > 0 && typeof value[i - 1] === 'string' && SECRET_KEY.test(value[i - 1] as string)
+        ? REDACT_CENSOR
+        : scrub(v, depth + 1, seen),
     )
   }
   const out: Record<string, unknown> = {}
@@ -160,7 +164,8 @@ function scrub(value: unknown, depth: number, seen: WeakSet<object>): unknown {
   }
   // A Redis command on an ioredis error (`{ name: 'auth', args: [password] }`): its arguments can be
   // credentials or data (keys name organisations), so none is logged.
-  const isCommand = typeof (value as { name?: unknown }).name === 'string' && Array.isArray((value as { args?: unknown }).args)
+  const isCommand =
+    typeof (value as { name?: unknown }).name === 'string' && Array.isArray((value as { args?: unknown }).args)
   for (const [key, v] of Object.entries(value)) {
     out[key] = SECRET_KEY.test(key) || (isCommand && key === 'args') ? REDACT_CENSOR : scrub(v, depth + 1, seen)
   }

@@ -47,6 +47,10 @@ for (const method of LINE_METHODS) {
 }
 
 /** Fastify's `childLoggerFactory` for the proxy: request loggers that cost nothing until used. */
-export const lazyChildLoggerFactory = (logger: FastifyBaseLogger, bindings: Bindings, options: ChildOptions): FastifyBaseLogger =>
+export const lazyChildLoggerFactory = (
+  logger: FastifyBaseLogger,
+  bindings: Bindings,
+  options: ChildOptions,
+): FastifyBaseLogger =>
   // The line methods are added to the prototype above; the class itself cannot declare them with pino's overloads.
   new LazyChildLogger(logger, bindings, options) as unknown as FastifyBaseLogger

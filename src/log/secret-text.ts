@@ -25,7 +25,8 @@ export function maskSecretText(text: string): string {
   // Cheap tests first: nearly every line holds none of these.
   let out = text
   if (out.includes('@')) out = out.replace(URL_USERINFO, maskUserinfo)
-  if (out.includes('Basic') || out.includes('Bearer') || out.includes('Token')) out = out.replace(AUTH_VALUE, `$1$2${MASK}`)
+  if (out.includes('Basic') || out.includes('Bearer') || out.includes('Token'))
+    out = out.replace(AUTH_VALUE, `$1$2${MASK}`)
   if (out.includes('=')) out = out.replace(SECRET_PARAM, `$1=${MASK}`)
   if (out.includes('"args":')) out = out.replace(REDIS_ARGS, `$1["${MASK}"]`)
   return out

@@ -73,7 +73,11 @@ export class AppMetrics {
     let cell = byOutcome.get(record.outcome)
     if (cell === undefined) {
       const code = codeLabel(record.status)
-      cell = this.requests.cellByKey(app + '\n' + code + '\n' + record.outcome, { app, code, outcome: record.outcome }, app)
+      cell = this.requests.cellByKey(
+        app + '\n' + code + '\n' + record.outcome,
+        { app, code, outcome: record.outcome },
+        app,
+      )
       byOutcome.set(record.outcome, cell)
     }
     cell.n++

@@ -48,7 +48,8 @@ export class CellCounter<L extends string = string> {
   /** The cell of a label set, by the caller's key for it (any string that tells label sets apart). */
   cellByKey(key: string, labels: Readonly<Record<L, string>>, org = ''): CounterCell {
     let found = this.series.get(key)
-    if (found === undefined) this.series.set(key, (found = { labels: { ...labels }, org, cell: { n: 0 }, atZero: false }))
+    if (found === undefined)
+      this.series.set(key, (found = { labels: { ...labels }, org, cell: { n: 0 }, atZero: false }))
     return found.cell
   }
 
@@ -76,7 +77,11 @@ interface HistogramSnapshot {
   readonly help: string
   readonly type: 'histogram'
   readonly aggregator: 'sum'
-  readonly values: { readonly labels: Readonly<Record<string, string | number>>; readonly value: number; readonly metricName: string }[]
+  readonly values: {
+    readonly labels: Readonly<Record<string, string | number>>
+    readonly value: number
+    readonly metricName: string
+  }[]
 }
 
 export class HistogramCell {
@@ -106,7 +111,10 @@ export class HistogramCell {
 export class CellHistogram {
   readonly type = 'histogram' as const
   readonly aggregator = 'sum' as const
-  private readonly series = new Map<string, { readonly labels: Readonly<Record<string, string>>; readonly org: string; readonly cell: HistogramCell }>()
+  private readonly series = new Map<
+    string,
+    { readonly labels: Readonly<Record<string, string>>; readonly org: string; readonly cell: HistogramCell }
+  >()
   private readonly bounds: readonly number[]
 
   constructor(
@@ -129,7 +137,8 @@ export class CellHistogram {
   /** The cell of a label set, by the caller's key for it. */
   cellByKey(key: string, labels: Readonly<Record<string, string>>, org = ''): HistogramCell {
     let found = this.series.get(key)
-    if (found === undefined) this.series.set(key, (found = { labels: { ...labels }, org, cell: new HistogramCell(this.bounds) }))
+    if (found === undefined)
+      this.series.set(key, (found = { labels: { ...labels }, org, cell: new HistogramCell(this.bounds) }))
     return found.cell
   }
 

@@ -73,7 +73,8 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   if (!settings.enabled) return disabledMetrics()
   const registry = createRegistry(settings.defaultMetrics, deps.build)
   const now = deps.now ?? Date.now
-  const policy = (max: number): OrgPolicy => (max > 0 ? new TopOrgs(max, settings.rankIntervalMs, now()) : new AllOrgs())
+  const policy = (max: number): OrgPolicy =>
+    max > 0 ? new TopOrgs(max, settings.rankIntervalMs, now()) : new AllOrgs()
   const orgs = settings.instanceLabel ? policy(settings.maxInstances) : undefined
   const endpointOf = endpointLabeler(deps.catalog.endpoints.map((e) => e.id))
   const withUpstream = deps.upstreamLabel === true
@@ -81,12 +82,21 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
   const keyLabels = (endpointId: string, scoped: string): { endpoint: string; org: string; upstream: string } => {
     // no other upstream configured: no key is scoped, and the instance is taken as it is
     const { upstream, instance } = withUpstream ? splitScoped(scoped) : { upstream: DEFAULT_UPSTREAM, instance: scoped }
-    return { endpoint: endpointOf(endpointId), org: orgs === undefined ? '' : orgs.label(instance), upstream: withUpstream ? upstream : '' }
+    return {
+      endpoint: endpointOf(endpointId),
+      org: orgs === undefined ? '' : orgs.label(instance),
+      upstream: withUpstream ? upstream : '',
+    }
   }
 
   if (orgs !== undefined) registerOrgCount(registry, orgs)
   const apps = new AppMetrics(registry, policy(settings.maxApps))
-  const requests = new RequestMetrics(registry, { endpointOf, orgs, waitByOrg: orgs !== undefined && settings.queueWaitByOrg, withUpstream })
+  const requests = new RequestMetrics(registry, {
+    endpointOf,
+    orgs,
+    waitByOrg: orgs !== undefined && settings.queueWaitByOrg,
+    withUpstream,
+  })
   const redisOperations = deps.redisOperations ?? []
   const keys = new KeyCounters(registry, orgs !== undefined, redisOperations.length > 0, withUpstream)
   const observer = createLimiterMetrics(registry, { limiter: deps.limiter, redisOperations, keys, keyLabels })
@@ -119,7 +129,13 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
     requestFinished(record) {
       const queued = joinedQueue(record.outcome)
       const counted = requests.requestFinished(record, queued)
-      if (record.retries > 0) keys.retried(counted.endpoint, counted.org, record.retries, withUpstream ? (record.upstream ?? DEFAULT_UPSTREAM) : '')
+      if (record.retries > 0)
+        keys.retried(
+          counted.endpoint,
+          counted.org,
+          record.retries,
+          withUpstream ? (record.upstream ?? DEFAULT_UPSTREAM) : '',
+        )
       apps.requestFinished(record, queued)
     },
     upstream429(endpointId, instance) {

@@ -22,8 +22,18 @@ export class KeyCounters {
     private readonly withUpstream = false,
   ) {
     const labelNames = [...(withOrg ? ['endpoint', 'org'] : ['endpoint']), ...(withUpstream ? ['upstream'] : [])]
-    this.retries = new CellCounter('sluice_upstream_retries_total', 'Attempts sent again after an upstream 429', labelNames, registry)
-    this.upstream429s = new CellCounter('sluice_upstream_429_total', 'Upstream 429 answers received (never passed on to the client)', labelNames, registry)
+    this.retries = new CellCounter(
+      'sluice_upstream_retries_total',
+      'Attempts sent again after an upstream 429',
+      labelNames,
+      registry,
+    )
+    this.upstream429s = new CellCounter(
+      'sluice_upstream_429_total',
+      'Upstream 429 answers received (never passed on to the client)',
+      labelNames,
+      registry,
+    )
     this.leasesLost = new CellCounter(
       'sluice_lease_lost_total',
       'Permits whose Redis lease expired while the upstream request was still in progress',
@@ -53,7 +63,10 @@ export class KeyCounters {
 
   limitChanged(endpoint: string, org: string, direction: LimitDirection, upstream = ''): void {
     const key = `${endpoint}\n${org}\n${upstream}\n${direction}`
-    ;(this.limitChanges.find(key) ?? this.limitChanges.cellByKey(key, this.labels(endpoint, org, upstream, direction), org)).n++
+    ;(
+      this.limitChanges.find(key) ??
+      this.limitChanges.cellByKey(key, this.labels(endpoint, org, upstream, direction), org)
+    ).n++
   }
 
   /** A key the limiter holds: its series are exported at 0 from now on (docs/observability.md, "Counters start at 0"). */
@@ -69,7 +82,8 @@ export class KeyCounters {
 
   /** Drops the series of organisations that lost their own. */
   dropOrgs(orgs: readonly string[]): void {
-    for (const org of orgs) for (const metric of [this.retries, this.upstream429s, this.leasesLost, this.limitChanges]) metric.dropOrg(org)
+    for (const org of orgs)
+      for (const metric of [this.retries, this.upstream429s, this.leasesLost, this.limitChanges]) metric.dropOrg(org)
   }
 
   private cell(metric: CellCounter, endpoint: string, org: string, upstream: string): CounterCell {

@@ -66,7 +66,7 @@ export function registerKeyGauges(options: KeyGaugeOptions): void {
 
   new Gauge({
     name: 'sluice_limit',
-    help: 'Concurrency limit in force per endpoint (and org), by source: learned from the API\'s answers, or fixed (published, limits.overrides, or limits.default with learning off)',
+    help: "Concurrency limit in force per endpoint (and org), by source: learned from the API's answers, or fixed (published, limits.overrides, or limits.default with learning off)",
     labelNames: [...labelNames, 'source'],
     registers: [registry],
     async collect() {
@@ -77,8 +77,16 @@ export function registerKeyGauges(options: KeyGaugeOptions): void {
   })
 
   gauge('sluice_queue_depth', 'Requests waiting for a permit, per endpoint (and org)', (r) => r.queued)
-  gauge('sluice_permits_in_flight', 'Permits held: requests in progress upstream, per endpoint (and org)', (r) => r.inFlight)
-  gauge('sluice_permit_limit', 'Effective concurrency limit, per endpoint (and org; summed over the orgs in a series)', (r) => r.limit)
+  gauge(
+    'sluice_permits_in_flight',
+    'Permits held: requests in progress upstream, per endpoint (and org)',
+    (r) => r.inFlight,
+  )
+  gauge(
+    'sluice_permit_limit',
+    'Effective concurrency limit, per endpoint (and org; summed over the orgs in a series)',
+    (r) => r.limit,
+  )
   gauge(
     'sluice_queue_oldest_wait_seconds',
     'Age of the oldest waiter, per endpoint (and org); 0 when none waits',

@@ -16,7 +16,10 @@ export interface LimiterMetricsOptions {
   /** the per-key counters that lost leases and limit changes count in */
   readonly keys: KeyCounters
   /** the (endpoint, org) labels of a limiter key */
-  readonly keyLabels: (endpointId: string, instance: string) => { readonly endpoint: string; readonly org: string; readonly upstream: string }
+  readonly keyLabels: (
+    endpointId: string,
+    instance: string,
+  ) => { readonly endpoint: string; readonly org: string; readonly upstream: string }
 }
 
 /**
@@ -30,7 +33,12 @@ export function createLimiterMetrics(registry: Registry, options: LimiterMetrics
     REDIS_BUCKETS,
     registry,
   )
-  const redisErrors = new CellCounter('sluice_redis_errors_total', 'Redis commands and scripts of the limiter that failed, by operation', ['operation'], registry)
+  const redisErrors = new CellCounter(
+    'sluice_redis_errors_total',
+    'Redis commands and scripts of the limiter that failed, by operation',
+    ['operation'],
+    registry,
+  )
   const modeChanges = new Counter({
     name: 'sluice_limiter_mode_changes_total',
     help: 'Changes of the limiter mode, by the mode entered',
@@ -45,8 +53,18 @@ export function createLimiterMetrics(registry: Registry, options: LimiterMetrics
   }
 
   // rates (docs/redis-limiter.md, "Rates"): by endpoint only, so a series per rated endpoint, none for the others
-  const rateWait = new CellHistogram('sluice_rate_wait_seconds', 'Time a request waited for its start under a rate, after its permit, by endpoint', QUEUE_WAIT_BUCKETS, registry)
-  const rateLearned = new CellCounter('sluice_rate_learned_total', "What upstream answers taught about a rate, by endpoint and kind: 'rate' (a published rate) or 'hold' (a Retry-After, a spent quota)", ['endpoint', 'kind'], registry)
+  const rateWait = new CellHistogram(
+    'sluice_rate_wait_seconds',
+    'Time a request waited for its start under a rate, after its permit, by endpoint',
+    QUEUE_WAIT_BUCKETS,
+    registry,
+  )
+  const rateLearned = new CellCounter(
+    'sluice_rate_learned_total',
+    "What upstream answers taught about a rate, by endpoint and kind: 'rate' (a published rate) or 'hold' (a Retry-After, a spent quota)",
+    ['endpoint', 'kind'],
+    registry,
+  )
 
   let observedMode: LimiterMode | undefined
   new Gauge({

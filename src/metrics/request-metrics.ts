@@ -81,7 +81,12 @@ export class RequestMetrics {
     this.requests = new CellCounter(
       'sluice_requests_total',
       'Requests finished, by endpoint, method, status code the client got (0: it left first) and outcome',
-      [...(this.withOrg ? ['endpoint', 'method', 'code', 'outcome', 'org'] : ['endpoint', 'method', 'code', 'outcome']), ...(options.withUpstream === true ? ['upstream'] : [])],
+      [
+        ...(this.withOrg
+          ? ['endpoint', 'method', 'code', 'outcome', 'org']
+          : ['endpoint', 'method', 'code', 'outcome']),
+        ...(options.withUpstream === true ? ['upstream'] : []),
+      ],
       registry,
     )
     this.requestDuration = new CellHistogram(
@@ -107,7 +112,11 @@ export class RequestMetrics {
   /** Counts a finished request; returns the labels it counted under. */
   requestFinished(record: RequestRecord, queued: boolean): RequestLabels {
     const endpoint = this.endpointCells(record.endpoint)
-    const cells = this.orgCells(endpoint, this.orgOf(record), this.options.withUpstream === true ? (record.upstream ?? DEFAULT_UPSTREAM) : '')
+    const cells = this.orgCells(
+      endpoint,
+      this.orgOf(record),
+      this.options.withUpstream === true ? (record.upstream ?? DEFAULT_UPSTREAM) : '',
+    )
     this.requestCell(cells, record).n++
     endpoint.total.observe(record.totalSeconds)
     if (queued) (cells.wait ??= this.waitCell(cells)).observe(record.queueSeconds)
@@ -124,7 +133,9 @@ export class RequestMetrics {
   /** Drops the series of organisations that lost their own. */
   dropOrgs(orgs: readonly string[]): void {
     if (orgs.length === 0) return
-    for (const org of orgs) for (const metric of [this.requests, this.requestDuration, this.upstreamDuration, this.queueWait]) metric.dropOrg(org)
+    for (const org of orgs)
+      for (const metric of [this.requests, this.requestDuration, this.upstreamDuration, this.queueWait])
+        metric.dropOrg(org)
     this.byEndpoint.clear()
   }
 
@@ -139,7 +150,12 @@ export class RequestMetrics {
     const label = this.options.endpointOf(endpointId)
     let cells = this.byEndpoint.get(label)
     if (cells === undefined) {
-      cells = { label, total: this.requestDuration.cellByKey(label, { endpoint: label }), upstream: undefined, byOrg: new Map() }
+      cells = {
+        label,
+        total: this.requestDuration.cellByKey(label, { endpoint: label }),
+        upstream: undefined,
+        byOrg: new Map(),
+      }
       this.byEndpoint.set(label, cells)
     }
     return cells
@@ -160,7 +176,8 @@ export class RequestMetrics {
 
   private requestCell(cells: OrgCells, record: RequestRecord): CounterCell {
     let byOutcome = cells.counts.get(record.status)
-    if (byOutcome === undefined) cells.counts.set(record.status, (byOutcome = new Map<string, Map<string, CounterCell>>()))
+    if (byOutcome === undefined)
+      cells.counts.set(record.status, (byOutcome = new Map<string, Map<string, CounterCell>>()))
     let byMethod = byOutcome.get(record.outcome)
     if (byMethod === undefined) byOutcome.set(record.outcome, (byMethod = new Map<string, CounterCell>()))
     // by the label, not the method: two odd methods are one `other` series, and a client cannot grow the Map
@@ -174,7 +191,13 @@ export class RequestMetrics {
   }
 
   /** A cell of sluice_requests_total, made when its label set first shows (at 0 from the start with `atZero`). */
-  private requestSeries(cells: RequestLabels, method: string, code: string, outcome: string, atZero: boolean): CounterCell {
+  private requestSeries(
+    cells: RequestLabels,
+    method: string,
+    code: string,
+    outcome: string,
+    atZero: boolean,
+  ): CounterCell {
     const { endpoint, org, upstream } = cells
     const key = endpoint + '\n' + method + '\n' + code + '\n' + outcome + '\n' + org + '\n' + upstream
     const labels: Record<string, string> = { endpoint, method, code, outcome }

@@ -3,7 +3,14 @@ import { badPathError, queryProblem } from '../catalog/index.js'
 import type { Catalog, Endpoint } from '../catalog/types.js'
 import type { Versioning } from '../versioning/index.js'
 import { contentLengthOf } from './body.js'
-import { BadWaitHeaderError, BodyNotAllowedError, MethodOverrideError, NoHostError, NotFoundError, UrlTooLongError } from './errors.js'
+import {
+  BadWaitHeaderError,
+  BodyNotAllowedError,
+  MethodOverrideError,
+  NoHostError,
+  NotFoundError,
+  UrlTooLongError,
+} from './errors.js'
 import { METHOD_OVERRIDE_HEADERS } from './headers.js'
 import { withOutcome, type Rejection } from './tracking.js'
 
@@ -57,13 +64,22 @@ export interface AdmittedRequest {
  * unauthenticated request gets its 401/403 first and an app's malformed request counts as that app's.
  */
 export type Refusal =
-  | { readonly ok: false; readonly error: Rejection; readonly afterIdentity: false; readonly endpoint: Endpoint | undefined }
+  | {
+      readonly ok: false
+      readonly error: Rejection
+      readonly afterIdentity: false
+      readonly endpoint: Endpoint | undefined
+    }
   | { readonly ok: false; readonly error: Rejection; readonly afterIdentity: true; readonly endpoint: Endpoint }
 
 export type Admission = AdmittedRequest | Refusal
 
 export function admissionRules(
-  settings: { readonly basePath: string; readonly client: { readonly maxUrlBytes: number }; readonly queue: { readonly waitHeader: string; readonly maxWaitMs: number } },
+  settings: {
+    readonly basePath: string
+    readonly client: { readonly maxUrlBytes: number }
+    readonly queue: { readonly waitHeader: string; readonly maxWaitMs: number }
+  },
   catalog: Pick<Catalog, 'match'>,
   versioning: Pick<Versioning, 'rejectApiV1'>,
 ): AdmissionRules {
@@ -86,7 +102,10 @@ export function admit(request: RequestFacts, rules: AdmissionRules): Admission {
   const rawPath = q < 0 ? url : url.slice(0, q)
   const query = q < 0 ? '' : url.slice(q)
   const rest = belowPrefix(rawPath, rules.basePath)
-  if (rest === undefined) return refused((isV1(rawPath) ? apiV1Refusal(rules.versioning) : undefined) ?? new NotFoundError(rules.basePath, rawPath))
+  if (rest === undefined)
+    return refused(
+      (isV1(rawPath) ? apiV1Refusal(rules.versioning) : undefined) ?? new NotFoundError(rules.basePath, rawPath),
+    )
   const match = rules.catalog.match(request.method, rest)
   if (!match.ok) return refused(badPathError(match))
   const { endpoint } = match
@@ -98,16 +117,28 @@ export function admit(request: RequestFacts, rules: AdmissionRules): Admission {
 
   // ── answered after identity (see Refusal)
   const misleading = misleadingPart(request.method, headers)
-  if (misleading !== undefined) return { ok: false, error: withOutcome(misleading, 'bad_request'), afterIdentity: true, endpoint }
+  if (misleading !== undefined)
+    return { ok: false, error: withOutcome(misleading, 'bad_request'), afterIdentity: true, endpoint }
   const wait = headers[rules.waitHeader]
   const maxWaitMs = wait === undefined ? rules.maxWaitMs : waitOf(wait, rules.maxWaitMs)
-  if (maxWaitMs === undefined) return { ok: false, error: withOutcome(new BadWaitHeaderError(rules.waitHeader), 'bad_request'), afterIdentity: true, endpoint }
+  if (maxWaitMs === undefined)
+    return {
+      ok: false,
+      error: withOutcome(new BadWaitHeaderError(rules.waitHeader), 'bad_request'),
+      afterIdentity: true,
+      endpoint,
+    }
   return { ok: true, endpoint, path: match.path, query, deadline: request.arrivedAt + maxWaitMs }
 }
 
 function refused(error: Error, endpoint?: Endpoint): Refusal {
   // an error that already knows its outcome (the 410 of API v1) keeps it
-  return { ok: false, error: (error as Rejection).outcome === undefined ? withOutcome(error, 'bad_request') : error, afterIdentity: false, endpoint }
+  return {
+    ok: false,
+    error: (error as Rejection).outcome === undefined ? withOutcome(error, 'bad_request') : error,
+    afterIdentity: false,
+    endpoint,
+  }
 }
 
 /** The 410 for an API v1 path once v1 is retired; undefined before (then it is a 404 like any path outside the prefix). */
@@ -125,7 +156,8 @@ function misleadingPart(method: string, headers: IncomingHttpHeaders): Error | u
   for (const name of METHOD_OVERRIDE_HEADERS) if (headers[name] !== undefined) return new MethodOverrideError(name)
   if (method !== 'GET' && method !== 'HEAD') return undefined
   const length = headers['content-length']
-  if (headers['transfer-encoding'] !== undefined || (length !== undefined && contentLengthOf(length) !== 0)) return new BodyNotAllowedError(method)
+  if (headers['transfer-encoding'] !== undefined || (length !== undefined && contentLengthOf(length) !== 0))
+    return new BodyNotAllowedError(method)
   return undefined
 }
 

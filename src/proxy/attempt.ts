@@ -73,7 +73,12 @@ export interface AttemptDeps {
    * every answer's head, with whether its status sends the request back (RETRY_STATUSES): rates learn from
    * it; true: a 429 of a spent rate quota, which says nothing about the concurrency limit
    */
-  readonly onAnswerHead?: (key: { readonly instance: string; readonly endpoint: string }, status: number, headers: IncomingHttpHeaders, throttled: boolean) => boolean
+  readonly onAnswerHead?: (
+    key: { readonly instance: string; readonly endpoint: string },
+    status: number,
+    headers: IncomingHttpHeaders,
+    throttled: boolean,
+  ) => boolean
 }
 
 /** A request stopped before it was sent, because its permit could no longer start it (never leaves the proxy). */
@@ -83,7 +88,8 @@ class LeaseInDoubt extends Error {
   }
 }
 
-const HELD_BACK = 'proxy: the permit may have run out before the request was sent (the process stalled, or Redis lost its data); given back, the request waits again at its place'
+const HELD_BACK =
+  'proxy: the permit may have run out before the request was sent (the process stalled, or Redis lost its data); given back, the request waits again at its place'
 const HELD_BACK_WHEN_GRANTED: AttemptResult = { kind: 'heldBack', bodySpent: false }
 
 /**
@@ -117,7 +123,8 @@ export class UpstreamAttempt implements ForwardCallbacks {
     if (!permit.canStart()) {
       // Its lease was lost, or may have run out, before the request started (docs/redis-limiter.md,
       // "Leases"): never used.
-      if (!permit.isLost) call.request.log.warn({ instance: call.key.instance, endpoint: call.trace.endpoint, at: 'granted' }, HELD_BACK)
+      if (!permit.isLost)
+        call.request.log.warn({ instance: call.key.instance, endpoint: call.trace.endpoint, at: 'granted' }, HELD_BACK)
       this.release()
       return HELD_BACK_WHEN_GRANTED
     }
@@ -137,7 +144,9 @@ export class UpstreamAttempt implements ForwardCallbacks {
       return { kind: 'failed', error: failureAnswer(err) }
     }
     const retryHead = this.retryHead
-    return retryHead === undefined ? { kind: 'answered', status: this.status } : { kind: 'throttled', status: this.status, headers: retryHead }
+    return retryHead === undefined
+      ? { kind: 'answered', status: this.status }
+      : { kind: 'throttled', status: this.status, headers: retryHead }
   }
 
   // ── ForwardCallbacks (forward.ts)

@@ -66,4 +66,5 @@ export function bodyChunks(stream: Readable): AsyncIterator<Buffer> {
   }
 }
 
-const prematureClose = (): Error => Object.assign(new Error('the request closed before its body ended'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })
+const prematureClose = (): Error =>
+  Object.assign(new Error('the request closed before its body ended'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })

@@ -38,14 +38,20 @@ export async function readBody(
       chunks.push(next.value)
       size += next.value.length
       if (size > maxBuffer) {
-        return { kind: 'stream', stream: Readable.from(rest(iterator, chunks), { objectMode: false }), length: contentLength }
+        return {
+          kind: 'stream',
+          stream: Readable.from(rest(iterator, chunks), { objectMode: false }),
+          length: contentLength,
+        }
       }
     }
   } catch (err) {
     if (err instanceof BodyTooSlowError || err instanceof MemoryBudgetError) throw err
     throw new BodyReadError({ cause: err })
   }
-  return size === 0 ? NO_BODY : { kind: 'buffered', data: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) }
+  return size === 0
+    ? NO_BODY
+    : { kind: 'buffered', data: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) }
 }
 
 /** The chunks already read, then the rest of the body as the client sends it. */

@@ -4,7 +4,14 @@ import type { Duplex } from 'node:stream'
 import type { FastifyError } from 'fastify'
 import { badPathError, rawTargetProblem } from '../catalog/index.js'
 import { errorBody } from '../errors/reply.js'
-import { BadHttpError, ExpectationFailedError, HeadersTooLargeError, MethodNotAllowedError, RequestTimeoutError, UrlTooLongError } from './errors.js'
+import {
+  BadHttpError,
+  ExpectationFailedError,
+  HeadersTooLargeError,
+  MethodNotAllowedError,
+  RequestTimeoutError,
+  UrlTooLongError,
+} from './errors.js'
 import type { Outcome } from './record.js'
 import type { RequestTracker } from './tracking.js'
 
@@ -75,7 +82,11 @@ export function expectationHandler(options: ClientErrorOptions): (req: IncomingM
   return (req, res) => {
     const body = JSON.stringify(errorBody(new ExpectationFailedError(), 417))
     options.tracker?.recordRaw(req.method ?? '-', req.headers, 417, 'bad_request')
-    res.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' })
+    res.writeHead(417, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      connection: 'close',
+    })
     res.end(body)
   }
 }
@@ -86,7 +97,9 @@ function answerFor(err: ParseError, maxHeaderBytes: number): Answer {
       return { error: new RequestTimeoutError(), outcome: 'client_timeout' }
     case 'HPE_HEADER_OVERFLOW':
       return {
-        error: requestLineTooLong(packetOf(err), maxHeaderBytes) ? new UrlTooLongError(maxHeaderBytes) : new HeadersTooLargeError(maxHeaderBytes),
+        error: requestLineTooLong(packetOf(err), maxHeaderBytes)
+          ? new UrlTooLongError(maxHeaderBytes)
+          : new HeadersTooLargeError(maxHeaderBytes),
         outcome: 'bad_request',
       }
     case 'HPE_INVALID_URL':

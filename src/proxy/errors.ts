@@ -41,7 +41,11 @@ export const BadWaitHeaderError = createError<[string]>(
   400,
 )
 
-export const BodyReadError = createError<[ErrorOptions?]>('SLUICE_BAD_BODY', 'The request body could not be read to its end', 400)
+export const BodyReadError = createError<[ErrorOptions?]>(
+  'SLUICE_BAD_BODY',
+  'The request body could not be read to its end',
+  400,
+)
 
 /** An upstream 429 (a status to try again after) for a request whose body was streamed, so it cannot be sent again. */
 export const UpstreamBusyError = createError<[number, string]>(
@@ -60,7 +64,11 @@ export const PermitRanOutError = createError<[string]>(
   503,
 )
 
-export const UpstreamTimeoutError = createError<[string, ErrorOptions?]>('SLUICE_UPSTREAM_TIMEOUT', 'The API did not answer in time: %s', 504)
+export const UpstreamTimeoutError = createError<[string, ErrorOptions?]>(
+  'SLUICE_UPSTREAM_TIMEOUT',
+  'The API did not answer in time: %s',
+  504,
+)
 
 export const UpstreamUnreachableError = createError<[string, ErrorOptions?]>(
   'SLUICE_UPSTREAM_UNREACHABLE',
@@ -82,7 +90,11 @@ export const ForwardProxyRefusedError = createError<[string, string, number]>(
   502,
 )
 
-export const ShuttingDownError = createError('SLUICE_UNAVAILABLE', 'sluice is shutting down; retry on another replica', 503)
+export const ShuttingDownError = createError(
+  'SLUICE_UNAVAILABLE',
+  'sluice is shutting down; retry on another replica',
+  503,
+)
 
 /** The request line and headers, or the whole request, did not arrive within client.headersTimeoutMs / requestTimeoutMs. */
 export const RequestTimeoutError = createError('SLUICE_REQUEST_TIMEOUT', 'The request did not arrive in time', 408)
@@ -94,7 +106,11 @@ export const BodyTooSlowError = createError<[number, number]>(
   408,
 )
 
-export const UrlTooLongError = createError<[number]>('SLUICE_URL_TOO_LONG', 'The request target is longer than %d bytes', 414)
+export const UrlTooLongError = createError<[number]>(
+  'SLUICE_URL_TOO_LONG',
+  'The request target is longer than %d bytes',
+  414,
+)
 
 export const HeadersTooLargeError = createError<[number]>(
   'SLUICE_HEADERS_TOO_LARGE',
@@ -103,14 +119,26 @@ export const HeadersTooLargeError = createError<[number]>(
 )
 
 /** A request Node's HTTP parser refuses: a smuggling attempt, bad chunked encoding, a malformed header. */
-export const BadHttpError = createError<[string]>('SLUICE_BAD_REQUEST', 'The request could not be parsed as HTTP (%s)', 400)
+export const BadHttpError = createError<[string]>(
+  'SLUICE_BAD_REQUEST',
+  'The request could not be parsed as HTTP (%s)',
+  400,
+)
 
-export const MethodNotAllowedError = createError<[string, string]>('SLUICE_METHOD_NOT_ALLOWED', 'The method %s is not allowed here; allowed: %s', 405)
+export const MethodNotAllowedError = createError<[string, string]>(
+  'SLUICE_METHOD_NOT_ALLOWED',
+  'The method %s is not allowed here; allowed: %s',
+  405,
+)
 
 /** An admin path that does not exist. */
 export const NoSuchPathError = createError<[string, string]>('SLUICE_NOT_FOUND', 'There is no %s; there are %s', 404)
 
-export const ExpectationFailedError = createError('SLUICE_EXPECTATION_FAILED', 'The only Expect sluice meets is 100-continue', 417)
+export const ExpectationFailedError = createError(
+  'SLUICE_EXPECTATION_FAILED',
+  'The only Expect sluice meets is 100-continue',
+  417,
+)
 
 /** An HTTP/1.1 request without a Host header (RFC 9112 §3.2). */
 export const NoHostError = createError('SLUICE_BAD_REQUEST', 'An HTTP/1.1 request needs a Host header', 400)

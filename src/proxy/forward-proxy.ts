@@ -51,20 +51,27 @@ export function bypassesProxy(noProxy: string, hostname: string, port: number): 
 }
 
 /** The way to the upstream: through a forward proxy, or straight (and which NO_PROXY variable exempted it, if one did). */
-export type Egress = { readonly via: ForwardProxy } | { readonly via: undefined; readonly exemptedBy: string | undefined }
+export type Egress =
+  { readonly via: ForwardProxy } | { readonly via: undefined; readonly exemptedBy: string | undefined }
 
 /**
  * The way to `upstream` by the proxy variables of `env`. As undici and curl: an https upstream takes
  * HTTPS_PROXY, else HTTP_PROXY; an http one HTTP_PROXY; NO_PROXY exempts hosts.
  */
 export function egressFor(upstream: URL, env: NodeJS.ProcessEnv): Egress {
-  const names = upstream.protocol === 'https:' ? ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'] : ['http_proxy', 'HTTP_PROXY']
+  const names =
+    upstream.protocol === 'https:'
+      ? ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY']
+      : ['http_proxy', 'HTTP_PROXY']
   const chosen = firstSet(env, names)
   if (chosen === undefined) return { via: undefined, exemptedBy: undefined }
   // The host as undici compares it: brackets of an IPv6 address kept.
   const hostname = upstream.host.replace(/:\d*$/, '')
   const port = Number.parseInt(upstream.port, 10) || DEFAULT_PORTS[upstream.protocol] || 0
-  const noProxy = env.no_proxy !== undefined ? { name: 'no_proxy', value: env.no_proxy } : { name: 'NO_PROXY', value: env.NO_PROXY ?? '' }
+  const noProxy =
+    env.no_proxy !== undefined
+      ? { name: 'no_proxy', value: env.no_proxy }
+      : { name: 'NO_PROXY', value: env.NO_PROXY ?? '' }
   if (bypassesProxy(noProxy.value, hostname, port)) return { via: undefined, exemptedBy: noProxy.name }
   // `proxy:3128` without a scheme means http://, as curl reads it.
   const uri = /^[a-z][a-z0-9+.-]*:\/\//i.test(chosen.value) ? chosen.value : `http://${chosen.value}`
@@ -74,20 +81,31 @@ export function egressFor(upstream: URL, env: NodeJS.ProcessEnv): Egress {
   } catch {
     throw badProxy(chosen.name, 'is not a URL')
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badProxy(chosen.name, `has the scheme ${url.protocol.slice(0, -1)}; only http:// and https:// proxies are supported`)
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw badProxy(
+      chosen.name,
+      `has the scheme ${url.protocol.slice(0, -1)}; only http:// and https:// proxies are supported`,
+    )
   const name = `${url.hostname}:${url.port || DEFAULT_PORTS[url.protocol]}`
   return { via: { uri, name, variable: chosen.name, credentials: url.username !== '' || url.password !== '' } }
 }
 
 const badProxy = (variable: string, why: string): ConfigError =>
-  new ConfigError(`${variable} (from the environment) ${why}: give the forward proxy as http://host:port or http://user:password@host:port`, [`${variable}: ${why}`])
+  new ConfigError(
+    `${variable} (from the environment) ${why}: give the forward proxy as http://host:port or http://user:password@host:port`,
+    [`${variable}: ${why}`],
+  )
 
 /**
  * ProxyAgent's client to the forward proxy, which opens each tunnel with `connect()`: a failure
  * there is the proxy's, so it becomes an error naming it (502 SLUICE_FORWARD_PROXY_*), distinct from
  * a failure of the API behind it. The tunnel's answer is bounded by the connect timeout.
  */
-export function proxyClientFactory(proxy: ForwardProxy, target: string, connectMs: number): (origin: URL, opts: object) => Dispatcher {
+export function proxyClientFactory(
+  proxy: ForwardProxy,
+  target: string,
+  connectMs: number,
+): (origin: URL, opts: object) => Dispatcher {
   return (origin, opts) => new TunnelPool(origin, { ...opts, headersTimeout: connectMs }, proxy.name, target)
 }
 
@@ -102,8 +120,14 @@ class TunnelPool extends Pool {
   }
 
   override connect(options: Dispatcher.ConnectOptions): Promise<Dispatcher.ConnectData>
-  override connect(options: Dispatcher.ConnectOptions, callback: (err: Error | null, data: Dispatcher.ConnectData) => void): void
-  override connect(options: Dispatcher.ConnectOptions, callback?: (err: Error | null, data: Dispatcher.ConnectData) => void): Promise<Dispatcher.ConnectData> | void {
+  override connect(
+    options: Dispatcher.ConnectOptions,
+    callback: (err: Error | null, data: Dispatcher.ConnectData) => void,
+  ): void
+  override connect(
+    options: Dispatcher.ConnectOptions,
+    callback?: (err: Error | null, data: Dispatcher.ConnectData) => void,
+  ): Promise<Dispatcher.ConnectData> | void {
     // ProxyAgent uses the promise form only.
     if (callback !== undefined) return super.connect(options, callback)
     return super.connect(options).then(
@@ -114,7 +138,8 @@ class TunnelPool extends Pool {
       },
       (err: unknown) => {
         const code = errorCode(err)
-        const detail = code === 'UND_ERR_HEADERS_TIMEOUT' ? 'no answer to CONNECT within upstreamTimeouts.connectMs' : code
+        const detail =
+          code === 'UND_ERR_HEADERS_TIMEOUT' ? 'no answer to CONNECT within upstreamTimeouts.connectMs' : code
         throw new ForwardProxyUnreachableError(this.proxyName, detail, { cause: err })
       },
     )

@@ -73,7 +73,12 @@ export function createProxyHandler(ctx: ProxyContext) {
     versionHeader: versioning.headerName,
     // Headers that steer sluice itself, and (unless the client is a trusted proxy) client-sent claims
     // about the client's address: the API never sees them.
-    controlHeaders: new Set([settings.queue.waitHeader, settings.instanceHeader, ...apps.controlHeaders, ...(settings.trustProxy ? [] : CLIENT_IDENTITY_HEADERS)]),
+    controlHeaders: new Set([
+      settings.queue.waitHeader,
+      settings.instanceHeader,
+      ...apps.controlHeaders,
+      ...(settings.trustProxy ? [] : CLIENT_IDENTITY_HEADERS),
+    ]),
     maxBufferBytes: settings.retry.maxBufferBytes,
     pace: { minBytesPerSecond: settings.client.minBodyBytesPerSecond, windowMs: settings.client.bodyGraceMs },
   }
@@ -105,7 +110,14 @@ export function createProxyHandler(ctx: ProxyContext) {
       // ── admission: the target, the endpoint, the instance, the request's shape, the deadline — before any permit
       const raw = request.raw
       const admission = admit(
-        { method: request.method, url: raw.url ?? '/', headers: request.headers, httpVersionMinor: raw.httpVersionMinor, instanceError: trace.instanceError, arrivedAt },
+        {
+          method: request.method,
+          url: raw.url ?? '/',
+          headers: request.headers,
+          httpVersionMinor: raw.httpVersionMinor,
+          instanceError: trace.instanceError,
+          arrivedAt,
+        },
         rules,
       )
       if (admission.endpoint !== undefined) {
@@ -123,7 +135,14 @@ export function createProxyHandler(ctx: ProxyContext) {
       const decision = decideVersion(versioning, request.headers, admission.endpoint, instance, trace, reply)
       // ── the upstream request, built once for every attempt: a body up to retry.maxBufferBytes read now
       // ── the memory budget (docs/deploy.md, "Memory: a budget"): the request and a body kept whole, held until its answer closes
-      const hold = holdRequest(ctx.budget, tracked, reply.raw, request.body !== undefined, contentLengthOf(request.headers['content-length']), outgoing.maxBufferBytes)
+      const hold = holdRequest(
+        ctx.budget,
+        tracked,
+        reply.raw,
+        request.body !== undefined,
+        contentLengthOf(request.headers['content-length']),
+        outgoing.maxBufferBytes,
+      )
       const body = request.body === undefined ? NO_BODY : await readRequestBody(request, outgoing, hold)
       const options = upstreamRequest(request, admission, caller, decision, body, outgoing)
       const key = { instance, endpoint: admission.endpoint.id }
@@ -133,7 +152,17 @@ export function createProxyHandler(ctx: ProxyContext) {
       const { endpoint, path, query, deadline } = admission
       const shared = openTicket(
         ctx.reuse,
-        { ...key, endpointId: endpoint.id, method: request.method, path, query, headers: options.headers, app: caller.app, deadline, hasBody: body.kind !== 'none' },
+        {
+          ...key,
+          endpointId: endpoint.id,
+          method: request.method,
+          path,
+          query,
+          headers: options.headers,
+          app: caller.app,
+          deadline,
+          hasBody: body.kind !== 'none',
+        },
         reply.raw,
       )
       const reused = await shared?.reused(() => client.signal)
@@ -143,7 +172,22 @@ export function createProxyHandler(ctx: ProxyContext) {
         return answerReused(request, reply, trace, shared!, reused, attempts.answerLimits.writeTimeoutMs)
       }
 
-      const call: UpstreamCall = { request, reply, trace, client, spans, endpoint, key, app: caller.app, learn: ctx.learnOf?.(endpoint), deadline, decision, options, body, shared }
+      const call: UpstreamCall = {
+        request,
+        reply,
+        trace,
+        client,
+        spans,
+        endpoint,
+        key,
+        app: caller.app,
+        learn: ctx.learnOf?.(endpoint),
+        deadline,
+        decision,
+        options,
+        body,
+        shared,
+      }
       // ── the retry loop: a permit, one attempt on it, and what its result calls for
       // `requeued`: the request waited before (sent back by the API, a permit held back): it goes back
       // to its old place in the queue; a first attempt takes its place as it arrives.
@@ -155,7 +199,20 @@ export function createProxyHandler(ctx: ProxyContext) {
         spans?.waitBegins(requeued)
         let permit: Permit
         try {
-          permit = await limiter.acquire(key, new AcquireRequest(endpoint.limit, call.learn, deadline, requeued ? arrivedAt : undefined, maxLength, call.app, client, spans, endpoint.rate))
+          permit = await limiter.acquire(
+            key,
+            new AcquireRequest(
+              endpoint.limit,
+              call.learn,
+              deadline,
+              requeued ? arrivedAt : undefined,
+              maxLength,
+              call.app,
+              client,
+              spans,
+              endpoint.rate,
+            ),
+          )
         } catch (err) {
           spans?.waitEnds(err)
           throw err
@@ -184,7 +241,8 @@ export function createProxyHandler(ctx: ProxyContext) {
           throw withOutcome(new UpstreamBusyError(result.status, endpoint.id), 'upstream_busy')
         }
         const delay = retryDelayMs(result.headers['retry-after'], backOffs++, baseDelayMs, maxDelayMs)
-        if (Date.now() + delay >= deadline) throw withOutcome(new QueueTimeoutError(Date.now() - arrivedAt, describe(key)), 'queue_timeout')
+        if (Date.now() + delay >= deadline)
+          throw withOutcome(new QueueTimeoutError(Date.now() - arrivedAt, describe(key)), 'queue_timeout')
         spans?.backsOff(delay)
         await sleep(delay, client.signal).catch(() => undefined)
         if (client.gone) return void reply.hijack()
@@ -217,7 +275,14 @@ function identify(apps: AppGate, request: FastifyRequest, trace: Trace, endpoint
 }
 
 /** Versions (src/versioning): pass, rewrite, pin, or refuse (400/410); its notes go to the record and the answer's headers. */
-function decideVersion(versioning: ProxyVersioning, headers: IncomingHttpHeaders, endpoint: Endpoint, instance: string, trace: Trace, reply: FastifyReply): VersionDecision {
+function decideVersion(
+  versioning: ProxyVersioning,
+  headers: IncomingHttpHeaders,
+  endpoint: Endpoint,
+  instance: string,
+  trace: Trace,
+  reply: FastifyReply,
+): VersionDecision {
   const requested = headers[versioning.headerName]
   let decision: VersionDecision
   try {

@@ -60,7 +60,11 @@ export function clientResponseHeaders(upstream: IncomingHttpHeaders): OutgoingHt
 }
 
 /** Headers that ask a server to run another method than the request's: refused (docs/reuse.md, "Refused at admission, for every request"). */
-export const METHOD_OVERRIDE_HEADERS: readonly string[] = ['x-http-method-override', 'x-http-method', 'x-method-override']
+export const METHOD_OVERRIDE_HEADERS: readonly string[] = [
+  'x-http-method-override',
+  'x-http-method',
+  'x-method-override',
+]
 
 /** Client-sent claims about who the client is, forwarded only from a trusted proxy (`trustProxy`). */
 export const CLIENT_IDENTITY_HEADERS: readonly string[] = ['forwarded', 'x-real-ip']
@@ -69,9 +73,13 @@ export const CLIENT_IDENTITY_HEADERS: readonly string[] = ['forwarded', 'x-real-
  * `X-Forwarded-For` as a proxy writes it: what the client sent, then the client's own address
  * (the last entry is the one a hop can vouch for).
  */
-export function appendForwardedFor(headers: Record<string, string | string[]>, clientAddress: string | undefined): void {
+export function appendForwardedFor(
+  headers: Record<string, string | string[]>,
+  clientAddress: string | undefined,
+): void {
   if (clientAddress === undefined) return
-  const address = clientAddress.startsWith('::ffff:') && clientAddress.includes('.') ? clientAddress.slice(7) : clientAddress
+  const address =
+    clientAddress.startsWith('::ffff:') && clientAddress.includes('.') ? clientAddress.slice(7) : clientAddress
   const sent = headers['x-forwarded-for']
   const before = Array.isArray(sent) ? sent.join(', ') : sent
   headers['x-forwarded-for'] = before === undefined || before.trim() === '' ? address : `${before}, ${address}`
@@ -95,7 +103,11 @@ function authorizationParts(auth: string): string[] {
  * The client's `x-request-id` when sluice may make it the request's id, else undefined
  * (docs/observability.md, "What a client's values can reach").
  */
-export function clientRequestId(headers: IncomingHttpHeaders, tokenHeader: string, authenticates: (headers: IncomingHttpHeaders) => boolean): string | undefined {
+export function clientRequestId(
+  headers: IncomingHttpHeaders,
+  tokenHeader: string,
+  authenticates: (headers: IncomingHttpHeaders) => boolean,
+): string | undefined {
   const given = headers['x-request-id']
   if (typeof given !== 'string' || !VALID_REQUEST_ID.test(given)) return undefined
   const secrets = headers.authorization === undefined ? [] : authorizationParts(headers.authorization)

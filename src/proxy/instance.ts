@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { InstanceRule } from '../upstreams/settings.js'
-import { BadAuthorizationError, BadInstanceError, EmptyAuthorizationError, UnsupportedAuthorizationError } from './errors.js'
+import {
+  BadAuthorizationError,
+  BadInstanceError,
+  EmptyAuthorizationError,
+  UnsupportedAuthorizationError,
+} from './errors.js'
 
 export const DEFAULT_INSTANCE = 'default'
 
@@ -58,14 +63,17 @@ export function instanceReader(rule: InstanceRule, fallbackHeader: string): Inst
     case 'path':
       return (_headers, rest) => {
         const segment = rest.split('/').filter((s) => s !== '')[rule.segment - 1]
-        if (segment === undefined || !VALID_INSTANCE.test(segment)) throw new BadInstanceError(`path segment ${rule.segment}`)
+        if (segment === undefined || !VALID_INSTANCE.test(segment))
+          throw new BadInstanceError(`path segment ${rule.segment}`)
         return segment
       }
     case 'credential':
       // A digest, never the token: instances reach logs, metrics and Redis keys (README "What sluice guarantees").
       return (headers) => {
         const auth = headers.authorization
-        return auth === undefined || auth.trim() === '' ? DEFAULT_INSTANCE : `cred-${createHash('sha256').update(auth.trim()).digest('hex').slice(0, 16)}`
+        return auth === undefined || auth.trim() === ''
+          ? DEFAULT_INSTANCE
+          : `cred-${createHash('sha256').update(auth.trim()).digest('hex').slice(0, 16)}`
       }
     case 'upstream':
       return () => DEFAULT_INSTANCE

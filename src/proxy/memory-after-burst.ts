@@ -155,7 +155,10 @@ export class MemoryAfterBurst {
     const heapCommittedAfter = getHeapStatistics().total_heap_size
     this.#watch.collected(performance.now(), heapCommittedAfter)
     this.#collections.inc()
-    this.log.info({ peakConnections, heapCommittedBefore, heapCommittedAfter, ms }, 'heap given back after a burst of connections')
+    this.log.info(
+      { peakConnections, heapCommittedBefore, heapCommittedAfter, ms },
+      'heap given back after a burst of connections',
+    )
   }
 }
 
@@ -178,7 +181,10 @@ async function memoryPressureCollection(): Promise<Collect> {
         if (err) reject(err)
         else resolve()
       }
-      const timeout = setTimeout(() => end(new Error(`no answer from the inspector in ${COLLECTION_TIMEOUT_MS} ms`)), COLLECTION_TIMEOUT_MS)
+      const timeout = setTimeout(
+        () => end(new Error(`no answer from the inspector in ${COLLECTION_TIMEOUT_MS} ms`)),
+        COLLECTION_TIMEOUT_MS,
+      )
       try {
         session.connect()
         session.post('HeapProfiler.collectGarbage', (err) => end(err))

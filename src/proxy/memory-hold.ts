@@ -10,7 +10,8 @@ import { withOutcome, type Tracked } from './tracking.js'
 export const REQUEST_BYTES = 16 * 1024
 
 /** The 503 of a full budget, with the outcome the metrics count it under. */
-export const budgetRefusal = (budget: MemoryBudget): Error => withOutcome(new MemoryBudgetError(budget.limit), 'unavailable')
+export const budgetRefusal = (budget: MemoryBudget): Error =>
+  withOutcome(new MemoryBudgetError(budget.limit), 'unavailable')
 
 /**
  * Holds the request in the memory budget from now until its answer closes (answered, refused, the
@@ -35,7 +36,10 @@ export function holdRequest(
   tracked.held = request
   if (!hasBody) return undefined
   // a larger body streams once the permit is granted: the client's socket holds it, not sluice
-  const body = budget.reserve('body', contentLength !== undefined && contentLength <= maxBufferBytes ? contentLength : 0)
+  const body = budget.reserve(
+    'body',
+    contentLength !== undefined && contentLength <= maxBufferBytes ? contentLength : 0,
+  )
   if (body === undefined) throw budgetRefusal(budget)
   tracked.heldBody = body
   if (contentLength !== undefined) return undefined

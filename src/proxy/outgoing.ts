@@ -33,8 +33,18 @@ export interface OutgoingRules {
 export type UpstreamRequest = Dispatcher.DispatchOptions & { readonly headers: Record<string, string | string[]> }
 
 /** Reads the request's body (a request with one: `request.body` is its stream), at a minimum pace; `hold` as readBody's. */
-export function readRequestBody(request: FastifyRequest, rules: OutgoingRules, hold?: (bytes: number) => void): Promise<RequestBody> {
-  return readBody(request.body as Readable, contentLengthOf(request.headers['content-length']), rules.maxBufferBytes, rules.pace, hold).catch((err: unknown) => {
+export function readRequestBody(
+  request: FastifyRequest,
+  rules: OutgoingRules,
+  hold?: (bytes: number) => void,
+): Promise<RequestBody> {
+  return readBody(
+    request.body as Readable,
+    contentLengthOf(request.headers['content-length']),
+    rules.maxBufferBytes,
+    rules.pace,
+    hold,
+  ).catch((err: unknown) => {
     if (err instanceof MemoryBudgetError) throw err // its outcome is set where it is made
     throw withOutcome(err, err instanceof BodyTooSlowError ? 'client_timeout' : 'bad_request')
   })

@@ -10,7 +10,11 @@ import type { Trace } from './trace.js'
  */
 
 /** The request's reuse ticket, or undefined when it cannot share (not a read, a body, reuse off). */
-export function openTicket(reuse: Reuse | undefined, request: ReuseRequest, res: ServerResponse): ReuseTicket | undefined {
+export function openTicket(
+  reuse: Reuse | undefined,
+  request: ReuseRequest,
+  res: ServerResponse,
+): ReuseTicket | undefined {
   const ticket = reuse?.open(request)
   if (ticket === undefined) return undefined
   // Followers of this request's call that never got its answer try again without it. (Only
@@ -34,7 +38,10 @@ export function answerReused(
   // the API's answer to an identical request, credentials included: refused, it vouches for no organisation (Trace)
   const { status } = reused.answer
   if (status === 401 || status === 403) trace.credentialsRefused()
-  writeReused(res, request.method, reply.getHeaders() as OutgoingHttpHeaders, reused, { ...ticket.answerHeaders(reused), 'x-request-id': request.id })
+  writeReused(res, request.method, reply.getHeaders() as OutgoingHttpHeaders, reused, {
+    ...ticket.answerHeaders(reused),
+    'x-request-id': request.id,
+  })
   // No permit is held, but a client that does not take its answer is still cut off in time.
   cutIfNotTaken(res, writeTimeoutMs, () => (trace.outcome = 'client_timeout'))
   reply.hijack()

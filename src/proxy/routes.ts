@@ -55,7 +55,13 @@ export class Routes<R extends RouteBase = UpstreamRoute> {
   }
 }
 
-const PASS: VersionDecision = Object.freeze({ requested: undefined, upstream: undefined, action: 'pass', responseHeaders: Object.freeze({}), warnings: Object.freeze([]) })
+const PASS: VersionDecision = Object.freeze({
+  requested: undefined,
+  upstream: undefined,
+  action: 'pass',
+  responseHeaders: Object.freeze({}),
+  warnings: Object.freeze([]),
+})
 
 /** An upstream with no version policy: nothing decided, the client's headers go as sent. */
 export const NO_VERSION_POLICY: ProxyVersioning = {

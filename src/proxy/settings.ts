@@ -22,7 +22,10 @@ export const proxySettingsShape = {
   upstream: z
     .url({ protocol: /^https?$/ })
     // Apps send their own Authorization; credentials in this URL would be dropped, and logged with it.
-    .refine((u) => !/^[a-z]+:\/\/[^/?#]*@/i.test(u), 'must not hold credentials (user:password@): apps send their own Authorization')
+    .refine(
+      (u) => !/^[a-z]+:\/\/[^/?#]*@/i.test(u),
+      'must not hold credentials (user:password@): apps send their own Authorization',
+    )
     .default('https://api.neoncrm.com/v2'),
   /** the path prefix apps use in front of API paths (they replace https://api.neoncrm.com/v2 with http://sluice/v2) */
   basePath: z

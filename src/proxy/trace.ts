@@ -54,7 +54,8 @@ export class Trace {
     const upstreamEnd = this.upstreamEndedAt || now
     // Cut off by sluice (an answer not taken in time) or answered outside Fastify: the status the client was sent.
     const sent = this.answeredWith ?? status
-    const kept = this.outcome === 'upstream_error' || this.outcome === 'client_timeout' || this.answeredWith !== undefined
+    const kept =
+      this.outcome === 'upstream_error' || this.outcome === 'client_timeout' || this.answeredWith !== undefined
     return {
       requestId: this.requestId,
       method: this.method,

@@ -19,15 +19,29 @@ export interface Upstream {
  * CONNECT tunnel per connection; docs/configuration.md, "A forward proxy"). Redis never goes
  * through it: ioredis reads no proxy variable.
  */
-export function createUpstream(settings: ProxySettings, env: NodeJS.ProcessEnv = process.env, root: string = settings.upstream): Upstream {
+export function createUpstream(
+  settings: ProxySettings,
+  env: NodeJS.ProcessEnv = process.env,
+  root: string = settings.upstream,
+): Upstream {
   const url = new URL(root)
   const basePath = url.pathname.replace(/\/+$/, '')
   const { connectMs, headersMs, bodyMs } = settings.upstreamTimeouts
-  const poolOptions = { connections: settings.upstreamConnections, headersTimeout: headersMs, bodyTimeout: bodyMs, keepAliveTimeout: 4_000 }
+  const poolOptions = {
+    connections: settings.upstreamConnections,
+    headersTimeout: headersMs,
+    bodyTimeout: bodyMs,
+    keepAliveTimeout: 4_000,
+  }
   const egress = egressFor(url, env)
   const forwardProxy = egress.via
   if (forwardProxy === undefined) {
-    return { pool: new Pool(url.origin, { ...poolOptions, connect: { timeout: connectMs } }), origin: url.origin, basePath, egress }
+    return {
+      pool: new Pool(url.origin, { ...poolOptions, connect: { timeout: connectMs } }),
+      origin: url.origin,
+      basePath,
+      egress,
+    }
   }
   const agent = new ProxyAgent({
     ...poolOptions,
@@ -40,11 +54,19 @@ export function createUpstream(settings: ProxySettings, env: NodeJS.ProcessEnv =
   // does not write it into the request's own headers (the reuse key's, src/reuse).
   const host = url.host
   const origin = url.origin
-  const pool = agent.compose((dispatch) => (opts, handler) => dispatch({ ...opts, origin, headers: { ...(opts.headers as Record<string, string>), host } }, handler))
+  const pool = agent.compose(
+    (dispatch) => (opts, handler) =>
+      dispatch({ ...opts, origin, headers: { ...(opts.headers as Record<string, string>), host } }, handler),
+  )
   return { pool, origin, basePath, egress }
 }
 
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT'])
+const TIMEOUT_CODES = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'ETIMEDOUT',
+])
 
 /** The one place an upstream failure becomes an answer: timeouts 504, the forward proxy's own failures as they are (502), everything else 502. */
 export function upstreamFailure(err: unknown): Error & { statusCode?: number } {

@@ -22,7 +22,13 @@ export interface ReusedAnswer {
  * Writes a reused answer as the upstream's: the headers sluice set for this request (version notes),
  * the upstream's over them, then the request's own id and `extra` (Age, x-sluice-cache) over all.
  */
-export function writeReused(res: ServerResponse, method: string, base: OutgoingHttpHeaders, reused: ReusedAnswer, extra: OutgoingHttpHeaders): void {
+export function writeReused(
+  res: ServerResponse,
+  method: string,
+  base: OutgoingHttpHeaders,
+  reused: ReusedAnswer,
+  extra: OutgoingHttpHeaders,
+): void {
   const { answer } = reused
   const head: OutgoingHttpHeaders = Object.assign(base, answer.headers, extra)
   if (method !== 'HEAD') head['content-length'] = String(answer.body.length)

@@ -67,7 +67,10 @@ export class Reuse {
     const known = new Set(deps.endpointIds)
     const unknown = cache.endpoints.filter((id) => !known.has(id))
     if (unknown.length > 0) {
-      const problems = unknown.map((id) => `cache.endpoints (SLUICE_CACHE_ENDPOINTS): "${id}" is not an endpoint of the catalog (config/endpoints.yaml)`)
+      const problems = unknown.map(
+        (id) =>
+          `cache.endpoints (SLUICE_CACHE_ENDPOINTS): "${id}" is not an endpoint of the catalog (config/endpoints.yaml)`,
+      )
       throw new ConfigError(`invalid settings:\n  - ${problems.join('\n  - ')}`, problems)
     }
     this.#keys = new ReuseKeys(deps.appsArePrincipals)
@@ -171,7 +174,10 @@ export class ReuseTicket {
   /** Headers that say where a reused answer came from: `Age` and `x-sluice-cache` for the cache. */
   answerHeaders(reused: ReusedAnswer): OutgoingHttpHeaders {
     if (reused.kind === 'cache_hit') {
-      return { age: String(Math.max(0, Math.floor((Date.now() - reused.answer.storedAt) / 1000))), 'x-sluice-cache': 'hit' }
+      return {
+        age: String(Math.max(0, Math.floor((Date.now() - reused.answer.storedAt) / 1000))),
+        'x-sluice-cache': 'hit',
+      }
     }
     return this.mode.cached ? { 'x-sluice-cache': 'miss' } : {}
   }

@@ -47,8 +47,22 @@ export class ReuseMetrics {
         this.inc(read.evictions())
       },
     })
-    new Gauge({ name: 'sluice_cache_bytes', help: 'Bytes of answers in the cache', registers: [registry], collect() { this.set(read.bytes()) } })
-    new Gauge({ name: 'sluice_cache_entries', help: 'Answers in the cache', registers: [registry], collect() { this.set(read.entries()) } })
+    new Gauge({
+      name: 'sluice_cache_bytes',
+      help: 'Bytes of answers in the cache',
+      registers: [registry],
+      collect() {
+        this.set(read.bytes())
+      },
+    })
+    new Gauge({
+      name: 'sluice_cache_entries',
+      help: 'Answers in the cache',
+      registers: [registry],
+      collect() {
+        this.set(read.entries())
+      },
+    })
     new Gauge({
       name: 'sluice_coalesce_waiting',
       help: "Requests waiting now for the answer of an identical request's upstream call",
@@ -63,7 +77,8 @@ export class ReuseMetrics {
     this.#saved.cell({ endpoint: this.endpointLabel(endpointId), by }).n++
     const keyId = instance + '\n' + endpointId
     let key = this.#byKey.get(keyId)
-    if (key === undefined) this.#byKey.set(keyId, (key = { instance, endpoint: endpointId, coalesced: 0, cacheHits: 0 }))
+    if (key === undefined)
+      this.#byKey.set(keyId, (key = { instance, endpoint: endpointId, coalesced: 0, cacheHits: 0 }))
     if (by === 'cache') key.cacheHits++
     else key.coalesced++
   }
@@ -74,6 +89,8 @@ export class ReuseMetrics {
 
   /** permits saved per (instance, endpoint), most saved first */
   byKey(): KeySavings[] {
-    return [...this.#byKey.values()].map((k) => ({ ...k })).sort((a, b) => b.coalesced + b.cacheHits - (a.coalesced + a.cacheHits))
+    return [...this.#byKey.values()]
+      .map((k) => ({ ...k }))
+      .sort((a, b) => b.coalesced + b.cacheHits - (a.coalesced + a.cacheHits))
   }
 }

@@ -32,6 +32,12 @@ export class Recorder {
 
   finish(now: number): StoredAnswer {
     const body = this.#chunks.length === 1 ? this.#chunks[0]! : Buffer.concat(this.#chunks, this.#bytes)
-    return { status: this.status, headers: this.headers, body, storedAt: now, size: body.length + headersSize(this.headers) }
+    return {
+      status: this.status,
+      headers: this.headers,
+      body,
+      storedAt: now,
+      size: body.length + headersSize(this.headers),
+    }
   }
 }

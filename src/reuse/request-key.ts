@@ -48,7 +48,8 @@ export const MAY_DIFFER: ReadonlySet<string> = new Set([
   'x-b3-flags',
 ])
 
-const text = (v: string | string[] | number | undefined): string => (Array.isArray(v) ? v.join(',') : v === undefined ? '' : String(v))
+const text = (v: string | string[] | number | undefined): string =>
+  Array.isArray(v) ? v.join(',') : v === undefined ? '' : String(v)
 
 /** `Cache-Control: no-cache` / `no-store` (or the old `Pragma: no-cache`): the client wants a fresh answer. */
 export function wantsFresh(headers: UpstreamHeaders): boolean {

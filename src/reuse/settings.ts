@@ -1,6 +1,8 @@
 import { z } from 'zod'
 
-const endpointId = z.string().regex(/^(GET|HEAD) \/\S*$/, 'a GET or HEAD endpoint id such as "GET /properties/countries"')
+const endpointId = z
+  .string()
+  .regex(/^(GET|HEAD) \/\S*$/, 'a GET or HEAD endpoint id such as "GET /properties/countries"')
 
 /**
  * Coalescing identical reads (README "Spending fewer permits"): concurrent GET/HEAD requests that

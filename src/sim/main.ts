@@ -42,7 +42,11 @@ const envSchema = z.object({
     .pipe(
       z.record(
         z.string(),
-        z.object({ requests: z.number().int().min(1), windowMs: z.number().int().min(1), fields: z.enum(['ietf', 'x', 'none']).optional() }),
+        z.object({
+          requests: z.number().int().min(1),
+          windowMs: z.number().int().min(1),
+          fields: z.enum(['ietf', 'x', 'none']).optional(),
+        }),
       ),
     )
     .optional(),
@@ -56,7 +60,14 @@ function fail(line: string): never {
 }
 
 if (!parsed.success) {
-  fail(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}; got ${JSON.stringify(process.env[String(issue.path[0])])}`).join('; '))
+  fail(
+    parsed.error.issues
+      .map(
+        (issue) =>
+          `${issue.path.join('.')}: ${issue.message}; got ${JSON.stringify(process.env[String(issue.path[0])])}`,
+      )
+      .join('; '),
+  )
 }
 const env = parsed.data
 
@@ -78,7 +89,12 @@ const sim = await startSim({
   rates: env.SIM_RATES,
 }).catch((err: unknown) => {
   const code = (err as { code?: unknown }).code
-  const why = typeof code === 'string' ? (LISTEN_CAUSES[code] ?? code) : err instanceof Error ? err.message.split('\n', 1)[0] : String(err)
+  const why =
+    typeof code === 'string'
+      ? (LISTEN_CAUSES[code] ?? code)
+      : err instanceof Error
+        ? err.message.split('\n', 1)[0]
+        : String(err)
   return fail(`cannot listen on ${env.SIM_HOST}:${env.SIM_PORT} (SIM_HOST, SIM_PORT): ${why}`)
 })
 console.log(

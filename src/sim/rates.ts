@@ -34,7 +34,11 @@ export class SimRates {
   constructor(private readonly rates: Readonly<Record<string, SimRate>>) {}
 
   /** Counts a request at `now`: the headers to answer with, and whether it is over the rate. */
-  check(instance: string, endpoint: string, now: number): { over: boolean; headers: Record<string, string> } | undefined {
+  check(
+    instance: string,
+    endpoint: string,
+    now: number,
+  ): { over: boolean; headers: Record<string, string> } | undefined {
     const rate = this.rates[endpoint]
     if (rate === undefined) return undefined
     const id = `${instance} ${endpoint}`
@@ -67,7 +71,8 @@ export class SimRates {
   /** by `${instance} ${endpoint}` */
   stats(): Record<string, SimRateStats> {
     const out: Record<string, SimRateStats> = {}
-    for (const [id, w] of this.#windows) out[id] = { overRate: w.overRate, maxInWindow: w.maxInWindow, admitted: w.admitted }
+    for (const [id, w] of this.#windows)
+      out[id] = { overRate: w.overRate, maxInWindow: w.maxInWindow, admitted: w.admitted }
     return out
   }
 

@@ -11,7 +11,9 @@ export const PUBLISHED_RETIREMENTS: Readonly<Record<string, string>> = Object.fr
   '2.9': '2026-09-12',
 })
 
-const retiredAtMs = new Map(Object.entries(PUBLISHED_RETIREMENTS).map(([version, day]) => [version, Date.parse(`${day}T00:00:00Z`)]))
+const retiredAtMs = new Map(
+  Object.entries(PUBLISHED_RETIREMENTS).map(([version, day]) => [version, Date.parse(`${day}T00:00:00Z`)]),
+)
 
 const VERSION = /^(\d{1,4})\.(\d{1,4})$/
 

@@ -48,7 +48,9 @@ const GITHUB_THROTTLED = 'You have exceeded a secondary rate limit. Please wait 
 
 /** A token's stand-in instance: a short digest, so stats and logs never show the token. */
 const tokenInstance = (authorization: string | undefined): string =>
-  authorization === undefined ? 'anonymous' : `token-${createHash('sha256').update(authorization.trim()).digest('hex').slice(0, 12)}`
+  authorization === undefined
+    ? 'anonymous'
+    : `token-${createHash('sha256').update(authorization.trim()).digest('hex').slice(0, 12)}`
 const JSON_TYPE = 'application/json; charset=utf-8'
 const NO_BODY_STATUS = new Set([204, 205, 304])
 
@@ -101,7 +103,13 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
   const opts = resolveSimOptions(options)
   const catalog = loadCatalog(opts.catalogFile, { defaultLimit: 1, overrides: opts.overrides })
   const instanceOf = makeInstanceOf()
-  const githubEndpoint: Endpoint = Object.freeze({ id: GITHUB_ENDPOINT, method: 'ALL', template: '/*', limit: opts.githubConcurrency, limitSource: 'published' })
+  const githubEndpoint: Endpoint = Object.freeze({
+    id: GITHUB_ENDPOINT,
+    method: 'ALL',
+    template: '/*',
+    limit: opts.githubConcurrency,
+    limitSource: 'published',
+  })
   const keys = new Map<string, KeyState>()
   const arrivals = new ArrivalLog(opts.arrivalLogSize)
   const timers = new Set<NodeJS.Timeout>()
@@ -116,7 +124,9 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
     for (const [endpoint, limit] of Object.entries(limits)) hidden.set(statsKey(instance, endpoint), limit)
   }
   const publicLimitOf = (endpoint: Endpoint): number | null =>
-    endpoint.limitSource === 'published' || endpoint.limitSource === 'override' ? endpoint.limit : (opts.unlistedLimit ?? null)
+    endpoint.limitSource === 'published' || endpoint.limitSource === 'override'
+      ? endpoint.limit
+      : (opts.unlistedLimit ?? null)
   /** the published (or unlisted) limit of each endpoint id seen, for a hidden limit taken back */
   const publicLimits = new Map<string, number | null>()
 
@@ -139,7 +149,13 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
   }
 
   function log(req: IncomingMessage, state: KeyState, now: number, outcome: ArrivalOutcome): void {
-    arrivals.push({ seq: header(req, 'x-test-seq') ?? null, instance: state.instance, endpoint: state.endpoint, atMs: now - epoch, outcome })
+    arrivals.push({
+      seq: header(req, 'x-test-seq') ?? null,
+      instance: state.instance,
+      endpoint: state.endpoint,
+      atMs: now - epoch,
+      outcome,
+    })
   }
 
   function badRequest(res: ServerResponse, status: number, message: string): void {
@@ -158,7 +174,14 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
       handoffs += samples.count
       for (const gap of samples.gaps) gaps.push(gap)
     }
-    return { elapsedMs: now - epoch, keys: snapshot, arrivals: arrivals.toArray(), arrivalsDropped: arrivals.dropped, badRequests, handoffs: handoffFigures(handoffs, gaps) }
+    return {
+      elapsedMs: now - epoch,
+      keys: snapshot,
+      arrivals: arrivals.toArray(),
+      arrivalsDropped: arrivals.dropped,
+      badRequests,
+      handoffs: handoffFigures(handoffs, gaps),
+    }
   }
 
   function reset(): void {
@@ -203,7 +226,11 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
       res.writeHead(204).end()
       return
     }
-    badRequest(res, 404, `No sim control ${req.method ?? ''} ${path}; there are GET /__sim/stats, POST /__sim/reset and POST /__sim/open?gate=NAME`)
+    badRequest(
+      res,
+      404,
+      `No sim control ${req.method ?? ''} ${path}; there are GET /__sim/stats, POST /__sim/reset and POST /__sim/open?gate=NAME`,
+    )
   }
 
   function onRequest(req: IncomingMessage, res: ServerResponse): void {
@@ -212,7 +239,10 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
     const path = q < 0 ? url : url.slice(0, q)
     if (path.startsWith('/__sim/')) return control(req, res, path)
     const github = path === GITHUB_PREFIX || path.startsWith(`${GITHUB_PREFIX}/`)
-    if (!github && (!path.startsWith(PREFIX) || (path.length > PREFIX.length && path.charCodeAt(PREFIX.length) !== 0x2f))) {
+    if (
+      !github &&
+      (!path.startsWith(PREFIX) || (path.length > PREFIX.length && path.charCodeAt(PREFIX.length) !== 0x2f))
+    ) {
       return badRequest(res, 404, `Not found: the API is under ${PREFIX}, not ${path}`)
     }
     const method = req.method ?? 'GET'
@@ -224,9 +254,11 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
     const status = intHeader(req, 'x-sim-status')
     const delay = intHeader(req, 'x-sim-delay-ms')
     const retryAfter = header(req, 'x-sim-retry-after')
-    if (status !== undefined && !(status >= 200 && status <= 599)) return badRequest(res, 400, 'x-sim-status must be a status 200-599')
+    if (status !== undefined && !(status >= 200 && status <= 599))
+      return badRequest(res, 400, 'x-sim-status must be a status 200-599')
     if (Number.isNaN(delay)) return badRequest(res, 400, 'x-sim-delay-ms must be a whole number of ms')
-    if (retryAfter !== undefined && !/^\s*\d{1,9}\s*$/.test(retryAfter)) return badRequest(res, 400, 'x-sim-retry-after must be whole seconds')
+    if (retryAfter !== undefined && !/^\s*\d{1,9}\s*$/.test(retryAfter))
+      return badRequest(res, 400, 'x-sim-retry-after must be whole seconds')
 
     const now = performance.now()
     const instance = github ? tokenInstance(header(req, 'authorization')) : instanceOf(header(req, 'authorization'))
@@ -243,20 +275,44 @@ export async function startSim(options: Partial<SimOptions> = {}): Promise<Sim> 
     if (state.limit !== null && state.inProgress >= state.limit) {
       state.refused()
       log(req, state, now, 'limited')
-      if (github) return sendJson(res, 403, { message: GITHUB_THROTTLED, documentation_url: 'https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api' }, { 'retry-after': retryAfter?.trim() ?? '1' })
-      return sendError(res, 429, `Too many requests: ${state.limit} in progress for ${match.endpoint.id} of instance ${instance}`, retryHeaders)
+      if (github)
+        return sendJson(
+          res,
+          403,
+          {
+            message: GITHUB_THROTTLED,
+            documentation_url: 'https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api',
+          },
+          { 'retry-after': retryAfter?.trim() ?? '1' },
+        )
+      return sendError(
+        res,
+        429,
+        `Too many requests: ${state.limit} in progress for ${match.endpoint.id} of instance ${instance}`,
+        retryHeaders,
+      )
     }
     const rated = rates.check(instance, match.endpoint.id, now)
     if (rated?.over === true) {
       state.rejected429++
       log(req, state, now, 'limited')
-      return sendError(res, 429, `Too many requests: over the rate of ${match.endpoint.id} for instance ${instance}`, rated.headers)
+      return sendError(
+        res,
+        429,
+        `Too many requests: over the rate of ${match.endpoint.id} for instance ${instance}`,
+        rated.headers,
+      )
     }
     if (opts.rejectRatio > 0 && opts.random() < opts.rejectRatio) {
       state.rejected429++
       state.pushback429++
       log(req, state, now, 'pushback')
-      return sendError(res, 429, `Too many requests for ${match.endpoint.id} of instance ${instance} (simulated pushback)`, retryHeaders)
+      return sendError(
+        res,
+        429,
+        `Too many requests for ${match.endpoint.id} of instance ${instance} (simulated pushback)`,
+        retryHeaders,
+      )
     }
 
     state.enter(now)

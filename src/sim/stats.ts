@@ -79,7 +79,8 @@ export interface HandoffFigures {
 /** Quantiles of idle times (ms); the samples are sorted in place. */
 export function handoffFigures(count: number, gaps: number[]): HandoffFigures {
   gaps.sort((a, b) => a - b)
-  const at = (q: number): number | null => (gaps.length === 0 ? null : gaps[Math.min(gaps.length - 1, Math.ceil(q * gaps.length) - 1)]!)
+  const at = (q: number): number | null =>
+    gaps.length === 0 ? null : gaps[Math.min(gaps.length - 1, Math.ceil(q * gaps.length) - 1)]!
   return { count, p50Ms: at(0.5), p99Ms: at(0.99) }
 }
 
@@ -160,7 +161,18 @@ export class KeyState {
 
   snapshot(now: number): SimKeyStats {
     this.accumulate(now)
-    const { instance, endpoint, limit, inProgress, maxInProgress, maxAttempted, requests, rejected429, pushback429, rejected410 } = this
+    const {
+      instance,
+      endpoint,
+      limit,
+      inProgress,
+      maxInProgress,
+      maxAttempted,
+      requests,
+      rejected429,
+      pushback429,
+      rejected410,
+    } = this
     const handoffs = handoffFigures(this.handoffs, [...this.gaps])
     return {
       instance,

@@ -9,7 +9,10 @@ export type { AttemptSpan, RequestEnd, RequestSpans, Tracing } from './types.js'
  * not: then the SDK is not even loaded, and the proxy's cost is a few checks of `undefined`.
  * Throws a ConfigError naming a variable that cannot be used.
  */
-export async function startTracing(env: Readonly<Record<string, string | undefined>>, deps: TracingDeps): Promise<Tracing | undefined> {
+export async function startTracing(
+  env: Readonly<Record<string, string | undefined>>,
+  deps: TracingDeps,
+): Promise<Tracing | undefined> {
   const settings = tracingSettingsFromEnv(env)
   if (settings === undefined) return undefined
   const { createTracing } = await import('./sdk.js')

@@ -43,10 +43,28 @@ export function createTracing(settings: TracingSettings, deps: TracingDeps): Tra
     }),
   )
   // The exporter reads the rest of its OTEL_EXPORTER_OTLP_* variables itself (headers, timeout, compression).
-  const exporter = settings.protocol === 'http/json' ? new JsonExporter({ url: settings.url }) : new ProtobufExporter({ url: settings.url })
-  const provider = new BasicTracerProvider({ resource, sampler: samplerOf(settings), spanProcessors: [new BatchSpanProcessor(exporter)] })
+  const exporter =
+    settings.protocol === 'http/json'
+      ? new JsonExporter({ url: settings.url })
+      : new ProtobufExporter({ url: settings.url })
+  const provider = new BasicTracerProvider({
+    resource,
+    sampler: samplerOf(settings),
+    spanProcessors: [new BatchSpanProcessor(exporter)],
+  })
   diag.setLogger(throttled(deps.log), { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true })
-  deps.log.info({ traces: { endpoint: shownEndpoint(settings.url), protocol: settings.protocol, sampler: settings.sampler, ratio: settings.ratio, serviceName: settings.serviceName } }, 'traces on')
+  deps.log.info(
+    {
+      traces: {
+        endpoint: shownEndpoint(settings.url),
+        protocol: settings.protocol,
+        sampler: settings.sampler,
+        ratio: settings.ratio,
+        serviceName: settings.serviceName,
+      },
+    },
+    'traces on',
+  )
   const spanDeps: SpanDeps = {
     tracer: provider.getTracer('sluice', version),
     propagator: new W3CTraceContextPropagator(),

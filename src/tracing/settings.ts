@@ -8,7 +8,14 @@ import { ConfigError } from '../errors/config-error.js'
  */
 
 /** The samplers of the OpenTelemetry SDK specification, as OTEL_TRACES_SAMPLER names them. */
-export const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const
+export const SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const
 export type SamplerName = (typeof SAMPLERS)[number]
 
 /** The OTLP transports this build sends with. */
@@ -35,7 +42,8 @@ const DEFAULT_SAMPLER: SamplerName = 'parentbased_always_on'
 
 type Env = Readonly<Record<string, string | undefined>>
 
-const invalid = (name: string, problem: string): ConfigError => new ConfigError(`${name} (from the environment): ${problem}`, [name])
+const invalid = (name: string, problem: string): ConfigError =>
+  new ConfigError(`${name} (from the environment): ${problem}`, [name])
 
 /** A variable's value, trimmed; undefined when unset or empty (the specification treats empty as unset). */
 function read(env: Env, name: string): string | undefined {
@@ -51,18 +59,23 @@ function read(env: Env, name: string): string | undefined {
  */
 export function tracingSettingsFromEnv(env: Env): TracingSettings | undefined {
   const disabled = read(env, 'OTEL_SDK_DISABLED')?.toLowerCase()
-  if (disabled !== undefined && disabled !== 'true' && disabled !== 'false') throw invalid('OTEL_SDK_DISABLED', `"${disabled}" is neither true nor false`)
+  if (disabled !== undefined && disabled !== 'true' && disabled !== 'false')
+    throw invalid('OTEL_SDK_DISABLED', `"${disabled}" is neither true nor false`)
   if (disabled === 'true') return undefined
 
   const exporter = read(env, 'OTEL_TRACES_EXPORTER')?.toLowerCase()
   const specific = read(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT')
   const general = read(env, 'OTEL_EXPORTER_OTLP_ENDPOINT')
   if (exporter === 'none') return undefined
-  if (exporter !== undefined && exporter !== 'otlp') throw invalid('OTEL_TRACES_EXPORTER', `"${exporter}" is not an exporter sluice has (otlp, none)`)
+  if (exporter !== undefined && exporter !== 'otlp')
+    throw invalid('OTEL_TRACES_EXPORTER', `"${exporter}" is not an exporter sluice has (otlp, none)`)
   if (exporter === undefined && specific === undefined && general === undefined) return undefined
 
   return {
-    url: specific !== undefined ? httpUrl('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', specific) : withTracesPath(httpUrl('OTEL_EXPORTER_OTLP_ENDPOINT', general ?? DEFAULT_OTLP_ENDPOINT)),
+    url:
+      specific !== undefined
+        ? httpUrl('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', specific)
+        : withTracesPath(httpUrl('OTEL_EXPORTER_OTLP_ENDPOINT', general ?? DEFAULT_OTLP_ENDPOINT)),
     protocol: protocolOf(env),
     sampler: samplerOf(env),
     ratio: ratioOf(env),
@@ -88,15 +101,20 @@ function httpUrl(name: string, value: string): string {
 const withTracesPath = (base: string): string => (base.endsWith('/') ? base : `${base}/`) + 'v1/traces'
 
 function protocolOf(env: Env): Protocol {
-  const name = read(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') !== undefined ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL'
+  const name =
+    read(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') !== undefined
+      ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'
+      : 'OTEL_EXPORTER_OTLP_PROTOCOL'
   const value = read(env, name)?.toLowerCase() ?? 'http/protobuf'
-  if (!(PROTOCOLS as readonly string[]).includes(value)) throw invalid(name, `"${value}" is not a protocol sluice sends (${PROTOCOLS.join(', ')}; grpc is not built in)`)
+  if (!(PROTOCOLS as readonly string[]).includes(value))
+    throw invalid(name, `"${value}" is not a protocol sluice sends (${PROTOCOLS.join(', ')}; grpc is not built in)`)
   return value as Protocol
 }
 
 function samplerOf(env: Env): SamplerName {
   const value = read(env, 'OTEL_TRACES_SAMPLER')?.toLowerCase() ?? DEFAULT_SAMPLER
-  if (!(SAMPLERS as readonly string[]).includes(value)) throw invalid('OTEL_TRACES_SAMPLER', `"${value}" is not a sampler sluice knows (${SAMPLERS.join(', ')})`)
+  if (!(SAMPLERS as readonly string[]).includes(value))
+    throw invalid('OTEL_TRACES_SAMPLER', `"${value}" is not a sampler sluice knows (${SAMPLERS.join(', ')})`)
   return value as SamplerName
 }
 
@@ -104,7 +122,8 @@ function ratioOf(env: Env): number {
   const value = read(env, 'OTEL_TRACES_SAMPLER_ARG')
   if (value === undefined) return 1
   const ratio = Number(value)
-  if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1) throw invalid('OTEL_TRACES_SAMPLER_ARG', `"${value}" is not a ratio from 0 to 1`)
+  if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1)
+    throw invalid('OTEL_TRACES_SAMPLER_ARG', `"${value}" is not a ratio from 0 to 1`)
   return ratio
 }
 

@@ -72,7 +72,11 @@ class OtelRequestSpans implements RequestSpans {
   }
 
   waitBegins(requeued: boolean): void {
-    this.wait = this.deps.tracer.startSpan('sluice.wait', { kind: SpanKind.INTERNAL, attributes: { 'sluice.wait.requeued': requeued } }, this.parent())
+    this.wait = this.deps.tracer.startSpan(
+      'sluice.wait',
+      { kind: SpanKind.INTERNAL, attributes: { 'sluice.wait.requeued': requeued } },
+      this.parent(),
+    )
   }
 
   forecast(ahead: number, expectedMs: number | undefined): void {
@@ -100,9 +104,18 @@ class OtelRequestSpans implements RequestSpans {
   attempt(method: string, template: string, headers: Record<string, string | string[]>): AttemptSpan {
     const resent = this.attempts++
     const { address, port } = this.deps.upstream
-    const attributes: Attributes = { [METHOD]: method, [SERVER_ADDRESS]: address, [SERVER_PORT]: port, [URL_TEMPLATE]: template }
+    const attributes: Attributes = {
+      [METHOD]: method,
+      [SERVER_ADDRESS]: address,
+      [SERVER_PORT]: port,
+      [URL_TEMPLATE]: template,
+    }
     if (resent > 0) attributes[RESEND_COUNT] = resent
-    const span = this.deps.tracer.startSpan(`${method} ${template}`, { kind: SpanKind.CLIENT, attributes }, this.parent())
+    const span = this.deps.tracer.startSpan(
+      `${method} ${template}`,
+      { kind: SpanKind.CLIENT, attributes },
+      this.parent(),
+    )
     // The attempt's span is the API's parent; the caller's `tracestate` goes on as it came.
     this.deps.propagator.inject(trace.setSpan(ROOT_CONTEXT, span), headers, defaultTextMapSetter)
     return new OtelAttemptSpan(span)

@@ -18,17 +18,23 @@ const overlap = (a: string, b: string): boolean => {
 /** Names used twice (the CRM's own is `neon`), prefixes that overlap, profiles that do not exist, an upstream with nothing to limit by. */
 export function checkUpstreams(basePath: string, upstreams: readonly UpstreamEntry[]): UpstreamProblem[] {
   const problems: UpstreamProblem[] = []
-  const names = new Map<string, string>([[DEFAULT_UPSTREAM, 'the CRM\'s own upstream (upstream, basePath)']])
+  const names = new Map<string, string>([[DEFAULT_UPSTREAM, "the CRM's own upstream (upstream, basePath)"]])
   const prefixes: { prefix: string; owner: string }[] = [{ prefix: basePath, owner: `basePath ${basePath}` }]
   upstreams.forEach((u, i) => {
     const seen = names.get(u.name)
     if (seen !== undefined) problems.push({ path: [i, 'name'], message: `"${u.name}" is already the name of ${seen}` })
     else names.set(u.name, `upstreams.${i}`)
     const clash = prefixes.find((p) => overlap(p.prefix, u.prefix))
-    if (clash !== undefined) problems.push({ path: [i, 'prefix'], message: `${u.prefix} overlaps ${clash.owner}: every path must route to one upstream` })
+    if (clash !== undefined)
+      problems.push({
+        path: [i, 'prefix'],
+        message: `${u.prefix} overlaps ${clash.owner}: every path must route to one upstream`,
+      })
     prefixes.push({ prefix: u.prefix, owner: `upstreams.${i}.prefix ${u.prefix}` })
-    if (u.profile !== undefined && !PROFILE_NAMES.includes(u.profile)) problems.push({ path: [i, 'profile'], message: `no such profile; there are ${PROFILE_NAMES.join(', ')}` })
-    if (u.profile === undefined && u.catalog === undefined) problems.push({ path: [i, 'catalog'], message: 'needs a catalog (inline or a file) or a profile' })
+    if (u.profile !== undefined && !PROFILE_NAMES.includes(u.profile))
+      problems.push({ path: [i, 'profile'], message: `no such profile; there are ${PROFILE_NAMES.join(', ')}` })
+    if (u.profile === undefined && u.catalog === undefined)
+      problems.push({ path: [i, 'catalog'], message: 'needs a catalog (inline or a file) or a profile' })
   })
   return problems.map((p) => ({ ...p, path: ['upstreams', ...p.path] }))
 }

@@ -30,7 +30,11 @@ export interface UpstreamPlan {
 export interface UpstreamsInput {
   readonly upstream: string
   readonly basePath: string
-  readonly limits: { readonly default: number; readonly overrides: CatalogOptions['overrides']; readonly rates?: CatalogOptions['rates'] }
+  readonly limits: {
+    readonly default: number
+    readonly overrides: CatalogOptions['overrides']
+    readonly rates?: CatalogOptions['rates']
+  }
   readonly upstreams: readonly UpstreamEntry[]
 }
 
@@ -41,18 +45,37 @@ export const WHOLE_UPSTREAM_ENDPOINT = 'ALL /*'
  * Every upstream, the CRM's own first. Reads catalog files now, so a catalog that does not parse
  * stops the start with a ConfigError naming `upstreams.<i>.catalog` and `where` it came from.
  */
-export function resolveUpstreams(input: UpstreamsInput, where: (key: string) => string | undefined = () => undefined): UpstreamPlan[] {
-  const crm = loadCatalog(DEFAULT_CATALOG_FILE, { defaultLimit: input.limits.default, overrides: input.limits.overrides, ...(input.limits.rates === undefined ? {} : { rates: input.limits.rates }) })
+export function resolveUpstreams(
+  input: UpstreamsInput,
+  where: (key: string) => string | undefined = () => undefined,
+): UpstreamPlan[] {
+  const crm = loadCatalog(DEFAULT_CATALOG_FILE, {
+    defaultLimit: input.limits.default,
+    overrides: input.limits.overrides,
+    ...(input.limits.rates === undefined ? {} : { rates: input.limits.rates }),
+  })
   const plans: UpstreamPlan[] = [
-    { name: DEFAULT_UPSTREAM, prefix: input.basePath, url: input.upstream, catalog: crm, instance: { from: 'basic' }, retryWithRetryAfter: new Set(), versions: true },
+    {
+      name: DEFAULT_UPSTREAM,
+      prefix: input.basePath,
+      url: input.upstream,
+      catalog: crm,
+      instance: { from: 'basic' },
+      retryWithRetryAfter: new Set(),
+      versions: true,
+    },
   ]
   input.upstreams.forEach((entry, i) => {
     // the schema has checked the profile's name (src/config/schema.ts)
     const profile = entry.profile === undefined ? undefined : PROFILES[entry.profile]
     const key = `upstreams.${i}.catalog`
-    const source = entry.catalog ?? (profile === undefined || 'crm' in profile.catalog ? undefined : profile.catalog.file)
+    const source =
+      entry.catalog ?? (profile === undefined || 'crm' in profile.catalog ? undefined : profile.catalog.file)
     // no catalog of its own and none from the profile: the CRM's (the schema refuses an upstream with neither)
-    const catalog = source === undefined ? crm : catalogOf(typeof source === 'string' ? readUpstreamCatalog(source, key, where) : source, key)
+    const catalog =
+      source === undefined
+        ? crm
+        : catalogOf(typeof source === 'string' ? readUpstreamCatalog(source, key, where) : source, key)
     plans.push({
       name: entry.name,
       prefix: entry.prefix,
@@ -86,7 +109,10 @@ function readUpstreamCatalog(file: string, key: string, where: (key: string) => 
     return fail(`is not valid YAML: ${first(err)}`)
   }
   const parsed = upstreamCatalogSchema.safeParse(doc)
-  if (!parsed.success) return fail(`is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`)
+  if (!parsed.success)
+    return fail(
+      `is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    )
   return parsed.data
 }
 
@@ -94,12 +120,23 @@ function readUpstreamCatalog(file: string, key: string, where: (key: string) => 
 function catalogOf(source: UpstreamCatalog, key: string): Catalog {
   let compiled: Catalog
   try {
-    compiled = compileCatalog(source.endpoints, { defaultLimit: source.default, overrides: {}, ...(source.rate === undefined ? {} : { rates: { '*': source.rate } }) })
+    compiled = compileCatalog(source.endpoints, {
+      defaultLimit: source.default,
+      overrides: {},
+      ...(source.rate === undefined ? {} : { rates: { '*': source.rate } }),
+    })
   } catch (err) {
     throw new ConfigError(`invalid setting: ${key}: ${(err as Error).message}`, [key])
   }
   if (source.per === 'endpoint') return compiled
-  const whole: Endpoint = Object.freeze({ id: WHOLE_UPSTREAM_ENDPOINT, method: 'ALL', template: '/*', limit: source.default, limitSource: 'published', ...(source.rate === undefined ? {} : { rate: Object.freeze({ ...source.rate }) }) })
+  const whole: Endpoint = Object.freeze({
+    id: WHOLE_UPSTREAM_ENDPOINT,
+    method: 'ALL',
+    template: '/*',
+    limit: source.default,
+    limitSource: 'published',
+    ...(source.rate === undefined ? {} : { rate: Object.freeze({ ...source.rate }) }),
+  })
   const known = new Set(compiled.endpoints.map((e) => e.id))
   return {
     endpoints: Object.freeze([...compiled.endpoints, whole]),

@@ -18,7 +18,12 @@ export const PROFILES: Readonly<Record<string, Profile>> = {
   /** the CRM API v2, production (`upstream`) and trial (https://trial.neoncrm.com/v2) alike */
   'neon-v2': { catalog: { crm: true }, instance: { from: 'basic' }, retryWithRetryAfter: [], versions: true },
   /** GitHub REST: 100 concurrent requests per token; the secondary limit answers 403 (or 429) with Retry-After */
-  'github-rest': { catalog: { file: profileFile('github-rest.yaml') }, instance: { from: 'credential' }, retryWithRetryAfter: [403], versions: false },
+  'github-rest': {
+    catalog: { file: profileFile('github-rest.yaml') },
+    instance: { from: 'credential' },
+    retryWithRetryAfter: [403],
+    versions: false,
+  },
 }
 
 export const PROFILE_NAMES = Object.keys(PROFILES)

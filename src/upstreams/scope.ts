@@ -11,11 +11,14 @@ export const UPSTREAM_NAME = /^[a-z][a-z0-9-]{0,31}$/
 /** The name of the CRM's own upstream (`upstream`, `basePath`), which always exists. */
 export const DEFAULT_UPSTREAM = 'neon'
 
-export const scopedInstance = (upstream: string, instance: string): string => (upstream === DEFAULT_UPSTREAM ? instance : `${upstream} ${instance}`)
+export const scopedInstance = (upstream: string, instance: string): string =>
+  upstream === DEFAULT_UPSTREAM ? instance : `${upstream} ${instance}`
 
 /** The upstream and the instance of a scoped instance; what no upstream could have scoped is the CRM's, as it is. */
 export function splitScoped(scoped: string): { readonly upstream: string; readonly instance: string } {
   const space = scoped.indexOf(' ')
   const upstream = space < 0 ? '' : scoped.slice(0, space)
-  return UPSTREAM_NAME.test(upstream) ? { upstream, instance: scoped.slice(space + 1) } : { upstream: DEFAULT_UPSTREAM, instance: scoped }
+  return UPSTREAM_NAME.test(upstream)
+    ? { upstream, instance: scoped.slice(space + 1) }
+    : { upstream: DEFAULT_UPSTREAM, instance: scoped }
 }

@@ -7,13 +7,18 @@ import { UPSTREAM_NAME } from './scope.js'
  * URL, a catalog, how the instance is found and which answers mean "over the limit, try again".
  */
 
-
 /** How the instance (whose limits a request counts against) is read (docs/upstreams.md, "Instance"). */
 export const instanceRuleSchema = z.discriminatedUnion('from', [
   /** the HTTP Basic username, as the CRM does (its `instanceHeader` when there is no Authorization) */
   z.strictObject({ from: z.literal('basic') }),
   /** a request header's value */
-  z.strictObject({ from: z.literal('header'), header: z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'a valid HTTP header name').transform((s) => s.toLowerCase()) }),
+  z.strictObject({
+    from: z.literal('header'),
+    header: z
+      .string()
+      .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'a valid HTTP header name')
+      .transform((s) => s.toLowerCase()),
+  }),
   /** the nth path segment below the prefix (1 = the first), e.g. the mailbox of `/users/{id}/messages` */
   z.strictObject({ from: z.literal('path'), segment: z.number().int().min(1).max(16) }),
   /** a digest of the Authorization header: one instance per token, the token never kept */
@@ -48,7 +53,10 @@ export const upstreamSchema = z.strictObject({
   url: z
     .url({ protocol: /^https?$/ })
     // Apps send their own Authorization; credentials in this URL would be dropped, and logged with it.
-    .refine((u) => !/^[a-z]+:\/\/[^/?#]*@/i.test(u), 'must not hold credentials (user:password@): apps send their own Authorization'),
+    .refine(
+      (u) => !/^[a-z]+:\/\/[^/?#]*@/i.test(u),
+      'must not hold credentials (user:password@): apps send their own Authorization',
+    ),
   /** a built-in description (profiles.ts) the fields below complete or replace */
   profile: z.string().optional(),
   /** inline, or the path of a YAML file of the same shape */

@@ -89,7 +89,8 @@ export function parseCalendar(text: string, source: string): Calendar {
     if (seen.has(e.version)) problems.push(`versions[${i}] (${e.version}): listed twice`)
     seen.add(e.version)
   })
-  if (problems.length > 0) throw new ConfigError(`${source}: invalid version calendar:\n  - ${problems.join('\n  - ')}`, problems)
+  if (problems.length > 0)
+    throw new ConfigError(`${source}: invalid version calendar:\n  - ${problems.join('\n  - ')}`, problems)
   const versions = result.data.versions
     .map((e): CalendarEntry => ({
       version: e.version,
@@ -119,7 +120,10 @@ export function withRetirements(calendar: Calendar, retirements: Readonly<Record
   for (const [version, retired] of Object.entries(retirements)) {
     const entry = entries.get(version) ?? { version, added: [] }
     if (entry.released && entry.released > retired) {
-      throw new ConfigError(`versions.retirements: ${version} would retire on ${retired}, before its release on ${entry.released}`, [])
+      throw new ConfigError(
+        `versions.retirements: ${version} would retire on ${retired}, before its release on ${entry.released}`,
+        [],
+      )
     }
     entries.set(version, { ...entry, retired, retiredBy: 'settings' })
   }
@@ -144,7 +148,9 @@ export function calendarStatusOn(calendar: Calendar, version: string, date: Date
  */
 export function retiredByCalendar(calendar: Calendar): (version: string, now: Date) => boolean {
   const retiredAtMs = new Map(
-    calendar.versions.filter((e) => e.retired !== undefined).map((e) => [e.version, Date.parse(`${e.retired}T00:00:00Z`)]),
+    calendar.versions
+      .filter((e) => e.retired !== undefined)
+      .map((e) => [e.version, Date.parse(`${e.retired}T00:00:00Z`)]),
   )
   return (version, now) => {
     const at = retiredAtMs.get(version.trim())
@@ -173,7 +179,8 @@ function where(doc: unknown, path: readonly PropertyKey[]): string {
 }
 
 function describe(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'unrecognized_keys') return `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`
+  if (issue.code === 'unrecognized_keys')
+    return `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`
   if (issue.code === 'invalid_type' && issue.input === undefined) return 'missing'
   if (issue.code === 'invalid_format' && 'input' in issue) return `${issue.message}, got "${String(issue.input)}"`
   return issue.message

@@ -74,11 +74,17 @@ export class VersionCounting {
    */
   requestsByVersion(): Map<string, number> {
     const sums = new Map<string, number>()
-    for (const { labels, cell } of this.metrics.requests.entries()) sums.set(labels.version, (sums.get(labels.version) ?? 0) + cell.n)
+    for (const { labels, cell } of this.metrics.requests.entries())
+      sums.set(labels.version, (sums.get(labels.version) ?? 0) + cell.n)
     return sums
   }
 
-  private counts(asked: string, state: string, rejected: 'retired' | 'malformed' | undefined, sentAs: string | undefined): RouteCounts {
+  private counts(
+    asked: string,
+    state: string,
+    rejected: 'retired' | 'malformed' | undefined,
+    sentAs: string | undefined,
+  ): RouteCounts {
     const m = this.metrics
     let rewrites: Cell | undefined
     if (sentAs !== undefined) {

@@ -11,7 +11,14 @@ import { VersionLogs } from './logs.js'
 import { gateRuling, passDecision, problemText, type Ruling } from './policy.js'
 import type { VersionSettings } from './settings.js'
 import { versionsSnapshot } from './snapshot.js'
-import type { VersionDecision, VersionedEndpoint, Versioning, VersioningDeps, UpstreamSource, VersionsSnapshot } from './types.js'
+import type {
+  VersionDecision,
+  VersionedEndpoint,
+  Versioning,
+  VersioningDeps,
+  UpstreamSource,
+  VersionsSnapshot,
+} from './types.js'
 import { compareVersions, parseVersion, readVersionHeader, type Version } from './version.js'
 import { VersionTable, type Route, type VersionRecord } from './version-table.js'
 
@@ -46,7 +53,11 @@ export class VersionEngine implements Versioning {
     this.tick()
   }
 
-  decide(headerValue: string | readonly string[] | undefined, endpoint: VersionedEndpoint, instance = '-'): VersionDecision {
+  decide(
+    headerValue: string | readonly string[] | undefined,
+    endpoint: VersionedEndpoint,
+    instance = '-',
+  ): VersionDecision {
     this.tick()
     let route: Route
     if (headerValue === undefined) {
@@ -108,7 +119,13 @@ export class VersionEngine implements Versioning {
 
   snapshot(): VersionsSnapshot {
     this.tick()
-    return versionsSnapshot({ settings: this.settings, calendar: this.calendar, table: this.table, counting: this.counting, gone: this.gone })
+    return versionsSnapshot({
+      settings: this.settings,
+      calendar: this.calendar,
+      table: this.table,
+      counting: this.counting,
+      gone: this.gone,
+    })
   }
 
   // --- per request, off the common path ---------------------------------------------------------
@@ -118,13 +135,21 @@ export class VersionEngine implements Versioning {
     const read = readVersionHeader(value)
     if (!read.ok) {
       this.counting.malformed.request(instance)
-      throw new BadVersionHeaderError(this.settings.header, this.table.exampleVersion, problemText(read.problem, read.text))
+      throw new BadVersionHeaderError(
+        this.settings.header,
+        this.table.exampleVersion,
+        problemText(read.problem, read.text),
+      )
     }
     return this.table.get(read.version.text) ?? this.table.addUnknown(read.version)
   }
 
   /** A well-formed unknown version past MAX_UNKNOWN_VERSIONS: passed through, counted as `other`. */
-  private decideOther(value: string | readonly string[], endpoint: VersionedEndpoint, instance: string): VersionDecision {
+  private decideOther(
+    value: string | readonly string[],
+    endpoint: VersionedEndpoint,
+    instance: string,
+  ): VersionDecision {
     const read = readVersionHeader(value)
     if (!read.ok) throw new Error('unreachable: lookUp validated the header')
     this.counting.other.request(instance)
@@ -140,7 +165,12 @@ export class VersionEngine implements Versioning {
   }
 
   /** The request's version is older than its endpoint: warn (a decision cached per endpoint) or reject. */
-  private gate(route: Route, ruling: Extract<Ruling<VersionRecord>, { kind: 'forward' }>, upstream: VersionRecord, endpoint: VersionedEndpoint): VersionDecision {
+  private gate(
+    route: Route,
+    ruling: Extract<Ruling<VersionRecord>, { kind: 'forward' }>,
+    upstream: VersionRecord,
+    endpoint: VersionedEndpoint,
+  ): VersionDecision {
     let gated = route.gated.get(endpoint.id)
     if (gated === undefined) {
       const mode = this.settings.gate === 'reject' ? 'reject' : 'warn'

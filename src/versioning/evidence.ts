@@ -62,7 +62,13 @@ export class GoneAnswers {
     const endpoints = new Set(list.map((a) => a.endpoint))
     if (instances.size < this.rules.minInstances || endpoints.size < this.rules.minEndpoints) return undefined
     this.byVersion.delete(version)
-    return { answers: list.length, instances: [...instances], endpoints: [...endpoints], firstAtMs: list[0]!.atMs, lastAtMs: answer.atMs }
+    return {
+      answers: list.length,
+      instances: [...instances],
+      endpoints: [...endpoints],
+      firstAtMs: list[0]!.atMs,
+      lastAtMs: answer.atMs,
+    }
   }
 
   /** The version's 410s on record now (for /status: a retirement that is being considered). */

@@ -24,7 +24,9 @@ export class VersionLogs {
         today: isoOfDay(table.today),
         calendar: source,
         latest: table.latest?.v.text,
-        deprecated: table.calendar.filter((r) => r.state === 'deprecated').map((r) => `${r.v.text} retires ${isoOfDay(r.retires!)}`),
+        deprecated: table.calendar
+          .filter((r) => r.state === 'deprecated')
+          .map((r) => `${r.v.text} retires ${isoOfDay(r.retires!)}`),
         retired: by('retired'),
         unreleased: by('unreleased'),
         policy: { retired: s.retired, rewriteTo: s.rewriteTo, missing: s.missing, gate: s.gate },
@@ -38,7 +40,8 @@ export class VersionLogs {
     const fields = { version: rec.v.text, was, now: rec.state, today: isoOfDay(today) }
     if (rec.state === 'retired') {
       const ruling = rec.route.ruling
-      const what = ruling.kind === 'reject' ? 'answered 410 by sluice' : `rewritten to ${ruling.decision.upstream ?? '(none)'}`
+      const what =
+        ruling.kind === 'reject' ? 'answered 410 by sluice' : `rewritten to ${ruling.decision.upstream ?? '(none)'}`
       this.log.warn(fields, `API version ${rec.v.text} ${retiredPhrase(rec)}: requests for it are now ${what}`)
     } else {
       this.log.info(fields, `API version ${rec.v.text} is now ${rec.state}`)
@@ -52,16 +55,25 @@ export class VersionLogs {
     if (pin?.retires !== undefined) {
       const days = pin.retires - table.today
       if (days <= 0) {
-        this.log.error({ pin: pin.v.text, retired: isoOfDay(pin.retires) }, `versions.pin ${pin.v.text} is retired; update versions.pin`)
+        this.log.error(
+          { pin: pin.v.text, retired: isoOfDay(pin.retires) },
+          `versions.pin ${pin.v.text} is retired; update versions.pin`,
+        )
       } else if (days <= PIN_WARNING_DAYS) {
-        this.log.warn({ pin: pin.v.text, retires: isoOfDay(pin.retires), days }, `versions.pin ${pin.v.text} retires in ${days} days; update versions.pin`)
+        this.log.warn(
+          { pin: pin.v.text, retires: isoOfDay(pin.retires), days },
+          `versions.pin ${pin.v.text} retires in ${days} days; update versions.pin`,
+        )
       }
     }
     if (s.retired !== 'rewrite' || s.rewriteTo !== 'map') return
     for (const [from, to] of Object.entries(s.rewriteMap)) {
       const target = table.get(to)!
       if (!isAlive(target) && target.state !== 'unknown') {
-        this.log.error({ from, to, state: target.state }, `versions.rewriteMap sends ${from} to ${to}, which is ${target.state}: requests for ${from} are answered 410 once it is retired`)
+        this.log.error(
+          { from, to, state: target.state },
+          `versions.rewriteMap sends ${from} to ${to}, which is ${target.state}: requests for ${from} are answered 410 once it is retired`,
+        )
       }
     }
   }

@@ -49,7 +49,10 @@ export class RequestCell implements Cell {
 
 /** sluice_version_requests_total's cells, one per (version, state); each splits its count by org. */
 export class RequestCounter {
-  private readonly cells = new Map<string, { readonly labels: Readonly<Record<'version' | 'state', string>>; readonly cell: RequestCell }>()
+  private readonly cells = new Map<
+    string,
+    { readonly labels: Readonly<Record<'version' | 'state', string>>; readonly cell: RequestCell }
+  >()
 
   cell(labels: Readonly<Record<'version' | 'state', string>>): RequestCell {
     const key = `${labels.version}\u0000${labels.state}`
@@ -58,7 +61,10 @@ export class RequestCounter {
     return found.cell
   }
 
-  entries(): IterableIterator<{ readonly labels: Readonly<Record<'version' | 'state', string>>; readonly cell: RequestCell }> {
+  entries(): IterableIterator<{
+    readonly labels: Readonly<Record<'version' | 'state', string>>
+    readonly cell: RequestCell
+  }> {
     return this.cells.values()
   }
 }

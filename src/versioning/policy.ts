@@ -51,7 +51,8 @@ export type Ruling<R> =
   | { readonly kind: 'reject'; readonly message: string }
 
 /** A request whose version is older than its endpoint, by `versions.gate`: warned about, or refused. */
-export type GateRuling = { readonly kind: 'warn'; readonly decision: VersionDecision } | { readonly kind: 'reject'; readonly since: string }
+export type GateRuling =
+  { readonly kind: 'warn'; readonly decision: VersionDecision } | { readonly kind: 'reject'; readonly since: string }
 
 export const isAlive = (r: Pick<VersionFacts, 'state'>): boolean => r.state === 'supported' || r.state === 'deprecated'
 
@@ -82,7 +83,11 @@ export function dayFacts(
 }
 
 /** The `Deprecation` date: the calendar's, else the release of the next version, never after the retirement. */
-function deprecationDay(rec: Pick<VersionFacts, 'v' | 'entry'>, retires: Day, calendar: readonly Pick<VersionFacts, 'v' | 'released'>[]): Day {
+function deprecationDay(
+  rec: Pick<VersionFacts, 'v' | 'entry'>,
+  retires: Day,
+  calendar: readonly Pick<VersionFacts, 'v' | 'released'>[],
+): Day {
   if (rec.entry?.deprecated) return dayOfIso(rec.entry.deprecated)
   const successor = calendar.find((r) => compareVersions(r.v, rec.v) > 0 && r.released !== undefined)
   return successor?.released !== undefined ? Math.min(successor.released, retires) : retires
@@ -106,7 +111,8 @@ export class VersionPolicy<R extends VersionFacts> {
   rule(rec: R): Ruling<R> {
     if (rec.state !== 'retired') return this.forward(rec.v.text, rec, 'pass')
     const target = this.settings.retired === 'rewrite' ? this.rewriteTarget(rec) : undefined
-    if (target === undefined) return { kind: 'reject', message: `API version ${rec.v.text} ${retiredPhrase(rec)}; move to ${this.moveTo(rec)}` }
+    if (target === undefined)
+      return { kind: 'reject', message: `API version ${rec.v.text} ${retiredPhrase(rec)}; move to ${this.moveTo(rec)}` }
     const notice = `API version ${rec.v.text} ${retiredPhrase(rec)}; this request was sent as ${target.v.text}`
     return this.forward(rec.v.text, target, 'rewrite', rec, notice)
   }
@@ -117,13 +123,20 @@ export class VersionPolicy<R extends VersionFacts> {
     if (pinText === undefined) {
       return {
         kind: 'forward',
-        decision: Object.freeze({ requested: undefined, upstream: undefined, action: 'pass', responseHeaders: NO_HEADERS, warnings: NO_WARNINGS }),
+        decision: Object.freeze({
+          requested: undefined,
+          upstream: undefined,
+          action: 'pass',
+          responseHeaders: NO_HEADERS,
+          warnings: NO_WARNINGS,
+        }),
         upstream: undefined,
       }
     }
     const pin = this.versions.get(pinText)!
     const header = this.settings.header
-    if (pin.state !== 'retired') return this.forward(undefined, pin, 'pin', undefined, `no ${header} header: sent as ${pin.v.text} (versions.pin)`)
+    if (pin.state !== 'retired')
+      return this.forward(undefined, pin, 'pin', undefined, `no ${header} header: sent as ${pin.v.text} (versions.pin)`)
     const target = this.settings.retired === 'rewrite' ? this.rewriteTarget(pin) : undefined
     if (target === undefined) {
       return {
@@ -146,7 +159,11 @@ export class VersionPolicy<R extends VersionFacts> {
       case 'map': {
         const to = this.settings.rewriteMap[rec.v.text]
         const target = to === undefined ? undefined : this.versions.get(to)
-        return target !== undefined && compareVersions(target.v, rec.v) > 0 && (isAlive(target) || target.state === 'unknown') ? target : undefined
+        return target !== undefined &&
+          compareVersions(target.v, rec.v) > 0 &&
+          (isAlive(target) || target.state === 'unknown')
+          ? target
+          : undefined
       }
     }
   }
@@ -158,13 +175,20 @@ export class VersionPolicy<R extends VersionFacts> {
   /** Where a client should move: only ever to a newer version than it named. */
   private moveTo(rec: R): string {
     const next = this.nextAlive(rec)
-    if (next === undefined) return `a version newer than ${rec.v.text} (the calendar lists none that is supported today)`
+    if (next === undefined)
+      return `a version newer than ${rec.v.text} (the calendar lists none that is supported today)`
     const latest = this.versions.latest!
     return next === latest ? next.v.text : `${next.v.text} or later (the latest is ${latest.v.text})`
   }
 
   /** One decision, frozen: it is shared by every request of the route until the next rebuild. */
-  private forward(requested: string | undefined, upstream: R, action: VersionDecision['action'], rewrittenFrom?: R, notice?: string): Ruling<R> {
+  private forward(
+    requested: string | undefined,
+    upstream: R,
+    action: VersionDecision['action'],
+    rewrittenFrom?: R,
+    notice?: string,
+  ): Ruling<R> {
     const headers: Record<string, string> = {}
     if (action !== 'pass') headers[H.used] = upstream.v.text
     if (notice !== undefined) headers[H.notice] = notice
@@ -193,7 +217,13 @@ export function passDecision(text: string): VersionDecision {
  * `decision` for a request that uses `version` on an endpoint added in `since`: under `gate: reject`
  * it is refused; otherwise the same decision plus a warning header and log note (frozen: routes cache it).
  */
-export function gateRuling(mode: 'warn' | 'reject', decision: VersionDecision, endpointId: string, since: string, version: string): GateRuling {
+export function gateRuling(
+  mode: 'warn' | 'reject',
+  decision: VersionDecision,
+  endpointId: string,
+  since: string,
+  version: string,
+): GateRuling {
   if (mode === 'reject') return { kind: 'reject', since }
   const message = `${endpointId} was added in API version ${since}; this request uses ${version}`
   return {

@@ -30,7 +30,9 @@ export function renderSnapshot(s: VersionsSnapshot): string {
   ].join(' · ')
   const rows: string[][] = [['version', 'released', 'retires', 'state', 'today sluice…']]
   for (const v of s.versions) {
-    const retires = v.retiresOn ? `${v.retiresOn}${v.retirementSource === 'learned' ? ' (learned)' : v.retirementSource === 'settings' ? ' (settings)' : ''}` : '–'
+    const retires = v.retiresOn
+      ? `${v.retiresOn}${v.retirementSource === 'learned' ? ' (learned)' : v.retirementSource === 'settings' ? ' (settings)' : ''}`
+      : '–'
     rows.push([v.version, v.released ?? '–', retires, v.state, doing(v, s.latest)])
   }
   const nh = s.noHeader
@@ -45,9 +47,21 @@ export function renderSnapshot(s: VersionsSnapshot): string {
         ? `sends ${nh.upstream ?? '?'} (pinned)`
         : `forwards it without one (the API uses its latest${s.latest ? `, ${s.latest} by the calendar` : ''})`,
   ])
-  if (s.apiV1) rows.push(['API v1', '', s.apiV1.retired, s.apiV1.isRetired ? 'retired' : 'deprecated', s.apiV1.isRetired ? 'answers /v1 requests 410' : 'retires on that day'])
+  if (s.apiV1)
+    rows.push([
+      'API v1',
+      '',
+      s.apiV1.retired,
+      s.apiV1.isRetired ? 'retired' : 'deprecated',
+      s.apiV1.isRetired ? 'answers /v1 requests 410' : 'retires on that day',
+    ])
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
-  const table = rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : pad(c, widths[i]! + 2))).join('').trimEnd())
+  const table = rows.map((r) =>
+    r
+      .map((c, i) => (i === r.length - 1 ? c : pad(c, widths[i]! + 2)))
+      .join('')
+      .trimEnd(),
+  )
 
   const added = s.versions
     .filter((v) => v.added.length > 0)

@@ -5,7 +5,10 @@ export const VERSION_PATTERN = /^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$/
 const version = z.string().regex(VERSION_PATTERN, 'a version <major>.<minor> such as 2.10')
 const isoDay = z.iso.date('a date YYYY-MM-DD')
 /** zod's own message for a bad record key says only "Invalid key in record". */
-const versionKeys = { error: (issue: { code?: string }) => (issue.code === 'invalid_key' ? 'the key is not a version <major>.<minor> such as 2.10' : undefined) }
+const versionKeys = {
+  error: (issue: { code?: string }) =>
+    issue.code === 'invalid_key' ? 'the key is not a version <major>.<minor> such as 2.10' : undefined,
+}
 
 /** Settings of API version handling (docs/versioning.md). */
 export const versionSettingsSchema = z
@@ -57,7 +60,12 @@ export const versionSettingsSchema = z
   .superRefine((s, ctx) => {
     for (const [from, to] of Object.entries(s.rewriteMap)) {
       if (!VERSION_PATTERN.test(to) || !VERSION_PATTERN.test(from) || compareVersionTexts(to, from) > 0) continue
-      ctx.addIssue({ code: 'custom', path: ['rewriteMap', from], input: to, message: `maps ${from} to ${to}, which is not newer; a rewrite only moves to a newer version` })
+      ctx.addIssue({
+        code: 'custom',
+        path: ['rewriteMap', from],
+        input: to,
+        message: `maps ${from} to ${to}, which is not newer; a rewrite only moves to a newer version`,
+      })
     }
   })
 function compareVersionTexts(a: string, b: string): number {

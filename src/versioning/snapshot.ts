@@ -29,7 +29,13 @@ export function versionsSnapshot({ settings: s, calendar, table, counting, gone 
     today: isoOfDay(table.today),
     header: s.header,
     calendar: calendar.source,
-    policy: { retired: s.retired, rewriteTo: s.rewriteTo, missing: s.missing, ...(s.pin ? { pin: s.pin } : {}), gate: s.gate },
+    policy: {
+      retired: s.retired,
+      rewriteTo: s.rewriteTo,
+      missing: s.missing,
+      ...(s.pin ? { pin: s.pin } : {}),
+      gate: s.gate,
+    },
     ...(table.latest ? { latest: table.latest.v.text } : {}),
     versions: recs.map((r) => stateOf(r, table.today, requestsOf(r.v.text), gone.count(r.v.text))),
     noHeader: {
@@ -44,13 +50,16 @@ export function versionsSnapshot({ settings: s, calendar, table, counting, gone 
 
 function stateOf(r: VersionRecord, today: number, requests: number, recent410s: number): VersionState {
   const ruling = r.route.ruling
-  const source = r.retires === undefined ? undefined : r.retires === r.learnedOn ? 'learned' : (r.entry?.retiredBy ?? 'calendar')
+  const source =
+    r.retires === undefined ? undefined : r.retires === r.learnedOn ? 'learned' : (r.entry?.retiredBy ?? 'calendar')
   return {
     version: r.v.text,
     state: r.state,
     inCalendar: r.entry !== undefined,
     ...(r.entry?.released ? { released: r.entry.released } : {}),
-    ...(r.retires !== undefined ? { retiresOn: isoOfDay(r.retires), retirementSource: source, daysUntilRetirement: r.retires - today } : {}),
+    ...(r.retires !== undefined
+      ? { retiresOn: isoOfDay(r.retires), retirementSource: source, daysUntilRetirement: r.retires - today }
+      : {}),
     ...(r.deprecation !== undefined ? { deprecation: isoOfDay(r.deprecation) } : {}),
     action: ruling.kind === 'reject' ? 'reject' : ruling.decision.action === 'rewrite' ? 'rewrite' : 'pass',
     ...(ruling.kind === 'forward' && ruling.decision.upstream ? { upstream: ruling.decision.upstream } : {}),

@@ -85,7 +85,11 @@ export interface VersionsSnapshot {
   /** ascending: every calendar version, plus unknown versions seen */
   readonly versions: readonly VersionState[]
   /** requests without the header */
-  readonly noHeader: { readonly action: 'pass' | 'pin' | 'reject'; readonly upstream?: string; readonly requests: number }
+  readonly noHeader: {
+    readonly action: 'pass' | 'pin' | 'reject'
+    readonly upstream?: string
+    readonly requests: number
+  }
   /** requests with a malformed header (answered 400) */
   readonly malformed: number
   readonly apiV1?: { readonly retired: string; readonly isRetired: boolean }
@@ -132,7 +136,11 @@ export interface Versioning {
    * Decides how a request's version is handled, or throws its local answer (docs/versioning.md,
    * "What happens to a request"); `instance` is for the `org` label. Allocates nothing on the common path.
    */
-  decide(headerValue: string | readonly string[] | undefined, endpoint: VersionedEndpoint, instance?: string): VersionDecision
+  decide(
+    headerValue: string | readonly string[] | undefined,
+    endpoint: VersionedEndpoint,
+    instance?: string,
+  ): VersionDecision
   /** The upstream answered `status` to a request sent with `decision`: 410s may teach a retirement, a 2xx clears them. */
   observeUpstream(decision: VersionDecision, status: number, source: UpstreamSource): void
   /** Throws ApiV1RetiredError (410) when the calendar says API v1 is retired today. */

@@ -7,7 +7,15 @@ import type { Cell } from './metrics.js'
 import type { RouteCounts, VersionCounting } from './counting.js'
 import { dayOfIso, type Day } from './days.js'
 import type { Evidence } from './evidence.js'
-import { dayFacts, isAlive, VersionPolicy, type GateRuling, type Ruling, type VersionFacts, type VersionsToday } from './policy.js'
+import {
+  dayFacts,
+  isAlive,
+  VersionPolicy,
+  type GateRuling,
+  type Ruling,
+  type VersionFacts,
+  type VersionsToday,
+} from './policy.js'
 import type { VersionSettings } from './settings.js'
 import type { VersionStateName } from './types.js'
 import { parseVersion, type Version } from './version.js'
@@ -78,7 +86,11 @@ export class VersionTable implements VersionsToday<VersionRecord> {
     this.apiV1RetiresOn = calendar.apiV1 === undefined ? undefined : dayOfIso(calendar.apiV1.retired)
     this.calendar = calendar.versions.map((entry) => this.add(parseVersion(entry.version)!, entry))
     // Versions named by the settings get records too, so that routes can point at them.
-    const named = [...Object.keys(settings.rewriteMap), ...Object.values(settings.rewriteMap), ...(settings.pin ? [settings.pin] : [])]
+    const named = [
+      ...Object.keys(settings.rewriteMap),
+      ...Object.values(settings.rewriteMap),
+      ...(settings.pin ? [settings.pin] : []),
+    ]
     for (const text of named) if (!this.byText.has(text)) this.add(parseVersion(text)!, undefined)
   }
 

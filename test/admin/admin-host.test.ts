@@ -28,21 +28,46 @@ const refusal = (host: string): unknown => [
 ]
 
 describe('the admin port under a DNS name it does not know', () => {
-  it.each(['/status', '/metrics', '/', '/status.html', '/nothing-here'])('without a token, %s under a rebinding name: 403 in the error shape', async (path) => {
-    for (const host of ['attacker.example:9090', 'attacker.example', 'x.sluice-admin.example.org', '127.0.0.1.nip.io', 'localhost.attacker.example']) {
-      const answer = await send(open.adminUrl, path, { headers: { host } })
-      expect({ host, status: answer.status, type: answer.headers['content-type'], body: answer.json() }).toEqual({
-        host,
-        status: 403,
-        type: 'application/json; charset=utf-8',
-        body: refusal(host),
-      })
-    }
-  })
+  it.each(['/status', '/metrics', '/', '/status.html', '/nothing-here'])(
+    'without a token, %s under a rebinding name: 403 in the error shape',
+    async (path) => {
+      for (const host of [
+        'attacker.example:9090',
+        'attacker.example',
+        'x.sluice-admin.example.org',
+        '127.0.0.1.nip.io',
+        'localhost.attacker.example',
+      ]) {
+        const answer = await send(open.adminUrl, path, { headers: { host } })
+        expect({ host, status: answer.status, type: answer.headers['content-type'], body: answer.json() }).toEqual({
+          host,
+          status: 403,
+          type: 'application/json; charset=utf-8',
+          body: refusal(host),
+        })
+      }
+    },
+  )
 
   it('without a token, IP addresses (what probes and Prometheus send), localhost and the listed names are answered', async () => {
-    for (const host of ['10.42.0.17:9090', '10.42.0.17', '127.0.0.1', '[fd00::17]:9090', '[::1]', 'localhost:9090', 'LOCALHOST', 'status.localhost', 'sluice-admin.example.org', 'Sluice-Admin.Example.ORG.:443']) {
-      for (const path of ['/status', '/metrics']) expect({ host, path, status: (await send(open.adminUrl, path, { headers: { host } })).status }).toEqual({ host, path, status: 200 })
+    for (const host of [
+      '10.42.0.17:9090',
+      '10.42.0.17',
+      '127.0.0.1',
+      '[fd00::17]:9090',
+      '[::1]',
+      'localhost:9090',
+      'LOCALHOST',
+      'status.localhost',
+      'sluice-admin.example.org',
+      'Sluice-Admin.Example.ORG.:443',
+    ]) {
+      for (const path of ['/status', '/metrics'])
+        expect({ host, path, status: (await send(open.adminUrl, path, { headers: { host } })).status }).toEqual({
+          host,
+          path,
+          status: 200,
+        })
     }
   })
 
@@ -55,7 +80,9 @@ describe('the admin port under a DNS name it does not know', () => {
 
   it('with a token, the token decides, whatever the name', async () => {
     const host = 'attacker.example:9090'
-    expect((await send(guarded.adminUrl, '/status', { headers: { host, authorization: `Bearer ${TOKEN}` } })).status).toBe(200)
+    expect(
+      (await send(guarded.adminUrl, '/status', { headers: { host, authorization: `Bearer ${TOKEN}` } })).status,
+    ).toBe(200)
     const without = await send(guarded.adminUrl, '/status', { headers: { host } })
     expect(without.status).toBe(401)
     expect(without.json<[{ code: string }]>()[0].code).toBe('SLUICE_ADMIN_UNAUTHORIZED')

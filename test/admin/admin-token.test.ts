@@ -24,11 +24,14 @@ describe('the admin token', () => {
     for (const path of ['/status', '/', '/status.html', '/metrics']) {
       const refused = await get(path)
       expect(refused.status).toBe(401)
-      expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="sluice admin", Basic realm="sluice admin", charset="UTF-8"')
+      expect(refused.headers.get('www-authenticate')).toBe(
+        'Bearer realm="sluice admin", Basic realm="sluice admin", charset="UTF-8"',
+      )
       expect(await refused.json()).toEqual([
         {
           code: 'SLUICE_ADMIN_UNAUTHORIZED',
-          message: 'This admin path needs the admin token: Authorization: Bearer <adminToken> (or Basic with the token as the password)',
+          message:
+            'This admin path needs the admin token: Authorization: Bearer <adminToken> (or Basic with the token as the password)',
         },
       ])
       expect((await get(path, `Bearer ${TOKEN}x`)).status).toBe(401)

@@ -35,7 +35,9 @@ describe('the health port', () => {
     for (const path of ['/metrics', '/status', '/', '/status.html']) {
       const refused = await fetch(health + path)
       expect(refused.status, path).toBe(404)
-      expect(await refused.json(), path).toEqual([{ code: 'SLUICE_NOT_FOUND', message: `There is no ${path}; there are /healthz, /readyz` }])
+      expect(await refused.json(), path).toEqual([
+        { code: 'SLUICE_NOT_FOUND', message: `There is no ${path}; there are /healthz, /readyz` },
+      ])
       expect((await fetch(proxy.adminUrl + path)).status, path).toBe(200)
     }
     await proxy.close()
@@ -46,15 +48,22 @@ describe('the health port', () => {
   it('asks for the admin token on the probes only with adminTokenHealth, as the admin port does', async () => {
     proxy = await startProxy({ healthPort: 0, healthHost: '127.0.0.1', adminToken: TOKEN, adminTokenHealth: true })
     expect((await fetch(`${healthUrl(proxy)}/readyz`)).status).toBe(401)
-    expect((await fetch(`${healthUrl(proxy)}/readyz`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200)
-    expect((await fetch(`${healthUrl(proxy)}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(404)
+    expect((await fetch(`${healthUrl(proxy)}/readyz`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(
+      200,
+    )
+    expect((await fetch(`${healthUrl(proxy)}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(
+      404,
+    )
   })
 
   it('a port in use stops the start with one line naming healthHost and healthPort', async () => {
     const taken = createServer()
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
     const port = (taken.address() as AddressInfo).port
-    const settings = loadSettings({}, { host: '127.0.0.1', adminHost: '127.0.0.1', port: 0, adminPort: 0, healthHost: '127.0.0.1', healthPort: port })
+    const settings = loadSettings(
+      {},
+      { host: '127.0.0.1', adminHost: '127.0.0.1', port: 0, adminPort: 0, healthHost: '127.0.0.1', healthPort: port },
+    )
     const app = await buildApp(settings, {})
     try {
       const failure = await app.listen().then(

@@ -17,10 +17,17 @@ describe('fallback closed, Redis never reached since start', () => {
   it('answers /readyz 503 while it refuses every request', async () => {
     const sim = await withSim()
     const url = redis.url.replace('redis://', 'redis://:wrong-password@')
-    const proxy = await startProxy({ upstream: sim.apiUrl, redis: { url, fallback: 'closed', keyPrefix: uniquePrefix('wrong-pass') } })
+    const proxy = await startProxy({
+      upstream: sim.apiUrl,
+      redis: { url, fallback: 'closed', keyPrefix: uniquePrefix('wrong-pass') },
+    })
     try {
       expect(proxy.app.limiter.mode()).toBe('closed')
-      const answer = await send(proxy.url, '/v2/accounts/search', { method: 'POST', headers: { authorization: basicAuth('org1') }, body: '{}' })
+      const answer = await send(proxy.url, '/v2/accounts/search', {
+        method: 'POST',
+        headers: { authorization: basicAuth('org1') },
+        body: '{}',
+      })
       expect(answer.status).toBe(503)
       const ready = await fetch(`${proxy.adminUrl}/readyz`)
       expect(ready.status).toBe(503)

@@ -3,7 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startProxy, type RunningProxy, type StatusKey } from '../support/proxy.js'
 import { basicAuth, startSim, type Sim } from '../support/sim.js'
 import { parsePromText, valueOf } from '../metrics/prom-text.js'
-import { hasChromium, launchChromium, nextRender, readField, readKeys, waitFor, type PageKey } from './status-page-support.js'
+import {
+  hasChromium,
+  launchChromium,
+  nextRender,
+  readField,
+  readKeys,
+  waitFor,
+  type PageKey,
+} from './status-page-support.js'
 import { needs } from '../support/tools.js'
 
 interface Status {
@@ -26,7 +34,9 @@ const EXPECTED = {
 }
 
 const stable = (s: Status) =>
-  Object.fromEntries(s.keys.map((k) => [`${k.instance}|${k.endpoint}`, { inFlight: k.inFlight, limit: k.limit, queued: k.queued }]))
+  Object.fromEntries(
+    s.keys.map((k) => [`${k.instance}|${k.endpoint}`, { inFlight: k.inFlight, limit: k.limit, queued: k.queued }]),
+  )
 
 describe.skipIf(!hasChromium)(`the status page over the real proxy, while traffic queues ${needs('chromium')}`, () => {
   let sim: Sim
@@ -66,7 +76,12 @@ describe.skipIf(!hasChromium)(`the status page over the real proxy, while traffi
     const deadline = Date.now() + 15_000
     for (;;) {
       const s = stable(await status())
-      if (Object.keys(EXPECTED).every((k) => JSON.stringify(s[k]) === JSON.stringify(EXPECTED[k as keyof typeof EXPECTED]))) break
+      if (
+        Object.keys(EXPECTED).every(
+          (k) => JSON.stringify(s[k]) === JSON.stringify(EXPECTED[k as keyof typeof EXPECTED]),
+        )
+      )
+        break
       if (Date.now() > deadline) throw new Error(`traffic did not queue as planned: ${JSON.stringify(s)}`)
       await new Promise((r) => setTimeout(r, 20))
     }
@@ -87,7 +102,11 @@ describe.skipIf(!hasChromium)(`the status page over the real proxy, while traffi
     for (const k of after.keys) {
       const id = `${k.instance}|${k.endpoint}`
       const row = byKey.get(id)!
-      expect({ inFlight: row.inFlight, limit: row.limit, queued: row.queued }, id).toEqual({ inFlight: k.inFlight, limit: k.limit, queued: k.queued })
+      expect({ inFlight: row.inFlight, limit: row.limit, queued: row.queued }, id).toEqual({
+        inFlight: k.inFlight,
+        limit: k.limit,
+        queued: k.queued,
+      })
       const old = before.keys.find((b) => b.instance === k.instance && b.endpoint === k.endpoint)!
       expect(row.oldestWaitMs, id).toBeGreaterThanOrEqual(old.oldestWaitMs)
       expect(row.oldestWaitMs, id).toBeLessThanOrEqual(k.oldestWaitMs)
@@ -110,10 +129,15 @@ describe.skipIf(!hasChromium)(`the status page over the real proxy, while traffi
 
     // Clients hang up: the queued leave at once, the permits stay held while the upstream still works.
     clients.abort()
-    await waitFor(page, `[...document.querySelectorAll('#keys [data-field=queued]')].every((td) => td.getAttribute('data-value') === '0')`)
+    await waitFor(
+      page,
+      `[...document.querySelectorAll('#keys [data-field=queued]')].every((td) => td.getAttribute('data-value') === '0')`,
+    )
     const left = await status()
     const rows = await readKeys(page)
-    expect(rows.map((r) => [r.key, r.inFlight, r.queued]).sort()).toEqual(left.keys.map((k) => [`${k.instance}|${k.endpoint}`, k.inFlight, k.queued]).sort())
+    expect(rows.map((r) => [r.key, r.inFlight, r.queued]).sort()).toEqual(
+      left.keys.map((k) => [`${k.instance}|${k.endpoint}`, k.inFlight, k.queued]).sort(),
+    )
     expect(rows.reduce((n, r) => n + r.inFlight, 0)).toBe(7)
     // every client hung up before its answer: all 12 are counted client_aborted (the 7 upstream too,
     // though their permits stay held until the upstream answers)
@@ -121,7 +145,9 @@ describe.skipIf(!hasChromium)(`the status page over the real proxy, while traffi
     let aborted = 0
     while (aborted < 12 && Date.now() < until) {
       const m = parsePromText(await (await fetch(`${proxy.adminUrl}/metrics`)).text())
-      aborted = m.filter((x) => x.name === 'sluice_requests_total' && x.labels.outcome === 'client_aborted').reduce((n, x) => n + x.value, 0)
+      aborted = m
+        .filter((x) => x.name === 'sluice_requests_total' && x.labels.outcome === 'client_aborted')
+        .reduce((n, x) => n + x.value, 0)
       if (aborted < 12) await new Promise((r) => setTimeout(r, 50))
     }
     expect(aborted).toBe(12)

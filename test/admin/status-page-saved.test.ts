@@ -1,6 +1,13 @@
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { hasChromium, launchChromium, nextRender, readField, servePage, type PageServer } from './status-page-support.js'
+import {
+  hasChromium,
+  launchChromium,
+  nextRender,
+  readField,
+  servePage,
+  type PageServer,
+} from './status-page-support.js'
 import { needs } from '../support/tools.js'
 
 // /status with the reuse section as the admin server answers it; one instance name tries to be markup.

@@ -1,6 +1,15 @@
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { hasChromium, launchChromium, nextRender, readField, readKeys, servePage, waitFor, type PageServer } from './status-page-support.js'
+import {
+  hasChromium,
+  launchChromium,
+  nextRender,
+  readField,
+  readKeys,
+  servePage,
+  waitFor,
+  type PageServer,
+} from './status-page-support.js'
 import { needs } from '../support/tools.js'
 
 // A status document as the admin server answers it, with an instance name that tries to be markup.
@@ -35,7 +44,15 @@ const fixture = () => ({
         { app: 'web', held: 1, queued: 1 },
       ],
     },
-    { instance: 'org1', endpoint: 'GET /accounts/{id}/contacts', limit: 5, inFlight: 3, queued: 0, oldestWaitMs: 0, learned: { value: 5.43, ceiling: 50 } },
+    {
+      instance: 'org1',
+      endpoint: 'GET /accounts/{id}/contacts',
+      limit: 5,
+      inFlight: 3,
+      queued: 0,
+      oldestWaitMs: 0,
+      learned: { value: 5.43, ceiling: 50 },
+    },
     {
       instance: XSS,
       endpoint: 'GET /donations/{id}',
@@ -103,8 +120,14 @@ describe.skipIf(!hasChromium)(`the status page in headless Chromium (a fixed /st
     }
     // a learned limit is marked as such, with its value on hover; the others are plain numbers (README "Learned limits")
     const limitCell = (key: string): Promise<string[]> =>
-      page.evaluate<string[]>(`(() => { const c = document.querySelector('tr[data-key="${key}"] [data-field=limit]'); return [c.textContent, c.getAttribute('data-learned'), c.getAttribute('title')] })()`)
-    expect(await limitCell('org1|GET /accounts/{id}/contacts')).toEqual(['5 learned', '5.43', 'learned from the answers of the API: 5.43, never above 50'])
+      page.evaluate<string[]>(
+        `(() => { const c = document.querySelector('tr[data-key="${key}"] [data-field=limit]'); return [c.textContent, c.getAttribute('data-learned'), c.getAttribute('title')] })()`,
+      )
+    expect(await limitCell('org1|GET /accounts/{id}/contacts')).toEqual([
+      '5 learned',
+      '5.43',
+      'learned from the answers of the API: 5.43, never above 50',
+    ])
     expect(await limitCell('org1|POST /accounts/search')).toEqual(['1', null, null])
     // the bar is in flight against the limit
     expect(keys.find((k) => k.key === 'org1|GET /accounts/{id}/contacts')!.barWidth).toBe('60%')
@@ -118,7 +141,9 @@ describe.skipIf(!hasChromium)(`the status page in headless Chromium (a fixed /st
     expect(await readField(page, 'keyCount')).toBe('3')
     expect(await readField(page, 'connection')).toBe('live')
 
-    const versions = await page.evaluate<string[][]>(`[...document.querySelectorAll('#versions tr[data-version]')].map((tr) => [
+    const versions = await page.evaluate<
+      string[][]
+    >(`[...document.querySelectorAll('#versions tr[data-version]')].map((tr) => [
       tr.getAttribute('data-version'), tr.querySelector('[data-field=state]').textContent,
       tr.querySelector('[data-field=retiresOn]').textContent, tr.querySelector('[data-field=requests]').textContent])`)
     expect(versions).toEqual([
@@ -128,7 +153,9 @@ describe.skipIf(!hasChromium)(`the status page in headless Chromium (a fixed /st
     expect(await page.evaluate(`document.querySelector('[data-detail=redis]').textContent`)).toBe('{"state":"ready"}')
 
     // each app's share of a key, holding apps first; nothing for a key whose status has no `apps`
-    const apps = await page.evaluate<Record<string, string[][]>>(`Object.fromEntries([...document.querySelectorAll('#keys tr[data-key]')].map((tr) => [
+    const apps = await page.evaluate<
+      Record<string, string[][]>
+    >(`Object.fromEntries([...document.querySelectorAll('#keys tr[data-key]')].map((tr) => [
       tr.getAttribute('data-key'),
       [...tr.querySelectorAll('[data-field=apps] [data-app]')].map((a) => [a.getAttribute('data-app'), a.getAttribute('data-held'), a.getAttribute('data-queued'), a.textContent, a.getAttribute('title')])]))`)
     expect(apps['org1|POST /accounts/search']).toEqual([
@@ -138,8 +165,16 @@ describe.skipIf(!hasChromium)(`the status page in headless Chromium (a fixed /st
     expect(apps['org1|GET /accounts/{id}/contacts']).toEqual([])
     // the busiest six, holding first, then a count of the rest; a name that looks like markup is text
     expect(apps[`${XSS}|GET /donations/{id}`]!.map((a) => a[0])).toEqual([APP_XSS, 'a2', 'a1', 'a3', 'a4', 'a5'])
-    expect(await page.evaluate(`document.querySelector('tr[data-key="org1|POST /accounts/search"]') !== null && [...document.querySelectorAll('#keys tr[data-key]')].find((tr) => tr.getAttribute('data-key').endsWith('|GET /donations/{id}')).querySelector('.app.more').textContent`)).toBe('+2 more')
-    expect(await page.evaluate(`document.querySelector('tr[data-key="org1|GET /accounts/{id}/contacts"] [data-field=apps]').textContent`)).toBe('')
+    expect(
+      await page.evaluate(
+        `document.querySelector('tr[data-key="org1|POST /accounts/search"]') !== null && [...document.querySelectorAll('#keys tr[data-key]')].find((tr) => tr.getAttribute('data-key').endsWith('|GET /donations/{id}')).querySelector('.app.more').textContent`,
+      ),
+    ).toBe('+2 more')
+    expect(
+      await page.evaluate(
+        `document.querySelector('tr[data-key="org1|GET /accounts/{id}/contacts"] [data-field=apps]').textContent`,
+      ),
+    ).toBe('')
 
     // the instance name was shown as text, never run as markup; and the CSP let the page's own script run
     expect(await page.evaluate('window.__pwned')).toBeUndefined()
@@ -163,7 +198,9 @@ describe.skipIf(!hasChromium)(`the status page in headless Chromium (a fixed /st
 
     // the filter hides rows without changing the data behind them
     await page.fill('#filter', 'orders')
-    expect(await page.evaluate(`[...document.querySelectorAll('#keys tr[data-key]')].filter((tr) => !tr.hidden).length`)).toBe(1)
+    expect(
+      await page.evaluate(`[...document.querySelectorAll('#keys tr[data-key]')].filter((tr) => !tr.hidden).length`),
+    ).toBe(1)
     await page.fill('#filter', '')
 
     status = { code: 503, body: '{}' }

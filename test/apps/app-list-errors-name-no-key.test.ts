@@ -24,7 +24,14 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 function start(env: Record<string, string>): { status: number | null; stderr: string } {
   const run = spawnSync(process.execPath, [MAIN_JS], {
-    env: { PATH: process.env.PATH ?? '', SLUICE_HOST: '127.0.0.1', SLUICE_ADMIN_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_ADMIN_PORT: '0', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      SLUICE_HOST: '127.0.0.1',
+      SLUICE_ADMIN_HOST: '127.0.0.1',
+      SLUICE_PORT: '0',
+      SLUICE_ADMIN_PORT: '0',
+      ...env,
+    },
     encoding: 'utf8',
     timeout: 15_000,
   })
@@ -68,27 +75,42 @@ describe('errors about the app list name no key', () => {
   })
 
   it('apps.list in its env var, and a token pasted under apps itself', () => {
-    const env = start({ SLUICE_APPS_ENABLED: 'true', SLUICE_APPS_LIST: JSON.stringify({ [TOKEN]: { tokens: [], orgs: ['1001'] } }) })
+    const env = start({
+      SLUICE_APPS_ENABLED: 'true',
+      SLUICE_APPS_LIST: JSON.stringify({ [TOKEN]: { tokens: [], orgs: ['1001'] } }),
+    })
     expect(env.status).toBe(78)
-    expect(env.stderr).toBe('sluice: invalid setting: apps.list.#1.tokens (env SLUICE_APPS_LIST): Too small: expected array to have >=1 items; got "***"\n')
+    expect(env.stderr).toBe(
+      'sluice: invalid setting: apps.list.#1.tokens (env SLUICE_APPS_LIST): Too small: expected array to have >=1 items; got "***"\n',
+    )
     const settings = file('misplaced.yaml', `apps:\n  enabeld: true\n  ${TOKEN}: {}\n`)
     const misplaced = start({ SLUICE_CONFIG: settings })
     expect(misplaced.status).toBe(78)
-    expect(misplaced.stderr).toBe(`sluice: invalid setting: unknown settings in apps: enabeld, #2 (file ${settings}, key apps.enabeld, apps.#2)\n`)
+    expect(misplaced.stderr).toBe(
+      `sluice: invalid setting: unknown settings in apps: enabeld, #2 (file ${settings}, key apps.enabeld, apps.#2)\n`,
+    )
   })
 
   it('apps.file at start', () => {
-    const apps = file('apps.yaml', `web:\n  tokens: ["${HASH}"]\n  orgs: ["1001"]\n${TOKEN}:\n  tokens: ["${TOKEN}"]\n  orgs: ["1001"]\n  ${TOKEN}: 1\n`)
+    const apps = file(
+      'apps.yaml',
+      `web:\n  tokens: ["${HASH}"]\n  orgs: ["1001"]\n${TOKEN}:\n  tokens: ["${TOKEN}"]\n  orgs: ["1001"]\n  ${TOKEN}: 1\n`,
+    )
     const run = start({ SLUICE_APPS_ENABLED: 'true', SLUICE_APPS_FILE: apps })
     expect(run.status).toBe(78)
-    expect(run.stderr).toBe(`sluice: apps.file (SLUICE_APPS_FILE): ${apps}: #2.tokens.0: ${TOKEN_HASH_MESSAGE}; #2: unknown setting #3\n`)
+    expect(run.stderr).toBe(
+      `sluice: apps.file (SLUICE_APPS_FILE): ${apps}: #2.tokens.0: ${TOKEN_HASH_MESSAGE}; #2: unknown setting #3\n`,
+    )
   })
 
   it('apps.file re-read: the warning names the place, and the apps loaded before stay', async () => {
     const apps = file('reloaded.yaml', `web:\n  tokens: ["${HASH}"]\n  orgs: ["1001"]\n`)
     const proxy = await startProxy({ apps: { enabled: true, file: apps, reloadIntervalMs: 3_600_000 } })
     try {
-      writeFileSync(apps, `web:\n  tokens: ["${HASH}"]\n  orgs: ["1001"]\n${TOKEN}:\n  tokens: ["${HASH}"]\n  orgs: []\n`)
+      writeFileSync(
+        apps,
+        `web:\n  tokens: ["${HASH}"]\n  orgs: ["1001"]\n${TOKEN}:\n  tokens: ["${HASH}"]\n  orgs: []\n`,
+      )
       proxy.app.apps.reload()
       const warnings = proxy.logs.filter((l) => l.level === 40)
       expect(warnings).toHaveLength(1)

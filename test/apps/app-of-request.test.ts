@@ -34,7 +34,10 @@ describe('the app of a request, app identity off', () => {
 
     const metrics = await (await fetch(proxy.adminUrl + '/metrics')).text()
     const count = (app: string): number => {
-      const m = new RegExp(`^sluice_app_requests_total\\{app="${app}",code="200",outcome="forwarded"\\} (\\d+)$`, 'm').exec(metrics)
+      const m = new RegExp(
+        `^sluice_app_requests_total\\{app="${app}",code="200",outcome="forwarded"\\} (\\d+)$`,
+        'm',
+      ).exec(metrics)
       return m === null ? 0 : Number(m[1])
     }
     // metrics.maxApps = 2: the first two apps have series of their own, the rest are _other

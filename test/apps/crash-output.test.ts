@@ -20,18 +20,32 @@ const KEY_1001 = 'crash-test-api-key-1001-d93c'
 const KEY_1002 = 'crash-test-api-key-1002-a7e4'
 const SECRETS = [TOKEN, KEY_1001, KEY_1002]
 
-const BASE_ENV = { PATH: process.env.PATH ?? '', SLUICE_HOST: '127.0.0.1', SLUICE_ADMIN_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_ADMIN_PORT: '0' }
+const BASE_ENV = {
+  PATH: process.env.PATH ?? '',
+  SLUICE_HOST: '127.0.0.1',
+  SLUICE_ADMIN_HOST: '127.0.0.1',
+  SLUICE_PORT: '0',
+  SLUICE_ADMIN_PORT: '0',
+}
 
 function expectNoSecret(output: string, where: string): void {
   for (const secret of SECRETS) {
-    for (const form of [secret, Buffer.from(secret).toString('base64'), ...['1001', '1002'].map((org) => basicAuth(org, secret).slice(6))]) {
+    for (const form of [
+      secret,
+      Buffer.from(secret).toString('base64'),
+      ...['1001', '1002'].map((org) => basicAuth(org, secret).slice(6)),
+    ]) {
       expect(output.includes(form), `${where} holds a secret (${form.slice(0, 12)}…)`).toBe(false)
     }
   }
 }
 
 function start(env: Record<string, string>, args: string[] = []): { status: number | null; output: string } {
-  const run = spawnSync(process.execPath, [...args, MAIN_JS], { env: { ...BASE_ENV, ...env }, encoding: 'utf8', timeout: 15_000 })
+  const run = spawnSync(process.execPath, [...args, MAIN_JS], {
+    env: { ...BASE_ENV, ...env },
+    encoding: 'utf8',
+    timeout: 15_000,
+  })
   return { status: run.status, output: run.stdout + run.stderr }
 }
 
@@ -64,7 +78,10 @@ const holdingKeys = (): Record<string, string> => ({
 
 describe('a refused start prints no token or key', () => {
   it('a plain-text token where its hash belongs, in an env var that does not parse', () => {
-    const run = start({ SLUICE_APPS_ENABLED: 'true', SLUICE_APPS_LIST: `{"web":{"tokens":["${TOKEN}"],"orgs":["1001"]` })
+    const run = start({
+      SLUICE_APPS_ENABLED: 'true',
+      SLUICE_APPS_LIST: `{"web":{"tokens":["${TOKEN}"],"orgs":["1001"]`,
+    })
     expect(run.status).toBe(78)
     expect(run.output).toContain('sluice: invalid setting: apps.list (env SLUICE_APPS_LIST)')
     expectNoSecret(run.output, 'the refused start')
@@ -75,7 +92,9 @@ describe('a refused start prints no token or key', () => {
     writeFileSync(file, `apps:\n  enabled: true\n  list:\n    web:\n      tokens: ["${TOKEN}"]\n      orgs: ["1001"]\n`)
     const run = start({ SLUICE_CONFIG: file })
     expect(run.status).toBe(78)
-    expect(run.output).toContain(`sluice: invalid setting: apps.list.#1.tokens.0 (file ${file}, key apps.list.#1.tokens.0): a token hash`)
+    expect(run.output).toContain(
+      `sluice: invalid setting: apps.list.#1.tokens.0 (file ${file}, key apps.list.#1.tokens.0): a token hash`,
+    )
     expectNoSecret(run.output, 'the refused start')
   })
 
@@ -110,14 +129,19 @@ describe('a crash prints no key', () => {
 })
 `,
     )
-    const child = spawn(process.execPath, ['--import', preload, MAIN_JS], { env: { ...BASE_ENV, ...holdingKeys(), SLUICE_UPSTREAM: sim.apiUrl }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, ['--import', preload, MAIN_JS], {
+      env: { ...BASE_ENV, ...holdingKeys(), SLUICE_UPSTREAM: sim.apiUrl },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let output = ''
     child.stdout.on('data', (d: Buffer) => (output += d.toString()))
     child.stderr.on('data', (d: Buffer) => (output += d.toString()))
     const exited = once(child, 'exit') as Promise<[number | null]>
     try {
       await until(() => output.includes('"sluice listening"'), 'sluice listening', 15_000)
-      const proxyUrl = (JSON.parse(output.split('\n').find((l) => l.includes('"sluice listening"'))!) as { proxyUrl: string }).proxyUrl
+      const proxyUrl = (
+        JSON.parse(output.split('\n').find((l) => l.includes('"sluice listening"'))!) as { proxyUrl: string }
+      ).proxyUrl
       // the key is in use: one request injected with it
       const answer = await send(proxyUrl, '/v2/accounts/42', { headers: { authorization: basicAuth('1001', TOKEN) } })
       expect(answer.status).toBe(200)
@@ -129,7 +153,11 @@ describe('a crash prints no key', () => {
     }
     const crash = output.split('\n').find((l) => l.includes('sluice crashed'))
     expect(crash, output).toBeDefined()
-    expect(JSON.parse(crash!)).toMatchObject({ level: 60, msg: 'sluice crashed: an exception nothing caught', err: { type: 'Error' } })
+    expect(JSON.parse(crash!)).toMatchObject({
+      level: 60,
+      msg: 'sluice crashed: an exception nothing caught',
+      err: { type: 'Error' },
+    })
     expectNoSecret(output, 'the crash output')
   })
 })
@@ -147,17 +175,26 @@ describe('upstream failures while sluice holds the key', () => {
     closedPort = (probe.address() as { port: number }).port
     await new Promise<void>((resolve) => probe.close(() => resolve()))
 
-    proxy = await spawnProxy({ ...holdingKeys(), SLUICE_UPSTREAM: `http://127.0.0.1:${closedPort}/v2`, SLUICE_LOG_LEVEL: 'trace' })
+    proxy = await spawnProxy({
+      ...holdingKeys(),
+      SLUICE_UPSTREAM: `http://127.0.0.1:${closedPort}/v2`,
+      SLUICE_LOG_LEVEL: 'trace',
+    })
     const refused = await send(proxy.url, '/v2/accounts/42', { headers: { authorization: basicAuth('1001', TOKEN) } })
     expect(refused.status).toBe(502)
     await proxy.stop()
 
     proxy = await spawnProxy({ ...holdingKeys(), SLUICE_UPSTREAM: sim.apiUrl, SLUICE_LOG_LEVEL: 'trace' })
-    const dropped = await send(proxy.url, '/v2/accounts/42', { headers: { authorization: basicAuth('1002', TOKEN), 'x-sim-destroy': '1' } })
+    const dropped = await send(proxy.url, '/v2/accounts/42', {
+      headers: { authorization: basicAuth('1002', TOKEN), 'x-sim-destroy': '1' },
+    })
     expect(dropped.status).toBe(502)
     await until(() => proxy.output().includes('"msg":"request"'), 'the access line')
 
-    expectNoSecret(refused.text + JSON.stringify(refused.headers) + dropped.text + JSON.stringify(dropped.headers), 'the error answers')
+    expectNoSecret(
+      refused.text + JSON.stringify(refused.headers) + dropped.text + JSON.stringify(dropped.headers),
+      'the error answers',
+    )
     expectNoSecret(proxy.output(), 'the log')
   })
 })

@@ -32,7 +32,8 @@ afterAll(async () => {
   await sim?.close()
 })
 
-const ask = (method: string, token: string) => send(proxy.url, '/v2/accounts/42', { method, headers: { authorization: basicAuth('1001', token) } })
+const ask = (method: string, token: string) =>
+  send(proxy.url, '/v2/accounts/42', { method, headers: { authorization: basicAuth('1001', token) } })
 
 describe('a GET grant', () => {
   it('allows HEAD', async () => {
@@ -46,7 +47,9 @@ describe('a GET grant', () => {
     expect((await ask('HEAD', HEADER)).status).toBe(200)
     const get = await ask('GET', HEADER)
     expect(get.status).toBe(403)
-    expect(get.json()).toEqual([{ code: 'SLUICE_APP_ENDPOINT_FORBIDDEN', message: 'The app header may not use GET /accounts/{id}' }])
+    expect(get.json()).toEqual([
+      { code: 'SLUICE_APP_ENDPOINT_FORBIDDEN', message: 'The app header may not use GET /accounts/{id}' },
+    ])
     const head = await ask('HEAD', SEARCHER)
     expect(head.status).toBe(403)
   })

@@ -44,16 +44,26 @@ let keysDir: string
 /** what the client received, for the leak check */
 const bodies: string[] = []
 
-async function get(path: string, headers: Record<string, string>, method = 'GET'): Promise<{ status: number; body: unknown; text: string; headers: Record<string, unknown> }> {
+async function get(
+  path: string,
+  headers: Record<string, string>,
+  method = 'GET',
+): Promise<{ status: number; body: unknown; text: string; headers: Record<string, unknown> }> {
   const answer = await send(proxy.url, path, { method, headers })
   // every answer's headers; the bodies of sluice's own answers (the sim's echo of what it received is the upstream's)
   bodies.push(JSON.stringify(answer.headers))
   if (answer.status !== 200) bodies.push(answer.text)
-  return { status: answer.status, body: answer.text.startsWith('[') || answer.text.startsWith('{') ? answer.json() : answer.text, text: answer.text, headers: answer.headers }
+  return {
+    status: answer.status,
+    body: answer.text.startsWith('[') || answer.text.startsWith('{') ? answer.json() : answer.text,
+    text: answer.text,
+    headers: answer.headers,
+  }
 }
 
 /** what the sim received as Authorization (it echoes the request's headers) */
-const upstreamAuth = (answer: { body: unknown }): unknown => (answer.body as { headers: Record<string, unknown> }).headers.authorization
+const upstreamAuth = (answer: { body: unknown }): unknown =>
+  (answer.body as { headers: Record<string, unknown> }).headers.authorization
 
 beforeAll(async () => {
   sim = await startSim({ latencyMs: 0 })
@@ -100,9 +110,17 @@ describe('app identity and credential injection', () => {
 
   it('401 for an unknown token and for none', async () => {
     const unauthenticated = [
-      { code: 'SLUICE_APP_UNAUTHENTICATED', message: 'sluice requires an app token: send it as the Basic-auth password (orgId:token) or in the app token header' },
+      {
+        code: 'SLUICE_APP_UNAUTHENTICATED',
+        message:
+          'sluice requires an app token: send it as the Basic-auth password (orgId:token) or in the app token header',
+      },
     ]
-    const attempts: Record<string, string>[] = [{ authorization: basicAuth('1001', 'not-a-token') }, {}, { 'x-sluice-app-token': 'nope', 'x-sluice-instance': '1001' }]
+    const attempts: Record<string, string>[] = [
+      { authorization: basicAuth('1001', 'not-a-token') },
+      {},
+      { 'x-sluice-app-token': 'nope', 'x-sluice-instance': '1001' },
+    ]
     for (const headers of attempts) {
       const answer = await get('/v2/accounts/42', headers)
       expect(answer.status).toBe(401)
@@ -113,28 +131,48 @@ describe('app identity and credential injection', () => {
   it('403 for an organisation and an endpoint the app may not use, and for an org sluice holds no key for', async () => {
     const org = await get('/v2/accounts/42', { authorization: basicAuth('1002', TOKEN_A) })
     expect(org.status).toBe(403)
-    expect(org.body).toEqual([{ code: 'SLUICE_APP_ORG_FORBIDDEN', message: 'The app web may not use organisation 1002' }])
-    const endpoint = await get('/v2/accounts', { authorization: basicAuth('1001', TOKEN_A), 'content-type': 'application/json' }, 'POST')
+    expect(org.body).toEqual([
+      { code: 'SLUICE_APP_ORG_FORBIDDEN', message: 'The app web may not use organisation 1002' },
+    ])
+    const endpoint = await get(
+      '/v2/accounts',
+      { authorization: basicAuth('1001', TOKEN_A), 'content-type': 'application/json' },
+      'POST',
+    )
     expect(endpoint.status).toBe(403)
-    expect(endpoint.body).toEqual([{ code: 'SLUICE_APP_ENDPOINT_FORBIDDEN', message: 'The app web may not use POST /accounts' }])
+    expect(endpoint.body).toEqual([
+      { code: 'SLUICE_APP_ENDPOINT_FORBIDDEN', message: 'The app web may not use POST /accounts' },
+    ])
     // allowed by endpoint id
-    const search = await get('/v2/accounts/search', { authorization: basicAuth('1001', TOKEN_A), 'content-type': 'application/json' }, 'POST')
+    const search = await get(
+      '/v2/accounts/search',
+      { authorization: basicAuth('1001', TOKEN_A), 'content-type': 'application/json' },
+      'POST',
+    )
     expect(search.status).toBe(200)
     const noKey = await get('/v2/accounts/42', { authorization: basicAuth('1003', TOKEN_BATCH) })
     expect(noKey.status).toBe(403)
-    expect(noKey.body).toEqual([{ code: 'SLUICE_NO_API_KEY', message: 'sluice holds no API key for organisation 1003' }])
+    expect(noKey.body).toEqual([
+      { code: 'SLUICE_NO_API_KEY', message: 'sluice holds no API key for organisation 1003' },
+    ])
   })
 
   it('rotation without restart: old and new token both valid, then the old one removed; a new key', async () => {
     writeFileSync(appsFile, appsYaml([tokenHash(TOKEN_A), tokenHash(TOKEN_B)]))
     proxy.child.kill('SIGHUP')
-    await until(async () => (await get('/v2/accounts/42', { authorization: basicAuth('1001', TOKEN_B) })).status === 200, 'the new token accepted')
+    await until(
+      async () => (await get('/v2/accounts/42', { authorization: basicAuth('1001', TOKEN_B) })).status === 200,
+      'the new token accepted',
+    )
     expect((await get('/v2/accounts/42', { authorization: basicAuth('1001', TOKEN_A) })).status).toBe(200)
 
     writeFileSync(appsFile, appsYaml([tokenHash(TOKEN_B)]))
     writeFileSync(join(keysDir, '1001'), KEY_1001_NEXT)
     proxy.child.kill('SIGHUP')
-    await until(async () => (await get('/v2/accounts/42', { authorization: basicAuth('1001', TOKEN_A) })).status === 401, 'the old token refused')
+    await until(
+      async () => (await get('/v2/accounts/42', { authorization: basicAuth('1001', TOKEN_A) })).status === 401,
+      'the old token refused',
+    )
     const answer = await get('/v2/accounts/42', { authorization: basicAuth('1001', TOKEN_B) })
     expect(answer.status).toBe(200)
     expect(upstreamAuth(answer)).toBe(basicAuth('1001', KEY_1001_NEXT))
@@ -148,7 +186,10 @@ describe('app identity and credential injection', () => {
 
   it('the access line names the app', async () => {
     await until(() => proxy.output().includes('"app":"web"'), 'an access line with app web')
-    const line = proxy.output().split('\n').find((l) => l.includes('"msg":"request"') && l.includes('"app":"batch"'))
+    const line = proxy
+      .output()
+      .split('\n')
+      .find((l) => l.includes('"msg":"request"') && l.includes('"app":"batch"'))
     expect(line).toBeDefined()
   })
 
@@ -173,19 +214,29 @@ describe('app identity and credential injection', () => {
     const places = { logs: proxy.output(), metrics, status, redis: stored.join('\n'), answers: ownAnswers.join('\n') }
     for (const [place, text] of Object.entries(places)) {
       for (const secret of SECRETS) {
-        for (const form of [secret, Buffer.from(secret).toString('base64'), basicAuth('1001', secret).slice(6), basicAuth('1002', secret).slice(6)]) {
+        for (const form of [
+          secret,
+          Buffer.from(secret).toString('base64'),
+          basicAuth('1001', secret).slice(6),
+          basicAuth('1002', secret).slice(6),
+        ]) {
           expect(text.includes(form), `${place} holds a secret`).toBe(false)
         }
       }
     }
     // label values may hold braces (an endpoint template): skip quoted values whole
-    expect(metrics).toMatch(/sluice_requests_total\{(?:"[^"]*"|[^}"])*code="401"(?:"[^"]*"|[^}"])*outcome="unauthenticated"/)
+    expect(metrics).toMatch(
+      /sluice_requests_total\{(?:"[^"]*"|[^}"])*code="401"(?:"[^"]*"|[^}"])*outcome="unauthenticated"/,
+    )
     expect(metrics).toMatch(/sluice_requests_total\{(?:"[^"]*"|[^}"])*code="403"(?:"[^"]*"|[^}"])*outcome="forbidden"/)
     // per app: a 401 names no app; a 403 is the refused app's (web's lists, batch's org without a key)
     expect(metrics).toMatch(/^sluice_app_requests_total\{app="_unknown",code="401",outcome="unauthenticated"\} [1-9]/m)
     expect(metrics).toMatch(/^sluice_app_requests_total\{app="web",code="403",outcome="forbidden"\} 2$/m)
     expect(metrics).toMatch(/^sluice_app_requests_total\{app="batch",code="403",outcome="forbidden"\} 1$/m)
-    const refused = proxy.output().split('\n').filter((l) => l.includes('"msg":"request"') && l.includes('"status":403'))
+    const refused = proxy
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('"msg":"request"') && l.includes('"status":403'))
     expect(refused.length).toBeGreaterThan(0)
     for (const line of refused) expect(line).toMatch(/"app":"(web|batch)"/)
   })

@@ -11,7 +11,13 @@ import { tokenHash } from '../support/apps.js'
 // "What a client's values can reach"). Through the real proxy, its captured log, /metrics and /status.
 
 const TOKEN = 'tok-Zq8w3N1vR7pL2xK9mB4c'
-const UNAUTHENTICATED = [{ code: 'SLUICE_APP_UNAUTHENTICATED', message: 'sluice requires an app token: send it as the Basic-auth password (orgId:token) or in the app token header' }]
+const UNAUTHENTICATED = [
+  {
+    code: 'SLUICE_APP_UNAUTHENTICATED',
+    message:
+      'sluice requires an app token: send it as the Basic-auth password (orgId:token) or in the app token header',
+  },
+]
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 let sim: Sim
@@ -45,7 +51,12 @@ describe('a token where sluice records a name', () => {
     const answer = await get({ authorization: basicAuth(TOKEN, '1001') })
     expect(answer.status).toBe(401)
     expect(answer.json()).toEqual(UNAUTHENTICATED)
-    expect(lineOf(answer)).toMatchObject({ instance: '-', status: 401, outcome: 'unauthenticated', endpoint: 'GET /accounts/{id}' })
+    expect(lineOf(answer)).toMatchObject({
+      instance: '-',
+      status: 401,
+      outcome: 'unauthenticated',
+      endpoint: 'GET /accounts/{id}',
+    })
   })
 
   it('in x-sluice-instance: a 401 without a known token, a 403 for a known app that may not use it; neither names it', async () => {
@@ -55,7 +66,9 @@ describe('a token where sluice records a name', () => {
     const known = await get({ 'x-sluice-instance': TOKEN, 'x-sluice-app-token': TOKEN })
     expect(known.status).toBe(403)
     // the answer names what the client sent (it is the client's own); the record does not
-    expect(known.json()).toEqual([{ code: 'SLUICE_APP_ORG_FORBIDDEN', message: `The app web may not use organisation ${TOKEN}` }])
+    expect(known.json()).toEqual([
+      { code: 'SLUICE_APP_ORG_FORBIDDEN', message: `The app web may not use organisation ${TOKEN}` },
+    ])
     expect(lineOf(known)).toMatchObject({ instance: '-', app: 'web', status: 403, outcome: 'forbidden' })
   })
 
@@ -65,7 +78,9 @@ describe('a token where sluice records a name', () => {
     const passed = await get({ 'x-request-id': TOKEN, authorization: basicAuth('1001', TOKEN) })
     expect(passed.status).toBe(200)
     for (const answer of [refused, passed]) expect(answer.headers['x-request-id']).toMatch(UUID)
-    expect(passed.json<{ headers: Record<string, unknown> }>().headers['x-request-id']).toBe(passed.headers['x-request-id'])
+    expect(passed.json<{ headers: Record<string, unknown> }>().headers['x-request-id']).toBe(
+      passed.headers['x-request-id'],
+    )
     expect(lineOf(passed)).toMatchObject({ instance: '1001', app: 'web', status: 200 })
   })
 
@@ -87,10 +102,13 @@ describe('a token where sluice records a name', () => {
     expect(logs).toContain('"instance":"1001"')
     expect(metrics).toContain('org="1001"')
     for (const [place, text] of Object.entries({ logs, metrics, status })) {
-      for (const form of [TOKEN, TOKEN.slice(0, 12), Buffer.from(TOKEN).toString('base64').slice(0, 16)]) expect(text.includes(form), `${place} holds the token`).toBe(false)
+      for (const form of [TOKEN, TOKEN.slice(0, 12), Buffer.from(TOKEN).toString('base64').slice(0, 16)])
+        expect(text.includes(form), `${place} holds the token`).toBe(false)
     }
     const s = parsePromText(metrics)
-    expect(valueOf(s, 'sluice_requests_total', { code: '401', outcome: 'unauthenticated', org: '_unauthenticated' })).toBe(4)
+    expect(
+      valueOf(s, 'sluice_requests_total', { code: '401', outcome: 'unauthenticated', org: '_unauthenticated' }),
+    ).toBe(4)
     expect(valueOf(s, 'sluice_requests_total', { code: '403', outcome: 'forbidden', org: '_unauthenticated' })).toBe(1)
     expect(valueOf(s, 'sluice_requests_total', { code: '200', outcome: 'forwarded', org: '1001' })).toBe(2)
   })

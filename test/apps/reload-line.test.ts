@@ -9,10 +9,21 @@ import { spawnProxy, type ProxyProcess } from '../support/process.js'
 // Each SIGHUP re-read is one line with the counts and what changed: app names and organisation
 // ids, never a token or a key (docs/apps.md, "Keys that apps never hold"; docs/observability.md).
 
-const TOKENS = { web: 'reload-web-1f0c', batch: 'reload-batch-77ad', reports: 'reload-reports-3e9b', webNext: 'reload-web-next-0a2c' }
-const KEYS = { k1001: 'reload-key-1001-aa01', k1001next: 'reload-key-1001-next-bb02', k1002: 'reload-key-1002-cc03', k1003: 'reload-key-1003-dd04' }
+const TOKENS = {
+  web: 'reload-web-1f0c',
+  batch: 'reload-batch-77ad',
+  reports: 'reload-reports-3e9b',
+  webNext: 'reload-web-next-0a2c',
+}
+const KEYS = {
+  k1001: 'reload-key-1001-aa01',
+  k1001next: 'reload-key-1001-next-bb02',
+  k1002: 'reload-key-1002-cc03',
+  k1003: 'reload-key-1003-dd04',
+}
 
-const app = (name: string, tokens: string[]): string => `${name}:\n  tokens: [${tokens.map((t) => `"${tokenHash(t)}"`).join(', ')}]\n  orgs: ["*"]\n`
+const app = (name: string, tokens: string[]): string =>
+  `${name}:\n  tokens: [${tokens.map((t) => `"${tokenHash(t)}"`).join(', ')}]\n  orgs: ["*"]\n`
 
 let dir: string
 let appsFile: string
@@ -56,7 +67,11 @@ async function hangUp(): Promise<Record<string, unknown>> {
   proxy.child.kill('SIGHUP')
   await until(() => reloadLines().length > before, 'the re-read line')
   const { level, msg, time, pid, hostname, ...fields } = reloadLines()[before]!
-  expect({ level, msg, others: reloadLines().length - before }).toEqual({ level: 30, msg: 'app tokens and API keys re-read', others: 1 })
+  expect({ level, msg, others: reloadLines().length - before }).toEqual({
+    level: 30,
+    msg: 'app tokens and API keys re-read',
+    others: 1,
+  })
   expect([typeof time, typeof pid, typeof hostname]).toEqual(['number', 'number', 'string'])
   return fields
 }
@@ -102,11 +117,22 @@ describe('the SIGHUP re-read line', () => {
 
   it('names the file it could not re-read, and keeps what was loaded', async () => {
     writeFileSync(appsFile, 'web: [not, an, app\n')
-    expect(await hangUp()).toMatchObject({ apps: 2, appsAdded: [], appsRemoved: [], appsChanged: [], notReread: ['apps.file'] })
+    expect(await hangUp()).toMatchObject({
+      apps: 2,
+      appsAdded: [],
+      appsRemoved: [],
+      appsChanged: [],
+      notReread: ['apps.file'],
+    })
   })
 
   it('holds no token, token hash or key', () => {
     const out = proxy.output()
-    for (const secret of [...Object.values(TOKENS), ...Object.values(KEYS), ...Object.values(TOKENS).map((t) => tokenHash(t).slice(7))]) expect(out).not.toContain(secret)
+    for (const secret of [
+      ...Object.values(TOKENS),
+      ...Object.values(KEYS),
+      ...Object.values(TOKENS).map((t) => tokenHash(t).slice(7)),
+    ])
+      expect(out).not.toContain(secret)
   })
 })

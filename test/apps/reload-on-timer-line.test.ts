@@ -19,7 +19,10 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sluice-reload-timer-'))
   appsFile = join(dir, 'apps.yaml')
   writeFileSync(appsFile, app('web'))
-  proxy = await startProxy({ upstream: 'http://127.0.0.1:9/v2', apps: { enabled: true, file: appsFile, reloadIntervalMs: 100 } })
+  proxy = await startProxy({
+    upstream: 'http://127.0.0.1:9/v2',
+    apps: { enabled: true, file: appsFile, reloadIntervalMs: 100 },
+  })
 })
 
 afterAll(async () => {
@@ -27,15 +30,23 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-describe('the timer\'s re-read of the app list', () => {
+describe("the timer's re-read of the app list", () => {
   it('one line naming the app added, none for the re-reads that found the same', async () => {
     writeFileSync(appsFile, app('web') + app('reports'))
-    const reread = (): Record<string, unknown>[] => proxy.logs.filter((l) => l.msg === 'app tokens and API keys re-read')
+    const reread = (): Record<string, unknown>[] =>
+      proxy.logs.filter((l) => l.msg === 'app tokens and API keys re-read')
     await until(() => reread().length > 0, 'the re-read line')
     // several more re-reads of the same file
     const since = Date.now()
     await until(() => Date.now() - since > 500, 'a few more timer periods')
     expect(reread()).toHaveLength(1)
-    expect(reread()[0]).toMatchObject({ trigger: 'timer', apps: 2, appsAdded: ['reports'], appsRemoved: [], appsChanged: [], notReread: [] })
+    expect(reread()[0]).toMatchObject({
+      trigger: 'timer',
+      apps: 2,
+      appsAdded: ['reports'],
+      appsRemoved: [],
+      appsChanged: [],
+      notReread: [],
+    })
   })
 })

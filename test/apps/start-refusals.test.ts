@@ -10,7 +10,14 @@ import { MAIN_JS } from '../support/process.js'
 
 function start(env: Record<string, string>): { status: number | null; stderr: string } {
   const run = spawnSync(process.execPath, [MAIN_JS], {
-    env: { PATH: process.env.PATH ?? '', SLUICE_HOST: '127.0.0.1', SLUICE_ADMIN_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_ADMIN_PORT: '0', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      SLUICE_HOST: '127.0.0.1',
+      SLUICE_ADMIN_HOST: '127.0.0.1',
+      SLUICE_PORT: '0',
+      SLUICE_ADMIN_PORT: '0',
+      ...env,
+    },
     encoding: 'utf8',
     timeout: 15_000,
   })
@@ -21,7 +28,9 @@ describe('start-up refusals of app identity and injection', () => {
   it('injection on with app identity off', () => {
     const run = start({ SLUICE_CREDENTIALS_INJECT: 'true', SLUICE_ORG_KEY_1001: 'never-printed-key-77' })
     expect(run.status).toBe(78)
-    expect(run.stderr.trim()).toBe('sluice: invalid setting: credentials.inject (env SLUICE_CREDENTIALS_INJECT): needs apps.enabled (SLUICE_APPS_ENABLED) on: without app identity anyone could use the keys; got true')
+    expect(run.stderr.trim()).toBe(
+      'sluice: invalid setting: credentials.inject (env SLUICE_CREDENTIALS_INJECT): needs apps.enabled (SLUICE_APPS_ENABLED) on: without app identity anyone could use the keys; got true',
+    )
     expect(run.stderr).not.toContain('never-printed-key-77')
   })
 

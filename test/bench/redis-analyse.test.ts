@@ -7,8 +7,14 @@ describe('bench/redis analyse', () => {
     // limit 1, two processes: p0 holds 0–20, p1 gets it at 21 (handoff 1 ms), p1 releases at 41 and
     // takes it straight back at 41.5 (a regrant, no handoff), then p0 gets it at 63.5 (handoff 2 ms)
     const holds: [number, number][][] = [
-      [[0, 20], [63.5, 83.5]],
-      [[21, 41], [41.5, 61.5]],
+      [
+        [0, 20],
+        [63.5, 83.5],
+      ],
+      [
+        [21, 41],
+        [41.5, 61.5],
+      ],
     ]
     const f = analyse(holds, 1)
     expect(f.requests).toBe(4)

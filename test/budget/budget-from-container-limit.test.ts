@@ -12,9 +12,13 @@ describe('the memory budget: from the setting, else from the container limit (cg
   it('reads cgroup v2 memory.max, then v1 memory.limit_in_bytes; no limit is none', () => {
     expect(containerMemoryLimit(files({ '/sys/fs/cgroup/memory.max': '536870912\n' }))).toBe(512 * MiB)
     expect(containerMemoryLimit(files({ '/sys/fs/cgroup/memory.max': 'max\n' }))).toBeUndefined()
-    expect(containerMemoryLimit(files({ '/sys/fs/cgroup/memory/memory.limit_in_bytes': '268435456\n' }))).toBe(256 * MiB)
+    expect(containerMemoryLimit(files({ '/sys/fs/cgroup/memory/memory.limit_in_bytes': '268435456\n' }))).toBe(
+      256 * MiB,
+    )
     // cgroup v1 without a limit: the largest page-aligned 64-bit value
-    expect(containerMemoryLimit(files({ '/sys/fs/cgroup/memory/memory.limit_in_bytes': '9223372036854771712\n' }))).toBeUndefined()
+    expect(
+      containerMemoryLimit(files({ '/sys/fs/cgroup/memory/memory.limit_in_bytes': '9223372036854771712\n' })),
+    ).toBeUndefined()
     expect(containerMemoryLimit(files({}))).toBeUndefined()
   })
 

@@ -53,7 +53,10 @@ describe('bad paths are refused with their own code', () => {
   })
 
   it('accepts dots that are not whole segments', () => {
-    expect(catalog.match('GET', '/customObjects/a..b')).toMatchObject({ ok: true, endpoint: { id: 'GET /customObjects/{idOrApiAlias}' } })
+    expect(catalog.match('GET', '/customObjects/a..b')).toMatchObject({
+      ok: true,
+      endpoint: { id: 'GET /customObjects/{idOrApiAlias}' },
+    })
     expect(catalog.match('GET', '/customObjects/...')).toMatchObject({ ok: true, path: '/customObjects/...' })
   })
 })

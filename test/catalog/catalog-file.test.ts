@@ -15,9 +15,19 @@ const options = { defaultLimit: 5, overrides: {} }
 
 describe('loading a catalog file', () => {
   it('loads a valid file', () => {
-    const catalog = loadCatalog(file(`endpoints:\n  - { method: GET, path: '/things/{id}', limit: 5, since: '2.10' }\n`), options)
+    const catalog = loadCatalog(
+      file(`endpoints:\n  - { method: GET, path: '/things/{id}', limit: 5, since: '2.10' }\n`),
+      options,
+    )
     expect(catalog.endpoints).toEqual([
-      { id: 'GET /things/{id}', method: 'GET', template: '/things/{id}', limit: 5, limitSource: 'published', since: '2.10' },
+      {
+        id: 'GET /things/{id}',
+        method: 'GET',
+        template: '/things/{id}',
+        limit: 5,
+        limitSource: 'published',
+        since: '2.10',
+      },
     ])
   })
 
@@ -36,7 +46,9 @@ describe('loading a catalog file', () => {
   })
 
   it('refuses a missing file with its name', () => {
-    expect(() => loadCatalog(join(dir, 'missing.yaml'), options)).toThrow(/cannot read the endpoint catalog .*missing\.yaml/)
+    expect(() => loadCatalog(join(dir, 'missing.yaml'), options)).toThrow(
+      /cannot read the endpoint catalog .*missing\.yaml/,
+    )
   })
 
   it('refuses entries that would match the same paths', () => {

@@ -28,7 +28,10 @@ function pageRows(): PageRow[] {
     const note = /endpoint named ([A-Z]+) (\/\S+) .*its limit is not listed/.exec(line)
     if (note) rows.push({ section, method: note[1]!, path: note[2]!, limit: null })
     if (!line.startsWith('|')) continue
-    const cells = line.split('|').slice(1, -1).map((c) => c.trim())
+    const cells = line
+      .split('|')
+      .slice(1, -1)
+      .map((c) => c.trim())
     if (cells[0] === 'Method' || /^-+$/.test(cells[0]!)) continue
     const [methods, path, limitCell] = cells
     expect(methods, line).toMatch(/^[A-Z]+(?:, [A-Z]+)*$/)
@@ -41,7 +44,8 @@ function pageRows(): PageRow[] {
   return rows
 }
 
-const key = (r: { method: string; path: string; limit: number | null }): string => `${r.method} ${r.path} limit=${r.limit}`
+const key = (r: { method: string; path: string; limit: number | null }): string =>
+  `${r.method} ${r.path} limit=${r.limit}`
 
 describe('config/endpoints.yaml against docs/api/limits-and-versions.md', () => {
   const rows = pageRows()
@@ -50,9 +54,19 @@ describe('config/endpoints.yaml against docs/api/limits-and-versions.md', () => 
   it('the page parser sees every table of §4.1–4.11 and the /pledgepayments note', () => {
     const sections = new Set(rows.map((r) => r.section))
     expect([...sections]).toEqual(['4.1', '4.2', '4.3', '4.4', '4.5', '4.6', '4.7', '4.8', '4.9', '4.10', '4.11'])
-    expect(rows.find((r) => r.path === '/pledgepayments')).toEqual({ section: '4.3', method: 'POST', path: '/pledgepayments', limit: null })
+    expect(rows.find((r) => r.path === '/pledgepayments')).toEqual({
+      section: '4.3',
+      method: 'POST',
+      path: '/pledgepayments',
+      limit: null,
+    })
     // multi-method rows expand: "GET, PUT, PATCH, DELETE | /opportunities/{id}"
-    expect(rows.filter((r) => r.path === '/opportunities/{id}').map((r) => r.method)).toEqual(['GET', 'PUT', 'PATCH', 'DELETE'])
+    expect(rows.filter((r) => r.path === '/opportunities/{id}').map((r) => r.method)).toEqual([
+      'GET',
+      'PUT',
+      'PATCH',
+      'DELETE',
+    ])
   })
 
   it('holds exactly the page rows, with their limits', () => {

@@ -9,11 +9,23 @@ describe('limits.overrides', () => {
       defaultLimit: 5,
       overrides: { 'POST /accounts/search': 2, 'GET /accounts/{id}/memberships': 9 },
     })
-    expect(catalog.match('POST', '/accounts/search')).toMatchObject({ ok: true, endpoint: { limit: 2, limitSource: 'override' } })
-    expect(catalog.match('GET', '/accounts/1/memberships')).toMatchObject({ ok: true, endpoint: { limit: 9, limitSource: 'override' } })
+    expect(catalog.match('POST', '/accounts/search')).toMatchObject({
+      ok: true,
+      endpoint: { limit: 2, limitSource: 'override' },
+    })
+    expect(catalog.match('GET', '/accounts/1/memberships')).toMatchObject({
+      ok: true,
+      endpoint: { limit: 9, limitSource: 'override' },
+    })
     // the others keep theirs
-    expect(catalog.match('POST', '/donations/search')).toMatchObject({ ok: true, endpoint: { limit: 1, limitSource: 'published' } })
-    expect(catalog.match('GET', '/groups/list')).toMatchObject({ ok: true, endpoint: { limit: 5, limitSource: 'unlisted' } })
+    expect(catalog.match('POST', '/donations/search')).toMatchObject({
+      ok: true,
+      endpoint: { limit: 1, limitSource: 'published' },
+    })
+    expect(catalog.match('GET', '/groups/list')).toMatchObject({
+      ok: true,
+      endpoint: { limit: 5, limitSource: 'unlisted' },
+    })
   })
 
   it('apply to an unknown path by its collapsed template', () => {
@@ -22,7 +34,10 @@ describe('limits.overrides', () => {
       ok: true,
       endpoint: { id: 'GET /reports/{id}/export', limit: 2, limitSource: 'override' },
     })
-    expect(catalog.match('GET', '/reports/42/other')).toMatchObject({ ok: true, endpoint: { limit: 5, limitSource: 'unknown' } })
+    expect(catalog.match('GET', '/reports/42/other')).toMatchObject({
+      ok: true,
+      endpoint: { limit: 5, limitSource: 'unknown' },
+    })
   })
 
   it.each([
@@ -54,6 +69,8 @@ describe('limits.overrides', () => {
     expect(() => compileCatalog(entries, { defaultLimit: 5, overrides: { 'POST /accounts/search': 0 } })).toThrow(
       /limits\.overrides "POST \/accounts\/search" must be a whole number ≥ 1, got 0/,
     )
-    expect(() => loadCatalog(DEFAULT_CATALOG_FILE, { defaultLimit: 0, overrides: {} })).toThrow(/limits\.default must be a whole number ≥ 1/)
+    expect(() => loadCatalog(DEFAULT_CATALOG_FILE, { defaultLimit: 0, overrides: {} })).toThrow(
+      /limits\.default must be a whole number ≥ 1/,
+    )
   })
 })

@@ -9,8 +9,41 @@ import { DEFAULT_CATALOG_FILE, loadCatalog, normalisePath } from '../../src/cata
 const catalog = loadCatalog(DEFAULT_CATALOG_FILE, { defaultLimit: 5, overrides: {} })
 
 // Characters that matter to the normaliser, mixed with plain ones.
-const PIECES = ['/', '//', '.', '..', '%', '%2e', '%2E', '%2f', '%5C', '%41', '%7e', '%c3%a9', '%zz', ';', ';x', '\\', '\x00', '\x7f', 'é', 'K', 'ſ', 'a', 'Z', '1', '-', '~', '_', '?']
-const pathChars = fc.oneof(fc.constantFrom(...PIECES), fc.string({ maxLength: 3 }), fc.string({ unit: 'binary', maxLength: 2 }))
+const PIECES = [
+  '/',
+  '//',
+  '.',
+  '..',
+  '%',
+  '%2e',
+  '%2E',
+  '%2f',
+  '%5C',
+  '%41',
+  '%7e',
+  '%c3%a9',
+  '%zz',
+  ';',
+  ';x',
+  '\\',
+  '\x00',
+  '\x7f',
+  'é',
+  'K',
+  'ſ',
+  'a',
+  'Z',
+  '1',
+  '-',
+  '~',
+  '_',
+  '?',
+]
+const pathChars = fc.oneof(
+  fc.constantFrom(...PIECES),
+  fc.string({ maxLength: 3 }),
+  fc.string({ unit: 'binary', maxLength: 2 }),
+)
 const rawPath = fc.array(pathChars, { maxLength: 24 }).map((parts) => '/' + parts.join(''))
 
 const HEX2 = /%[0-9A-F]{2}/g
@@ -35,7 +68,11 @@ describe('normalisePath: properties over arbitrary paths', () => {
         for (const segment of result.segments) {
           expect(segment).not.toBe('')
           expect(segment.split(';')[0]).not.toMatch(/^\.{1,2}$/)
-          expect([...segment].some((ch) => ch === '/' || ch === '\\' || ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f)).toBe(false)
+          expect(
+            [...segment].some(
+              (ch) => ch === '/' || ch === '\\' || ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f,
+            ),
+          ).toBe(false)
           // only what RFC 3986 allows in a path segment (§3.3): no `#`, space, `"<>[]^`{|}` or non-ASCII
           expect(segment).toMatch(/^([A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-F]{2})+$/)
           // every % starts an upper-case escape, and no unreserved character stays escaped
@@ -53,7 +90,12 @@ describe('normalisePath: properties over arbitrary paths', () => {
         const first = normalisePath(raw)
         if (!first.ok) return
         const again = normalisePath('/' + first.segments.join('/'))
-        expect(again).toEqual({ ok: true, segments: first.segments, keys: first.keys, changed: first.segments.length === 0 })
+        expect(again).toEqual({
+          ok: true,
+          segments: first.segments,
+          keys: first.keys,
+          changed: first.segments.length === 0,
+        })
       }),
       { numRuns: 5_000 },
     )
@@ -69,15 +111,21 @@ const concretePath = fc
 const encodeUnreserved = (s: string, at: number): string => {
   const i = at % Math.max(1, s.length)
   const c = s[i]
-  return c !== undefined && /[A-Za-z0-9]/.test(c) ? s.slice(0, i) + '%' + c.charCodeAt(0).toString(16) + s.slice(i + 1) : s
+  return c !== undefined && /[A-Za-z0-9]/.test(c)
+    ? s.slice(0, i) + '%' + c.charCodeAt(0).toString(16) + s.slice(i + 1)
+    : s
 }
 
 describe('catalog.match: properties', () => {
   it('never throws, whatever the method and path', () => {
     fc.assert(
-      fc.property(fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE'), rawPath, (method, raw) => {
-        catalog.match(method, raw)
-      }),
+      fc.property(
+        fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE'),
+        rawPath,
+        (method, raw) => {
+          catalog.match(method, raw)
+        },
+      ),
       { numRuns: 5_000 },
     )
   })
@@ -91,7 +139,11 @@ describe('catalog.match: properties', () => {
         if (!plain.ok) return
         let variant = encodeUnreserved(path, at)
         if (doubled) variant = variant.replace('/', '//') + '/'
-        if (upper) variant = variant.split('/').map((s, i) => (i === 1 ? s.toUpperCase() : s)).join('/')
+        if (upper)
+          variant = variant
+            .split('/')
+            .map((s, i) => (i === 1 ? s.toUpperCase() : s))
+            .join('/')
         const matched = catalog.match(method, variant)
         expect(matched.ok && matched.endpoint.id).toBe(plain.endpoint.id)
       }),

@@ -19,13 +19,23 @@ describe('no variant of a path escapes its endpoint', () => {
   ])('POST %s → POST /accounts/search (limit 1), forwarded as %s', (raw, canonical) => {
     expect(catalog.match('POST', raw)).toEqual({
       ok: true,
-      endpoint: { id: 'POST /accounts/search', method: 'POST', template: '/accounts/search', limit: 1, limitSource: 'published' },
+      endpoint: {
+        id: 'POST /accounts/search',
+        method: 'POST',
+        template: '/accounts/search',
+        limit: 1,
+        limitSource: 'published',
+      },
       path: canonical,
     })
   })
 
   it('folds non-ASCII letters as a case-insensitive router would (KELVIN SIGN is k)', () => {
-    expect(catalog.match('POST', '/accounts/lin%E2%84%AA')).toMatchObject({ ok: true, endpoint: { id: 'POST /accounts/link' }, path: '/accounts/link' })
+    expect(catalog.match('POST', '/accounts/lin%E2%84%AA')).toMatchObject({
+      ok: true,
+      endpoint: { id: 'POST /accounts/link' },
+      path: '/accounts/link',
+    })
   })
 
   it('keeps parameter segments as given, decoding only unreserved escapes', () => {
@@ -40,7 +50,11 @@ describe('no variant of a path escapes its endpoint', () => {
     ]
     for (const [raw, canonical] of cases) {
       const result = catalog.match('GET', raw)
-      expect(result, raw).toMatchObject({ ok: true, endpoint: { id: 'GET /customObjects/{idOrApiAlias}' }, path: canonical })
+      expect(result, raw).toMatchObject({
+        ok: true,
+        endpoint: { id: 'GET /customObjects/{idOrApiAlias}' },
+        path: canonical,
+      })
     }
   })
 

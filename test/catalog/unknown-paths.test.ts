@@ -53,7 +53,8 @@ describe('paths not in the catalog', () => {
   })
 
   it('keeps working past the cache size (ids stay stable)', () => {
-    for (let i = 0; i < 3000; i++) catalog.match('GET', `/word${'x'.repeat(i % 50)}/${String.fromCharCode(97 + (i % 26))}`)
+    for (let i = 0; i < 3000; i++)
+      catalog.match('GET', `/word${'x'.repeat(i % 50)}/${String.fromCharCode(97 + (i % 26))}`)
     expect(idOf('GET', '/foo/9')).toBe('GET /foo/{id}')
   })
 })

@@ -22,13 +22,26 @@ describe('npm run demo', () => {
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
     try {
-      await until(() => stdout.includes('Both stay up until Ctrl-C') || child.exitCode !== null, 'the demo to be up', 30_000)
+      await until(
+        () => stdout.includes('Both stay up until Ctrl-C') || child.exitCode !== null,
+        'the demo to be up',
+        30_000,
+      )
       expect(stderr).toBe('')
 
       // the first screen: the curl line and the sim's answer through sluice
-      const first = /^\$ curl -u demo-org:demo-key (http:\/\/127\.0\.0\.1:\d+\/v2\/accounts\/1001\/contacts)\n(.*)\n\(200;/m.exec(stdout)
+      const first =
+        /^\$ curl -u demo-org:demo-key (http:\/\/127\.0\.0\.1:\d+\/v2\/accounts\/1001\/contacts)\n(.*)\n\(200;/m.exec(
+          stdout,
+        )
       expect(first, stdout).not.toBeNull()
-      expect(JSON.parse(first![2]!)).toMatchObject({ method: 'GET', path: '/accounts/1001/contacts', instance: 'demo-org', endpoint: 'GET /accounts/{id}/contacts', limit: 5 })
+      expect(JSON.parse(first![2]!)).toMatchObject({
+        method: 'GET',
+        path: '/accounts/1001/contacts',
+        instance: 'demo-org',
+        endpoint: 'GET /accounts/{id}/contacts',
+        limit: 5,
+      })
 
       const row = (label: string): string[] => {
         const line = stdout.split('\n').find((l) => l.trimStart().startsWith(label))
@@ -41,7 +54,10 @@ describe('npm run demo', () => {
       expect(row('most in progress at the API')[2]).toBe('/accounts/search: 1, /accounts/{id}/contacts: 5')
 
       // the learning screen: the API keeps a limit of 2 to itself; the last wave draws no 429, every answer is 200
-      const waves = stdout.split('\n').filter((l) => /^\s+\d+\s+│/.test(l)).map((l) => l.split('│').map((c) => c.trim()))
+      const waves = stdout
+        .split('\n')
+        .filter((l) => /^\s+\d+\s+│/.test(l))
+        .map((l) => l.split('│').map((c) => c.trim()))
       expect(waves.length, stdout).toBe(4)
       for (const w of waves) expect(w[3]).toBe('20')
       expect(waves.at(-1)!.slice(1, 3)).toEqual(['0', '2 (learned)'])
@@ -58,12 +74,20 @@ describe('npm run demo', () => {
         body: '{"searchFields":[]}',
       })
       expect(res.statusCode).toBe(200)
-      expect(await res.body.json()).toMatchObject({ method: 'POST', endpoint: 'POST /accounts/search', body: '{"searchFields":[]}' })
+      expect(await res.body.json()).toMatchObject({
+        method: 'POST',
+        endpoint: 'POST /accounts/search',
+        body: '{"searchFields":[]}',
+      })
       // a read of an endpoint of the catalog (README's examples use only those)
       const read = lines.find((l) => l.includes('/accounts/1001/contacts') && !l.includes('NEON-API-VERSION'))!
       const contacts = await request(urlOf(read), { headers: { authorization: auth } })
       expect(contacts.statusCode).toBe(200)
-      expect(await contacts.body.json()).toMatchObject({ method: 'GET', endpoint: 'GET /accounts/{id}/contacts', limit: 5 })
+      expect(await contacts.body.json()).toMatchObject({
+        method: 'GET',
+        endpoint: 'GET /accounts/{id}/contacts',
+        limit: 5,
+      })
       const retired = lines.find((l) => l.includes('NEON-API-VERSION: 2.1'))!
       const gone = await request(urlOf(retired), { headers: { authorization: auth, 'neon-api-version': '2.1' } })
       expect(gone.statusCode).toBe(410)

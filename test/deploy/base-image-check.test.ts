@@ -26,12 +26,15 @@ const [tag, digest] = pinned.split('@') as [string, string]
 const OTHER = `sha256:${'1'.repeat(64)}`
 
 const check = (registry: { TAG_DIGEST: string; KNOWN: string }): { status: number | null; out: string } => {
-  const run = spawnSync(join(REPO, 'scripts/check-base-image.sh'), [], { encoding: 'utf8', env: { PATH: `${dir}:/usr/bin:/bin`, ...registry } })
+  const run = spawnSync(join(REPO, 'scripts/check-base-image.sh'), [], {
+    encoding: 'utf8',
+    env: { PATH: `${dir}:/usr/bin:/bin`, ...registry },
+  })
   return { status: run.status, out: run.stdout + run.stderr }
 }
 
 describe('scripts/check-base-image.sh (crane answered by a stand-in)', () => {
-  it('0 when the tag still points at the Dockerfile\'s pin', () => {
+  it("0 when the tag still points at the Dockerfile's pin", () => {
     expect(pinned).toMatch(/^node:22-bookworm-slim@sha256:[0-9a-f]{64}$/)
     expect(check({ TAG_DIGEST: digest, KNOWN: '' })).toEqual({ status: 0, out: `ok: ${tag} is ${digest}\n` })
   })

@@ -27,7 +27,8 @@ interface Groups {
 
 const OPS = parseYaml(readText(join(REPO, 'ops/prometheus/sluice-alerts.yaml'))) as Groups
 const opsRules = OPS.groups.flatMap((g) => g.rules)
-const ruleOf = (manifests: Manifest[]): Groups => (only(manifests, 'PrometheusRule') as unknown as { spec: Groups }).spec
+const ruleOf = (manifests: Manifest[]): Groups =>
+  (only(manifests, 'PrometheusRule') as unknown as { spec: Groups }).spec
 const rulesOf = (manifests: Manifest[]): Rule[] => ruleOf(manifests).groups.flatMap((g) => g.rules)
 
 /** `<number> # <name>` at a line's end: the thresholds the chart sets. */
@@ -36,7 +37,8 @@ const thresholds = (expr: string): Record<string, number> =>
 
 const DOWN_ANNOTATIONS = {
   summary: 'No replica of egress-sluice is up',
-  description: 'No target of job egress-sluice has answered a scrape for a minute, or there is no target at all: apps cannot reach the API through it.',
+  description:
+    'No target of job egress-sluice has answered a scrape for a minute, or there is no target at all: apps cannot reach the API through it.',
   runbook_url: 'docs/observability.md#sluicedown',
 }
 
@@ -47,7 +49,7 @@ afterAll(() => {
 })
 
 describe('prometheusRule.alerts in values.yaml', () => {
-  it('names every alert of the rules file, with the file\'s thresholds as defaults', () => {
+  it("names every alert of the rules file, with the file's thresholds as defaults", () => {
     const alerts = (chartValues().prometheusRule as { alerts: Record<string, Record<string, unknown>> }).alerts
     expect(Object.keys(alerts).sort()).toEqual(opsRules.map((r) => r.alert).sort())
     for (const rule of opsRules) {
@@ -59,7 +61,7 @@ describe('prometheusRule.alerts in values.yaml', () => {
 })
 
 describe.skipIf(!canRender)('the PrometheusRule rendered', () => {
-  it('holds every rule, selecting only the release\'s namespace and job (the Service\'s name), each with its runbook', () => {
+  it("holds every rule, selecting only the release's namespace and job (the Service's name), each with its runbook", () => {
     const rules = rulesOf(renderOk({ prometheusRule: { enabled: true } }).manifests)
     expect(rules.map((r) => r.alert)).toEqual(opsRules.map((r) => r.alert))
     for (const [i, rule] of rules.entries()) {
@@ -72,7 +74,7 @@ describe.skipIf(!canRender)('the PrometheusRule rendered', () => {
     }
   })
 
-  it('in sidecar mode selects the PodMonitor\'s job, <namespace>/<name>; prometheusRule.job overrides either', () => {
+  it("in sidecar mode selects the PodMonitor's job, <namespace>/<name>; prometheusRule.job overrides either", () => {
     const sidecar = rulesOf(renderOk({ mode: 'sidecar', prometheusRule: { enabled: true } }).manifests)
     expect(sidecar[0]!.expr).toContain('up{namespace="crm", job="crm/egress-sluice"}')
     const own = rulesOf(renderOk({ prometheusRule: { enabled: true, job: 'sluice-egress' } }).manifests)
@@ -102,79 +104,97 @@ describe.skipIf(!canRender)('the PrometheusRule rendered', () => {
     expect([wait.for, wait.labels.severity]).toEqual(['3m', 'critical'])
     expect(thresholds(byName.get('SluiceClientErrors')!.expr)).toEqual({ ratio: 0.1, minRequests: 100 })
     expect(thresholds(byName.get('SluiceUpstream429Rising')!.expr)).toEqual({ count: 50, rise: 3 })
-    expect(byName.get('SluiceDown')!.annotations.runbook_url).toBe('https://git.example.com/platform/sluice/-/blob/v0.1.0/docs/observability.md#sluicedown')
+    expect(byName.get('SluiceDown')!.annotations.runbook_url).toBe(
+      'https://git.example.com/platform/sluice/-/blob/v0.1.0/docs/observability.md#sluicedown',
+    )
   })
 
   // values.schema.json refuses them first (the template checks the same against the file itself)
   it('refuses an alert or a threshold the rules file does not have, naming it', () => {
     const alert = render({ prometheusRule: { enabled: true, alerts: { SluiceQueueWait: { seconds: 5 } } } })
-    expect(!alert.ok && alert.error).toContain('prometheusRule.alerts: Additional property SluiceQueueWait is not allowed')
+    expect(!alert.ok && alert.error).toContain(
+      'prometheusRule.alerts: Additional property SluiceQueueWait is not allowed',
+    )
     const threshold = render({ prometheusRule: { enabled: true, alerts: { SluiceQueueWaitHigh: { secs: 5 } } } })
-    expect(!threshold.ok && threshold.error).toContain('prometheusRule.alerts.SluiceQueueWaitHigh: Additional property secs is not allowed')
+    expect(!threshold.ok && threshold.error).toContain(
+      'prometheusRule.alerts.SluiceQueueWaitHigh: Additional property secs is not allowed',
+    )
   })
 
   // The rendered rules themselves, through promtool: two releases' series side by side.
-  it.skipIf(!hasPromtool)('fires for its own release only, at the threshold set in values (promtool test rules)', () => {
-    const rule = ruleOf(renderOk({ prometheusRule: { enabled: true, alerts: { SluiceQueueWaitHigh: { seconds: 20 } } } }).manifests)
-    const dir = mkdtempSync(join(tmpdir(), 'sluice-chart-alerts-'))
-    dirs.push(dir)
-    writeFileSync(join(dir, 'rules.yaml'), stringify(rule))
-    expect(execFileSync('promtool', ['check', 'rules', join(dir, 'rules.yaml')], { encoding: 'utf8' })).toContain('SUCCESS')
-    const wait = (job: string, le: string, values: string): Tree => ({
-      series: `sluice_queue_wait_seconds_bucket{namespace="crm", job="${job}", endpoint="POST /accounts/search", le="${le}"}`,
-      values,
-    })
-    const tests = {
-      rule_files: ['rules.yaml'],
-      evaluation_interval: '1m',
-      tests: [
-        {
-          name: 'another release in the same namespace down, and waiting 15 s, fires nothing here; ours down does',
-          interval: '1m',
-          input_series: [
-            { series: 'up{namespace="crm", job="other-sluice", instance="o:9090"}', values: '0x10' },
-            { series: 'up{namespace="crm", job="egress-sluice", instance="e:9090"}', values: '1x4 0x6' },
-            // both wait 15 s from the start: over the file's 10 s, under this release's 20 s
-            wait('other-sluice', '10', '0x10'),
-            wait('other-sluice', '+Inf', '0+10x10'),
-            wait('egress-sluice', '10', '0x10'),
-            wait('egress-sluice', '+Inf', '0+10x10'),
-          ],
-          alert_rule_test: [
-            { eval_time: '3m', alertname: 'SluiceDown', exp_alerts: [] },
-            { eval_time: '3m', alertname: 'SluiceReplicaDown', exp_alerts: [] },
-            { eval_time: '8m', alertname: 'SluiceQueueWaitHigh', exp_alerts: [] },
-            {
-              eval_time: '8m',
-              alertname: 'SluiceDown',
-              exp_alerts: [
-                {
-                  exp_labels: { severity: 'critical', namespace: 'crm', job: 'egress-sluice' },
-                  exp_annotations: DOWN_ANNOTATIONS,
-                },
-              ],
-            },
-          ],
-        },
-        {
-          name: 'no target of the release left at all fires SluiceDown with its namespace and job',
-          interval: '1m',
-          input_series: [
-            { series: 'up{namespace="crm", job="egress-sluice", instance="e:9090"}', values: '1x2 stale' },
-            { series: 'up{namespace="crm", job="other-sluice", instance="o:9090"}', values: '1x10' },
-          ],
-          alert_rule_test: [
-            {
-              eval_time: '6m',
-              alertname: 'SluiceDown',
-              exp_alerts: [{ exp_labels: { severity: 'critical', namespace: 'crm', job: 'egress-sluice' }, exp_annotations: DOWN_ANNOTATIONS }],
-            },
-          ],
-        },
-      ],
-    }
-    writeFileSync(join(dir, 'tests.yaml'), stringify(tests))
-    const run = spawnSync('promtool', ['test', 'rules', join(dir, 'tests.yaml')], { encoding: 'utf8' })
-    expect(run.status, run.stdout + run.stderr).toBe(0)
-  })
+  it.skipIf(!hasPromtool)(
+    'fires for its own release only, at the threshold set in values (promtool test rules)',
+    () => {
+      const rule = ruleOf(
+        renderOk({ prometheusRule: { enabled: true, alerts: { SluiceQueueWaitHigh: { seconds: 20 } } } }).manifests,
+      )
+      const dir = mkdtempSync(join(tmpdir(), 'sluice-chart-alerts-'))
+      dirs.push(dir)
+      writeFileSync(join(dir, 'rules.yaml'), stringify(rule))
+      expect(execFileSync('promtool', ['check', 'rules', join(dir, 'rules.yaml')], { encoding: 'utf8' })).toContain(
+        'SUCCESS',
+      )
+      const wait = (job: string, le: string, values: string): Tree => ({
+        series: `sluice_queue_wait_seconds_bucket{namespace="crm", job="${job}", endpoint="POST /accounts/search", le="${le}"}`,
+        values,
+      })
+      const tests = {
+        rule_files: ['rules.yaml'],
+        evaluation_interval: '1m',
+        tests: [
+          {
+            name: 'another release in the same namespace down, and waiting 15 s, fires nothing here; ours down does',
+            interval: '1m',
+            input_series: [
+              { series: 'up{namespace="crm", job="other-sluice", instance="o:9090"}', values: '0x10' },
+              { series: 'up{namespace="crm", job="egress-sluice", instance="e:9090"}', values: '1x4 0x6' },
+              // both wait 15 s from the start: over the file's 10 s, under this release's 20 s
+              wait('other-sluice', '10', '0x10'),
+              wait('other-sluice', '+Inf', '0+10x10'),
+              wait('egress-sluice', '10', '0x10'),
+              wait('egress-sluice', '+Inf', '0+10x10'),
+            ],
+            alert_rule_test: [
+              { eval_time: '3m', alertname: 'SluiceDown', exp_alerts: [] },
+              { eval_time: '3m', alertname: 'SluiceReplicaDown', exp_alerts: [] },
+              { eval_time: '8m', alertname: 'SluiceQueueWaitHigh', exp_alerts: [] },
+              {
+                eval_time: '8m',
+                alertname: 'SluiceDown',
+                exp_alerts: [
+                  {
+                    exp_labels: { severity: 'critical', namespace: 'crm', job: 'egress-sluice' },
+                    exp_annotations: DOWN_ANNOTATIONS,
+                  },
+                ],
+              },
+            ],
+          },
+          {
+            name: 'no target of the release left at all fires SluiceDown with its namespace and job',
+            interval: '1m',
+            input_series: [
+              { series: 'up{namespace="crm", job="egress-sluice", instance="e:9090"}', values: '1x2 stale' },
+              { series: 'up{namespace="crm", job="other-sluice", instance="o:9090"}', values: '1x10' },
+            ],
+            alert_rule_test: [
+              {
+                eval_time: '6m',
+                alertname: 'SluiceDown',
+                exp_alerts: [
+                  {
+                    exp_labels: { severity: 'critical', namespace: 'crm', job: 'egress-sluice' },
+                    exp_annotations: DOWN_ANNOTATIONS,
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      }
+      writeFileSync(join(dir, 'tests.yaml'), stringify(tests))
+      const run = spawnSync('promtool', ['test', 'rules', join(dir, 'tests.yaml')], { encoding: 'utf8' })
+      expect(run.status, run.stdout + run.stderr).toBe(0)
+    },
+  )
 })

@@ -59,7 +59,11 @@ describe.skipIf(!canRender)(`helm/sluice with app identity and credential inject
     expect(mounts['sluice-apps']).toEqual({ name: 'sluice-apps', mountPath: '/etc/sluice-apps', readOnly: true })
     expect(mounts['sluice-keys']).toEqual({ name: 'sluice-keys', mountPath: '/etc/sluice-keys', readOnly: true })
     const volumes = Object.fromEntries(volumesOf(spec).map((v) => [v.name, v]))
-    expect(volumes['sluice-apps']!.secret).toEqual({ secretName: 'sluice-apps', items: [{ key: 'apps.yaml', path: 'apps.yaml' }], defaultMode: 0o440 })
+    expect(volumes['sluice-apps']!.secret).toEqual({
+      secretName: 'sluice-apps',
+      items: [{ key: 'apps.yaml', path: 'apps.yaml' }],
+      defaultMode: 0o440,
+    })
     expect(volumes['sluice-keys']!.projected).toMatchObject({ defaultMode: 0o440 })
     // one file per organisation, named by its id: what sluice reads as that organisation's key
     expect(volumes['sluice-keys']!.projected!.sources).toEqual([
@@ -81,20 +85,38 @@ describe.skipIf(!canRender)(`helm/sluice with app identity and credential inject
     const volumes = Object.fromEntries(volumesOf(spec).map((v) => [v.name, v]))
     mkdirSync(at(env.SLUICE_CREDENTIALS_KEYS_DIR!), { recursive: true })
     for (const source of volumes['sluice-keys']!.projected!.sources) {
-      for (const item of source.secret.items ?? []) writeFileSync(join(at(env.SLUICE_CREDENTIALS_KEYS_DIR!), item.path), `key-of-${item.path}\n`)
+      for (const item of source.secret.items ?? [])
+        writeFileSync(join(at(env.SLUICE_CREDENTIALS_KEYS_DIR!), item.path), `key-of-${item.path}\n`)
     }
     const token = 'chart-test-token-5d1e'
     mkdirSync(at('/etc/sluice-apps'), { recursive: true })
-    writeFileSync(at(env.SLUICE_APPS_FILE!), `web:\n  tokens: ["sha256:${createHash('sha256').update(token).digest('hex')}"]\n  orgs: ["1002"]\n`)
+    writeFileSync(
+      at(env.SLUICE_APPS_FILE!),
+      `web:\n  tokens: ["sha256:${createHash('sha256').update(token).digest('hex')}"]\n  orgs: ["1002"]\n`,
+    )
     const gate = createAppGate(
-      { enabled: env.SLUICE_APPS_ENABLED === 'true', tokenHeader: 'x-sluice-app-token', list: {}, file: at(env.SLUICE_APPS_FILE!), reloadIntervalMs: 3_600_000 },
+      {
+        enabled: env.SLUICE_APPS_ENABLED === 'true',
+        tokenHeader: 'x-sluice-app-token',
+        list: {},
+        file: at(env.SLUICE_APPS_FILE!),
+        reloadIntervalMs: 3_600_000,
+      },
       { inject: env.SLUICE_CREDENTIALS_INJECT === 'true', keysDir: at(env.SLUICE_CREDENTIALS_KEYS_DIR!) },
       'x-sluice-app',
       { log: pino({ level: 'silent' }), env: {} },
     )
     try {
-      const caller = gate.resolve({ authorization: `Basic ${Buffer.from(`1002:${token}`).toString('base64')}` }, '1002', 'GET /accounts/{id}', 'GET')
-      expect(caller).toEqual({ app: 'web', authorization: `Basic ${Buffer.from('1002:key-of-1002').toString('base64')}` })
+      const caller = gate.resolve(
+        { authorization: `Basic ${Buffer.from(`1002:${token}`).toString('base64')}` },
+        '1002',
+        'GET /accounts/{id}',
+        'GET',
+      )
+      expect(caller).toEqual({
+        app: 'web',
+        authorization: `Basic ${Buffer.from('1002:key-of-1002').toString('base64')}`,
+      })
     } finally {
       gate.close()
     }
@@ -117,11 +139,29 @@ describe.skipIf(!canRender)(`helm/sluice with app identity and credential inject
 
   it('refuses injection without app identity, app identity without apps, the chart-set settings, and an organisation twice', () => {
     const refusals: [Tree, string][] = [
-      [{ credentials: { inject: true, orgKeys: [{ org: '1001', secretName: 'k' }] } }, 'sluice: credentials.inject needs apps.enabled: without app identity anyone who reaches sluice could use every organisation\'s API key'],
+      [
+        { credentials: { inject: true, orgKeys: [{ org: '1001', secretName: 'k' }] } },
+        "sluice: credentials.inject needs apps.enabled: without app identity anyone who reaches sluice could use every organisation's API key",
+      ],
       [{ apps: { enabled: true } }, 'sluice: apps.enabled with no app: every request would be refused 401'],
-      [{ apps: { enabled: true, existingSecret: 'a' }, settings: { apps: { file: '/x.yaml' } } }, 'sluice: settings.apps.file is set by the chart'],
+      [
+        { apps: { enabled: true, existingSecret: 'a' }, settings: { apps: { file: '/x.yaml' } } },
+        'sluice: settings.apps.file is set by the chart',
+      ],
       [{ settings: { credentials: { inject: true } } }, 'sluice: settings.credentials is set by the chart'],
-      [{ apps: { enabled: true, existingSecret: 'a' }, credentials: { inject: true, orgKeys: [{ org: '1001', secretName: 'k' }, { org: '1001', secretName: 'l' }] } }, 'sluice: credentials.orgKeys names organisation 1001 twice'],
+      [
+        {
+          apps: { enabled: true, existingSecret: 'a' },
+          credentials: {
+            inject: true,
+            orgKeys: [
+              { org: '1001', secretName: 'k' },
+              { org: '1001', secretName: 'l' },
+            ],
+          },
+        },
+        'sluice: credentials.orgKeys names organisation 1001 twice',
+      ],
     ]
     for (const [bad, message] of refusals) {
       const r = render(bad)
@@ -129,7 +169,12 @@ describe.skipIf(!canRender)(`helm/sluice with app identity and credential inject
       expect(!r.ok && r.error, message).toContain(message)
     }
     // apps listed in the settings are enough for app identity on
-    expect(render({ apps: { enabled: true }, settings: { apps: { list: { web: { tokens: [`sha256:${'0'.repeat(64)}`], orgs: ['1001'] } } } } }).ok).toBe(true)
+    expect(
+      render({
+        apps: { enabled: true },
+        settings: { apps: { list: { web: { tokens: [`sha256:${'0'.repeat(64)}`], orgs: ['1001'] } } } },
+      }).ok,
+    ).toBe(true)
   })
 
   it('the example apps-and-keys.yaml renders as its comment says', () => {
@@ -139,6 +184,10 @@ describe.skipIf(!canRender)(`helm/sluice with app identity and credential inject
     const settings = settingsOf(sluiceIn(spec), manifests, spec)
     expect(settings.apps.enabled).toBe(true)
     expect(settings.credentials.inject).toBe(true)
-    expect(volumesOf(spec).find((v) => v.name === 'sluice-keys')!.projected!.sources.map((s) => s.secret.items![0]!.path)).toEqual(['1001', '1002'])
+    expect(
+      volumesOf(spec)
+        .find((v) => v.name === 'sluice-keys')!
+        .projected!.sources.map((s) => s.secret.items![0]!.path),
+    ).toEqual(['1001', '1002'])
   })
 })

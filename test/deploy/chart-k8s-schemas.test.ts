@@ -26,17 +26,47 @@ const everything: Tree = {
   extraEnv: [{ name: 'NODE_EXTRA_CA_CERTS', value: '/etc/redis-ca/ca.crt' }],
   extraVolumes: [{ name: 'redis-ca', secret: { secretName: 'redis-ca' } }],
   extraVolumeMounts: [{ name: 'redis-ca', mountPath: '/etc/redis-ca', readOnly: true }],
-  networkPolicy: { proxy: { from: [{ namespaceSelector: { matchLabels: { team: 'crm' } } }] }, egress: { redisTo: [{ ipBlock: { cidr: '10.0.0.0/8' } }] } },
+  networkPolicy: {
+    proxy: { from: [{ namespaceSelector: { matchLabels: { team: 'crm' } } }] },
+    egress: { redisTo: [{ ipBlock: { cidr: '10.0.0.0/8' } }] },
+  },
   tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'egress', effect: 'NoSchedule' }],
-  affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator: 'In', values: ['egress'] }] }] } } },
+  affinity: {
+    nodeAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator: 'In', values: ['egress'] }] }],
+      },
+    },
+  },
 }
 
 const cases: [string, Tree, RenderOptions][] = [
   ['defaults', {}, {}],
   ['deployment with every optional object', everything, {}],
-  ['sidecar (native) in an app pod, scraped', { mode: 'sidecar', redis: { url: 'redis://r:6379' }, adminToken: { existingSecret: 'sluice-admin', existingSecretKey: 'token' }, podMonitor: { enabled: true, selector: { app: 'app' } } }, { parent: APP_DEPLOYMENT }],
-  ['sidecar with app identity and keys', { mode: 'sidecar', apps: { enabled: true, existingSecret: 'sluice-apps' }, credentials: { inject: true, orgKeys: [{ org: '1001', secretName: 'k' }] } }, { parent: APP_DEPLOYMENT }],
-  ['sidecar (regular container) in an app pod, loopback admin', { mode: 'sidecar', sidecar: { native: false }, settings: { logLevel: 'info' } }, { parent: APP_DEPLOYMENT }],
+  [
+    'sidecar (native) in an app pod, scraped',
+    {
+      mode: 'sidecar',
+      redis: { url: 'redis://r:6379' },
+      adminToken: { existingSecret: 'sluice-admin', existingSecretKey: 'token' },
+      podMonitor: { enabled: true, selector: { app: 'app' } },
+    },
+    { parent: APP_DEPLOYMENT },
+  ],
+  [
+    'sidecar with app identity and keys',
+    {
+      mode: 'sidecar',
+      apps: { enabled: true, existingSecret: 'sluice-apps' },
+      credentials: { inject: true, orgKeys: [{ org: '1001', secretName: 'k' }] },
+    },
+    { parent: APP_DEPLOYMENT },
+  ],
+  [
+    'sidecar (regular container) in an app pod, loopback admin',
+    { mode: 'sidecar', sidecar: { native: false }, settings: { logLevel: 'info' } },
+    { parent: APP_DEPLOYMENT },
+  ],
   ...exampleValueFiles().map((file): [string, Tree, RenderOptions] => {
     const values = readYamlFile(file) as Tree
     return [file.split('/').pop()!, values, values.mode === 'sidecar' ? { parent: APP_DEPLOYMENT } : {}]
@@ -54,16 +84,33 @@ describe.skipIf(!canRender)(`rendered manifests against the Kubernetes schemas $
 
   it('the kitchen-sink case renders every kind the chart has in deployment mode', () => {
     expect(kinds(renderOk(everything).manifests)).toEqual([
-      'ConfigMap', 'ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'NetworkPolicy', 'Pod', 'PodDisruptionBudget', 'PrometheusRule', 'Secret', 'Service', 'ServiceAccount', 'ServiceMonitor',
+      'ConfigMap',
+      'ConfigMap',
+      'Deployment',
+      'HorizontalPodAutoscaler',
+      'NetworkPolicy',
+      'Pod',
+      'PodDisruptionBudget',
+      'PrometheusRule',
+      'Secret',
+      'Service',
+      'ServiceAccount',
+      'ServiceMonitor',
     ])
   })
 
   it('the check does refuse what the API server would: a bad quantity passed through, a bad scrape interval', () => {
     const { manifests } = renderOk({})
-    const deployment = structuredClone(manifests.find((m) => m.kind === 'Deployment')!) as unknown as { spec: { template: { spec: { containers: { resources: Tree }[] } } } }
+    const deployment = structuredClone(manifests.find((m) => m.kind === 'Deployment')!) as unknown as {
+      spec: { template: { spec: { containers: { resources: Tree }[] } } }
+    }
     deployment.spec.template.spec.containers[0]!.resources = { limits: { memory: 'lots' } }
     expect(schemaErrors(deployment as never)).toContain('resources/limits/memory')
-    const monitor = renderOk({ mode: 'sidecar', adminToken: { existingSecret: 'sluice-admin' }, podMonitor: { enabled: true, selector: { app: 'a' } } }).manifests.find((m) => m.kind === 'PodMonitor')!
+    const monitor = renderOk({
+      mode: 'sidecar',
+      adminToken: { existingSecret: 'sluice-admin' },
+      podMonitor: { enabled: true, selector: { app: 'a' } },
+    }).manifests.find((m) => m.kind === 'PodMonitor')!
     const broken = structuredClone(monitor) as unknown as { spec: { podMetricsEndpoints: { interval: string }[] } }
     broken.spec.podMetricsEndpoints[0]!.interval = 'every minute'
     expect(schemaErrors(broken as never)).toContain('interval')

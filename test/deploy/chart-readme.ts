@@ -11,17 +11,22 @@ import { nodeAt, valuesSchema, type SchemaNode } from './schema.js'
  */
 
 export const README = join(CHART_DIR, 'README.md')
-export const BEGIN = '<!-- values: generated from values.schema.json and values.yaml by `npm run chart:readme`; do not edit by hand -->'
+export const BEGIN =
+  '<!-- values: generated from values.schema.json and values.yaml by `npm run chart:readme`; do not edit by hand -->'
 export const END = '<!-- end of values -->'
 
 /** Every key of values.yaml, in file order, descending into non-empty maps (not into `settings`, sluice's own). */
 export function valuePaths(tree: Tree = chartValues(), prefix: string[] = []): string[][] {
-  return Object.entries(tree).flatMap(([k, v]) => [[...prefix, k], ...(isTree(v) && Object.keys(v).length > 0 && k !== 'settings' ? valuePaths(v, [...prefix, k]) : [])])
+  return Object.entries(tree).flatMap(([k, v]) => [
+    [...prefix, k],
+    ...(isTree(v) && Object.keys(v).length > 0 && k !== 'settings' ? valuePaths(v, [...prefix, k]) : []),
+  ])
 }
 
 function typeOf(node: SchemaNode): string {
   if (node.enum) return node.enum.map((e) => JSON.stringify(e)).join(' \\| ')
-  if (node.oneOf) return node.description?.startsWith('A Kubernetes quantity') ? 'quantity' : node.oneOf.map(typeOf).join(' \\| ')
+  if (node.oneOf)
+    return node.description?.startsWith('A Kubernetes quantity') ? 'quantity' : node.oneOf.map(typeOf).join(' \\| ')
   const types = [node.type ?? 'any'].flat()
   if (types.includes('array') && node.items) {
     const items = resolveDescription(node.items)
@@ -36,8 +41,10 @@ function resolveDescription(items: SchemaNode): string | undefined {
   return ref ? ref.charAt(0).toUpperCase() + ref.slice(1) : undefined
 }
 
-const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\n/g, ' ').replace(/</g, '&lt;').replace(/>/g, '&gt;')
-const formatDefault = (value: unknown): string => (isTree(value) && Object.keys(value).length > 0 ? '' : `\`${cell(JSON.stringify(value))}\``)
+const cell = (text: string): string =>
+  text.replace(/\|/g, '\\|').replace(/\n/g, ' ').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+const formatDefault = (value: unknown): string =>
+  isTree(value) && Object.keys(value).length > 0 ? '' : `\`${cell(JSON.stringify(value))}\``
 
 export function valuesTable(): string {
   const schema = valuesSchema()

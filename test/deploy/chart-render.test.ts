@@ -34,11 +34,18 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
     expect(ports).toEqual({ proxy: settings.port, admin: settings.adminPort })
     // sized in docs/deploy.md, "Memory: a budget": the request above the idle process, the limit for the budget full, the heap at half the limit
     expect(sluice.resources).toEqual({ requests: { cpu: '100m', memory: '192Mi' }, limits: { memory: '512Mi' } })
-    expect(sluice.env.find((e) => e.name === 'NODE_OPTIONS')).toEqual({ name: 'NODE_OPTIONS', value: '--max-old-space-size=256' })
+    expect(sluice.env.find((e) => e.name === 'NODE_OPTIONS')).toEqual({
+      name: 'NODE_OPTIONS',
+      value: '--max-old-space-size=256',
+    })
     expect(sluice.startupProbe.httpGet).toEqual({ path: '/healthz', port: settings.adminPort })
     expect(sluice.livenessProbe.httpGet).toEqual({ path: '/healthz', port: settings.adminPort })
     expect(sluice.readinessProbe.httpGet).toEqual({ path: '/readyz', port: settings.adminPort })
-    expect(sluice.securityContext).toMatchObject({ readOnlyRootFilesystem: true, runAsNonRoot: true, allowPrivilegeEscalation: false })
+    expect(sluice.securityContext).toMatchObject({
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      allowPrivilegeEscalation: false,
+    })
     expect(spec.enableServiceLinks).toBe(false) // else a Service named sluice injects SLUICE_PORT=tcp://…
     expect(sluice.volumeMounts.map((m) => m.mountPath)).toEqual(['/tmp'])
     for (const m of sluice.volumeMounts) expect(spec.volumes.map((v) => v.name)).toContain(m.name)
@@ -47,9 +54,13 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
     const preStop = Number(sluice.lifecycle!.preStop.exec.command[1])
     expect(sluice.lifecycle!.preStop.exec.command[0]).toBe('sleep')
     expect(preStop).toBeGreaterThan(0)
-    expect(spec.terminationGracePeriodSeconds).toBeGreaterThan(preStop + (settings.shutdown.drainMs + settings.shutdown.graceMs) / 1000)
+    expect(spec.terminationGracePeriodSeconds).toBeGreaterThan(
+      preStop + (settings.shutdown.drainMs + settings.shutdown.graceMs) / 1000,
+    )
 
-    const service = only(manifests, 'Service') as unknown as Manifest & { spec: { selector: Record<string, string>; ports: { name: string; port: number; targetPort: string }[] } }
+    const service = only(manifests, 'Service') as unknown as Manifest & {
+      spec: { selector: Record<string, string>; ports: { name: string; port: number; targetPort: string }[] }
+    }
     expect(service.spec.ports.map((p) => [p.name, p.port, p.targetPort])).toEqual([
       ['proxy', 8080, 'proxy'],
       ['admin', 9090, 'admin'],
@@ -67,14 +78,30 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
   })
 
   it('with redis.url and settings: the URL goes through a Secret, the settings through the mounted file', () => {
-    const values = { replicaCount: 3, redis: { url: 'redis://:pw@redis.crm.svc:6379/2' }, settings: { logLevel: 'warn', queue: { maxWaitMs: 20_000 }, limits: { overrides: { 'GET /accounts/{id}': 2 } } } }
+    const values = {
+      replicaCount: 3,
+      redis: { url: 'redis://:pw@redis.crm.svc:6379/2' },
+      settings: { logLevel: 'warn', queue: { maxWaitMs: 20_000 }, limits: { overrides: { 'GET /accounts/{id}': 2 } } },
+    }
     const { manifests, notes } = renderOk(values)
-    expect(kinds(manifests)).toEqual(['ConfigMap', 'Deployment', 'NetworkPolicy', 'Pod', 'PodDisruptionBudget', 'Secret', 'Service', 'ServiceAccount'])
+    expect(kinds(manifests)).toEqual([
+      'ConfigMap',
+      'Deployment',
+      'NetworkPolicy',
+      'Pod',
+      'PodDisruptionBudget',
+      'Secret',
+      'Service',
+      'ServiceAccount',
+    ])
     const deployment = only(manifests, 'Deployment')
     const { spec, annotations } = podOf(deployment)
     expect((deployment as unknown as { spec: { replicas: number } }).spec.replicas).toBe(3)
     const sluice = sluiceIn(spec)
-    expect(sluice.env.find((e) => e.name === 'SLUICE_REDIS_URL')).toEqual({ name: 'SLUICE_REDIS_URL', valueFrom: { secretKeyRef: { name: only(manifests, 'Secret').metadata.name, key: 'url' } } })
+    expect(sluice.env.find((e) => e.name === 'SLUICE_REDIS_URL')).toEqual({
+      name: 'SLUICE_REDIS_URL',
+      valueFrom: { secretKeyRef: { name: only(manifests, 'Secret').metadata.name, key: 'url' } },
+    })
     expect(JSON.stringify(only(manifests, 'ConfigMap'))).not.toContain('redis://')
     const settings = settingsOf(sluice, manifests, spec)
     expect(settings.redis.url).toBe('redis://:pw@redis.crm.svc:6379/2')
@@ -84,11 +111,15 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
     expect(notes).toContain('limiter: Redis')
 
     // A settings change, or a new Redis URL, changes the pod template, so the pods restart and read it.
-    const other = podOf(only(renderOk({ ...values, settings: { logLevel: 'info' } }).manifests, 'Deployment')).annotations
+    const other = podOf(
+      only(renderOk({ ...values, settings: { logLevel: 'info' } }).manifests, 'Deployment'),
+    ).annotations
     expect(annotations['checksum/sluice-settings']).toMatch(/^[0-9a-f]{64}$/)
     expect(other['checksum/sluice-settings']).not.toBe(annotations['checksum/sluice-settings'])
     expect(other['checksum/sluice-secret']).toBe(annotations['checksum/sluice-secret'])
-    const newUrl = podOf(only(renderOk({ ...values, redis: { url: 'redis://:other@redis.crm.svc:6379/2' } }).manifests, 'Deployment')).annotations
+    const newUrl = podOf(
+      only(renderOk({ ...values, redis: { url: 'redis://:other@redis.crm.svc:6379/2' } }).manifests, 'Deployment'),
+    ).annotations
     expect(annotations['checksum/sluice-secret']).toMatch(/^[0-9a-f]{64}$/)
     expect(newUrl['checksum/sluice-secret']).not.toBe(annotations['checksum/sluice-secret'])
     expect(newUrl['checksum/sluice-settings']).toBe(annotations['checksum/sluice-settings'])
@@ -98,7 +129,9 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
     const existing = renderOk({ replicaCount: 2, redis: { existingSecret: 'crm-redis', existingSecretKey: 'uri' } })
     expect(kinds(existing.manifests)).not.toContain('Secret')
     const env = sluiceIn(podOf(only(existing.manifests, 'Deployment')).spec).env
-    expect(env.find((e) => e.name === 'SLUICE_REDIS_URL')?.valueFrom).toEqual({ secretKeyRef: { name: 'crm-redis', key: 'uri' } })
+    expect(env.find((e) => e.name === 'SLUICE_REDIS_URL')?.valueFrom).toEqual({
+      secretKeyRef: { name: 'crm-redis', key: 'uri' },
+    })
     expect(render({ replicaCount: 2, extraEnv: [{ name: 'SLUICE_REDIS_URL', value: 'redis://r:6379' }] }).ok).toBe(true)
   })
 
@@ -109,12 +142,16 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
     )
     expect(render({ settings: { shutdown: { graceMs: 65_000 } }, terminationGracePeriodSeconds: 110 }).ok).toBe(true)
     const drainTooLong = render({ settings: { shutdown: { drainMs: 40_000 } } })
-    expect(!drainTooLong.ok && drainTooLong.error).toContain('settings.shutdown.drainMs (40s) + settings.shutdown.graceMs (60s)')
+    expect(!drainTooLong.ok && drainTooLong.error).toContain(
+      'settings.shutdown.drainMs (40s) + settings.shutdown.graceMs (60s)',
+    )
 
     const port = render({ settings: { port: 8081 } })
     expect(!port.ok && port.error).toContain('settings.port is set by the chart: use the chart value ports.proxy')
     const redisUrl = render({ settings: { redis: { url: 'redis://r:6379' } } })
-    expect(!redisUrl.ok && redisUrl.error).toContain('settings.redis.url would put the Redis URL (and its password) in a ConfigMap')
+    expect(!redisUrl.ok && redisUrl.error).toContain(
+      'settings.redis.url would put the Redis URL (and its password) in a ConfigMap',
+    )
     const host = render({ settings: { adminHost: '0.0.0.0' } })
     expect(!host.ok && host.error).toContain('settings.adminHost is set by the chart')
   })
@@ -125,14 +162,22 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
     expect(bare.notes).toContain('WARNING: no Redis is configured')
     expect(bare.notes).toContain('http://127.0.0.1:18080/v2')
     expect(bare.notes).toContain('initContainers:')
-    const withRedis = renderOk({ mode: 'sidecar', replicaCount: 5, redis: { url: 'redis://r:6379' }, settings: { logLevel: 'debug' } })
+    const withRedis = renderOk({
+      mode: 'sidecar',
+      replicaCount: 5,
+      redis: { url: 'redis://r:6379' },
+      settings: { logLevel: 'debug' },
+    })
     expect(kinds(withRedis.manifests)).toEqual(['ConfigMap', 'Secret'])
     expect(withRedis.notes).not.toContain('WARNING')
   })
 
-  it('ServiceMonitor scrapes /metrics on the Service\'s admin port', () => {
+  it("ServiceMonitor scrapes /metrics on the Service's admin port", () => {
     const { manifests } = renderOk({ serviceMonitor: { enabled: true, labels: { release: 'prometheus' } } })
-    const monitor = only(manifests, 'ServiceMonitor') as unknown as Manifest & { apiVersion: string; spec: { selector: { matchLabels: Record<string, string> }; endpoints: { port: string; path: string }[] } }
+    const monitor = only(manifests, 'ServiceMonitor') as unknown as Manifest & {
+      apiVersion: string
+      spec: { selector: { matchLabels: Record<string, string> }; endpoints: { port: string; path: string }[] }
+    }
     const service = only(manifests, 'Service') as unknown as Manifest & { spec: { ports: { name: string }[] } }
     expect(monitor.apiVersion).toBe('monitoring.coreos.com/v1')
     expect(monitor.metadata.labels).toMatchObject({ release: 'prometheus' })
@@ -150,10 +195,16 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
       rmSync(join(copy, 'files'), { recursive: true, force: true })
       const values = { prometheusRule: { enabled: true }, grafanaDashboard: { enabled: true, namespace: 'monitoring' } }
       const missing = render(values, { chartDir: copy })
-      expect(!missing.ok && missing.error).toMatch(/needs files\/sluice-(alerts\.yaml|dashboard\.json) in the chart: run helm\/sync-ops\.sh/)
+      expect(!missing.ok && missing.error).toMatch(
+        /needs files\/sluice-(alerts\.yaml|dashboard\.json) in the chart: run helm\/sync-ops\.sh/,
+      )
 
       // (test/deploy/chart-alerts.test.ts checks what the PrometheusRule makes of the rules file)
-      const dashboard = { title: 'sluice', templating: { list: [{ name: 'datasource', type: 'datasource', query: 'prometheus' }] }, panels: [] }
+      const dashboard = {
+        title: 'sluice',
+        templating: { list: [{ name: 'datasource', type: 'datasource', query: 'prometheus' }] },
+        panels: [],
+      }
       cpSync(CHART_DIR, copy, { recursive: true })
       writeFileSync(join(copy, 'files/sluice-dashboard.json'), JSON.stringify(dashboard, null, 2))
       const { manifests } = renderOk({ grafanaDashboard: values.grafanaDashboard }, { chartDir: copy })
@@ -165,14 +216,18 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
     }
   })
 
-  it.skipIf(!existsSync(join(CHART_DIR, 'files/sluice-alerts.yaml')) || !existsSync(join(CHART_DIR, 'files/sluice-dashboard.json')))(
-    'with the chart\'s own copy of the ops/ dashboard: the ConfigMap holds its JSON',
-    () => {
-      const { manifests } = renderOk({ grafanaDashboard: { enabled: true } })
-      const board = manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name.endsWith('-dashboard')) as unknown as { data: Record<string, string> }
-      expect(JSON.parse(board.data['sluice-dashboard.json']!)).toEqual(JSON.parse(readText(join(CHART_DIR, 'files/sluice-dashboard.json'))))
-    },
-  )
+  it.skipIf(
+    !existsSync(join(CHART_DIR, 'files/sluice-alerts.yaml')) ||
+      !existsSync(join(CHART_DIR, 'files/sluice-dashboard.json')),
+  )("with the chart's own copy of the ops/ dashboard: the ConfigMap holds its JSON", () => {
+    const { manifests } = renderOk({ grafanaDashboard: { enabled: true } })
+    const board = manifests.find(
+      (m) => m.kind === 'ConfigMap' && m.metadata.name.endsWith('-dashboard'),
+    ) as unknown as { data: Record<string, string> }
+    expect(JSON.parse(board.data['sluice-dashboard.json']!)).toEqual(
+      JSON.parse(readText(join(CHART_DIR, 'files/sluice-dashboard.json'))),
+    )
+  })
 
   it('the example values files render, and sluice accepts what they configure', () => {
     for (const file of exampleValueFiles()) {
@@ -194,9 +249,10 @@ describe.skipIf(!hasHelm)(`helm/sluice with the helm binary ${needs('helm')}`, (
       const template = spawnSync('helm', ['template', 'egress', CHART_DIR, '-f', file], { encoding: 'utf8' })
       expect(template.status, template.stderr).toBe(0)
     }
-    const refused = spawnSync('helm', ['template', 'egress', CHART_DIR, '--set', 'replicaCount=3'], { encoding: 'utf8' })
+    const refused = spawnSync('helm', ['template', 'egress', CHART_DIR, '--set', 'replicaCount=3'], {
+      encoding: 'utf8',
+    })
     expect(refused.status).not.toBe(0)
     expect(refused.stderr).toContain('no Redis is configured')
   })
 })
-

@@ -37,9 +37,13 @@ const OPEN = [
 
 /** Paths of values.yaml: every key, descending into non-empty maps. */
 function paths(tree: Tree, prefix: string[] = []): string[][] {
-  return Object.entries(tree).flatMap(([k, v]) => [[...prefix, k], ...(isTree(v) && Object.keys(v).length > 0 && k !== 'settings' ? paths(v, [...prefix, k]) : [])])
+  return Object.entries(tree).flatMap(([k, v]) => [
+    [...prefix, k],
+    ...(isTree(v) && Object.keys(v).length > 0 && k !== 'settings' ? paths(v, [...prefix, k]) : []),
+  ])
 }
-const setAt = (path: readonly string[], value: unknown): Tree => path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value) as Tree
+const setAt = (path: readonly string[], value: unknown): Tree =>
+  path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value) as Tree
 
 /** A value of the wrong type for a schema node: a string where none is wanted, a number where a string is, a word for a quantity. */
 function wrongTypeFor(path: readonly string[]): unknown {
@@ -83,56 +87,67 @@ describe('values.schema.json as data', () => {
   })
 })
 
-describe.skipIf(!canRender)(`values.schema.json enforced by the render check (as helm install/template/lint do) ${needs('go + sprig')}`, () => {
-  it('the defaults, and both modes, pass', () => {
-    expect(render({}).ok).toBe(true)
-    expect(render({ mode: 'sidecar' }).ok).toBe(true)
-  })
+describe.skipIf(!canRender)(
+  `values.schema.json enforced by the render check (as helm install/template/lint do) ${needs('go + sprig')}`,
+  () => {
+    it('the defaults, and both modes, pass', () => {
+      expect(render({}).ok).toBe(true)
+      expect(render({ mode: 'sidecar' }).ok).toBe(true)
+    })
 
-  it('refuses a typo at the top and deep down, and a wrong type, naming the key', () => {
-    const cases: [Tree, string][] = [
-      [{ foo: 'bar' }, '(root): Additional property foo is not allowed'],
-      [{ resources: { limits: { memory: 'lots' } } }, 'resources.limits.memory'],
-      [{ serviceMonitor: { enable: true } }, 'serviceMonitor: Additional property enable is not allowed'],
-      [{ replicaCount: '3' }, 'replicaCount: Invalid type. Expected: [integer,null], given: string'],
-      [{ ports: { proxy: 70000 } }, 'ports.proxy: Must be less than or equal to 65535'],
-      [{ mode: 'daemonset' }, 'mode: mode must be one of the following: "deployment", "sidecar"'],
-      [{ image: { digest: 'latest' } }, 'image.digest: Does not match pattern'],
-      [{ networkPolicy: { proxy: { from: [{ namespaceSelectr: {} }] } } }, 'networkPolicy.proxy.from.0: Additional property namespaceSelectr is not allowed'],
-      [{ extraEnv: [{ value: 'x' }] }, 'extraEnv.0: name is required'],
-      [{ securityContext: { runAsUser: -1 } }, 'securityContext.runAsUser: Must be greater than or equal to 0'],
-      [{ redis: { url: 'http://redis:6379' } }, 'redis.url: Does not match pattern'],
-    ]
-    for (const [bad, message] of cases) {
-      const r = render(bad)
-      expect(r.ok, JSON.stringify(bad)).toBe(false)
-      expect(!r.ok && r.error, JSON.stringify(bad)).toContain("values don't meet the specifications of the schema(s) in the following chart(s):\nsluice:")
-      expect(!r.ok && r.error, JSON.stringify(bad)).toContain(message)
-    }
-  })
+    it('refuses a typo at the top and deep down, and a wrong type, naming the key', () => {
+      const cases: [Tree, string][] = [
+        [{ foo: 'bar' }, '(root): Additional property foo is not allowed'],
+        [{ resources: { limits: { memory: 'lots' } } }, 'resources.limits.memory'],
+        [{ serviceMonitor: { enable: true } }, 'serviceMonitor: Additional property enable is not allowed'],
+        [{ replicaCount: '3' }, 'replicaCount: Invalid type. Expected: [integer,null], given: string'],
+        [{ ports: { proxy: 70000 } }, 'ports.proxy: Must be less than or equal to 65535'],
+        [{ mode: 'daemonset' }, 'mode: mode must be one of the following: "deployment", "sidecar"'],
+        [{ image: { digest: 'latest' } }, 'image.digest: Does not match pattern'],
+        [
+          { networkPolicy: { proxy: { from: [{ namespaceSelectr: {} }] } } },
+          'networkPolicy.proxy.from.0: Additional property namespaceSelectr is not allowed',
+        ],
+        [{ extraEnv: [{ value: 'x' }] }, 'extraEnv.0: name is required'],
+        [{ securityContext: { runAsUser: -1 } }, 'securityContext.runAsUser: Must be greater than or equal to 0'],
+        [{ redis: { url: 'http://redis:6379' } }, 'redis.url: Does not match pattern'],
+      ]
+      for (const [bad, message] of cases) {
+        const r = render(bad)
+        expect(r.ok, JSON.stringify(bad)).toBe(false)
+        expect(!r.ok && r.error, JSON.stringify(bad)).toContain(
+          "values don't meet the specifications of the schema(s) in the following chart(s):\nsluice:",
+        )
+        expect(!r.ok && r.error, JSON.stringify(bad)).toContain(message)
+      }
+    })
 
-  it('refuses a wrong type for every key of values.yaml, and an unknown key in every map of it', () => {
-    const accepted: string[] = []
-    for (const path of paths(values)) {
-      if (path.length === 1 && path[0] === 'global') continue
-      const r = render(setAt(path, wrongTypeFor(path)))
-      if (r.ok || !r.error.includes(path.join('.'))) accepted.push(`${path.join('.')} = ${JSON.stringify(wrongTypeFor(path))}`)
-    }
-    expect(accepted).toEqual([])
+    it('refuses a wrong type for every key of values.yaml, and an unknown key in every map of it', () => {
+      const accepted: string[] = []
+      for (const path of paths(values)) {
+        if (path.length === 1 && path[0] === 'global') continue
+        const r = render(setAt(path, wrongTypeFor(path)))
+        if (r.ok || !r.error.includes(path.join('.')))
+          accepted.push(`${path.join('.')} = ${JSON.stringify(wrongTypeFor(path))}`)
+      }
+      expect(accepted).toEqual([])
 
-    const maps = [[], ...paths(values)].filter((p) => isTree(p.reduce<unknown>((n, k) => (n as Tree)[k], values)) && p[0] !== 'settings')
-    expect(maps.length).toBeGreaterThan(20)
-    const typos: string[] = []
-    for (const path of maps) {
-      // A map of strings (labels, annotations) takes any key: there the new key's value is of the wrong type.
-      const typed = nodeAt(schema, [...path, 'zzTypo'])
-      const r = render(setAt([...path, 'zzTypo'], typed ? wrongTypeFor([...path, 'zzTypo']) : 'x'))
-      if (r.ok) typos.push(path.join('.') || '(root)')
-    }
-    expect(typos).toEqual([])
-  })
+      const maps = [[], ...paths(values)].filter(
+        (p) => isTree(p.reduce<unknown>((n, k) => (n as Tree)[k], values)) && p[0] !== 'settings',
+      )
+      expect(maps.length).toBeGreaterThan(20)
+      const typos: string[] = []
+      for (const path of maps) {
+        // A map of strings (labels, annotations) takes any key: there the new key's value is of the wrong type.
+        const typed = nodeAt(schema, [...path, 'zzTypo'])
+        const r = render(setAt([...path, 'zzTypo'], typed ? wrongTypeFor([...path, 'zzTypo']) : 'x'))
+        if (r.ok) typos.push(path.join('.') || '(root)')
+      }
+      expect(typos).toEqual([])
+    })
 
-  it('settings stay open to the schema, and sluice itself refuses a typo in them at start', () => {
-    expect(renderOk({ settings: { logLevel: 'warn' } }).manifests.length).toBeGreaterThan(0)
-  })
-})
+    it('settings stay open to the schema, and sluice itself refuses a typo in them at start', () => {
+      expect(renderOk({ settings: { logLevel: 'warn' } }).manifests.length).toBeGreaterThan(0)
+    })
+  },
+)

@@ -20,15 +20,20 @@ interface Volume {
   projected?: { defaultMode: number }
 }
 const secretModes = (volumes: Volume[]): Record<string, number | undefined> =>
-  Object.fromEntries(volumes.filter((v) => v.secret ?? v.projected).map((v) => [v.name, (v.secret ?? v.projected)!.defaultMode]))
+  Object.fromEntries(
+    volumes.filter((v) => v.secret ?? v.projected).map((v) => [v.name, (v.secret ?? v.projected)!.defaultMode]),
+  )
 
 const appPodSpec = (values: Tree, kubeVersion?: string) => {
-  const r = render({ mode: 'sidecar', ...values }, { parent: APP_DEPLOYMENT, ...(kubeVersion === undefined ? {} : { kubeVersion }) })
+  const r = render(
+    { mode: 'sidecar', ...values },
+    { parent: APP_DEPLOYMENT, ...(kubeVersion === undefined ? {} : { kubeVersion }) },
+  )
   return r
 }
 
-describe.skipIf(!canRender)('the sidecar in an app\'s pod', () => {
-  it('mounts its Secret files 0444 in the app\'s pod (no fsGroup of ours there), 0440 with the chart\'s own fsGroup', () => {
+describe.skipIf(!canRender)("the sidecar in an app's pod", () => {
+  it("mounts its Secret files 0444 in the app's pod (no fsGroup of ours there), 0440 with the chart's own fsGroup", () => {
     const r = appPodSpec(SECRETS)
     if (!r.ok) throw new Error(r.error)
     const app = r.manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'app')!
@@ -40,8 +45,11 @@ describe.skipIf(!canRender)('the sidecar in an app\'s pod', () => {
     expect((own.spec as unknown as { securityContext: { fsGroup: number } }).securityContext.fsGroup).toBe(1000)
   })
 
-  it('refuses an admin port on the pod\'s IP without the admin token, and says how to fix it', () => {
-    for (const values of [{ podMonitor: { enabled: true, selector: { app: 'app' } } }, { sidecar: { exposeAdmin: true } }]) {
+  it("refuses an admin port on the pod's IP without the admin token, and says how to fix it", () => {
+    for (const values of [
+      { podMonitor: { enabled: true, selector: { app: 'app' } } },
+      { sidecar: { exposeAdmin: true } },
+    ]) {
       const open = appPodSpec(values)
       expect(!open.ok && open.error).toContain("the sidecar's admin port listens on the pod's IP")
       expect(!open.ok && open.error).toContain('adminToken.existingSecret')

@@ -4,7 +4,20 @@ import { basename, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parse as parseYaml, stringify } from 'yaml'
 import { loadSettings } from '../../src/config/load.js'
-import { CHART_DIR, at, chartValues, exampleValueFiles, isTree, readText, readYamlFile, REPO, stripComments, templateActions, templates, type Tree } from './chart.js'
+import {
+  CHART_DIR,
+  at,
+  chartValues,
+  exampleValueFiles,
+  isTree,
+  readText,
+  readYamlFile,
+  REPO,
+  stripComments,
+  templateActions,
+  templates,
+  type Tree,
+} from './chart.js'
 
 /**
  * The chart read as text, without helm: its files parse, its templates are well formed, every
@@ -23,11 +36,22 @@ function valuePaths(actions: readonly string[]): string[][] {
 
 /** Leaf paths of values.yaml: descends into non-empty maps only (an empty map or a list is one leaf). */
 function leafPaths(tree: Tree, prefix: string[] = []): string[][] {
-  return Object.entries(tree).flatMap(([k, v]) => (isTree(v) && Object.keys(v).length > 0 ? leafPaths(v, [...prefix, k]) : [[...prefix, k]]))
+  return Object.entries(tree).flatMap(([k, v]) =>
+    isTree(v) && Object.keys(v).length > 0 ? leafPaths(v, [...prefix, k]) : [[...prefix, k]],
+  )
 }
 
 /** Values whose children are Kubernetes or sluice objects passed through whole: any key is fine below them. */
-const PASSED_THROUGH = ['settings', 'resources', 'securityContext', 'podSecurityContext', 'strategy', 'probes.startup', 'probes.liveness', 'probes.readiness']
+const PASSED_THROUGH = [
+  'settings',
+  'resources',
+  'securityContext',
+  'podSecurityContext',
+  'strategy',
+  'probes.startup',
+  'probes.liveness',
+  'probes.readiness',
+]
 
 /** Keys of `override` (a values file) that values.yaml does not have. */
 function unknownKeys(override: Tree, defaults: Tree, prefix: string[] = []): string[] {
@@ -59,7 +83,9 @@ describe('helm/sluice read as text', () => {
   })
 
   it('every template has balanced blocks and includes only templates the chart defines', () => {
-    const defined = new Set([...actionsByFile.values()].flat().flatMap((a) => [...a.matchAll(/^define\s+"([^"]+)"/g)].map((m) => m[1]!)))
+    const defined = new Set(
+      [...actionsByFile.values()].flat().flatMap((a) => [...a.matchAll(/^define\s+"([^"]+)"/g)].map((m) => m[1]!)),
+    )
     expect(defined).toContain('sluice.sidecar')
     expect(defined).toContain('sluice.sidecarVolumes')
     for (const [file, actions] of actionsByFile) {
@@ -71,7 +97,8 @@ describe('helm/sluice read as text', () => {
       }
       expect(depth, `${file}: a block is not closed`).toBe(0)
       for (const a of actions) {
-        for (const m of a.matchAll(/\b(?:include|template)\s+"([^"]+)"/g)) expect(defined, `${file} includes ${m[1]}`).toContain(m[1])
+        for (const m of a.matchAll(/\b(?:include|template)\s+"([^"]+)"/g))
+          expect(defined, `${file} includes ${m[1]}`).toContain(m[1])
       }
     }
   })
@@ -90,7 +117,16 @@ describe('helm/sluice read as text', () => {
 
   it('the example values files use only keys values.yaml has, and their settings are accepted by sluice', () => {
     const files = exampleValueFiles()
-    expect(files.map((f) => basename(f)).sort()).toEqual(['apps-and-keys.yaml', 'redis-cluster-tls.yaml', 'redis-cluster.yaml', 'redis-sentinel-tls.yaml', 'redis-sentinel.yaml', 'redis-tls.yaml', 'shared-egress.yaml', 'sidecar.yaml'])
+    expect(files.map((f) => basename(f)).sort()).toEqual([
+      'apps-and-keys.yaml',
+      'redis-cluster-tls.yaml',
+      'redis-cluster.yaml',
+      'redis-sentinel-tls.yaml',
+      'redis-sentinel.yaml',
+      'redis-tls.yaml',
+      'shared-egress.yaml',
+      'sidecar.yaml',
+    ])
     for (const file of files) {
       const example = readYamlFile(file) as Tree
       expect(unknownKeys(example, chartValues()), file).toEqual([])
@@ -103,7 +139,9 @@ describe('helm/sluice read as text', () => {
     const lines = readText(join(CHART_DIR, 'values.yaml')).split('\n')
     const start = lines.indexOf('settings: {}')
     expect(start).toBeGreaterThan(0)
-    const commented = lines.slice(start + 1).filter((_, i, rest) => rest.slice(0, i + 1).every((l) => l.startsWith('#  ')))
+    const commented = lines
+      .slice(start + 1)
+      .filter((_, i, rest) => rest.slice(0, i + 1).every((l) => l.startsWith('#  ')))
     expect(commented.length).toBeGreaterThan(5)
     const example = parseYaml(commented.map((l) => l.slice(1)).join('\n')) as Tree
     expect(Object.keys(example)).toContain('shutdown')

@@ -31,7 +31,10 @@ export function templates(): Map<string, string> {
   return new Map(listFiles(TEMPLATES_DIR).map((name) => [name, readText(join(TEMPLATES_DIR, name))]))
 }
 
-export const exampleValueFiles = (): string[] => listFiles(EXAMPLES_DIR).filter((f) => f.endsWith('.yaml')).map((f) => join(EXAMPLES_DIR, f))
+export const exampleValueFiles = (): string[] =>
+  listFiles(EXAMPLES_DIR)
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => join(EXAMPLES_DIR, f))
 
 /**
  * The actions of a Go template (`{{ … }}` bodies, trim markers stripped); run stripComments first.

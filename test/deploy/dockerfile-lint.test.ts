@@ -29,7 +29,10 @@ const strict: ValidatorSettings = {
   instructionJSONInSingleQuotes: ValidationSeverity.ERROR,
   instructionWorkdirRelative: ValidationSeverity.ERROR,
 }
-const problems = (dockerfile: string): string[] => validate(dockerfile, strict).map((d) => `line ${d.range.start.line + 1}: ${typeof d.message === 'string' ? d.message : d.message.value}`)
+const problems = (dockerfile: string): string[] =>
+  validate(dockerfile, strict).map(
+    (d) => `line ${d.range.start.line + 1}: ${typeof d.message === 'string' ? d.message : d.message.value}`,
+  )
 
 describe('Dockerfile against dockerfile-utils', () => {
   it('has no problem, with every optional check an error', () => {
@@ -37,7 +40,9 @@ describe('Dockerfile against dockerfile-utils', () => {
   })
 
   it('the validator does flag a broken file (so the clean result above means something)', () => {
-    const broken = problems('from node:22\nMAINTAINER me\nWORKDIR app\nEXPOSE 99999\nCMD node a.js\nCMD node b.js\nHEALTHCHECK --interval=x CMD true\n')
+    const broken = problems(
+      'from node:22\nMAINTAINER me\nWORKDIR app\nEXPOSE 99999\nCMD node a.js\nCMD node b.js\nHEALTHCHECK --interval=x CMD true\n',
+    )
     expect(broken.length).toBeGreaterThanOrEqual(5)
   })
 })
@@ -49,7 +54,9 @@ describe('Dockerfile against hadolint rules (checked here) and the image contrac
     const bases = stages.map((s) => s.from).filter((f) => !stageNames.has(f) && f !== 'scratch')
     expect(bases.length).toBeGreaterThan(0)
     for (const base of bases) {
-      expect(base, 'official Node LTS on Debian slim, by digest').toMatch(/^node:(22|24)(\.\d+)*-(bookworm|trixie)-slim@sha256:[0-9a-f]{64}$/)
+      expect(base, 'official Node LTS on Debian slim, by digest').toMatch(
+        /^node:(22|24)(\.\d+)*-(bookworm|trixie)-slim@sha256:[0-9a-f]{64}$/,
+      )
       expect(base).not.toMatch(/:latest\b/)
     }
     expect(args.get('NODE_IMAGE')).toBe(bases[0]) // one ARG, so every stage runs the same Node
@@ -65,7 +72,8 @@ describe('Dockerfile against hadolint rules (checked here) and the image contrac
   it('runs as a numeric non-root user (DL3002) and CMD/ENTRYPOINT in JSON form (DL3025)', () => {
     const user = ops(runtime, 'USER').at(-1)
     expect(user).toMatch(/^[1-9][0-9]*:[1-9][0-9]*$/)
-    for (const s of stages) for (const c of [...ops(s, 'CMD'), ...ops(s, 'ENTRYPOINT')]) expect(execForm(c), c).toBeDefined()
+    for (const s of stages)
+      for (const c of [...ops(s, 'CMD'), ...ops(s, 'ENTRYPOINT')]) expect(execForm(c), c).toBeDefined()
   })
 
   it('COPY rather than ADD (DL3020), no `cd` in RUN (DL3003), absolute WORKDIR before relative COPYs (DL3000, DL3045)', () => {
@@ -105,7 +113,7 @@ describe('Dockerfile against hadolint rules (checked here) and the image contrac
     expect(labels.get('org.opencontainers.image.licenses')).toBe(pkg.license)
   })
 
-  it('binds both ports on every interface in the container (sluice\'s own defaults are loopback)', () => {
+  it("binds both ports on every interface in the container (sluice's own defaults are loopback)", () => {
     const env = stageKeyValues(runtime, 'ENV')
     expect(env.get('SLUICE_HOST')).toBe('0.0.0.0')
     expect(env.get('SLUICE_ADMIN_HOST')).toBe('0.0.0.0')

@@ -8,7 +8,16 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { defaultSettings } from '../../src/config/load.js'
 import { at, chartValues, REPO } from './chart.js'
-import { copies, dockerignorePatterns, dockerIgnored, execForm, readDockerfile, stageKeyValues, targets, type Stage } from './dockerfile.js'
+import {
+  copies,
+  dockerignorePatterns,
+  dockerIgnored,
+  execForm,
+  readDockerfile,
+  stageKeyValues,
+  targets,
+  type Stage,
+} from './dockerfile.js'
 
 /** The Dockerfile read as text (no Docker engine here), and its runtime stage's layout started for real. */
 
@@ -38,7 +47,8 @@ describe('Dockerfile', () => {
   })
 
   it('builds on an official slim Node LTS image (22 or 24), runs from scratch, and as the numeric non-root user the chart expects', () => {
-    for (const s of stages.slice(0, -1)) expect(s.from).toMatch(/^node:(22|24)(\.\d+)*-(bookworm-|trixie-)?slim(@sha256:[0-9a-f]{64})?$/)
+    for (const s of stages.slice(0, -1))
+      expect(s.from).toMatch(/^node:(22|24)(\.\d+)*-(bookworm-|trixie-)?slim(@sha256:[0-9a-f]{64})?$/)
     expect(runtime.from).toBe('scratch')
     const users = ops(runtime, 'USER')
     expect(users).toHaveLength(1)
@@ -50,7 +60,9 @@ describe('Dockerfile', () => {
 
   it('holds no npm and no shell: the runtime stage starts from scratch, runs nothing, and takes only node and its libraries from the Node image', () => {
     expect(ops(runtime, 'RUN')).toEqual([]) // there is no shell to run it
-    const fromStages = copies(runtime).map((c) => c.from).filter((f) => f !== undefined)
+    const fromStages = copies(runtime)
+      .map((c) => c.from)
+      .filter((f) => f !== undefined)
     expect(new Set(fromStages)).toEqual(new Set(['rootfs', 'deps', 'build']))
     const root = copies(runtime).find((c) => c.from === 'rootfs')!
     expect([root.sources, root.dest]).toEqual([['/rootfs/'], '/']) // its contents, at the image's root
@@ -62,7 +74,9 @@ describe('Dockerfile', () => {
   })
 
   it('ships production dependencies installed without scripts, dist/ from a build stage, and config/', () => {
-    const byDest = new Map(copies(runtime).flatMap((c) => targets(c).map((t) => [t.target, { from: c.from, source: t.source }] as const)))
+    const byDest = new Map(
+      copies(runtime).flatMap((c) => targets(c).map((t) => [t.target, { from: c.from, source: t.source }] as const)),
+    )
     const modules = byDest.get('node_modules')
     expect(modules?.from).toBeDefined()
     const install = ops(stageNamed(modules!.from), 'RUN').find((r) => r.includes('npm ci'))
@@ -81,7 +95,16 @@ describe('Dockerfile', () => {
 
   it('.dockerignore keeps out what the build must not see, and nothing the Dockerfile copies', () => {
     const patterns = dockerignorePatterns()
-    const needed = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src/main.ts', 'src/config/schema.ts', 'config/endpoints.yaml', 'config/versions.yaml']
+    const needed = [
+      'package.json',
+      'package-lock.json',
+      'tsconfig.json',
+      'tsconfig.build.json',
+      'src/main.ts',
+      'src/config/schema.ts',
+      'config/endpoints.yaml',
+      'config/versions.yaml',
+    ]
     for (const s of stages) {
       for (const c of copies(s).filter((c) => c.from === undefined)) {
         for (const source of c.sources.filter((p) => p !== '.')) {
@@ -91,7 +114,13 @@ describe('Dockerfile', () => {
       }
     }
     for (const path of needed) expect(dockerIgnored(patterns, path), `${path} is in the build context`).toBe(false)
-    for (const path of ['node_modules/fastify/package.json', 'dist/main.js', '.git/HEAD', 'test/deploy/chart.ts', 'helm/sluice/Chart.yaml']) {
+    for (const path of [
+      'node_modules/fastify/package.json',
+      'dist/main.js',
+      '.git/HEAD',
+      'test/deploy/chart.ts',
+      'helm/sluice/Chart.yaml',
+    ]) {
       expect(dockerIgnored(patterns, path), `${path} is kept out`).toBe(true)
     }
   })
@@ -103,13 +132,18 @@ describe('the runtime stage, laid out from its COPY lines and started with its C
 
   /** /app as the runtime stage builds it: context paths from the repo, earlier stages' /app paths from the repo's build. */
   function layOutImage(): string {
-    expect(existsSync(join(REPO, 'dist/main.js')), 'dist/ is built (npm test builds it; or run npm run build)').toBe(true)
+    expect(existsSync(join(REPO, 'dist/main.js')), 'dist/ is built (npm test builds it; or run npm run build)').toBe(
+      true,
+    )
     const root = mkdtempSync(join(tmpdir(), 'sluice-image-'))
     cleanups.push(() => rmSync(root, { recursive: true, force: true }))
     // node and its libraries (rootfs) are this machine's here; test/deploy/image-rootfs.test.ts runs that stage's script
     for (const c of copies(runtime).filter((c) => c.from !== 'rootfs')) {
       for (const { source, target } of targets(c)) {
-        const from = c.from === undefined ? join(REPO, source) : join(REPO, source.replace(new RegExp(`^${workdir(stageNamed(c.from))}/?`), ''))
+        const from =
+          c.from === undefined
+            ? join(REPO, source)
+            : join(REPO, source.replace(new RegExp(`^${workdir(stageNamed(c.from))}/?`), ''))
         const dest = join(root, target)
         // node_modules: the repo's (a superset of the image's production dependencies), linked rather than copied.
         if (source.endsWith('node_modules')) symlinkSync(from, dest, 'dir')
@@ -136,7 +170,15 @@ describe('the runtime stage, laid out from its COPY lines and started with its C
     const child = spawn(command === 'node' ? process.execPath : command!, args, {
       cwd: root, // the WORKDIR, /app
       // The image's ENV, then loopback instead of its 0.0.0.0 (tests listen on loopback only) and free ports.
-      env: { ...Object.fromEntries(stageKeyValues(runtime, 'ENV')), PATH: process.env.PATH ?? '', SLUICE_HOST: '127.0.0.1', SLUICE_ADMIN_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_ADMIN_PORT: '0', SLUICE_UPSTREAM: upstreamUrl },
+      env: {
+        ...Object.fromEntries(stageKeyValues(runtime, 'ENV')),
+        PATH: process.env.PATH ?? '',
+        SLUICE_HOST: '127.0.0.1',
+        SLUICE_ADMIN_HOST: '127.0.0.1',
+        SLUICE_PORT: '0',
+        SLUICE_ADMIN_PORT: '0',
+        SLUICE_UPSTREAM: upstreamUrl,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     cleanups.push(() => child.kill('SIGKILL'))
@@ -153,7 +195,9 @@ describe('the runtime stage, laid out from its COPY lines and started with its C
 
     expect((await fetch(`${listening.adminUrl}/healthz`)).status).toBe(200)
     expect((await fetch(`${listening.adminUrl}/readyz`)).status).toBe(200)
-    const res = await fetch(`${listening.proxyUrl}/v2/accounts/1`, { headers: { authorization: `Basic ${Buffer.from('org1:key').toString('base64')}` } })
+    const res = await fetch(`${listening.proxyUrl}/v2/accounts/1`, {
+      headers: { authorization: `Basic ${Buffer.from('org1:key').toString('base64')}` },
+    })
     expect(res.status).toBe(200)
     expect(await res.json()).toEqual({ accountId: '1' })
     expect(seen).toEqual(['GET /v2/accounts/1'])
@@ -162,7 +206,10 @@ describe('the runtime stage, laid out from its COPY lines and started with its C
     const probe = execForm(healthcheck.slice(healthcheck.indexOf('CMD ') + 4))!
     expect(probe[0]).toBe('node')
     const runProbe = (): number | null =>
-      spawnSync(process.execPath, probe.slice(1), { env: { PATH: process.env.PATH, SLUICE_ADMIN_PORT: new URL(listening.adminUrl).port }, timeout: 10_000 }).status
+      spawnSync(process.execPath, probe.slice(1), {
+        env: { PATH: process.env.PATH, SLUICE_ADMIN_PORT: new URL(listening.adminUrl).port },
+        timeout: 10_000,
+      }).status
     expect(runProbe()).toBe(0)
 
     child.kill('SIGTERM')

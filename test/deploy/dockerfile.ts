@@ -29,7 +29,11 @@ export function readDockerfile(path = join(REPO, 'Dockerfile')): { args: Map<str
     if (op === 'FROM') {
       const from = /^(\S+)(?:\s+AS\s+(\S+))?$/i.exec(rest)
       if (!from) throw new Error(`cannot read FROM ${rest}`)
-      stages.push({ from: from[1]!.replace(/\$\{(\w+)\}/g, (_, k: string) => args.get(k) ?? ''), name: from[2], instructions: [] })
+      stages.push({
+        from: from[1]!.replace(/\$\{(\w+)\}/g, (_, k: string) => args.get(k) ?? ''),
+        name: from[2],
+        instructions: [],
+      })
     } else if (op === 'ARG' && stages.length === 0) {
       const [k, v = ''] = rest.split('=', 2)
       args.set(k!, v)
@@ -90,7 +94,17 @@ export function dockerIgnored(patterns: readonly string[], path: string): boolea
       '^' +
         pattern
           .split('')
-          .map((c, i, all) => (c === '*' ? (all[i + 1] === '*' ? '' : all[i - 1] === '*' ? '.*' : '[^/]*') : c === '?' ? '[^/]' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&')))
+          .map((c, i, all) =>
+            c === '*'
+              ? all[i + 1] === '*'
+                ? ''
+                : all[i - 1] === '*'
+                  ? '.*'
+                  : '[^/]*'
+              : c === '?'
+                ? '[^/]'
+                : c.replace(/[.+^${}()|[\]\\]/g, '\\$&'),
+          )
           .join('') +
         '(/.*)?$',
     )

@@ -23,7 +23,8 @@ interface Ran {
   stderr: string
   error?: Error
 }
-const run = (cmd: string, args: readonly string[], timeoutMs: number): Ran => spawnSync(cmd, args, { cwd: REPO, encoding: 'utf8', timeout: timeoutMs, env })
+const run = (cmd: string, args: readonly string[], timeoutMs: number): Ran =>
+  spawnSync(cmd, args, { cwd: REPO, encoding: 'utf8', timeout: timeoutMs, env })
 
 /** As run, without blocking the test worker (a build takes minutes; vitest's worker must keep answering). */
 function runLong(cmd: string, args: readonly string[], timeoutMs: number): Promise<Ran> {
@@ -47,7 +48,10 @@ function runLong(cmd: string, args: readonly string[], timeoutMs: number): Promi
 
 /** The line that says what went wrong: the first starting with "Error", else the first. */
 function why(r: Ran): string {
-  const lines = `${r.error?.message ?? ''}\n${r.stderr}\n${r.stdout}`.split('\n').map((l) => l.trim()).filter(Boolean)
+  const lines = `${r.error?.message ?? ''}\n${r.stderr}\n${r.stdout}`
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
   return lines.find((l) => /^error\b/i.test(l)) ?? lines[0] ?? ''
 }
 
@@ -86,13 +90,31 @@ interface ImageConfig {
 
 /** Starts the image's CMD on the host's network, on loopback and free ports; resolves with its admin URL. */
 async function startImage(builder: Builder, tag: string): Promise<{ adminUrl: string; stop: () => void }> {
-  const sluiceEnv = { SLUICE_HOST: '127.0.0.1', SLUICE_ADMIN_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_ADMIN_PORT: '0' }
+  const sluiceEnv = {
+    SLUICE_HOST: '127.0.0.1',
+    SLUICE_ADMIN_HOST: '127.0.0.1',
+    SLUICE_PORT: '0',
+    SLUICE_ADMIN_PORT: '0',
+  }
   const envFlags = Object.entries(sluiceEnv).flatMap(([k, v]) => ['--env', `${k}=${v}`])
   let args: string[]
   if (builder === 'buildah') {
     const ctr = run('buildah', ['from', tag], 60_000).stdout.trim()
     cleanups.push(() => void run('buildah', ['rm', ctr], 60_000))
-    args = ['run', '--network', 'host', '--workingdir', '/app', '--user', '1000:1000', ...envFlags, ctr, '--', 'node', 'dist/main.js']
+    args = [
+      'run',
+      '--network',
+      'host',
+      '--workingdir',
+      '/app',
+      '--user',
+      '1000:1000',
+      ...envFlags,
+      ctr,
+      '--',
+      'node',
+      'dist/main.js',
+    ]
   } else {
     args = ['run', '--rm', '--network', 'host', ...envFlags, tag]
   }
@@ -128,24 +150,53 @@ describe('the image, built', () => {
     const pull = await runLong(builder, ['pull', pinned], 300_000)
     if (pull.status !== 0) {
       const standIn = process.env.SLUICE_IMAGE_TEST_BASE
-      if (!standIn) return skip(`${builder} cannot pull the base image ${pinned} (${why(pull)}) and SLUICE_IMAGE_TEST_BASE names no stand-in`)
-      console.warn(`image build: ${pinned} cannot be pulled (${why(pull)}); building on the stand-in ${standIn} instead`)
+      if (!standIn)
+        return skip(
+          `${builder} cannot pull the base image ${pinned} (${why(pull)}) and SLUICE_IMAGE_TEST_BASE names no stand-in`,
+        )
+      console.warn(
+        `image build: ${pinned} cannot be pulled (${why(pull)}); building on the stand-in ${standIn} instead`,
+      )
       base = standIn
     }
 
     const tag = `localhost/sluice-build-test:${process.pid}`
     const revision = run('git', ['rev-parse', 'HEAD'], 10_000).stdout.trim() || 'unknown'
-    const build = await runLong(builder, ['build', '--build-arg', `NODE_IMAGE=${base}`, '--build-arg', `REVISION=${revision}`, '--build-arg', `CREATED=${new Date().toISOString()}`, '-t', tag, '.'], 540_000)
+    const build = await runLong(
+      builder,
+      [
+        'build',
+        '--build-arg',
+        `NODE_IMAGE=${base}`,
+        '--build-arg',
+        `REVISION=${revision}`,
+        '--build-arg',
+        `CREATED=${new Date().toISOString()}`,
+        '-t',
+        tag,
+        '.',
+      ],
+      540_000,
+    )
     cleanups.push(() => void run(builder, builder === 'buildah' ? ['rmi', tag] : ['image', 'rm', tag], 60_000))
     expect(build.status, `${builder} build failed:\n${build.stdout}\n${build.stderr}`).toBe(0)
 
-    const inspect = run(builder, builder === 'buildah' ? ['inspect', '--type', 'image', tag] : ['image', 'inspect', tag], 30_000)
+    const inspect = run(
+      builder,
+      builder === 'buildah' ? ['inspect', '--type', 'image', tag] : ['image', 'inspect', tag],
+      30_000,
+    )
     expect(inspect.status, inspect.stderr).toBe(0)
     const parsed = JSON.parse(inspect.stdout) as unknown
-    const config = builder === 'buildah' ? (parsed as { OCIv1: { config: ImageConfig } }).OCIv1.config : (parsed as { Config: ImageConfig }[])[0]!.Config
+    const config =
+      builder === 'buildah'
+        ? (parsed as { OCIv1: { config: ImageConfig } }).OCIv1.config
+        : (parsed as { Config: ImageConfig }[])[0]!.Config
     expect(config.User).toBe('1000:1000')
     expect(config.Cmd).toEqual(['node', 'dist/main.js'])
-    expect(config.Env).toEqual(expect.arrayContaining(['NODE_ENV=production', 'SLUICE_HOST=0.0.0.0', 'SLUICE_ADMIN_HOST=0.0.0.0']))
+    expect(config.Env).toEqual(
+      expect.arrayContaining(['NODE_ENV=production', 'SLUICE_HOST=0.0.0.0', 'SLUICE_ADMIN_HOST=0.0.0.0']),
+    )
     const labels = config.Labels ?? {}
     expect(labels['org.opencontainers.image.revision']).toBe(revision)
     expect(labels['org.opencontainers.image.version']).toBe(version)

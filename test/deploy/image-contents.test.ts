@@ -14,8 +14,12 @@ function sourceFiles(dir: string): string[] {
 }
 const SRC = join(REPO, 'src')
 const files = sourceFiles(SRC).map((path) => ({ rel: relative(SRC, path), text: readFileSync(path, 'utf8') }))
-const importsOf = (text: string): string[] => [...text.matchAll(/^\s*(?:import|export)\b[^'"]*?from\s+'([^']+)'/gm), ...text.matchAll(/import\('([^']+)'\)/g)].map((m) => m[1]!)
-const packageOf = (spec: string): string => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!)
+const importsOf = (text: string): string[] =>
+  [...text.matchAll(/^\s*(?:import|export)\b[^'"]*?from\s+'([^']+)'/gm), ...text.matchAll(/import\('([^']+)'\)/g)].map(
+    (m) => m[1]!,
+  )
+const packageOf = (spec: string): string =>
+  spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!
 const isToolOnly = (rel: string): boolean => rel.startsWith('sim/') || rel.startsWith('demo/')
 
 describe('what the image holds', () => {
@@ -32,7 +36,10 @@ describe('what the image holds', () => {
     expect(used.size).toBeGreaterThan(5)
     expect(Object.keys(pkg.dependencies).sort()).toEqual([...used].sort())
     // the sim and the demo get by with the same packages
-    const toolPackages = files.filter((f) => isToolOnly(f.rel)).flatMap((f) => importsOf(f.text)).filter((s) => !s.startsWith('.') && !s.startsWith('node:'))
+    const toolPackages = files
+      .filter((f) => isToolOnly(f.rel))
+      .flatMap((f) => importsOf(f.text))
+      .filter((s) => !s.startsWith('.') && !s.startsWith('node:'))
     expect(toolPackages.map(packageOf).filter((p) => !(p in pkg.dependencies))).toEqual([])
   })
 
@@ -40,10 +47,15 @@ describe('what the image holds', () => {
     const { stages } = readDockerfile()
     const build = stages.find((s) => s.instructions.some((i) => i.op === 'RUN' && /\bnpm run build\b/.test(i.args)))
     expect(build).toBeDefined()
-    const runs = build!.instructions.filter((i) => i.op === 'RUN').map((i) => i.args).join('\n')
+    const runs = build!.instructions
+      .filter((i) => i.op === 'RUN')
+      .map((i) => i.args)
+      .join('\n')
     expect(runs).toMatch(/rm -rf[^\n]*\bdist\/sim\b/)
     expect(runs).toMatch(/rm -rf[^\n]*\bdist\/demo\b/)
-    const offenders = files.filter((f) => !isToolOnly(f.rel) && importsOf(f.text).some((spec) => /(^|\/)(sim|demo)\//.test(spec)))
+    const offenders = files.filter(
+      (f) => !isToolOnly(f.rel) && importsOf(f.text).some((spec) => /(^|\/)(sim|demo)\//.test(spec)),
+    )
     expect(offenders.map((f) => f.rel)).toEqual([])
   })
 })

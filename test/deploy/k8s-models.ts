@@ -3,7 +3,11 @@ import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2'
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1'
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1'
 import { ConfigMap, Pod, Secret, Service, ServiceAccount } from 'kubernetes-models/v1'
-import { PodMonitor, PrometheusRule, ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1'
+import {
+  PodMonitor,
+  PrometheusRule,
+  ServiceMonitor,
+} from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1'
 import type { Manifest } from './render.js'
 
 /**

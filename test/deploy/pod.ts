@@ -43,13 +43,26 @@ export interface PodSpec {
   volumes: { name: string; configMap?: { name: string }; secret?: { secretName: string } }[]
   serviceAccountName?: string
   automountServiceAccountToken?: boolean
-  topologySpreadConstraints?: { topologyKey: string; whenUnsatisfiable: string; labelSelector: { matchLabels: Record<string, string> } }[]
+  topologySpreadConstraints?: {
+    topologyKey: string
+    whenUnsatisfiable: string
+    labelSelector: { matchLabels: Record<string, string> }
+  }[]
 }
-export const podOf = (m: Manifest): { labels: Record<string, string>; annotations: Record<string, string>; spec: PodSpec } => {
-  const t = (m as unknown as { spec: { template: { metadata: { labels: Record<string, string>; annotations: Record<string, string> }; spec: PodSpec } } }).spec.template
+export const podOf = (
+  m: Manifest,
+): { labels: Record<string, string>; annotations: Record<string, string>; spec: PodSpec } => {
+  const t = (
+    m as unknown as {
+      spec: {
+        template: { metadata: { labels: Record<string, string>; annotations: Record<string, string> }; spec: PodSpec }
+      }
+    }
+  ).spec.template
   return { labels: t.metadata.labels, annotations: t.metadata.annotations, spec: t.spec }
 }
-export const sluiceIn = (spec: PodSpec): Container => [...spec.containers, ...(spec.initContainers ?? [])].find((c) => c.name === 'sluice')!
+export const sluiceIn = (spec: PodSpec): Container =>
+  [...spec.containers, ...(spec.initContainers ?? [])].find((c) => c.name === 'sluice')!
 
 /** What sluice would load in this container: its literal env, Secrets and ConfigMaps resolved from the render. */
 export function settingsOf(container: Container, manifests: readonly Manifest[], pod: PodSpec): Settings {
@@ -63,7 +76,8 @@ export function envOf(container: Container, manifests: readonly Manifest[], pod:
     if (e.value !== undefined) env[e.name] = e.value
     const ref = e.valueFrom?.secretKeyRef
     if (ref) {
-      const secret = manifests.find((m) => m.kind === 'Secret' && m.metadata.name === ref.name) as { stringData?: Record<string, string> } | undefined
+      const secret = manifests.find((m) => m.kind === 'Secret' && m.metadata.name === ref.name) as
+        { stringData?: Record<string, string> } | undefined
       // An existing Secret's value is not in the render: a stand-in URL, with TLS so that settings
       // needing a TLS connection (redis.tlsServername) load as they would with the real one.
       env[e.name] = secret?.stringData?.[ref.key] ?? 'rediss://from-an-existing-secret:6379'
@@ -73,7 +87,8 @@ export function envOf(container: Container, manifests: readonly Manifest[], pod:
     const mount = container.volumeMounts.find((m) => env.SLUICE_CONFIG!.startsWith(`${m.mountPath}/`))
     expect(mount, 'SLUICE_CONFIG lies in a mounted volume').toBeDefined()
     const volume = pod.volumes.find((v) => v.name === mount!.name)
-    const configMap = manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === volume?.configMap?.name) as { data: Record<string, string> } | undefined
+    const configMap = manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === volume?.configMap?.name) as
+      { data: Record<string, string> } | undefined
     const key = env.SLUICE_CONFIG.slice(mount!.mountPath.length + 1)
     expect(configMap?.data[key], `ConfigMap ${volume?.configMap?.name} has ${key}`).toBeDefined()
     const file = join(mkdtempSync(join(tmpdir(), 'sluice-mounted-')), key)
@@ -117,4 +132,3 @@ spec:
       volumes:
         {{- include "sluice.sidecarVolumes" (dict "Values" .Values.sluice "Release" .Release) | nindent 8 }}
 `
-

@@ -49,7 +49,16 @@ export function render(values: Tree = {}, options: RenderOptions = {}): Rendered
   const dir = mkdtempSync(join(tmpdir(), 'sluice-values-'))
   const valuesFile = join(dir, 'values.yaml')
   writeFileSync(valuesFile, stringify(values))
-  const args = ['-chart', options.chartDir ?? CHART_DIR, '-release', options.release ?? 'egress', '-namespace', 'crm', '-f', valuesFile]
+  const args = [
+    '-chart',
+    options.chartDir ?? CHART_DIR,
+    '-release',
+    options.release ?? 'egress',
+    '-namespace',
+    'crm',
+    '-f',
+    valuesFile,
+  ]
   if (options.kubeVersion !== undefined) args.push('-kube-version', options.kubeVersion)
   if (options.parent !== undefined) {
     const parentFile = join(dir, 'app-deployment.yaml')
@@ -64,7 +73,8 @@ export function render(values: Tree = {}, options: RenderOptions = {}): Rendered
     if (doc.errors.length > 0) throw new Error(`rendered YAML does not parse: ${doc.errors[0]!.message}\n${run.stdout}`)
     const value = doc.toJS() as unknown
     if (value === null) continue
-    if (!isTree(value) || typeof value.kind !== 'string') throw new Error(`rendered document without a kind:\n${String(doc)}`)
+    if (!isTree(value) || typeof value.kind !== 'string')
+      throw new Error(`rendered document without a kind:\n${String(doc)}`)
     manifests.push(value as Manifest)
   }
   return { ok: true, manifests, notes }

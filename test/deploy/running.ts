@@ -11,7 +11,10 @@ export async function reachesMode(proxy: ProxyProcess, mode: string, attempts = 
 }
 
 /** A rendered container's env made runnable here: loopback, free ports, the rest as rendered. */
-export const onLoopback = (rendered: NodeJS.ProcessEnv, extra: Record<string, string> = {}): Record<string, string> => ({
+export const onLoopback = (
+  rendered: NodeJS.ProcessEnv,
+  extra: Record<string, string> = {},
+): Record<string, string> => ({
   ...(rendered as Record<string, string>),
   SLUICE_HOST: '127.0.0.1',
   SLUICE_ADMIN_HOST: '127.0.0.1',

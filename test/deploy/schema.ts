@@ -36,7 +36,8 @@ export function nodeAt(root: SchemaNode, path: readonly string[]): SchemaNode | 
   for (const key of path) {
     if (!node) return undefined
     const resolved: SchemaNode = resolve(root, node)
-    const next: SchemaNode | boolean | undefined = resolved.properties?.[key] ?? (isTree(resolved.additionalProperties) ? resolved.additionalProperties : undefined)
+    const next: SchemaNode | boolean | undefined =
+      resolved.properties?.[key] ?? (isTree(resolved.additionalProperties) ? resolved.additionalProperties : undefined)
     node = isTree(next) ? next : undefined
   }
   return node ? resolve(root, node) : undefined
@@ -49,7 +50,9 @@ export function objectNodes(node: unknown, pointer = '#'): { pointer: string; no
   return [
     ...here,
     ...Object.entries(node).flatMap(([k, v]) =>
-      Array.isArray(v) ? v.flatMap((item, i) => objectNodes(item, `${pointer}/${k}/${i}`)) : objectNodes(v, `${pointer}/${k}`),
+      Array.isArray(v)
+        ? v.flatMap((item, i) => objectNodes(item, `${pointer}/${k}/${i}`))
+        : objectNodes(v, `${pointer}/${k}`),
     ),
   ]
 }

@@ -7,14 +7,24 @@ const SEARCH = '/v2/accounts/search'
 const SEARCH_ID = 'POST /accounts/search'
 const BODY = '{"searchFields":[],"outputFields":["Account ID"]}'
 const search = (proxy: RunningProxy, headers: Record<string, string> = {}): Promise<Answer> =>
-  send(proxy.url, SEARCH, { method: 'POST', headers: { authorization: basicAuth('org1'), 'content-type': 'application/json', ...headers }, body: BODY })
+  send(proxy.url, SEARCH, {
+    method: 'POST',
+    headers: { authorization: basicAuth('org1'), 'content-type': 'application/json', ...headers },
+    body: BODY,
+  })
 
 /** A sim at 200 ms and a proxy in front of it, 100 searches queued on the limit-1 key, 5 of them done (the forecast's minimum). */
-async function hundredQueued(settings: Record<string, unknown>): Promise<{ sim: Sim; proxy: RunningProxy; queued: Promise<Answer>[]; close(): Promise<void> }> {
+async function hundredQueued(
+  settings: Record<string, unknown>,
+): Promise<{ sim: Sim; proxy: RunningProxy; queued: Promise<Answer>[]; close(): Promise<void> }> {
   const sim = await startSim({ latencyMs: 200 })
   const proxy = await startProxy({ upstream: sim.apiUrl, ...settings })
   const queued = Array.from({ length: 100 }, () => search(proxy))
-  await until(() => (keyStats(sim, 'org1', SEARCH_ID)?.requests ?? 0) >= 6, '5 searches done and a sixth in progress', 20_000)
+  await until(
+    () => (keyStats(sim, 'org1', SEARCH_ID)?.requests ?? 0) >= 6,
+    '5 searches done and a sixth in progress',
+    20_000,
+  )
   return {
     sim,
     proxy,
@@ -39,7 +49,9 @@ describe('a wait predicted past the deadline is refused at once (failFast)', () 
       const [error, ...more] = answer.json<{ code: string; message: string }[]>()
       expect(more).toEqual([])
       expect(error!.code).toBe('SLUICE_WAIT_TOO_LONG')
-      expect(error!.message).toMatch(/^The queue for POST \/accounts\/search \(instance org1\) is predicted to take \d+ ms, longer than this request may wait \(\d+ ms\); try again after Retry-After$/)
+      expect(error!.message).toMatch(
+        /^The queue for POST \/accounts\/search \(instance org1\) is predicted to take \d+ ms, longer than this request may wait \(\d+ ms\); try again after Retry-After$/,
+      )
       expect(Object.keys(error!).sort()).toEqual(['code', 'message'])
       // The real wait is the queue ahead times the time a search takes on this machine now: timed over
       // the next five searches (at 200 ms each on an idle machine, longer on a busy one).

@@ -6,7 +6,12 @@ import { basicAuth } from '../support/sim.js'
 import { parsePromText, select } from '../metrics/prom-text.js'
 
 /** Of the observations of one series of the prediction-error histogram, the share with an error in (lo, hi] seconds. */
-function share(samples: ReturnType<typeof parsePromText>, estimate: string, lo: number, hi: number): { share: number; count: number } {
+function share(
+  samples: ReturnType<typeof parsePromText>,
+  estimate: string,
+  lo: number,
+  hi: number,
+): { share: number; count: number } {
   const buckets = select(samples, 'sluice_queue_wait_prediction_error_seconds_bucket', { estimate })
   const at = (le: number): number => buckets.find((b) => Number(b.labels.le) === le)!.value
   const count = buckets.find((b) => b.labels.le === '+Inf')!.value
@@ -26,9 +31,16 @@ describe('wait predictions on a mixed run through the proxy', () => {
       for (const org of ['org1', 'org2']) {
         const headers = (): Record<string, string> => ({ authorization: basicAuth(org) })
         if (tick % 2 === 0) {
-          answers.push(send(stack.proxy.url, '/v2/accounts/search', { method: 'POST', headers: { ...headers(), 'content-type': 'application/json' }, body: '{}' }))
+          answers.push(
+            send(stack.proxy.url, '/v2/accounts/search', {
+              method: 'POST',
+              headers: { ...headers(), 'content-type': 'application/json' },
+              body: '{}',
+            }),
+          )
         }
-        for (let i = 0; i < 3; i++) answers.push(send(stack.proxy.url, `/v2/accounts/${tick * 10 + i}`, { headers: headers() }))
+        for (let i = 0; i < 3; i++)
+          answers.push(send(stack.proxy.url, `/v2/accounts/${tick * 10 + i}`, { headers: headers() }))
       }
       await sleep(100)
     }
@@ -43,6 +55,5 @@ describe('wait predictions on a mixed run through the proxy', () => {
     const lowerOver = share(samples, 'lower_bound', 0.05, Infinity)
     expect(lowerOver.count).toBeGreaterThan(100)
     expect(lowerOver.share).toBeLessThanOrEqual(0.05)
-
   })
 })

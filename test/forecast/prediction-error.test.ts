@@ -29,12 +29,19 @@ interface Arrival {
  * releases happen at exact virtual times, so the predicted and the actual wait of every request are
  * known without any real time passing (a busy machine cannot change the figures).
  */
-async function mixedRun(arrivals: Arrival[]): Promise<{ waits: { expected: number; actual: number; holdMs: number }[]; registry: Registry }> {
+async function mixedRun(
+  arrivals: Arrival[],
+): Promise<{ waits: { expected: number; actual: number; holdMs: number }[]; registry: Registry }> {
   let now = 0
   const registry = new Registry()
   // failFast off: every request is served, so each prediction meets its real wait (the in-process
   // limiter times its deadline on the real clock; no deadline is near).
-  const limiter = new ForecastingLimiter(new MemoryLimiter(), { enabled: false, minSamples: 5, header: true }, registry, () => now)
+  const limiter = new ForecastingLimiter(
+    new MemoryLimiter(),
+    { enabled: false, minSamples: 5, header: true },
+    registry,
+    () => now,
+  )
   const releases: { at: number; permit: Permit }[] = []
   const waits: { expected: number; actual: number; holdMs: number }[] = []
   const pending: Promise<void>[] = []
@@ -53,11 +60,13 @@ async function mixedRun(arrivals: Arrival[]): Promise<{ waits: { expected: numbe
       const arrivedAt = now
       const { holdMs } = arrival!
       pending.push(
-        limiter.acquire(arrival!.key, { limit: arrival!.limit, deadline: Date.now() + 1e9, maxQueue: 1e6 }).then((permit) => {
-          const expected = predictedWaitOf(permit)
-          if (expected !== undefined) waits.push({ expected, actual: now - arrivedAt, holdMs })
-          releases.push({ at: now + holdMs, permit })
-        }),
+        limiter
+          .acquire(arrival!.key, { limit: arrival!.limit, deadline: Date.now() + 1e9, maxQueue: 1e6 })
+          .then((permit) => {
+            const expected = predictedWaitOf(permit)
+            if (expected !== undefined) waits.push({ expected, actual: now - arrivedAt, holdMs })
+            releases.push({ at: now + holdMs, permit })
+          }),
       )
     }
     await turn() // grants resolve in this virtual instant
@@ -74,10 +83,20 @@ describe('wait predictions on a mixed run, on a virtual clock', () => {
     // and an account key (limit 5) likewise, over 6 s; every hold 200-300 ms.
     for (const org of ['org1', 'org2']) {
       for (let t = 0; t < 6_000; t += 150 + random() * 100) {
-        arrivals.push({ at: t, key: { instance: org, endpoint: 'POST /accounts/search' }, limit: 1, holdMs: 200 + random() * 100 })
+        arrivals.push({
+          at: t,
+          key: { instance: org, endpoint: 'POST /accounts/search' },
+          limit: 1,
+          holdMs: 200 + random() * 100,
+        })
       }
       for (let t = 0; t < 6_000; t += 25 + random() * 30) {
-        arrivals.push({ at: t, key: { instance: org, endpoint: 'GET /accounts/{id}' }, limit: 5, holdMs: 200 + random() * 100 })
+        arrivals.push({
+          at: t,
+          key: { instance: org, endpoint: 'GET /accounts/{id}' },
+          limit: 5,
+          holdMs: 200 + random() * 100,
+        })
       }
     }
     const { waits, registry } = await mixedRun(arrivals)

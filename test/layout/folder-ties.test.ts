@@ -40,7 +40,9 @@ describe('src/ folders', () => {
   it('no two import each other', () => {
     const edges = folderImports()
     expect(edges.get('config')?.has('versioning')).toBe(true) // the scan sees imports at all
-    const twoWay = [...edges].flatMap(([a, tos]) => [...tos].filter((b) => a < b && edges.get(b)?.has(a)).map((b) => `${a || 'src'} <-> ${b || 'src'}`))
+    const twoWay = [...edges].flatMap(([a, tos]) =>
+      [...tos].filter((b) => a < b && edges.get(b)?.has(a)).map((b) => `${a || 'src'} <-> ${b || 'src'}`),
+    )
     expect(twoWay).toEqual([])
   })
 })

@@ -94,7 +94,10 @@ async function compare(seed: number, limit: number, apps: readonly AppSpec[], st
   const arrival = new Map<string, number>()
   const specOf = new Map<string, AppSpec>()
   const enter = async (name: string, spec: AppSpec, arrivedAt: number, now: number): Promise<void> => {
-    const entered = await on.enter({ app: spec.app, cost: spec.cost, maxHeld: spec.maxHeld, arrivedAt, age: now - arrivedAt }, limit)
+    const entered = await on.enter(
+      { app: spec.app, cost: spec.cost, maxHeld: spec.maxHeld, arrivedAt, age: now - arrivedAt },
+      limit,
+    )
     ids.set(name, entered.id)
     byId.set(entered.id, name)
     if (entered.kind === 'granted') {

@@ -20,12 +20,21 @@ describe('log lines of a real process (stdout, written once per event-loop turn)
     for (let burst = 0; burst < 5; burst++) {
       const batch = Array.from({ length: 40 }, (_, i) => `b${burst}-r${i}`)
       ids.push(...batch)
-      const answers = await Promise.all(batch.map((id) => send(proxy.url, '/v2/campaigns', { headers: { authorization: basic(`org${id.length}`), 'x-request-id': id } })))
+      const answers = await Promise.all(
+        batch.map((id) =>
+          send(proxy.url, '/v2/campaigns', {
+            headers: { authorization: basic(`org${id.length}`), 'x-request-id': id },
+          }),
+        ),
+      )
       expect(answers.every((a) => a.status === 200)).toBe(true)
     }
     // SIGTERM right after the last answers: their lines may still be pending when shutdown begins
     expect(await proxy.stop()).toBe(0)
-    const lines = proxy.output().split('\n').filter((l) => l !== '')
+    const lines = proxy
+      .output()
+      .split('\n')
+      .filter((l) => l !== '')
     const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>) // throws on a torn or merged line
     const requestIds = parsed.filter((l) => l.msg === 'request').map((l) => l.reqId)
     expect(requestIds.sort()).toEqual([...ids].sort())

@@ -53,13 +53,24 @@ async function sendCredentials(p: ProxyProcess, path = '/v2/accounts/1/contacts'
   return answer.status
 }
 
-const SECRETS = [REDIS_PASSWORD, TLS_PASSWORD, API_KEY, QUERY_KEY, HEADER_KEY, COOKIE, Buffer.from(`org1:${API_KEY}`).toString('base64')]
+const SECRETS = [
+  REDIS_PASSWORD,
+  TLS_PASSWORD,
+  API_KEY,
+  QUERY_KEY,
+  HEADER_KEY,
+  COOKIE,
+  Buffer.from(`org1:${API_KEY}`).toString('base64'),
+]
 const leaked = (output: string): string[] => SECRETS.filter((s) => output.includes(s))
 
 describe('no secret in any line of the output, whatever the error', () => {
   it(`a wrong Redis password (ioredis puts the AUTH command with its arguments on the error) ${needs('redis-server')}`, async (ctx) => {
     if (!redis.managed) ctx.skip() // SLUICE_TEST_REDIS_URL's server has no password of ours
-    const p = await proxy({ SLUICE_REDIS_URL: `redis://:${REDIS_PASSWORD}@127.0.0.1:${redis.port}/0`, SLUICE_UPSTREAM: sim.apiUrl })
+    const p = await proxy({
+      SLUICE_REDIS_URL: `redis://:${REDIS_PASSWORD}@127.0.0.1:${redis.port}/0`,
+      SLUICE_UPSTREAM: sim.apiUrl,
+    })
     await until(() => p.output().includes('WRONGPASS invalid username-password pair'), 'the refused AUTH logged')
     expect(await sendCredentials(p)).toBe(200)
     await until(() => (p.output().match(/WRONGPASS invalid/g) ?? []).length >= 2, 'a reconnect refused too')
@@ -70,14 +81,20 @@ describe('no secret in any line of the output, whatever the error', () => {
 
   it(`a wrong Redis user and password ${needs('redis-server')}`, async (ctx) => {
     if (!redis.managed) ctx.skip()
-    const p = await proxy({ SLUICE_REDIS_URL: `redis://someone:${REDIS_PASSWORD}@127.0.0.1:${redis.port}/0`, SLUICE_UPSTREAM: sim.apiUrl })
+    const p = await proxy({
+      SLUICE_REDIS_URL: `redis://someone:${REDIS_PASSWORD}@127.0.0.1:${redis.port}/0`,
+      SLUICE_UPSTREAM: sim.apiUrl,
+    })
     await until(() => p.output().includes('WRONGPASS'), 'the refused AUTH logged')
     await p.stop()
     expect(leaked(p.output())).toEqual([])
   })
 
   it('a TLS failure: rediss:// to a plain port', async () => {
-    const p = await proxy({ SLUICE_REDIS_URL: `rediss://:${TLS_PASSWORD}@127.0.0.1:${redis.port}/0`, SLUICE_UPSTREAM: sim.apiUrl })
+    const p = await proxy({
+      SLUICE_REDIS_URL: `rediss://:${TLS_PASSWORD}@127.0.0.1:${redis.port}/0`,
+      SLUICE_UPSTREAM: sim.apiUrl,
+    })
     await until(() => /"level":(40|50).*limiter/.test(p.output()), 'the TLS failure logged')
     expect(await sendCredentials(p)).toBe(200)
     await p.stop()
@@ -104,7 +121,12 @@ describe('no secret in any line of the output, whatever the error', () => {
     const { spawnSync } = await import('node:child_process')
     const { MAIN_JS } = await import('../support/process.js')
     const run = spawnSync(process.execPath, [MAIN_JS], {
-      env: { PATH: process.env.PATH, SLUICE_UPSTREAM: `https://org1:${API_KEY}@api.example.org/v2`, SLUICE_PORT: '0', SLUICE_ADMIN_PORT: '0' },
+      env: {
+        PATH: process.env.PATH,
+        SLUICE_UPSTREAM: `https://org1:${API_KEY}@api.example.org/v2`,
+        SLUICE_PORT: '0',
+        SLUICE_ADMIN_PORT: '0',
+      },
       encoding: 'utf8',
       timeout: 15_000,
     })

@@ -3,7 +3,13 @@ import { hostname } from 'node:os'
 import { Writable } from 'node:stream'
 import { request as undiciRequest } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
-import { accessLogFields, accessLogLine, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from '../../src/log/access-log.js'
+import {
+  accessLogFields,
+  accessLogLine,
+  LOG_SERIALIZERS,
+  REDACT_CENSOR,
+  REDACT_PATHS,
+} from '../../src/log/access-log.js'
 import { record } from '../metrics/records.js'
 
 const API_KEY = 'k3y-0123456789abcdef'
@@ -22,11 +28,23 @@ afterEach(async () => {
 function server(lines: string[]): FastifyInstance {
   const stream = new Writable({
     write(chunk: Buffer, _enc, done) {
-      lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''))
+      lines.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l !== ''),
+      )
       done()
     },
   })
-  return Fastify({ logger: { level: 'info', stream, redact: { paths: REDACT_PATHS, censor: REDACT_CENSOR }, serializers: LOG_SERIALIZERS } })
+  return Fastify({
+    logger: {
+      level: 'info',
+      stream,
+      redact: { paths: REDACT_PATHS, censor: REDACT_CENSOR },
+      serializers: LOG_SERIALIZERS,
+    },
+  })
 }
 
 describe('pino with REDACT_PATHS', () => {
@@ -37,7 +55,11 @@ describe('pino with REDACT_PATHS', () => {
       // what a careless handler or an upstream-error path logs
       request.log.info({ request: { method: request.method, headers: request.headers } }, 'incoming')
       request.log.info({ headers: request.headers }, 'bare headers')
-      const upstreamHeaders = { Authorization: request.headers.authorization, 'X-API-Key': API_KEY, accept: 'application/json' }
+      const upstreamHeaders = {
+        Authorization: request.headers.authorization,
+        'X-API-Key': API_KEY,
+        accept: 'application/json',
+      }
       try {
         // a real undici failure (nothing listens on port 9 of loopback)
         await undiciRequest('http://127.0.0.1:9/v2/accounts/search', { method: 'POST', headers: upstreamHeaders })
@@ -86,7 +108,12 @@ describe('pino with REDACT_PATHS', () => {
     expect(field('upstream error', 'err', 'options', 'headers', 'Authorization')).toBe(REDACT_CENSOR)
     expect(field('upstream error', 'err', 'config', 'headers', 'Authorization')).toBe(REDACT_CENSOR)
     expect(field('upstream error', 'err', 'config', 'auth')).toBe(REDACT_CENSOR)
-    expect(field('upstream error', 'err', 'rawHeaders')).toEqual(['Cookie', REDACT_CENSOR, 'Accept', 'application/json'])
+    expect(field('upstream error', 'err', 'rawHeaders')).toEqual([
+      'Cookie',
+      REDACT_CENSOR,
+      'Accept',
+      'application/json',
+    ])
     expect(field('upstream error', 'err', 'cause', 'code')).toBe('ECONNREFUSED')
     expect(field('upstream error', 'err', 'cause', 'requestHeaders', 'authorization')).toBe(REDACT_CENSOR)
     expect(field('upstream failed', 'err', 'options', 'headers', 'X-API-Key')).toBe(REDACT_CENSOR)
@@ -134,12 +161,27 @@ describe('accessLogFields', () => {
 })
 
 describe('accessLogLine', () => {
-  it('is accessLogFields as one JSON line in pino\'s shape, for plain and for awkward values', () => {
+  it("is accessLogFields as one JSON line in pino's shape, for plain and for awkward values", () => {
     const records = [
       record(),
-      record({ app: 'donor-sync', version: '2.9', upstreamVersion: '2.10', retries: 1, upstream429s: 1, versionWarnings: ['2.9 rewritten to 2.10'] }),
+      record({
+        app: 'donor-sync',
+        version: '2.9',
+        upstreamVersion: '2.10',
+        retries: 1,
+        upstream429s: 1,
+        versionWarnings: ['2.9 rewritten to 2.10'],
+      }),
       // what clients may put in the instance, app, request id and version: quotes, backslashes, control and non-ASCII characters
-      record({ requestId: 'a"b\\c', instance: 'ørg "quoted"', app: 'tab\there\u0001', version: 'x\ny', upstreamVersion: '\u2028', status: 0, outcome: 'client_aborted' }),
+      record({
+        requestId: 'a"b\\c',
+        instance: 'ørg "quoted"',
+        app: 'tab\there\u0001',
+        version: 'x\ny',
+        upstreamVersion: '\u2028',
+        status: 0,
+        outcome: 'client_aborted',
+      }),
     ]
     for (const r of records) {
       const line = accessLogLine(r, 1_795_000_000_000)
@@ -158,7 +200,15 @@ describe('accessLogLine', () => {
         msg: 'request',
       })
       // and in pino's key order: level, time, pid, hostname, the fields, msg
-      expect(Object.keys(parsed)).toEqual(['level', 'time', 'pid', 'hostname', ...Object.keys(defined), ...(r.versionWarnings?.length ? ['versionWarnings'] : []), 'msg'])
+      expect(Object.keys(parsed)).toEqual([
+        'level',
+        'time',
+        'pid',
+        'hostname',
+        ...Object.keys(defined),
+        ...(r.versionWarnings?.length ? ['versionWarnings'] : []),
+        'msg',
+      ])
     }
   })
 })

@@ -13,10 +13,25 @@ let app: App
 let urls: { proxyUrl: string; adminUrl: string }
 
 beforeAll(async () => {
-  const settings = loadSettings({}, { host: '127.0.0.1', adminHost: '127.0.0.1', port: 0, adminPort: 0, logLevel: 'debug', upstream: 'http://127.0.0.1:9/v2' })
+  const settings = loadSettings(
+    {},
+    {
+      host: '127.0.0.1',
+      adminHost: '127.0.0.1',
+      port: 0,
+      adminPort: 0,
+      logLevel: 'debug',
+      upstream: 'http://127.0.0.1:9/v2',
+    },
+  )
   const logStream = new Writable({
     write(chunk: Buffer, _enc, done) {
-      lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''))
+      lines.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l !== ''),
+      )
       done()
     },
   })
@@ -35,8 +50,18 @@ describe('a refusal line', () => {
     expect(found).toHaveLength(2)
     for (const line of found) expect(line.match(/"msg":/g)).toHaveLength(1)
     expect(found.map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([
-      expect.objectContaining({ level: 20, msg: 'request refused', code: 'SLUICE_BAD_PATH_TRAVERSAL', reason: '"." and ".." segments are not allowed: "/accounts/../search"' }),
-      expect.objectContaining({ level: 20, msg: 'request refused', code: 'SLUICE_NOT_FOUND', reason: expect.stringMatching(/^There is no \/nothing-here; there are /) as string }),
+      expect.objectContaining({
+        level: 20,
+        msg: 'request refused',
+        code: 'SLUICE_BAD_PATH_TRAVERSAL',
+        reason: '"." and ".." segments are not allowed: "/accounts/../search"',
+      }),
+      expect.objectContaining({
+        level: 20,
+        msg: 'request refused',
+        code: 'SLUICE_NOT_FOUND',
+        reason: expect.stringMatching(/^There is no \/nothing-here; there are /) as string,
+      }),
     ])
   })
 })

@@ -16,7 +16,12 @@ afterEach(async () => {
 function capture(lines: string[]): Writable {
   return new Writable({
     write(chunk: Buffer, _enc, done) {
-      lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''))
+      lines.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l !== ''),
+      )
       done()
     },
   })
@@ -25,7 +30,11 @@ function capture(lines: string[]): Writable {
 describe('request loggers made on first use', () => {
   it('lines written through request.log carry the request id (and a child logger its own bindings)', async () => {
     const lines: string[] = []
-    const app: FastifyInstance = Fastify({ logger: { level: 'info', stream: capture(lines) }, childLoggerFactory: lazyChildLoggerFactory, disableRequestLogging: true })
+    const app: FastifyInstance = Fastify({
+      logger: { level: 'info', stream: capture(lines) },
+      childLoggerFactory: lazyChildLoggerFactory,
+      disableRequestLogging: true,
+    })
     cleanups.push(() => app.close())
     app.get('/quiet', (_request, reply) => reply.send('ok'))
     app.get('/talks', (request, reply) => {
@@ -54,11 +63,16 @@ describe('request loggers made on first use', () => {
     const sim: Sim = await startSim()
     cleanups.push(() => sim.close())
     const lines: string[] = []
-    const settings = loadSettings({}, { upstream: sim.apiUrl, host: '127.0.0.1', adminHost: '127.0.0.1', port: 0, adminPort: 0 })
+    const settings = loadSettings(
+      {},
+      { upstream: sim.apiUrl, host: '127.0.0.1', adminHost: '127.0.0.1', port: 0, adminPort: 0 },
+    )
     const app = await buildApp(settings, { logStream: capture(lines) })
     cleanups.push(() => app.close())
     const { proxyUrl } = await app.listen()
-    const answer = await send(proxyUrl, '/v2/campaigns', { headers: { authorization: basic('org1'), 'x-request-id': 'once-only' } })
+    const answer = await send(proxyUrl, '/v2/campaigns', {
+      headers: { authorization: basic('org1'), 'x-request-id': 'once-only' },
+    })
     expect(answer.status).toBe(200)
     await until(() => lines.some((l) => l.includes('"msg":"request"')), 'the access line')
     // the raw text: JSON.parse would hide a doubled key

@@ -17,14 +17,21 @@ describe('credentials inside free text are masked', () => {
   })
 
   it('leaves ordinary text alone, e.g. an e-mail address and our own messages', () => {
-    for (const text of ['mail ops@example.org', 'The Authorization header is Basic but not base64("orgId:apiKey")', 'size=12 page=3', 'https://api.neoncrm.com/v2']) {
+    for (const text of [
+      'mail ops@example.org',
+      'The Authorization header is Basic but not base64("orgId:apiKey")',
+      'size=12 page=3',
+      'https://api.neoncrm.com/v2',
+    ]) {
       expect(maskSecretText(text)).toBe(text)
     }
     expect(maskUrl('https://api.neoncrm.com/v2')).toBe('https://api.neoncrm.com/v2')
   })
 
   it('a logged ioredis error loses its command arguments and the URL password in its message', () => {
-    const err = Object.assign(new Error('WRONGPASS at redis://:pw123@h:1'), { command: { name: 'auth', args: ['pw123'] } })
+    const err = Object.assign(new Error('WRONGPASS at redis://:pw123@h:1'), {
+      command: { name: 'auth', args: ['pw123'] },
+    })
     const text = JSON.stringify(serializeError(err))
     expect(text).not.toContain('pw123')
     expect(serializeError(err)).toMatchObject({ command: { name: 'auth', args: '[redacted]' } })

@@ -63,10 +63,21 @@ afterAll(async () => {
 
 describe('the start-up line', () => {
   it('names the upstream, the forward proxy, the limiter, the apps and keys counted, the cached endpoints, the fairness classes and the version policy', () => {
-    const lines = proxy.output().split('\n').filter((l) => l.includes('"sluice listening"'))
+    const lines = proxy
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('"sluice listening"'))
     expect(lines).toHaveLength(1)
-    const { proxyUrl, adminUrl, level, time, pid, hostname, msg, ...loaded } = JSON.parse(lines[0]!) as Record<string, unknown>
-    expect({ proxyUrl, adminUrl, level, msg }).toEqual({ proxyUrl: proxy.url, adminUrl: proxy.adminUrl, level: 30, msg: 'sluice listening' })
+    const { proxyUrl, adminUrl, level, time, pid, hostname, msg, ...loaded } = JSON.parse(lines[0]!) as Record<
+      string,
+      unknown
+    >
+    expect({ proxyUrl, adminUrl, level, msg }).toEqual({
+      proxyUrl: proxy.url,
+      adminUrl: proxy.adminUrl,
+      level: 30,
+      msg: 'sluice listening',
+    })
     expect([typeof time, typeof pid, typeof hostname]).toEqual(['number', 'number', 'string'])
     expect(loaded).toEqual({
       upstream: 'https://api.example.com/v2',
@@ -82,6 +93,7 @@ describe('the start-up line', () => {
   })
 
   it('holds no secret: no token, no API key, no proxy password', () => {
-    for (const secret of [TOKEN_WEB, TOKEN_BATCH, KEY_FILE, KEY_ENV, PROXY_PASSWORD, tokenHash(TOKEN_WEB).slice(7)]) expect(proxy.output()).not.toContain(secret)
+    for (const secret of [TOKEN_WEB, TOKEN_BATCH, KEY_FILE, KEY_ENV, PROXY_PASSWORD, tokenHash(TOKEN_WEB).slice(7)])
+      expect(proxy.output()).not.toContain(secret)
   })
 })

@@ -12,7 +12,11 @@ const EP = 'POST /accounts/search'
 describe('the app label', () => {
   it('keeps maxApps apps of their own, the rest `_other`, and re-ranks them by requests', async () => {
     let now = 1_000_000
-    const metrics = createMetrics(settings({ maxApps: 2, rankIntervalMs: 60_000 }), { limiter: () => undefined, catalog, now: () => now })
+    const metrics = createMetrics(settings({ maxApps: 2, rankIntervalMs: 60_000 }), {
+      limiter: () => undefined,
+      catalog,
+      now: () => now,
+    })
     const hit = (app: string, n: number) => {
       for (let i = 0; i < n; i++) metrics.requestFinished(record({ endpoint: EP, app, queueSeconds: 0.5 }))
     }
@@ -45,15 +49,26 @@ describe('the app label', () => {
     metrics.requestFinished(record({ endpoint: EP, app: undefined, status: 401, outcome: 'unauthenticated' }))
     metrics.requestFinished(record({ endpoint: EP, app: 'web', status: 403, outcome: 'forbidden' }))
     const s = parsePromText((await metrics.scrape()).body)
-    expect(valueOf(s, 'sluice_app_requests_total', { app: '_unknown', code: '401', outcome: 'unauthenticated' })).toBe(1)
+    expect(valueOf(s, 'sluice_app_requests_total', { app: '_unknown', code: '401', outcome: 'unauthenticated' })).toBe(
+      1,
+    )
     expect(valueOf(s, 'sluice_app_requests_total', { app: 'web', code: '403', outcome: 'forbidden' })).toBe(1)
   })
 
   it('sluice_app_permits_held follows grants and releases, counts a release once, and folds apps over maxApps into `_other`', async () => {
     let now = 1_000_000
-    const metrics = createMetrics(settings({ maxApps: 1, rankIntervalMs: 60_000 }), { limiter: () => undefined, catalog, now: () => now })
+    const metrics = createMetrics(settings({ maxApps: 1, rankIntervalMs: 60_000 }), {
+      limiter: () => undefined,
+      catalog,
+      now: () => now,
+    })
     const held = async (): Promise<Record<string, number>> =>
-      Object.fromEntries(select(parsePromText((await metrics.scrape()).body), 'sluice_app_permits_held').map((x): [string, number] => [x.labels.app!, x.value]))
+      Object.fromEntries(
+        select(parsePromText((await metrics.scrape()).body), 'sluice_app_permits_held').map((x): [string, number] => [
+          x.labels.app!,
+          x.value,
+        ]),
+      )
 
     expect(await held()).toEqual({})
     const web1 = metrics.permitHeld('web')

@@ -10,13 +10,20 @@ const stack = useSimAndProxy({ latencyMs: 0 })
 
 async function held(): Promise<Record<string, number>> {
   const text = await (await fetch(stack.proxy.adminUrl + '/metrics')).text()
-  return Object.fromEntries(select(parsePromText(text), 'sluice_app_permits_held').map((s): [string, number] => [s.labels.app!, s.value]))
+  return Object.fromEntries(
+    select(parsePromText(text), 'sluice_app_permits_held').map((s): [string, number] => [s.labels.app!, s.value]),
+  )
 }
 
 const search = (app: string, delayMs: number) =>
   send(stack.proxy.url, '/v2/accounts/search', {
     method: 'POST',
-    headers: { authorization: basic('1001'), 'x-sluice-app': app, 'content-type': 'application/json', 'x-sim-delay-ms': String(delayMs) },
+    headers: {
+      authorization: basic('1001'),
+      'x-sluice-app': app,
+      'content-type': 'application/json',
+      'x-sim-delay-ms': String(delayMs),
+    },
     body: '{}',
   })
 
@@ -26,7 +33,13 @@ describe('permits held per app', () => {
     const web = search('web', 3_000)
     await until(async () => (await held()).web === 1, 'web holding the permit')
     const batch = search('batch', 0) // waits behind web on the limit-1 key
-    await until(async () => (await fetch(stack.proxy.adminUrl + '/status').then((r) => r.json() as Promise<{ keys: { queued: number }[] }>)).keys.some((k) => k.queued === 1), 'batch queued')
+    await until(
+      async () =>
+        (
+          await fetch(stack.proxy.adminUrl + '/status').then((r) => r.json() as Promise<{ keys: { queued: number }[] }>)
+        ).keys.some((k) => k.queued === 1),
+      'batch queued',
+    )
     expect((await held()).batch ?? 0).toBe(0)
     expect((await web).status).toBe(200)
     expect((await batch).status).toBe(200)

@@ -33,10 +33,13 @@ describe('counters exist at 0 before their first event', () => {
     expect(select(s, 'sluice_redis_errors_total')).toEqual([])
   })
 
-  it("a key the limiter holds gets its 429, retry and lost-lease series at 0 at the next scrape", async () => {
+  it('a key the limiter holds gets its 429, retry and lost-lease series at 0 at the next scrape', async () => {
     const metrics = createMetrics(settings(), { limiter: () => limiter, catalog, redisOperations: REDIS_OPERATIONS })
     limiter = createMemoryLimiter({ observer: metrics.observer })
-    const permit = await limiter.acquire({ instance: 'org7', endpoint: SEARCH }, { limit: 1, deadline: Date.now() + 60_000, maxQueue: 10 })
+    const permit = await limiter.acquire(
+      { instance: 'org7', endpoint: SEARCH },
+      { limit: 1, deadline: Date.now() + 60_000, maxQueue: 10 },
+    )
     await metrics.scrape() // the scrape that first sees the key creates its series
     permit.release()
     const key = { endpoint: SEARCH, org: 'org7' }
@@ -55,7 +58,9 @@ describe('counters exist at 0 before their first event', () => {
     metrics.requestFinished(record({ endpoint: SEARCH, method: 'POST', instance: 'org3' }))
     const s = parsePromText((await metrics.scrape()).body)
     for (const outcome of ['queue_full', 'queue_timeout']) {
-      expect(valueOf(s, 'sluice_requests_total', { endpoint: SEARCH, method: 'POST', code: '503', outcome, org: 'org3' })).toBe(0)
+      expect(
+        valueOf(s, 'sluice_requests_total', { endpoint: SEARCH, method: 'POST', code: '503', outcome, org: 'org3' }),
+      ).toBe(0)
     }
   })
 })

@@ -22,7 +22,13 @@ describe('cells scrape like prom-client metrics', () => {
     const ours = new Registry()
     const cells = new CellHistogram('x_seconds', 'help text', BUCKETS, ours)
     const theirs = new Registry()
-    const real = new Histogram({ name: 'x_seconds', help: 'help text', labelNames: ['endpoint'], buckets: BUCKETS, registers: [theirs] })
+    const real = new Histogram({
+      name: 'x_seconds',
+      help: 'help text',
+      labelNames: ['endpoint'],
+      buckets: BUCKETS,
+      registers: [theirs],
+    })
     for (const [endpoint, value] of OBSERVATIONS) {
       cells.cellByKey(endpoint, { endpoint }).observe(value)
       real.observe({ endpoint }, value)

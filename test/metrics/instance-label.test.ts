@@ -27,7 +27,10 @@ describe('the org label', () => {
       const s = parsePromText((await metrics.scrape()).body)
       const counts = select(s, 'sluice_queue_wait_seconds_count')
       if (queueWaitByOrg) {
-        expect(counts.map((c) => [c.labels.org, c.value]).sort()).toEqual([['a', 1], ['b', 1]])
+        expect(counts.map((c) => [c.labels.org, c.value]).sort()).toEqual([
+          ['a', 1],
+          ['b', 1],
+        ])
       } else {
         expect(counts.map((c) => [c.labels, c.value])).toEqual([[{ endpoint: EP }, 2]])
       }

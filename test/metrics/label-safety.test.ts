@@ -32,13 +32,25 @@ describe('label values', () => {
       `GET /x/${CONTACT_ID}`,
       `GET /accounts/{id}/contacts/${CONTACT_ID}`,
     ]
-    const outcomes: Outcome[] = ['forwarded', 'queue_full', 'queue_timeout', 'client_aborted', 'upstream_error', 'bad_request']
+    const outcomes: Outcome[] = [
+      'forwarded',
+      'queue_full',
+      'queue_timeout',
+      'client_aborted',
+      'upstream_error',
+      'bad_request',
+    ]
     const instances = ['org1', `org1:${API_KEY}`, BASIC, `<script>${ACCOUNT_ID}</script>`, 'x'.repeat(65) + ACCOUNT_ID]
     for (const endpoint of [...unknownEndpoints, 'GET /accounts/{id}/contacts', 'unmatched']) {
       for (const instance of instances) {
         for (const outcome of outcomes) {
-          for (const [method, status] of [[`BREW${ACCOUNT_ID}`, 12345], ['PROPFIND', -1]] as const) {
-            metrics.requestFinished(record({ endpoint, instance, outcome, method, status, retries: 1, queueSeconds: 0.5 }))
+          for (const [method, status] of [
+            [`BREW${ACCOUNT_ID}`, 12345],
+            ['PROPFIND', -1],
+          ] as const) {
+            metrics.requestFinished(
+              record({ endpoint, instance, outcome, method, status, retries: 1, queueSeconds: 0.5 }),
+            )
           }
         }
         metrics.upstream429(endpoint, instance)
@@ -66,9 +78,12 @@ describe('label values', () => {
     expect([...orgs].sort()).toEqual(['_invalid', 'org1'])
     // `other` and `0` from the records; GET and 503 from the queue_full / queue_timeout series a catalog
     // endpoint gets at 0 for each organisation that uses it (its method comes from the endpoint id)
-    expect(new Set(samples.map((s) => s.labels.method).filter((m) => m !== undefined))).toEqual(new Set(['other', 'GET']))
+    expect(new Set(samples.map((s) => s.labels.method).filter((m) => m !== undefined))).toEqual(
+      new Set(['other', 'GET']),
+    )
     expect(new Set(samples.map((s) => s.labels.code).filter((c) => c !== undefined))).toEqual(new Set(['0', '503']))
-    for (const s of samples.filter((x) => x.labels.method === 'GET')) expect(s).toMatchObject({ value: 0, labels: { code: '503' } })
+    for (const s of samples.filter((x) => x.labels.method === 'GET'))
+      expect(s).toMatchObject({ value: 0, labels: { code: '503' } })
     expect(new Set(samples.map((s) => s.labels.operation).filter((o) => o !== undefined))).toEqual(new Set(['other']))
   })
 })

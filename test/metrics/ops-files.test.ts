@@ -35,7 +35,21 @@ async function registeredNames(): Promise<Set<string>> {
   return names
 }
 
-const PROMQL_WORDS = new Set(['and', 'or', 'unless', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'offset', 'bool', 'inf', 'nan'])
+const PROMQL_WORDS = new Set([
+  'and',
+  'or',
+  'unless',
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'offset',
+  'bool',
+  'inf',
+  'nan',
+])
 
 /** The metric names a PromQL expression reads (not functions, keywords, labels or Grafana variables). */
 export function metricNamesIn(expr: string): string[] {
@@ -102,11 +116,14 @@ describe('ops/grafana/sluice-dashboard.json', () => {
       /^Event-loop lag per pod/,
       /^Restarts per pod/,
     ]) {
-      expect(titles.some((t) => wanted.test(t)), String(wanted)).toBe(true)
+      expect(
+        titles.some((t) => wanted.test(t)),
+        String(wanted),
+      ).toBe(true)
     }
   })
 
-  it('has namespace, job and pod variables, and scopes every query of sluice\'s series by them', () => {
+  it("has namespace, job and pod variables, and scopes every query of sluice's series by them", () => {
     const names = dashboard.templating.list.map((v) => v.name)
     expect(names.slice(0, 4)).toEqual(['datasource', 'namespace', 'job', 'pod'])
     for (const p of queries) {
@@ -116,7 +133,10 @@ describe('ops/grafana/sluice-dashboard.json', () => {
         for (const selector of selectors) {
           const name = selector.slice(0, selector.indexOf('{'))
           // Kubernetes' series carry no job of ours: they are joined on (namespace, pod) with a scoped sluice series
-          if (KUBERNETES_METRICS.includes(name)) expect(t.expr, p.title).toMatch(/on \(namespace, pod\) group_left \(\) group by \(namespace, pod\) \(sluice_limiter_mode\{namespace=~"\$namespace", job=~"\$job", pod=~"\$pod"\}\)/)
+          if (KUBERNETES_METRICS.includes(name))
+            expect(t.expr, p.title).toMatch(
+              /on \(namespace, pod\) group_left \(\) group by \(namespace, pod\) \(sluice_limiter_mode\{namespace=~"\$namespace", job=~"\$job", pod=~"\$pod"\}\)/,
+            )
           else expect(selector, p.title).toContain('namespace=~"$namespace", job=~"$job", pod=~"$pod"')
         }
       }
@@ -132,14 +152,25 @@ describe('ops/grafana/sluice-dashboard.json', () => {
 
   it('splits every per-key family by upstream: its selector takes $upstream, its rows keep the label (docs/upstreams.md)', () => {
     // the families whose series carry `upstream` when more than one upstream is configured (src/metrics/index.ts)
-    const keyed = ['sluice_requests_total', 'sluice_queue_depth', 'sluice_permits_in_flight', 'sluice_queue_oldest_wait_seconds', 'sluice_limit', 'sluice_upstream_retries_total', 'sluice_upstream_429_total', 'sluice_lease_lost_total', 'sluice_limit_changes_total']
+    const keyed = [
+      'sluice_requests_total',
+      'sluice_queue_depth',
+      'sluice_permits_in_flight',
+      'sluice_queue_oldest_wait_seconds',
+      'sluice_limit',
+      'sluice_upstream_retries_total',
+      'sluice_upstream_429_total',
+      'sluice_lease_lost_total',
+      'sluice_limit_changes_total',
+    ]
     expect(dashboard.templating.list.map((v) => v.name)).toContain('upstream')
     for (const p of queries) {
       for (const t of p.targets ?? []) {
         for (const selector of t.expr.match(/\b[a-z_:][a-z0-9_:]*\{[^}]*\}/g) ?? []) {
           if (!keyed.includes(selector.slice(0, selector.indexOf('{')))) continue
           expect(selector, p.title).toContain('upstream=~"$upstream"')
-          for (const by of t.expr.matchAll(/by \(([^)]*)\)/g)) if (by[1]!.includes('endpoint')) expect(by[1], p.title).toMatch(/^upstream, /)
+          for (const by of t.expr.matchAll(/by \(([^)]*)\)/g))
+            if (by[1]!.includes('endpoint')) expect(by[1], p.title).toMatch(/^upstream, /)
         }
       }
     }
@@ -201,7 +232,9 @@ interface Rule {
 }
 
 describe('ops/prometheus/sluice-alerts.yaml', () => {
-  const rules = (parseYaml(readFileSync(ALERTS, 'utf8')) as { groups: { name: string; rules: Rule[] }[] }).groups.flatMap((g) => g.rules)
+  const rules = (
+    parseYaml(readFileSync(ALERTS, 'utf8')) as { groups: { name: string; rules: Rule[] }[] }
+  ).groups.flatMap((g) => g.rules)
 
   it('has the alerts ops asked for, each with a severity and a summary', () => {
     expect(rules.map((r) => r.alert)).toEqual(
@@ -229,7 +262,15 @@ describe('ops/prometheus/sluice-alerts.yaml', () => {
 
   it('links every alert to its runbook in docs/observability.md', () => {
     const doc = readFileSync(file('docs/observability.md'), 'utf8')
-    const anchors = new Set([...doc.matchAll(/^#{2,4} (.+)$/gm)].map((m) => m[1]!.trim().toLowerCase().replace(/[^a-z0-9 -]/g, '').replaceAll(' ', '-')))
+    const anchors = new Set(
+      [...doc.matchAll(/^#{2,4} (.+)$/gm)].map((m) =>
+        m[1]!
+          .trim()
+          .toLowerCase()
+          .replace(/[^a-z0-9 -]/g, '')
+          .replaceAll(' ', '-'),
+      ),
+    )
     for (const r of rules) {
       expect(r.annotations.runbook_url, r.alert).toBe(`docs/observability.md#${r.alert.toLowerCase()}`)
       expect(anchors.has(r.alert.toLowerCase()), `${r.alert}: no runbook heading`).toBe(true)
@@ -239,10 +280,14 @@ describe('ops/prometheus/sluice-alerts.yaml', () => {
   // The chart scopes each release's rules by replacing job="sluice" (helm/sluice/templates/prometheusrule.yaml).
   it('selects every series with job="sluice" and keeps namespace and job in every aggregation', () => {
     for (const r of rules) {
-      const selectors = r.expr.replace(/"(?:[^"\\]|\\.)*"/g, (q) => q.replace(/[{}]/g, '')).match(/\b[a-z_:][a-z0-9_:]*\{[^}]*\}/g) ?? []
+      const selectors =
+        r.expr.replace(/"(?:[^"\\]|\\.)*"/g, (q) => q.replace(/[{}]/g, '')).match(/\b[a-z_:][a-z0-9_:]*\{[^}]*\}/g) ??
+        []
       expect(selectors.length, r.alert).toBeGreaterThan(0)
       for (const selector of selectors) expect(selector, r.alert).toContain('job="sluice"')
-      expect(r.expr.replace(/\b[a-z_:][a-z0-9_:]*\{[^}]*\}/g, ''), `${r.alert}: a bare metric name`).not.toMatch(/\b(sluice_[a-z0-9_]+|up)\b(?!\{)/)
+      expect(r.expr.replace(/\b[a-z_:][a-z0-9_:]*\{[^}]*\}/g, ''), `${r.alert}: a bare metric name`).not.toMatch(
+        /\b(sluice_[a-z0-9_]+|up)\b(?!\{)/,
+      )
       for (const by of r.expr.matchAll(/\b(?:by|on) \(([^)]*)\)/g)) {
         const labels = by[1]!.split(',').map((l) => l.trim())
         expect(labels, `${r.alert}: ${by[0]}`).toEqual(expect.arrayContaining(['namespace', 'job']))
@@ -273,10 +318,15 @@ describe('ops/prometheus/sluice-alerts.yaml', () => {
 
   const promtool = has('promtool')
   // CI machines without Debian's `prometheus` package skip this one; the checks above still run.
-  it.skipIf(!promtool)(`passes \`promtool check rules\` and its unit tests (\`promtool test rules\`) ${needs('promtool')}`, () => {
-    expect(execFileSync('promtool', ['check', 'rules', ALERTS], { encoding: 'utf8' })).toContain(`SUCCESS: ${rules.length} rules found`)
-    expect(execFileSync('promtool', ['test', 'rules', ALERT_TESTS], { encoding: 'utf8' })).toContain('SUCCESS')
-  })
+  it.skipIf(!promtool)(
+    `passes \`promtool check rules\` and its unit tests (\`promtool test rules\`) ${needs('promtool')}`,
+    () => {
+      expect(execFileSync('promtool', ['check', 'rules', ALERTS], { encoding: 'utf8' })).toContain(
+        `SUCCESS: ${rules.length} rules found`,
+      )
+      expect(execFileSync('promtool', ['test', 'rules', ALERT_TESTS], { encoding: 'utf8' })).toContain('SUCCESS')
+    },
+  )
 })
 
 describe('metricNamesIn', () => {

@@ -29,15 +29,21 @@ afterAll(async () => {
 describe('org metric slots with app identity on', () => {
   it('120 made-up organisations with a bad token take none; the authorised one gets its own series', async () => {
     for (let i = 0; i < 120; i++) {
-      const refused = await send(proxy.url, '/v2/accounts/42', { headers: { authorization: basicAuth(`made-up-${i}`, 'not-a-token') } })
+      const refused = await send(proxy.url, '/v2/accounts/42', {
+        headers: { authorization: basicAuth(`made-up-${i}`, 'not-a-token') },
+      })
       expect(refused.status).toBe(401)
     }
-    expect((await send(proxy.url, '/v2/accounts/42', { headers: { authorization: basicAuth('1001', TOKEN) } })).status).toBe(200)
+    expect(
+      (await send(proxy.url, '/v2/accounts/42', { headers: { authorization: basicAuth('1001', TOKEN) } })).status,
+    ).toBe(200)
 
     const s = parsePromText(await (await fetch(proxy.adminUrl + '/metrics')).text())
     const requests = select(s, 'sluice_requests_total')
     expect(valueOf(s, 'sluice_requests_total', { org: '1001', code: '200', outcome: 'forwarded' })).toBe(1)
-    expect(valueOf(s, 'sluice_requests_total', { org: '_unauthenticated', code: '401', outcome: 'unauthenticated' })).toBe(120)
+    expect(
+      valueOf(s, 'sluice_requests_total', { org: '_unauthenticated', code: '401', outcome: 'unauthenticated' }),
+    ).toBe(120)
     expect(requests.filter((r) => r.labels.org === '_other')).toEqual([])
     expect(requests.filter((r) => r.labels.org?.startsWith('made-up'))).toEqual([])
     // an unauthenticated request never queues: no shed series at 0 for it

@@ -10,8 +10,22 @@ import { catalog, record, settings } from './records.js'
 // added later — here one the Outcome type does not have yet, as a new outcome would be before its tests.
 
 const OUTCOMES: readonly Outcome[] = [
-  'forwarded', 'queue_full', 'queue_timeout', 'client_aborted', 'rejected_version', 'bad_request', 'upstream_busy', 'upstream_error',
-  'unauthenticated', 'forbidden', 'unavailable', 'client_timeout', 'internal_error', 'wait_too_long', 'coalesced', 'cache_hit',
+  'forwarded',
+  'queue_full',
+  'queue_timeout',
+  'client_aborted',
+  'rejected_version',
+  'bad_request',
+  'upstream_busy',
+  'upstream_error',
+  'unauthenticated',
+  'forbidden',
+  'unavailable',
+  'client_timeout',
+  'internal_error',
+  'wait_too_long',
+  'coalesced',
+  'cache_hit',
 ]
 const ADDED_LATER = ['a_17th_outcome', 'an_18th_outcome'] as unknown as readonly Outcome[]
 const STATUSES = [0, 200, 201, 202, 401, 503, 999]
@@ -27,7 +41,8 @@ describe('request counter cells', () => {
         for (const method of METHODS) {
           // a different count for each label set, so two sharing a cell cannot add up to the right figures
           const times = 1 + (n++ % 3)
-          for (let i = 0; i < times; i++) metrics.requestFinished(record({ endpoint: 'GET /donations/{id}', status, outcome, method, app: 'web' }))
+          for (let i = 0; i < times; i++)
+            metrics.requestFinished(record({ endpoint: 'GET /donations/{id}', status, outcome, method, app: 'web' }))
           const label = `${status}|${outcome}|${method === 'PROPFIND' ? 'other' : method}`
           expected.set(label, (expected.get(label) ?? 0) + times)
         }
@@ -36,7 +51,10 @@ describe('request counter cells', () => {
     const s = parsePromText((await metrics.scrape()).body)
     for (const [label, count] of expected) {
       const [code, outcome, method] = label.split('|') as [string, string, string]
-      expect(valueOf(s, 'sluice_requests_total', { endpoint: 'GET /donations/{id}', org: 'org1', code, outcome, method }), label).toBe(count)
+      expect(
+        valueOf(s, 'sluice_requests_total', { endpoint: 'GET /donations/{id}', org: 'org1', code, outcome, method }),
+        label,
+      ).toBe(count)
     }
     const byApp = new Map<string, number>()
     for (const [label, count] of expected) {

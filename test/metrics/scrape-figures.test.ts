@@ -32,8 +32,12 @@ describe('the scrape after known calls', () => {
     const metrics = setup()
     for (let i = 0; i < 3; i++) metrics.requestFinished(record({ endpoint: SEARCH, method: 'POST', status: 200 }))
     metrics.requestFinished(record({ endpoint: SEARCH, method: 'POST', status: 222 }))
-    metrics.requestFinished(record({ endpoint: SEARCH, method: 'POST', status: 503, outcome: 'queue_timeout', upstreamSeconds: 0 }))
-    metrics.requestFinished(record({ endpoint: CONTACTS, instance: 'org2', status: 0, outcome: 'client_aborted', upstreamSeconds: 0 }))
+    metrics.requestFinished(
+      record({ endpoint: SEARCH, method: 'POST', status: 503, outcome: 'queue_timeout', upstreamSeconds: 0 }),
+    )
+    metrics.requestFinished(
+      record({ endpoint: CONTACTS, instance: 'org2', status: 0, outcome: 'client_aborted', upstreamSeconds: 0 }),
+    )
 
     const s = await scrape(metrics)
     const req = (labels: Record<string, string>) => valueOf(s, 'sluice_requests_total', labels)
@@ -52,11 +56,17 @@ describe('the scrape after known calls', () => {
     const metrics = setup()
     // Two requests waited 2.5 s and 40 s for a permit; the upstream took 0.3 s and 0.08 s (one attempt each).
     metrics.upstreamAttempt(SEARCH, 0.3)
-    metrics.requestFinished(record({ endpoint: SEARCH, method: 'POST', queueSeconds: 2.5, upstreamSeconds: 0.3, totalSeconds: 2.8 }))
+    metrics.requestFinished(
+      record({ endpoint: SEARCH, method: 'POST', queueSeconds: 2.5, upstreamSeconds: 0.3, totalSeconds: 2.8 }),
+    )
     metrics.upstreamAttempt(SEARCH, 0.08)
-    metrics.requestFinished(record({ endpoint: SEARCH, method: 'POST', queueSeconds: 40, upstreamSeconds: 0.08, totalSeconds: 40.08 }))
+    metrics.requestFinished(
+      record({ endpoint: SEARCH, method: 'POST', queueSeconds: 40, upstreamSeconds: 0.08, totalSeconds: 40.08 }),
+    )
     // Rejected before queueing: counted, but no queue wait nor upstream time.
-    metrics.requestFinished(record({ endpoint: 'unmatched', status: 400, outcome: 'bad_request', upstreamSeconds: 0, totalSeconds: 0.001 }))
+    metrics.requestFinished(
+      record({ endpoint: 'unmatched', status: 400, outcome: 'bad_request', upstreamSeconds: 0, totalSeconds: 0.001 }),
+    )
 
     const s = await scrape(metrics)
     const wait = (le: string) => valueOf(s, 'sluice_queue_wait_seconds_bucket', { endpoint: SEARCH, le })
@@ -124,7 +134,10 @@ describe('the scrape after known calls', () => {
     const l = limiter!
     const opts = (limit: number) => ({ limit, deadline: Date.now() + 60_000, maxQueue: 100 })
     const held: Permit[] = [await l.acquire({ instance: 'org1', endpoint: SEARCH }, opts(1))]
-    const waiting = [l.acquire({ instance: 'org1', endpoint: SEARCH }, opts(1)), l.acquire({ instance: 'org1', endpoint: SEARCH }, opts(1))]
+    const waiting = [
+      l.acquire({ instance: 'org1', endpoint: SEARCH }, opts(1)),
+      l.acquire({ instance: 'org1', endpoint: SEARCH }, opts(1)),
+    ]
     for (const w of waiting) w.catch(() => {}) // a failed assertion closes the limiter under them
     for (let i = 0; i < 3; i++) held.push(await l.acquire({ instance: 'org2', endpoint: CONTACTS }, opts(5)))
     await new Promise((r) => setTimeout(r, 20))

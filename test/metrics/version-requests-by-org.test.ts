@@ -11,7 +11,11 @@ const quiet = { info: () => {}, warn: () => {}, error: () => {} }
 describe('sluice_version_requests_total by organisation', () => {
   it('carries the org label of the metrics, bounded by maxInstances, and drops the series of an organisation that loses its slot', async () => {
     let now = 1_000_000
-    const metrics = createMetrics(settings({ maxInstances: 1, rankIntervalMs: 60_000 }), { limiter: () => undefined, catalog, now: () => now })
+    const metrics = createMetrics(settings({ maxInstances: 1, rankIntervalMs: 60_000 }), {
+      limiter: () => undefined,
+      catalog,
+      now: () => now,
+    })
     const versioning = createVersioning(versionSettingsSchema.parse({}), {
       now: () => new Date('2026-08-01T00:00:00Z'),
       log: quiet,
@@ -47,9 +51,21 @@ describe('sluice_version_requests_total by organisation', () => {
     // b is busier in the next window: it takes the one slot, and a's series go with the re-ranking
     for (let i = 0; i < 3; i++) decide('2.11', 'b')
     metrics.requestFinished({
-      requestId: 'r', method: 'GET', endpoint: EP.id, template: '/accounts/{id}/contacts', instance: 'b', app: undefined,
-      status: 200, outcome: 'forwarded', version: '2.11', upstreamVersion: '2.11', totalSeconds: 0, queueSeconds: 0,
-      upstreamSeconds: 0, retries: 0, upstream429s: 0,
+      requestId: 'r',
+      method: 'GET',
+      endpoint: EP.id,
+      template: '/accounts/{id}/contacts',
+      instance: 'b',
+      app: undefined,
+      status: 200,
+      outcome: 'forwarded',
+      version: '2.11',
+      upstreamVersion: '2.11',
+      totalSeconds: 0,
+      queueSeconds: 0,
+      upstreamSeconds: 0,
+      retries: 0,
+      upstream429s: 0,
     })
     now += 60_000
     const after = await scrape()

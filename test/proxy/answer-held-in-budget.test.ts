@@ -11,7 +11,8 @@ const BUDGET = 300_000
 async function used(adminUrl: string): Promise<Record<string, number>> {
   const text = await (await fetch(`${adminUrl}/metrics`)).text()
   const figures: Record<string, number> = {}
-  for (const m of text.matchAll(/^sluice_memory_budget_used_bytes\{kind="(\w+)"\} (\d+)$/gm)) figures[m[1]!] = Number(m[2])
+  for (const m of text.matchAll(/^sluice_memory_budget_used_bytes\{kind="(\w+)"\} (\d+)$/gm))
+    figures[m[1]!] = Number(m[2])
   return figures
 }
 
@@ -34,7 +35,10 @@ describe('answer bytes held for a client that does not read count in the memory 
       deaf.on('error', () => undefined)
       const closed = new Promise<void>((resolve) => deaf.once('close', () => resolve()))
       // the answer fills what the budget has left beside the request itself, then the API's answer pauses
-      await until(async () => ((await used(proxy.adminUrl)).answer ?? 0) > BUDGET - REQUEST_BYTES, 'the held answer to fill the budget')
+      await until(
+        async () => ((await used(proxy.adminUrl)).answer ?? 0) > BUDGET - REQUEST_BYTES,
+        'the held answer to fill the budget',
+      )
       expect((await used(proxy.adminUrl)).answer).toBeLessThan(1024 * 1024)
 
       const refused = await send(proxy.url, '/v2/campaigns', { headers: { authorization: basic('org-other') } })
@@ -44,7 +48,10 @@ describe('answer bytes held for a client that does not read count in the memory 
 
       deaf.destroy()
       await closed
-      await until(async () => (await used(proxy.adminUrl)).answer === 0 && (await used(proxy.adminUrl)).request === 0, 'the held answer given back')
+      await until(
+        async () => (await used(proxy.adminUrl)).answer === 0 && (await used(proxy.adminUrl)).request === 0,
+        'the held answer given back',
+      )
       const served = await send(proxy.url, '/v2/campaigns', { headers: { authorization: basic('org-other') } })
       expect(served.status).toBe(200)
       expect(served.text.length).toBe(BIG.length)

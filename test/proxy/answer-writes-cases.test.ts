@@ -1,4 +1,11 @@
-import { createServer, request as httpRequest, Agent, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import {
+  createServer,
+  request as httpRequest,
+  Agent,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http'
 import { connect, type AddressInfo } from 'node:net'
 import { Pool } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -17,7 +24,9 @@ afterEach(async () => {
 function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
   const server = createServer(handler)
   servers.push(server)
-  return new Promise((r) => server.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)))
+  return new Promise((r) =>
+    server.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  )
 }
 
 const BIG = Buffer.alloc(3 * 1024 * 1024, 'abcdefghij')
@@ -65,14 +74,19 @@ async function upstream(): Promise<string> {
   })
 }
 
-async function front(up: string, limits: { bufferBytes: number; writeTimeoutMs: number }, events: string[] = []): Promise<string> {
+async function front(
+  up: string,
+  limits: { bufferBytes: number; writeTimeoutMs: number },
+  events: string[] = [],
+): Promise<string> {
   const pool = new Pool(up, { connections: 4 })
   pools.push(pool)
   return listen((req, res) => {
     const cbs: ForwardCallbacks = {
       onHead: (status, headers) => {
         const h: Record<string, string | string[]> = {}
-        for (const [k, v] of Object.entries(headers)) if (v !== undefined && k !== 'connection' && k !== 'keep-alive' && k !== 'transfer-encoding') h[k] = v
+        for (const [k, v] of Object.entries(headers))
+          if (v !== undefined && k !== 'connection' && k !== 'keep-alive' && k !== 'transfer-encoding') h[k] = v
         return h
       },
       onDone: (cut, failed) => void events.push(`done ${String(cut)} ${String(failed)}`),
@@ -85,7 +99,10 @@ async function front(up: string, limits: { bufferBytes: number; writeTimeoutMs: 
   })
 }
 
-function get(url: string, o: { agent?: Agent; method?: string; slowMs?: number } = {}): Promise<{ status: number; body: Buffer; complete: boolean }> {
+function get(
+  url: string,
+  o: { agent?: Agent; method?: string; slowMs?: number } = {},
+): Promise<{ status: number; body: Buffer; complete: boolean }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { agent: o.agent, method: o.method ?? 'GET' }, (res) => {
       const chunks: Buffer[] = []
@@ -137,7 +154,9 @@ describe('answers held to the end of the turn (src/proxy/answer-writes.ts): ever
     const url = new URL(await front(up, { bufferBytes: 16 * 1024, writeTimeoutMs: 10_000 }))
     const raw = await new Promise<Buffer>((resolve) => {
       const s = connect(Number(url.port), '127.0.0.1', () => {
-        s.write('GET /small HTTP/1.1\r\nHost: x\r\n\r\nGET /204 HTTP/1.1\r\nHost: x\r\n\r\nGET /small HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+        s.write(
+          'GET /small HTTP/1.1\r\nHost: x\r\n\r\nGET /204 HTTP/1.1\r\nHost: x\r\n\r\nGET /small HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+        )
       })
       const chunks: Buffer[] = []
       s.on('data', (c: Buffer) => chunks.push(c))
@@ -168,7 +187,8 @@ describe('answers held to the end of the turn (src/proxy/answer-writes.ts): ever
     })
     s.on('error', () => undefined)
     const t0 = Date.now()
-    while (!(events.includes('client cut') && events.some((e) => e.startsWith('done'))) && Date.now() - t0 < 8000) await new Promise((r) => setTimeout(r, 20))
+    while (!(events.includes('client cut') && events.some((e) => e.startsWith('done'))) && Date.now() - t0 < 8000)
+      await new Promise((r) => setTimeout(r, 20))
     s.destroy()
     expect(events).toContain('client cut')
     expect(events.some((e) => e.startsWith('done'))).toBe(true)

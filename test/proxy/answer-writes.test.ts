@@ -25,9 +25,17 @@ const options = (apiUrl: string, n: number) => ({
 })
 
 /** Passes the answer on to the client. */
-const passOn = (onDone: () => void): ForwardCallbacks => ({ onHead: () => ({ 'content-type': 'application/json' }), onDone, onClientCut: () => undefined })
+const passOn = (onDone: () => void): ForwardCallbacks => ({
+  onHead: () => ({ 'content-type': 'application/json' }),
+  onDone,
+  onClientCut: () => undefined,
+})
 /** Reads the answer out and drops it. */
-const drop = (onDone: () => void): ForwardCallbacks => ({ onHead: () => undefined, onDone, onClientCut: () => undefined })
+const drop = (onDone: () => void): ForwardCallbacks => ({
+  onHead: () => undefined,
+  onDone,
+  onClientCut: () => undefined,
+})
 /** A response for the answers dropped (nothing is written to it). */
 const unused = (): ServerResponse => new ServerResponse(new IncomingMessage(new Socket()))
 
@@ -51,7 +59,12 @@ describe("the client's answer and the next request to the API", () => {
     // two connections, both used before: the next request reuses the idle one, as under load
     const pool = new Pool(sim.url, { connections: 2 })
     pools.push(pool)
-    await Promise.all([0, 0].map(() => new Promise<void>((done) => void forward(pool, options(sim.apiUrl, 0), unused(), drop(done), ANSWER_LIMITS))))
+    await Promise.all(
+      [0, 0].map(
+        () =>
+          new Promise<void>((done) => void forward(pool, options(sim.apiUrl, 0), unused(), drop(done), ANSWER_LIMITS)),
+      ),
+    )
     await new Promise((r) => setTimeout(r, 10))
     const events: string[] = []
     let first: ServerResponse | undefined
@@ -60,22 +73,34 @@ describe("the client's answer and the next request to the API", () => {
       const server = createServer((_req, res) => {
         first = res
         res.on('finish', () => events.push('answer written'))
-        void forward(pool, options(sim.apiUrl, 1), res, passOn(() => {
-          events.push('released')
-          // the waiter the release granted resumes a few promise hops later, as the limiter's does
-          void Promise.resolve()
-            .then(() => undefined)
-            .then(() => {
-              void forward(pool, options(sim.apiUrl, 2), unused(), {
-                ...drop(() => resolve()),
-                beforeSend: () => {
-                  events.push('next request sent')
-                  answerLeftAtNextSend = first!.writableFinished
-                  return undefined
-                },
-              }, ANSWER_LIMITS)
-            })
-        }), ANSWER_LIMITS)
+        void forward(
+          pool,
+          options(sim.apiUrl, 1),
+          res,
+          passOn(() => {
+            events.push('released')
+            // the waiter the release granted resumes a few promise hops later, as the limiter's does
+            void Promise.resolve()
+              .then(() => undefined)
+              .then(() => {
+                void forward(
+                  pool,
+                  options(sim.apiUrl, 2),
+                  unused(),
+                  {
+                    ...drop(() => resolve()),
+                    beforeSend: () => {
+                      events.push('next request sent')
+                      answerLeftAtNextSend = first!.writableFinished
+                      return undefined
+                    },
+                  },
+                  ANSWER_LIMITS,
+                )
+              })
+          }),
+          ANSWER_LIMITS,
+        )
       })
       servers.push(server)
       server.listen(0, '127.0.0.1', () => {

@@ -43,7 +43,12 @@ describe('app identity off: the API refuses the credentials', () => {
     // the API's answers pass as they came; only the record changes
     expect(refused401.headers['x-request-id']).toBeDefined()
 
-    expect(lineOf(refused401)).toMatchObject({ instance: '-', status: 401, outcome: 'forwarded', endpoint: 'GET /accounts/{id}' })
+    expect(lineOf(refused401)).toMatchObject({
+      instance: '-',
+      status: 401,
+      outcome: 'forwarded',
+      endpoint: 'GET /accounts/{id}',
+    })
     expect(lineOf(refused403)).toMatchObject({ instance: '-', status: 403, outcome: 'forwarded' })
     expect(lineOf(notFound)).toMatchObject({ instance: '1001', status: 404, outcome: 'forwarded' })
     expect(lineOf(ok)).toMatchObject({ instance: '1001', status: 200, outcome: 'forwarded' })
@@ -60,7 +65,8 @@ describe('app identity off: the API refuses the credentials', () => {
 
   it('a follower given the refused answer of an identical call records no organisation either', async () => {
     const headers = { authorization: basicAuth(API_KEY, '1001'), 'x-sim-status': '401', 'x-sim-hold': 'refusal' }
-    const followers = async (): Promise<number> => (await adminJson<{ reuse: { coalescing: { followers: number } } }>(proxy, '/status')).reuse.coalescing.followers
+    const followers = async (): Promise<number> =>
+      (await adminJson<{ reuse: { coalescing: { followers: number } } }>(proxy, '/status')).reuse.coalescing.followers
     const leader = send(proxy.url, '/v2/accounts/7', { headers })
     await until(() => sim.stats().keys[`${API_KEY} GET /accounts/{id}`]?.inProgress === 1, 'the leader reaches the API')
     const follower = send(proxy.url, '/v2/accounts/7', { headers })

@@ -8,15 +8,41 @@ describe('the Authorization header: Basic base64("orgId:apiKey"), or none at all
   const stack = useSimAndProxy()
 
   it.each([
-    ['Basic ', 'SLUICE_EMPTY_AUTHORIZATION', 'The Authorization header is empty; send Basic base64("orgId:apiKey"), or leave the header out'],
-    ['', 'SLUICE_EMPTY_AUTHORIZATION', 'The Authorization header is empty; send Basic base64("orgId:apiKey"), or leave the header out'],
-    ['Bearer x', 'SLUICE_UNSUPPORTED_AUTHORIZATION', 'The Authorization header is not Basic; the API takes Basic base64("orgId:apiKey")'],
-    ['Digest username="org1"', 'SLUICE_UNSUPPORTED_AUTHORIZATION', 'The Authorization header is not Basic; the API takes Basic base64("orgId:apiKey")'],
-    [`Basic ${b64(':key')}`, 'SLUICE_BAD_INSTANCE', 'The instance (organisation id) from the Basic-auth username must be 1-128 printable characters'],
-    [`Basic ${b64('no-colon')}`, 'SLUICE_BAD_AUTHORIZATION', 'The Authorization header is Basic but not base64("orgId:apiKey")'],
+    [
+      'Basic ',
+      'SLUICE_EMPTY_AUTHORIZATION',
+      'The Authorization header is empty; send Basic base64("orgId:apiKey"), or leave the header out',
+    ],
+    [
+      '',
+      'SLUICE_EMPTY_AUTHORIZATION',
+      'The Authorization header is empty; send Basic base64("orgId:apiKey"), or leave the header out',
+    ],
+    [
+      'Bearer x',
+      'SLUICE_UNSUPPORTED_AUTHORIZATION',
+      'The Authorization header is not Basic; the API takes Basic base64("orgId:apiKey")',
+    ],
+    [
+      'Digest username="org1"',
+      'SLUICE_UNSUPPORTED_AUTHORIZATION',
+      'The Authorization header is not Basic; the API takes Basic base64("orgId:apiKey")',
+    ],
+    [
+      `Basic ${b64(':key')}`,
+      'SLUICE_BAD_INSTANCE',
+      'The instance (organisation id) from the Basic-auth username must be 1-128 printable characters',
+    ],
+    [
+      `Basic ${b64('no-colon')}`,
+      'SLUICE_BAD_AUTHORIZATION',
+      'The Authorization header is Basic but not base64("orgId:apiKey")',
+    ],
   ])('%j is 400 %s, never the instance "default", and never reaches the API', async (authorization, code, message) => {
     const before = structuredClone(stack.sim.stats().keys)
-    const answer = await send(stack.proxy.url, '/v2/campaigns', { headers: { authorization, 'x-sluice-instance': 'org-h' } })
+    const answer = await send(stack.proxy.url, '/v2/campaigns', {
+      headers: { authorization, 'x-sluice-instance': 'org-h' },
+    })
     expect(answer.status).toBe(400)
     expect(answer.json()).toEqual([{ code, message }])
     expect(stack.sim.stats().keys).toEqual(before)

@@ -28,17 +28,21 @@ describe('the Authorization parser: properties', () => {
       fc.string({ unit: 'binary', maxLength: 100 }).map((s) => `Basic ${Buffer.from(s).toString('base64')}`),
     )
     fc.assert(
-      fc.property(value, fc.option(fc.string({ unit: 'binary', maxLength: 150 }), { nil: undefined }), (authorization, fallback) => {
-        const headers = fallback === undefined ? { authorization } : { authorization, [HEADER]: fallback }
-        let instance: string
-        try {
-          instance = instanceOf(headers, HEADER)
-        } catch (err) {
-          expect(err).toMatchObject({ statusCode: 400, code: expect.stringMatching(/^SLUICE_/) as string })
-          return
-        }
-        expect(instance).toMatch(/^[^\p{Cc}\s]{1,128}$/u)
-      }),
+      fc.property(
+        value,
+        fc.option(fc.string({ unit: 'binary', maxLength: 150 }), { nil: undefined }),
+        (authorization, fallback) => {
+          const headers = fallback === undefined ? { authorization } : { authorization, [HEADER]: fallback }
+          let instance: string
+          try {
+            instance = instanceOf(headers, HEADER)
+          } catch (err) {
+            expect(err).toMatchObject({ statusCode: 400, code: expect.stringMatching(/^SLUICE_/) as string })
+            return
+          }
+          expect(instance).toMatch(/^[^\p{Cc}\s]{1,128}$/u)
+        },
+      ),
       { numRuns: 2_000 },
     )
   })

@@ -32,9 +32,13 @@ describe('bad input is answered 400 (or 404/410) with a code, and never reaches 
   }
 
   it('a Basic Authorization header that is not base64("org:key"): 400 SLUICE_BAD_AUTHORIZATION', async () => {
-    const answer = await send(stack.proxy.url, '/v2/campaigns', { headers: { authorization: `Basic ${Buffer.from('no-colon').toString('base64')}` } })
+    const answer = await send(stack.proxy.url, '/v2/campaigns', {
+      headers: { authorization: `Basic ${Buffer.from('no-colon').toString('base64')}` },
+    })
     expect(answer.status).toBe(400)
-    expect(answer.json()).toEqual([{ code: 'SLUICE_BAD_AUTHORIZATION', message: 'The Authorization header is Basic but not base64("orgId:apiKey")' }])
+    expect(answer.json()).toEqual([
+      { code: 'SLUICE_BAD_AUTHORIZATION', message: 'The Authorization header is Basic but not base64("orgId:apiKey")' },
+    ])
   })
 
   it('a max-wait header that is not a number of seconds: 400 SLUICE_BAD_MAX_WAIT', async () => {
@@ -46,14 +50,21 @@ describe('bad input is answered 400 (or 404/410) with a code, and never reaches 
   it('a raw control character in the request line: 400 in the error shape, the proxy keeps serving', async () => {
     const raw = await new Promise<string>((resolve, reject) => {
       const url = new URL(stack.proxy.url)
-      const socket = connect(Number(url.port), url.hostname, () => socket.write('GET /v2/accounts/1\x01/contacts HTTP/1.1\r\nHost: x\r\n\r\n'))
+      const socket = connect(Number(url.port), url.hostname, () =>
+        socket.write('GET /v2/accounts/1\x01/contacts HTTP/1.1\r\nHost: x\r\n\r\n'),
+      )
       let data = ''
       socket.on('data', (d) => (data += d.toString()))
       socket.on('end', () => resolve(data))
       socket.on('error', reject)
     })
     expect(raw).toMatch(/^HTTP\/1.1 400 /)
-    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toEqual([{ code: 'SLUICE_BAD_PATH_CONTROL_CHAR', message: 'The request target holds the control character 0x01 at offset 14' }])
+    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toEqual([
+      {
+        code: 'SLUICE_BAD_PATH_CONTROL_CHAR',
+        message: 'The request target holds the control character 0x01 at offset 14',
+      },
+    ])
     expect((await send(stack.proxy.url, '/v2/campaigns')).status).toBe(200)
   })
 })

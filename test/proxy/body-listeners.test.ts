@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest'
 import { readBody } from '../../src/proxy/body.js'
 
 const EVENTS = ['readable', 'end', 'error', 'close', 'data', 'finish'] as const
-const listeners = (s: PassThrough): Record<string, number> => Object.fromEntries(EVENTS.map((e) => [e, s.listenerCount(e)]))
+const listeners = (s: PassThrough): Record<string, number> =>
+  Object.fromEntries(EVENTS.map((e) => [e, s.listenerCount(e)]))
 const pace = { minBytesPerSecond: 0, windowMs: 1_000 }
 
 describe('reading a request body', () => {

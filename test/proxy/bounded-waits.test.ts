@@ -4,7 +4,11 @@ import { statusOf, useSimAndProxy } from '../support/proxy.js'
 import { send, until } from '../support/http.js'
 
 const SEARCH = 'POST /accounts/search'
-const search = (org: string, extra: Record<string, string> = {}) => ({ method: 'POST', headers: { authorization: basicAuth(org), ...extra }, body: '{}' })
+const search = (org: string, extra: Record<string, string> = {}) => ({
+  method: 'POST',
+  headers: { authorization: basicAuth(org), ...extra },
+  body: '{}',
+})
 
 describe('waits are bounded: a full queue or a passed deadline is a 503 with Retry-After', () => {
   const stack = useSimAndProxy({}, { queue: { maxLength: 2, maxWaitMs: 300 } })
@@ -18,7 +22,9 @@ describe('waits are bounded: a full queue or a passed deadline is a 503 with Ret
     expect(late.headers['content-type']).toBe('application/json; charset=utf-8')
     const [error] = late.json<[{ code: string; message: string }]>()
     expect(error.code).toBe('SLUICE_QUEUE_TIMEOUT')
-    expect(error.message).toMatch(/^Waited \d+ ms for a free slot on POST \/accounts\/search \(instance org1\) without getting one; try again later$/)
+    expect(error.message).toMatch(
+      /^Waited \d+ ms for a free slot on POST \/accounts\/search \(instance org1\) without getting one; try again later$/,
+    )
     expect(keyStats(stack.sim, 'org1', SEARCH)?.requests).toBe(1)
     expect((await held).status).toBe(200)
   })
@@ -38,12 +44,20 @@ describe('waits are bounded: a full queue or a passed deadline is a 503 with Ret
   it('past the maximum queue length: 503 SLUICE_QUEUE_FULL at once', async () => {
     const held = send(stack.proxy.url, '/v2/accounts/search', search('org3', { 'x-sim-delay-ms': '2000' }))
     await until(() => keyStats(stack.sim, 'org3', SEARCH)?.inProgress === 1, 'first request upstream')
-    const waiting = [send(stack.proxy.url, '/v2/accounts/search', search('org3', { 'x-sluice-max-wait': '60' })), send(stack.proxy.url, '/v2/accounts/search', search('org3'))]
+    const waiting = [
+      send(stack.proxy.url, '/v2/accounts/search', search('org3', { 'x-sluice-max-wait': '60' })),
+      send(stack.proxy.url, '/v2/accounts/search', search('org3')),
+    ]
     await until(async () => (await statusOf(stack.proxy, 'org3', SEARCH))?.queued === 2, 'two waiting')
     const full = await send(stack.proxy.url, '/v2/accounts/search', search('org3'))
     expect(full.status).toBe(503)
     expect(full.headers['retry-after']).toBe('1')
-    expect(full.json()).toEqual([{ code: 'SLUICE_QUEUE_FULL', message: 'The queue for POST /accounts/search (instance org3) is full (2 waiting); try again later' }])
+    expect(full.json()).toEqual([
+      {
+        code: 'SLUICE_QUEUE_FULL',
+        message: 'The queue for POST /accounts/search (instance org3) is full (2 waiting); try again later',
+      },
+    ])
     await Promise.all([held, ...waiting])
   })
 })

@@ -5,12 +5,20 @@ import { spawnProxy } from '../support/process.js'
 import { send, until } from '../support/http.js'
 
 const SEARCH = 'POST /accounts/search' // limit 1
-const search = (extra: Record<string, string> = {}) => ({ method: 'POST', headers: { authorization: basicAuth('org1'), ...extra }, body: '{}' })
+const search = (extra: Record<string, string> = {}) => ({
+  method: 'POST',
+  headers: { authorization: basicAuth('org1'), ...extra },
+  body: '{}',
+})
 
 describe('SIGTERM: at shutdown.drainMs the still queued get 503 + Retry-After, the in-flight finish', () => {
   it('refuses the queued at the drain deadline and lets the held request finish', async () => {
     const sim = await withSim()
-    const proxy = await spawnProxy({ SLUICE_UPSTREAM: sim.apiUrl, SLUICE_SHUTDOWN_DRAIN_MS: '300', SLUICE_SHUTDOWN_GRACE_MS: '30000' })
+    const proxy = await spawnProxy({
+      SLUICE_UPSTREAM: sim.apiUrl,
+      SLUICE_SHUTDOWN_DRAIN_MS: '300',
+      SLUICE_SHUTDOWN_GRACE_MS: '30000',
+    })
     const inFlight = send(proxy.url, '/v2/accounts/search', search({ 'x-sim-hold': 'first' }))
     await until(() => keyStats(sim, 'org1', SEARCH)?.inProgress === 1, 'one request upstream')
     const queued = [send(proxy.url, '/v2/accounts/search', search()), send(proxy.url, '/v2/accounts/search', search())]

@@ -9,7 +9,11 @@ import { useRedis } from '../support/use-redis.js'
 const redis = useRedis()
 const SEARCH = 'POST /accounts/search' // limit 1
 // keep-alive clients: each answer after SIGTERM must close its connection, so the next request goes to a replica that stays
-const search = (extra: Record<string, string> = {}) => ({ method: 'POST', headers: { authorization: basicAuth('org1'), connection: 'keep-alive', ...extra }, body: '{}' })
+const search = (extra: Record<string, string> = {}) => ({
+  method: 'POST',
+  headers: { authorization: basicAuth('org1'), connection: 'keep-alive', ...extra },
+  body: '{}',
+})
 
 // A drain is sluice's normal life (rollouts, node drains, scale-in): the queue keeps its place and is
 // served, in process as in the Redis queue shared with the other replicas (docs/deploy.md, "Graceful shutdown").

@@ -23,7 +23,9 @@ afterAll(async () => {
 /** The age (ms) each acquire script sent from this process asked Redis to place its waiter by. */
 function recordAcquireAges(): { readonly ages: number[]; stop(): void } {
   const sha = createHash('sha1').update(ACQUIRE_LUA).digest('hex')
-  const proto = Redis.prototype as unknown as { sendCommand: (command: { name: string; args: unknown[] }, ...rest: unknown[]) => unknown }
+  const proto = Redis.prototype as unknown as {
+    sendCommand: (command: { name: string; args: unknown[] }, ...rest: unknown[]) => unknown
+  }
   const original = proto.sendCommand
   const ages: number[] = []
   proto.sendCommand = function (this: Redis, command, ...rest) {

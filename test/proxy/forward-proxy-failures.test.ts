@@ -28,11 +28,20 @@ describe('a forward proxy that fails', () => {
 
   it('unreachable: 502 SLUICE_FORWARD_PROXY_UNREACHABLE naming host:port', async () => {
     const port = await freePort()
-    const sluice = await spawnProxy({ SLUICE_UPSTREAM: `${api.url}/v2`, HTTPS_PROXY: `http://egress:${password}@127.0.0.1:${port}`, NODE_EXTRA_CA_CERTS: certs.caFile })
+    const sluice = await spawnProxy({
+      SLUICE_UPSTREAM: `${api.url}/v2`,
+      HTTPS_PROXY: `http://egress:${password}@127.0.0.1:${port}`,
+      NODE_EXTRA_CA_CERTS: certs.caFile,
+    })
     sluices.push(sluice)
     const answer = await send(sluice.url, '/v2/accounts/1', { headers: { authorization: basic('1001') } })
     expect(answer.status).toBe(502)
-    expect(answer.json()).toEqual([{ code: 'SLUICE_FORWARD_PROXY_UNREACHABLE', message: `The forward proxy 127.0.0.1:${port} could not be reached: ECONNREFUSED` }])
+    expect(answer.json()).toEqual([
+      {
+        code: 'SLUICE_FORWARD_PROXY_UNREACHABLE',
+        message: `The forward proxy 127.0.0.1:${port} could not be reached: ECONNREFUSED`,
+      },
+    ])
     expect(api.seen).toHaveLength(0)
     expect(sluice.output()).not.toContain(password)
   })
@@ -43,12 +52,20 @@ describe('a forward proxy that fails', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
     const { port } = silent.address() as AddressInfo
     try {
-      const sluice = await spawnProxy({ SLUICE_UPSTREAM: `${api.url}/v2`, HTTPS_PROXY: `http://127.0.0.1:${port}`, SLUICE_UPSTREAM_TIMEOUTS_CONNECT_MS: '1000', NODE_EXTRA_CA_CERTS: certs.caFile })
+      const sluice = await spawnProxy({
+        SLUICE_UPSTREAM: `${api.url}/v2`,
+        HTTPS_PROXY: `http://127.0.0.1:${port}`,
+        SLUICE_UPSTREAM_TIMEOUTS_CONNECT_MS: '1000',
+        NODE_EXTRA_CA_CERTS: certs.caFile,
+      })
       sluices.push(sluice)
       const answer = await send(sluice.url, '/v2/accounts/1', { headers: { authorization: basic('1001') } })
       expect(answer.status).toBe(502)
       expect(answer.json()).toEqual([
-        { code: 'SLUICE_FORWARD_PROXY_UNREACHABLE', message: `The forward proxy 127.0.0.1:${port} could not be reached: no answer to CONNECT within upstreamTimeouts.connectMs` },
+        {
+          code: 'SLUICE_FORWARD_PROXY_UNREACHABLE',
+          message: `The forward proxy 127.0.0.1:${port} could not be reached: no answer to CONNECT within upstreamTimeouts.connectMs`,
+        },
       ])
       expect(held.length).toBeGreaterThan(0)
     } finally {
@@ -58,12 +75,19 @@ describe('a forward proxy that fails', () => {
   })
 
   it('refusing the tunnel (407): 502 SLUICE_FORWARD_PROXY_REFUSED naming it and the API', async () => {
-    const sluice = await spawnProxy({ SLUICE_UPSTREAM: `${api.url}/v2`, HTTPS_PROXY: `http://egress:${password}@127.0.0.1:${refusing.port}`, NODE_EXTRA_CA_CERTS: certs.caFile })
+    const sluice = await spawnProxy({
+      SLUICE_UPSTREAM: `${api.url}/v2`,
+      HTTPS_PROXY: `http://egress:${password}@127.0.0.1:${refusing.port}`,
+      NODE_EXTRA_CA_CERTS: certs.caFile,
+    })
     sluices.push(sluice)
     const answer = await send(sluice.url, '/v2/accounts/1', { headers: { authorization: basic('1001') } })
     expect(answer.status).toBe(502)
     expect(answer.json()).toEqual([
-      { code: 'SLUICE_FORWARD_PROXY_REFUSED', message: `The forward proxy 127.0.0.1:${refusing.port} refused the tunnel to 127.0.0.1:${api.port}: it answered 407` },
+      {
+        code: 'SLUICE_FORWARD_PROXY_REFUSED',
+        message: `The forward proxy 127.0.0.1:${refusing.port} refused the tunnel to 127.0.0.1:${api.port}: it answered 407`,
+      },
     ])
     expect(refusing.authorizations).toEqual([`Basic ${Buffer.from(`egress:${password}`).toString('base64')}`])
     expect(api.seen).toHaveLength(0)
@@ -71,9 +95,15 @@ describe('a forward proxy that fails', () => {
   })
 
   it('a proxy variable that is no http(s) URL stops the start naming the variable', async () => {
-    const started = spawnProxy({ SLUICE_UPSTREAM: `${api.url}/v2`, HTTPS_PROXY: `socks5://egress:${password}@127.0.0.1:1080` }, 10_000)
+    const started = spawnProxy(
+      { SLUICE_UPSTREAM: `${api.url}/v2`, HTTPS_PROXY: `socks5://egress:${password}@127.0.0.1:1080` },
+      10_000,
+    )
     // one that started anyway is stopped with the others
-    void started.then((s) => sluices.push(s), () => undefined)
+    void started.then(
+      (s) => sluices.push(s),
+      () => undefined,
+    )
     await expect(started).rejects.toThrow(
       /exited with 78 before listening:\nsluice: HTTPS_PROXY \(from the environment\) has the scheme socks5; only http:\/\/ and https:\/\/ proxies are supported/,
     )

@@ -39,11 +39,16 @@ describe('upstream requests through a forward proxy (HTTPS_PROXY)', () => {
     certs?.remove()
   })
 
-  it('every request reaches the API through the proxy\'s tunnel, with the proxy\'s credentials sent to the proxy only', async () => {
+  it("every request reaches the API through the proxy's tunnel, with the proxy's credentials sent to the proxy only", async () => {
     for (let i = 0; i < 3; i++) {
       const answer = await send(sluice.url, `/v2/accounts/${i}`, { headers: { authorization: basic('1001') } })
       expect(answer.status).toBe(200)
-      expect(answer.json()).toMatchObject({ method: 'GET', url: `/v2/accounts/${i}`, host: `127.0.0.1:${api.port}`, authorization: basic('1001') })
+      expect(answer.json()).toMatchObject({
+        method: 'GET',
+        url: `/v2/accounts/${i}`,
+        host: `127.0.0.1:${api.port}`,
+        authorization: basic('1001'),
+      })
     }
     expect(api.seen).toHaveLength(3)
     expect(api.seen.every((r) => r.proxyAuthorization === undefined)).toBe(true)
@@ -54,9 +59,14 @@ describe('upstream requests through a forward proxy (HTTPS_PROXY)', () => {
   })
 
   it('the proxy is named in the start-up line and /status without its credentials, and no line holds them', async () => {
-    const started = sluice.output().split('\n').find((l) => l.includes('"sluice listening"'))
+    const started = sluice
+      .output()
+      .split('\n')
+      .find((l) => l.includes('"sluice listening"'))
     expect(started).toBeDefined()
-    expect(JSON.parse(started!)).toMatchObject({ forwardProxy: `127.0.0.1:${forward.port} (HTTPS_PROXY, with credentials)` })
+    expect(JSON.parse(started!)).toMatchObject({
+      forwardProxy: `127.0.0.1:${forward.port} (HTTPS_PROXY, with credentials)`,
+    })
     const status = await (await fetch(`${sluice.adminUrl}/status`)).text()
     expect(status).toContain(`127.0.0.1:${forward.port}`)
     for (const text of [sluice.output(), status]) {
@@ -96,8 +106,13 @@ describe('NO_PROXY exempts the upstream', () => {
     expect(api.seen).toHaveLength(1)
     expect(forward.tunnels).toEqual([])
     expect(forward.authorizations).toEqual([])
-    const started = sluice.output().split('\n').find((l) => l.includes('"sluice listening"'))
+    const started = sluice
+      .output()
+      .split('\n')
+      .find((l) => l.includes('"sluice listening"'))
     expect(JSON.parse(started!)).toMatchObject({ forwardProxy: 'none (no_proxy exempts the upstream)' })
-    expect(await (await fetch(`${sluice.adminUrl}/status`)).json()).toMatchObject({ forwardProxy: 'none (no_proxy exempts the upstream)' })
+    expect(await (await fetch(`${sluice.adminUrl}/status`)).json()).toMatchObject({
+      forwardProxy: 'none (no_proxy exempts the upstream)',
+    })
   })
 })

@@ -29,7 +29,9 @@ const seenUpstream = async (proxy: RunningProxy, headers: Record<string, string>
 describe('X-Forwarded-For, Forwarded and X-Real-IP', () => {
   it('X-Forwarded-For gets the client address appended, or is set to it', async () => {
     expect((await seenUpstream(untrusting, {}))['x-forwarded-for']).toBe('127.0.0.1')
-    expect((await seenUpstream(untrusting, { 'x-forwarded-for': '10.1.1.1, 10.2.2.2' }))['x-forwarded-for']).toBe('10.1.1.1, 10.2.2.2, 127.0.0.1')
+    expect((await seenUpstream(untrusting, { 'x-forwarded-for': '10.1.1.1, 10.2.2.2' }))['x-forwarded-for']).toBe(
+      '10.1.1.1, 10.2.2.2, 127.0.0.1',
+    )
   })
 
   it('by default Forwarded and X-Real-IP from a client are dropped: a client cannot claim another address', async () => {
@@ -41,6 +43,10 @@ describe('X-Forwarded-For, Forwarded and X-Real-IP', () => {
 
   it('with trustProxy they pass on as the trusted proxy in front wrote them', async () => {
     const seen = await seenUpstream(trusting, CLAIMS)
-    expect(seen).toMatchObject({ forwarded: CLAIMS.forwarded, 'x-real-ip': '10.9.9.9', 'x-forwarded-for': '10.9.9.9, 127.0.0.1' })
+    expect(seen).toMatchObject({
+      forwarded: CLAIMS.forwarded,
+      'x-real-ip': '10.9.9.9',
+      'x-forwarded-for': '10.9.9.9, 127.0.0.1',
+    })
   })
 })

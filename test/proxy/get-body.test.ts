@@ -9,7 +9,10 @@ import { echoUpstream } from '../reuse/echo-upstream.js'
 // body-less request.
 
 const refusal = (method: string): unknown => [
-  { code: 'SLUICE_BODY_NOT_ALLOWED', message: `A ${method} request must not carry a body (Content-Length above 0 or Transfer-Encoding); send it without one` },
+  {
+    code: 'SLUICE_BODY_NOT_ALLOWED',
+    message: `A ${method} request must not carry a body (Content-Length above 0 or Transfer-Encoding); send it without one`,
+  },
 ]
 
 describe('a GET or HEAD with a body', () => {
@@ -19,21 +22,33 @@ describe('a GET or HEAD with a body', () => {
     onTestFinished(() => proxy.close())
     const auth = basicAuth('org1', 'app-key')
 
-    const sized = await send(proxy.url, '/v2/properties/countries', { headers: { authorization: auth, 'content-type': 'application/json', 'content-length': '14' }, body: '{"filter":"x"}' })
+    const sized = await send(proxy.url, '/v2/properties/countries', {
+      headers: { authorization: auth, 'content-type': 'application/json', 'content-length': '14' },
+      body: '{"filter":"x"}',
+    })
     expect(sized.status).toBe(400)
     expect(sized.json()).toEqual(refusal('GET'))
     expect(sized.headers.connection).toBe('close')
 
-    const chunked = await send(proxy.url, '/v2/accounts/1001', { headers: { authorization: auth, 'transfer-encoding': 'chunked' }, body: 'some bytes' })
+    const chunked = await send(proxy.url, '/v2/accounts/1001', {
+      headers: { authorization: auth, 'transfer-encoding': 'chunked' },
+      body: 'some bytes',
+    })
     expect(chunked.status).toBe(400)
     expect(chunked.json()).toEqual(refusal('GET'))
 
-    const head = await send(proxy.url, '/v2/accounts/1001', { method: 'HEAD', headers: { authorization: auth, 'content-length': '3' }, body: 'abc' })
+    const head = await send(proxy.url, '/v2/accounts/1001', {
+      method: 'HEAD',
+      headers: { authorization: auth, 'content-length': '3' },
+      body: 'abc',
+    })
     expect(head.status).toBe(400)
     expect(head.text).toBe('')
     expect(upstream.seen).toEqual([])
 
-    const empty = await send(proxy.url, '/v2/accounts/1001', { headers: { authorization: auth, 'content-length': '0' } })
+    const empty = await send(proxy.url, '/v2/accounts/1001', {
+      headers: { authorization: auth, 'content-length': '0' },
+    })
     expect(empty.status).toBe(200)
     expect(upstream.seen.map((e) => [e.method, e.url, e.body])).toEqual([['GET', '/v2/accounts/1001', '']])
 

@@ -9,7 +9,11 @@ describe('the instance a request counts against', () => {
   const stack = useSimAndProxy()
 
   it('is the Basic-auth username; the API key is in no key, status or log line', async () => {
-    const held = send(stack.proxy.url, '/v2/accounts/search', { method: 'POST', headers: { authorization: basicAuth('org-7', 'very-secret-key'), 'x-sim-delay-ms': '1500' }, body: '{}' })
+    const held = send(stack.proxy.url, '/v2/accounts/search', {
+      method: 'POST',
+      headers: { authorization: basicAuth('org-7', 'very-secret-key'), 'x-sim-delay-ms': '1500' },
+      body: '{}',
+    })
     await until(async () => (await statusOf(stack.proxy, 'org-7', SEARCH))?.inFlight === 1, 'org-7 in flight')
     const status = JSON.stringify(await (await fetch(`${stack.proxy.adminUrl}/status`)).json())
     expect(status).not.toContain('very-secret-key')
@@ -24,11 +28,15 @@ describe('the instance a request counts against', () => {
     // GET /campaigns is limited to 1 here (5 at the stack.sim, which sees both as "default": the header is sluice's own).
     const limited = await startProxy({ upstream: stack.sim.apiUrl, limits: { overrides: { 'GET /campaigns': 1 } } })
     onTestFinished(() => limited.close())
-    const viaHeader = send(limited.url, '/v2/campaigns', { headers: { 'x-sluice-instance': 'org-h', 'x-sim-delay-ms': '1500' } })
+    const viaHeader = send(limited.url, '/v2/campaigns', {
+      headers: { 'x-sluice-instance': 'org-h', 'x-sim-delay-ms': '1500' },
+    })
     const anonymous = send(limited.url, '/v2/campaigns', { headers: { 'x-sim-delay-ms': '1500' } })
     // Both in flight at once: each counts against its own instance, neither waits for the other.
     await until(
-      async () => (await statusOf(limited, 'org-h', 'GET /campaigns'))?.inFlight === 1 && (await statusOf(limited, 'default', 'GET /campaigns'))?.inFlight === 1,
+      async () =>
+        (await statusOf(limited, 'org-h', 'GET /campaigns'))?.inFlight === 1 &&
+        (await statusOf(limited, 'default', 'GET /campaigns'))?.inFlight === 1,
       'both in flight',
     )
     const seen = (await viaHeader).json<{ headers: Record<string, string> }>().headers
@@ -41,6 +49,11 @@ describe('the instance a request counts against', () => {
   it('an instance header with a control character or over 128 characters is 400 SLUICE_BAD_INSTANCE', async () => {
     const long = await send(stack.proxy.url, '/v2/campaigns', { headers: { 'x-sluice-instance': 'x'.repeat(129) } })
     expect(long.status).toBe(400)
-    expect(long.json()).toEqual([{ code: 'SLUICE_BAD_INSTANCE', message: 'The instance (organisation id) from the x-sluice-instance header must be 1-128 printable characters' }])
+    expect(long.json()).toEqual([
+      {
+        code: 'SLUICE_BAD_INSTANCE',
+        message: 'The instance (organisation id) from the x-sluice-instance header must be 1-128 printable characters',
+      },
+    ])
   })
 })

@@ -51,25 +51,28 @@ function startBigApi(): Promise<{ server: Server; url: string; finished: () => n
 function get(base: string, headers: Record<string, string>, o: { slow?: boolean; hangUpAfterBytes?: number } = {}) {
   const url = new URL(base)
   return new Promise<{ status: number; bytes: number; sha: string; aborted: boolean }>((resolve, reject) => {
-    const req = httpRequest({ host: url.hostname, port: url.port, path: '/v2/campaigns', headers, agent: false }, (res) => {
-      const hash = createHash('sha256')
-      let bytes = 0
-      res.on('data', (c: Buffer) => {
-        hash.update(c)
-        bytes += c.length
-        if (o.hangUpAfterBytes !== undefined && bytes >= o.hangUpAfterBytes) {
-          req.destroy()
-          resolve({ status: res.statusCode ?? 0, bytes, sha: '', aborted: true })
-        } else if (o.slow) {
-          // a slow reader: the proxy must hold the API back rather than buffer the whole answer
-          res.pause()
-          setTimeout(() => res.resume(), 2)
-        }
-      })
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, sha: hash.digest('hex'), aborted: false }))
-      res.on('aborted', () => resolve({ status: res.statusCode ?? 0, bytes, sha: '', aborted: true }))
-      res.on('error', () => resolve({ status: res.statusCode ?? 0, bytes, sha: '', aborted: true }))
-    })
+    const req = httpRequest(
+      { host: url.hostname, port: url.port, path: '/v2/campaigns', headers, agent: false },
+      (res) => {
+        const hash = createHash('sha256')
+        let bytes = 0
+        res.on('data', (c: Buffer) => {
+          hash.update(c)
+          bytes += c.length
+          if (o.hangUpAfterBytes !== undefined && bytes >= o.hangUpAfterBytes) {
+            req.destroy()
+            resolve({ status: res.statusCode ?? 0, bytes, sha: '', aborted: true })
+          } else if (o.slow) {
+            // a slow reader: the proxy must hold the API back rather than buffer the whole answer
+            res.pause()
+            setTimeout(() => res.resume(), 2)
+          }
+        })
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, sha: hash.digest('hex'), aborted: false }))
+        res.on('aborted', () => resolve({ status: res.statusCode ?? 0, bytes, sha: '', aborted: true }))
+        res.on('error', () => resolve({ status: res.statusCode ?? 0, bytes, sha: '', aborted: true }))
+      },
+    )
     req.on('error', (err) => (o.hangUpAfterBytes === undefined ? reject(err) : undefined))
     req.end()
   })
@@ -104,7 +107,10 @@ describe('large answers stream through with back-pressure, and the permit follow
     await until(() => api.finished() === finishedBefore + 1, 'the API to finish its answer')
     await until(async () => (await statusOf(proxy, 'org2', CAMPAIGNS)) === undefined, 'the permit back')
     await until(() => proxy.logs.some((l) => l.msg === 'request' && l.instance === 'org2'), 'the access log line')
-    expect(proxy.logs.find((l) => l.msg === 'request' && l.instance === 'org2')).toMatchObject({ outcome: 'client_aborted', status: 0 })
+    expect(proxy.logs.find((l) => l.msg === 'request' && l.instance === 'org2')).toMatchObject({
+      outcome: 'client_aborted',
+      status: 0,
+    })
   })
 
   it('an API that breaks off mid-answer: the client sees the answer cut short, the permit comes back', async () => {
@@ -113,7 +119,10 @@ describe('large answers stream through with back-pressure, and the permit follow
     expect(cut.bytes).toBeLessThan(CHUNK.length * CHUNKS)
     await until(async () => (await statusOf(proxy, 'org3', CAMPAIGNS)) === undefined, 'the permit back')
     await until(() => proxy.logs.some((l) => l.msg === 'request' && l.instance === 'org3'), 'the access log line')
-    expect(proxy.logs.find((l) => l.msg === 'request' && l.instance === 'org3')).toMatchObject({ outcome: 'upstream_error', status: 200 })
+    expect(proxy.logs.find((l) => l.msg === 'request' && l.instance === 'org3')).toMatchObject({
+      outcome: 'upstream_error',
+      status: 200,
+    })
     // and the key still works
     expect((await get(proxy.url, { authorization: basic('org3') })).sha).toBe(EXPECTED_SHA)
   })

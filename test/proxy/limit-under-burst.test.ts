@@ -9,7 +9,11 @@ describe('a burst over the limit waits in the queue instead of getting 429s', ()
   it('50 concurrent POST /accounts/search for one instance: the API never sees 2 at once, no client sees a 429', async () => {
     const answers = await Promise.all(
       Array.from({ length: 50 }, () =>
-        send(stack.proxy.url, '/v2/accounts/search', { method: 'POST', headers: { authorization: basicAuth('org1'), 'content-type': 'application/json' }, body: '{"searchFields":[]}' }),
+        send(stack.proxy.url, '/v2/accounts/search', {
+          method: 'POST',
+          headers: { authorization: basicAuth('org1'), 'content-type': 'application/json' },
+          body: '{"searchFields":[]}',
+        }),
       ),
     )
     expect(answers.map((a) => a.status)).toEqual(Array(50).fill(200))
@@ -25,7 +29,9 @@ describe('a burst over the limit waits in the queue instead of getting 429s', ()
       // 100 ms each, so 15 requests per key overlap however slowly a busy machine sends them. Each
       // asks for another page: identical reads would share one call (README "Spending fewer permits").
       Array.from({ length: 90 }, (_, i) =>
-        send(stack.proxy.url, `${paths[i % 3]!}?page=${i}`, { headers: { authorization: basicAuth(i % 2 ? 'org1' : 'org2'), 'x-sim-delay-ms': '100' } }),
+        send(stack.proxy.url, `${paths[i % 3]!}?page=${i}`, {
+          headers: { authorization: basicAuth(i % 2 ? 'org1' : 'org2'), 'x-sim-delay-ms': '100' },
+        }),
       ),
     )
     expect(answers.filter((a) => a.status !== 200)).toEqual([])

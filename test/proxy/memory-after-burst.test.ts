@@ -25,9 +25,13 @@ async function open(p: RunningProxy, n: number): Promise<Socket[]> {
   const { port } = new URL(p.url)
   const before = await connectionsOf(p)
   const opened = await Promise.all(
-    Array.from({ length: n }, () => new Promise<Socket>((resolve, reject) => {
-      const s = connect(Number(port), '127.0.0.1', () => resolve(s)).once('error', reject)
-    })),
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<Socket>((resolve, reject) => {
+          const s = connect(Number(port), '127.0.0.1', () => resolve(s)).once('error', reject)
+        }),
+    ),
   )
   sockets.push(...opened)
   await vi.waitFor(async () => expect(await connectionsOf(p)).toBe(before + n), { timeout: 5_000, interval: 10 })
@@ -54,7 +58,7 @@ async function majorGCs(during: () => Promise<void>): Promise<number> {
   const observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries() as (PerformanceEntry & { detail?: { kind: number; flags: number } })[]) {
       const detail = entry.detail
-      if (detail !== undefined && detail.kind === constants.NODE_PERFORMANCE_GC_MAJOR ) majors++
+      if (detail !== undefined && detail.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majors++
     }
   })
   observer.observe({ entryTypes: ['gc'] })
@@ -69,7 +73,10 @@ async function majorGCs(during: () => Promise<void>): Promise<number> {
 
 describe('memory after a burst of connections', () => {
   it('gives the heap back once, after the burst has gone — not while a tenth of it is still open', async () => {
-    proxy = await startProxy({ upstream: 'http://127.0.0.1:9/v2', memory: { burstConnections: BURST, quietMs: QUIET_MS } })
+    proxy = await startProxy({
+      upstream: 'http://127.0.0.1:9/v2',
+      memory: { burstConnections: BURST, quietMs: QUIET_MS },
+    })
     const p = proxy
     const burst = await open(p, BURST + 10)
 
@@ -93,7 +100,10 @@ describe('memory after a burst of connections', () => {
   })
 
   it('leaves the heap to V8 when the connections never made a burst, or when it is switched off', async () => {
-    for (const memory of [{ burstConnections: BURST, quietMs: QUIET_MS }, { burstConnections: 0, quietMs: QUIET_MS }]) {
+    for (const memory of [
+      { burstConnections: BURST, quietMs: QUIET_MS },
+      { burstConnections: 0, quietMs: QUIET_MS },
+    ]) {
       proxy = await startProxy({ upstream: 'http://127.0.0.1:9/v2', memory })
       const p = proxy
       const few = await open(p, memory.burstConnections === 0 ? BURST * 2 : BURST - 1)

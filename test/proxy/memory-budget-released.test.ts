@@ -16,14 +16,19 @@ const search = (extra: Record<string, string> = {}, signal?: AbortSignal) => ({
 async function used(adminUrl: string): Promise<Record<string, number>> {
   const text = await (await fetch(`${adminUrl}/metrics`)).text()
   const figures: Record<string, number> = {}
-  for (const m of text.matchAll(/^sluice_memory_budget_used_bytes\{kind="(\w+)"\} (\d+)$/gm)) figures[m[1]!] = Number(m[2])
+  for (const m of text.matchAll(/^sluice_memory_budget_used_bytes\{kind="(\w+)"\} (\d+)$/gm))
+    figures[m[1]!] = Number(m[2])
   return figures
 }
 
 describe('the memory budget gives a request back exactly once, whichever way it ends', () => {
   it('a client that left its queue, a queue timeout, an upstream failure, a refused body of undeclared length: all given back', async () => {
     const sim = await withSim()
-    const proxy = await startProxy({ upstream: sim.apiUrl, memory: { budgetBytes: 200_000 }, failFast: { enabled: false } })
+    const proxy = await startProxy({
+      upstream: sim.apiUrl,
+      memory: { budgetBytes: 200_000 },
+      failFast: { enabled: false },
+    })
     try {
       const first = send(proxy.url, '/v2/accounts/search', search({ 'x-sim-hold': 'first' }))
       await until(() => keyStats(sim, 'org1', SEARCH)?.inProgress === 1, 'one request upstream')
@@ -42,13 +47,22 @@ describe('the memory budget gives a request back exactly once, whichever way it 
       // the wait runs past its deadline
       const late = await send(proxy.url, '/v2/accounts/search', search({ 'x-sluice-max-wait': '0.2' }))
       expect(late.json()).toMatchObject([{ code: 'SLUICE_QUEUE_TIMEOUT' }])
-      await until(async () => (await used(proxy.adminUrl)).request === REQUEST_BYTES, 'the timed-out request given back')
+      await until(
+        async () => (await used(proxy.adminUrl)).request === REQUEST_BYTES,
+        'the timed-out request given back',
+      )
 
       // a body of undeclared length (chunked) larger than the budget: refused as it arrives
-      const big = await send(proxy.url, '/v2/accounts/search', { ...search({ 'transfer-encoding': 'chunked' }), body: 'y'.repeat(300_000) })
+      const big = await send(proxy.url, '/v2/accounts/search', {
+        ...search({ 'transfer-encoding': 'chunked' }),
+        body: 'y'.repeat(300_000),
+      })
       expect(big.status).toBe(503)
       expect(big.json()).toMatchObject([{ code: 'SLUICE_MEMORY_BUDGET' }])
-      await until(async () => (await used(proxy.adminUrl)).body === Buffer.byteLength(BODY), 'the refused body given back')
+      await until(
+        async () => (await used(proxy.adminUrl)).body === Buffer.byteLength(BODY),
+        'the refused body given back',
+      )
 
       sim.open('first')
       expect((await first).status).toBe(200)

@@ -24,7 +24,10 @@ describe('method-override headers are refused', () => {
       { method: 'DELETE', path: '/v2/accounts/1001', header: 'X-HTTP-Method-Override', value: 'GET' },
     ]
     for (const c of cases) {
-      const answer = await send(proxy.url, c.path, { method: c.method, headers: { authorization: auth, [c.header]: c.value } })
+      const answer = await send(proxy.url, c.path, {
+        method: c.method,
+        headers: { authorization: auth, [c.header]: c.value },
+      })
       expect(answer.status).toBe(400)
       expect(answer.json()).toEqual([{ code: 'SLUICE_METHOD_OVERRIDE', message: message(c.header.toLowerCase()) }])
     }

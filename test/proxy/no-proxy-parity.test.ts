@@ -9,7 +9,11 @@ import { egressFor } from '../../src/proxy/forward-proxy.js'
  * is read by replacing the dispatch of its inner agents (found by their symbols' names): nothing is sent.
  */
 function undiciProxies(upstream: string, noProxy: string): boolean {
-  const agent = new EnvHttpProxyAgent({ httpProxy: 'http://proxy.invalid:3128', httpsProxy: 'http://proxy.invalid:3129', noProxy })
+  const agent = new EnvHttpProxyAgent({
+    httpProxy: 'http://proxy.invalid:3128',
+    httpsProxy: 'http://proxy.invalid:3129',
+    noProxy,
+  })
   const inner = (name: string): Dispatcher => {
     const symbol = Object.getOwnPropertySymbols(agent).find((s) => s.description === name)
     if (symbol === undefined) throw new Error(`undici's EnvHttpProxyAgent has no ${name} any more: update this test`)
@@ -56,7 +60,12 @@ describe('NO_PROXY: sluice and undici agree on whether the upstream is proxied',
   for (const upstream of UPSTREAMS) {
     it(upstream, () => {
       for (const noProxy of NO_PROXY) {
-        const ours = egressFor(new URL(upstream), { HTTPS_PROXY: 'http://proxy.invalid:3129', HTTP_PROXY: 'http://proxy.invalid:3128', NO_PROXY: noProxy }).via !== undefined
+        const ours =
+          egressFor(new URL(upstream), {
+            HTTPS_PROXY: 'http://proxy.invalid:3129',
+            HTTP_PROXY: 'http://proxy.invalid:3128',
+            NO_PROXY: noProxy,
+          }).via !== undefined
         expect({ noProxy, proxied: ours }).toEqual({ noProxy, proxied: undiciProxies(upstream, noProxy) })
       }
     })

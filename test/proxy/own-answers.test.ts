@@ -26,11 +26,17 @@ describe('every answer sluice gives itself has the error shape, a fitting status
       expect(answer.headers.allow).toBe('GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS')
       errorShape(answer.text, 'SLUICE_METHOD_NOT_ALLOWED')
     }
-    await until(async () => (await requestsCounted({ org: 'org-m', code: '405', outcome: 'bad_request' })) === 2, 'both counted')
+    await until(
+      async () => (await requestsCounted({ org: 'org-m', code: '405', outcome: 'bad_request' })) === 2,
+      'both counted',
+    )
   })
 
   it('CONNECT: 405 in the error shape instead of a silent close', async () => {
-    const answer = await rawExchange(stack.proxy.url, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')
+    const answer = await rawExchange(
+      stack.proxy.url,
+      'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n',
+    )
     expect(answer.status).toBe(405)
     errorShape(answer.body, 'SLUICE_METHOD_NOT_ALLOWED')
   })
@@ -39,12 +45,21 @@ describe('every answer sluice gives itself has the error shape, a fitting status
     const answer = await send(stack.proxy.url, '/v2/accounts/%zz', { headers: { authorization: basic('org-zz') } })
     expect(answer.status).toBe(400)
     errorShape(answer.text, 'SLUICE_BAD_PATH_ENCODING')
-    await until(async () => (await requestsCounted({ org: 'org-zz', code: '400', outcome: 'bad_request' })) === 1, 'counted with its org')
-    expect(logLine((l) => l.instance === 'org-zz')).toMatchObject({ status: 400, outcome: 'bad_request', endpoint: 'unmatched' })
+    await until(
+      async () => (await requestsCounted({ org: 'org-zz', code: '400', outcome: 'bad_request' })) === 1,
+      'counted with its org',
+    )
+    expect(logLine((l) => l.instance === 'org-zz')).toMatchObject({
+      status: 400,
+      outcome: 'bad_request',
+      endpoint: 'unmatched',
+    })
   })
 
   it('a path the catalog refuses is counted with the organisation, not _invalid', async () => {
-    const answer = await send(stack.proxy.url, '/v2/accounts/%2e%2e/x', { headers: { authorization: basic('org-dots') } })
+    const answer = await send(stack.proxy.url, '/v2/accounts/%2e%2e/x', {
+      headers: { authorization: basic('org-dots') },
+    })
     expect(answer.status).toBe(400)
     await until(async () => (await requestsCounted({ org: 'org-dots', code: '400' })) === 1, 'counted with its org')
   })
@@ -98,7 +113,10 @@ describe('every answer sluice gives itself has the error shape, a fitting status
     const bad = await send(stack.proxy.adminUrl, '/status/%zz')
     expect(bad.status).toBe(400)
     errorShape(bad.text, 'SLUICE_BAD_PATH_ENCODING')
-    const raw = await rawExchange(stack.proxy.adminUrl, 'GET /status HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n')
+    const raw = await rawExchange(
+      stack.proxy.adminUrl,
+      'GET /status HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n',
+    )
     expect(raw.status).toBe(400)
     errorShape(raw.body, 'SLUICE_BAD_REQUEST')
   })

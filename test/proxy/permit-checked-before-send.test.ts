@@ -38,15 +38,21 @@ describe('a permit checked right before the request is written upstream', () => 
     let asked = 0
     let done = 0
     const refusal = new Error('the permit may have run out')
-    const sent = forward(pool, options(sim.apiUrl), clientResponse(), {
-      beforeSend: () => {
-        asked++
-        return usable ? undefined : refusal
+    const sent = forward(
+      pool,
+      options(sim.apiUrl),
+      clientResponse(),
+      {
+        beforeSend: () => {
+          asked++
+          return usable ? undefined : refusal
+        },
+        onHead: () => undefined,
+        onDone: () => void done++,
+        onClientCut: () => undefined,
       },
-      onHead: () => undefined,
-      onDone: () => void done++,
-      onClientCut: () => undefined,
-    }, ANSWER_LIMITS)
+      ANSWER_LIMITS,
+    )
     // dispatched, the socket still connecting: now the process stalls past the lease
     usable = false
     await expect(sent).rejects.toBe(refusal)
@@ -61,12 +67,18 @@ describe('a permit checked right before the request is written upstream', () => 
     pools.push(pool)
     let asked = 0
     let done = 0
-    const status = await forward(pool, options(sim.apiUrl), clientResponse(), {
-      beforeSend: () => void asked++,
-      onHead: () => undefined,
-      onDone: () => void done++,
-      onClientCut: () => undefined,
-    }, ANSWER_LIMITS)
+    const status = await forward(
+      pool,
+      options(sim.apiUrl),
+      clientResponse(),
+      {
+        beforeSend: () => void asked++,
+        onHead: () => undefined,
+        onDone: () => void done++,
+        onClientCut: () => undefined,
+      },
+      ANSWER_LIMITS,
+    )
     expect(status).toBe(200)
     expect(asked).toBe(1)
     await new Promise<void>((resolve) => {

@@ -17,7 +17,10 @@ const redis = useRedis()
 
 const BACKENDS = [
   { name: 'in process', settings: (): Record<string, unknown> => ({}) },
-  { name: 'Redis', settings: (): Record<string, unknown> => ({ redis: { url: redis.url, keyPrefix: uniquePrefix('burst') } }) },
+  {
+    name: 'Redis',
+    settings: (): Record<string, unknown> => ({ redis: { url: redis.url, keyPrefix: uniquePrefix('burst') } }),
+  },
 ]
 
 describe.each(BACKENDS)('queue bounds under a burst through the proxy ($name limiter)', ({ settings }) => {
@@ -25,7 +28,12 @@ describe.each(BACKENDS)('queue bounds under a burst through the proxy ($name lim
   let proxy: RunningProxy
   beforeAll(async () => {
     sim = await startSim({ latencyMs: 0 })
-    proxy = await startProxy({ upstream: sim.apiUrl, queue: { maxLength: 2 }, fairness: { apps: { batch: { maxQueued: 1 } } }, ...settings() })
+    proxy = await startProxy({
+      upstream: sim.apiUrl,
+      queue: { maxLength: 2 },
+      fairness: { apps: { batch: { maxQueued: 1 } } },
+      ...settings(),
+    })
   })
   afterAll(async () => {
     await proxy?.close()
@@ -34,18 +42,28 @@ describe.each(BACKENDS)('queue bounds under a burst through the proxy ($name lim
 
   /** The key's only permit, taken through the proxy's limiter: the burst can only wait or be refused. */
   const hold = (org: string): Promise<Permit> =>
-    proxy.app.limiter.acquire({ instance: org, endpoint: SEARCH }, { limit: 1, maxQueue: 1000, deadline: Date.now() + 60_000 })
+    proxy.app.limiter.acquire(
+      { instance: org, endpoint: SEARCH },
+      { limit: 1, maxQueue: 1000, deadline: Date.now() + 60_000 },
+    )
 
   /** `n` searches at once; resolves with the answers once each of them is answered or queued. */
   async function burst(org: string, n: number, headers: Record<string, string> = {}) {
     const answers: Answer[] = []
     const all = Array.from({ length: n }, () =>
-      send(proxy.url, '/v2/accounts/search', { method: 'POST', headers: { authorization: basicAuth(org), 'content-type': 'application/json', ...headers }, body: '{}' }).then((a) => {
+      send(proxy.url, '/v2/accounts/search', {
+        method: 'POST',
+        headers: { authorization: basicAuth(org), 'content-type': 'application/json', ...headers },
+        body: '{}',
+      }).then((a) => {
         answers.push(a)
         return a
       }),
     )
-    await until(async () => answers.length + ((await statusOf(proxy, org, SEARCH))?.queued ?? 0) >= n, 'every request answered or queued')
+    await until(
+      async () => answers.length + ((await statusOf(proxy, org, SEARCH))?.queued ?? 0) >= n,
+      'every request answered or queued',
+    )
     return { answers, all }
   }
 
@@ -57,7 +75,12 @@ describe.each(BACKENDS)('queue bounds under a burst through the proxy ($name lim
     const full = {
       status: 503,
       retryAfter: '1',
-      body: [{ code: 'SLUICE_QUEUE_FULL', message: 'The queue for POST /accounts/search (instance org1) is full (2 waiting); try again later' }],
+      body: [
+        {
+          code: 'SLUICE_QUEUE_FULL',
+          message: 'The queue for POST /accounts/search (instance org1) is full (2 waiting); try again later',
+        },
+      ],
     }
     expect(answers.map(wholeError)).toEqual(Array.from({ length: 8 }, () => full))
     expect((await statusOf(proxy, 'org1', SEARCH))?.queued).toBe(2)
@@ -72,7 +95,13 @@ describe.each(BACKENDS)('queue bounds under a burst through the proxy ($name lim
     const full = {
       status: 503,
       retryAfter: '1',
-      body: [{ code: 'SLUICE_QUEUE_FULL', message: 'The queue for POST /accounts/search (instance org2) for app batch is full (1 waiting); try again later' }],
+      body: [
+        {
+          code: 'SLUICE_QUEUE_FULL',
+          message:
+            'The queue for POST /accounts/search (instance org2) for app batch is full (1 waiting); try again later',
+        },
+      ],
     }
     expect(answers.map(wholeError)).toEqual(Array.from({ length: 4 }, () => full))
     expect((await statusOf(proxy, 'org2', SEARCH))?.queued).toBe(1)

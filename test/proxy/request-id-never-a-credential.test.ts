@@ -25,7 +25,9 @@ afterAll(async () => {
 
 /** the id the client got back, the id the API got, and the access line's */
 async function ids(requestId: string, headers: Record<string, string> = {}): Promise<[unknown, unknown, unknown]> {
-  const answer: Answer = await send(proxy.url, '/v2/accounts/42', { headers: { authorization: basic('1001', API_KEY), 'x-request-id': requestId, ...headers } })
+  const answer: Answer = await send(proxy.url, '/v2/accounts/42', {
+    headers: { authorization: basic('1001', API_KEY), 'x-request-id': requestId, ...headers },
+  })
   expect(answer.status).toBe(200)
   const returned = answer.headers['x-request-id']
   const line = proxy.logs.find((l) => l.msg === 'request' && l.reqId === returned)
@@ -33,7 +35,7 @@ async function ids(requestId: string, headers: Record<string, string> = {}): Pro
 }
 
 describe('with app identity off, a request id', () => {
-  it('that is the API key, holds it, or swaps it with the org, is replaced by sluice\'s own', async () => {
+  it("that is the API key, holds it, or swaps it with the org, is replaced by sluice's own", async () => {
     for (const [given, headers] of [
       [API_KEY, {}],
       [`req-${API_KEY}-1`, {}],

@@ -37,9 +37,13 @@ afterAll(async () => {
 
 const AUTH = basic('org1')
 const request = (method: string, target: string): Buffer =>
-  Buffer.from(`${method} ${target} HTTP/1.1\r\nHost: sluice\r\nAuthorization: ${AUTH}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`, 'latin1')
+  Buffer.from(
+    `${method} ${target} HTTP/1.1\r\nHost: sluice\r\nAuthorization: ${AUTH}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+    'latin1',
+  )
 
-const fragment = (part: string, at: number): string => `The ${part} holds a "#" at offset ${at}: a fragment is never sent to a server (percent-encode a "#" that is data as %23)`
+const fragment = (part: string, at: number): string =>
+  `The ${part} holds a "#" at offset ${at}: a fragment is never sent to a server (percent-encode a "#" that is data as %23)`
 const raw = (part: string, name: string, at: number, escape: string): string =>
   `The ${part} holds ${name} at offset ${at}, which a URL cannot hold unencoded; percent-encode it as ${escape}`
 
@@ -52,12 +56,36 @@ const cases: [string, string, string][] = [
   ['/v2/accounts/5/contacts#?page=1', 'SLUICE_BAD_PATH', fragment('path', 20)],
   ['/v2/accounts/5 x/contacts', 'SLUICE_BAD_PATH', raw('request target', 'a space', 14, '%20')],
   ['/v2/accounts/5/contacts?q=a b', 'SLUICE_BAD_PATH', raw('request target', 'a space', 27, '%20')],
-  ['/v2/accounts/5\x01/contacts', 'SLUICE_BAD_PATH_CONTROL_CHAR', 'The request target holds the control character 0x01 at offset 14'],
-  ['/v2/accounts/5\t/contacts', 'SLUICE_BAD_PATH_CONTROL_CHAR', 'The request target holds the control character 0x09 at offset 14'],
-  ['/v2/accounts/5\x7f', 'SLUICE_BAD_PATH_CONTROL_CHAR', 'The request target holds the control character 0x7F at offset 14'],
-  ['/v2/accounts/5/contacts?q=\x1b', 'SLUICE_BAD_PATH_CONTROL_CHAR', 'The request target holds the control character 0x1B at offset 26'],
-  ['/v2/customObjects/caf\xc3\xa9', 'SLUICE_BAD_PATH', 'The request target holds a non-ASCII byte (0xC3) at offset 21; percent-encode its UTF-8 bytes'],
-  ['/v2/accounts/5/contacts?q=\xe9', 'SLUICE_BAD_PATH', 'The request target holds a non-ASCII byte (0xE9) at offset 26; percent-encode its UTF-8 bytes'],
+  [
+    '/v2/accounts/5\x01/contacts',
+    'SLUICE_BAD_PATH_CONTROL_CHAR',
+    'The request target holds the control character 0x01 at offset 14',
+  ],
+  [
+    '/v2/accounts/5\t/contacts',
+    'SLUICE_BAD_PATH_CONTROL_CHAR',
+    'The request target holds the control character 0x09 at offset 14',
+  ],
+  [
+    '/v2/accounts/5\x7f',
+    'SLUICE_BAD_PATH_CONTROL_CHAR',
+    'The request target holds the control character 0x7F at offset 14',
+  ],
+  [
+    '/v2/accounts/5/contacts?q=\x1b',
+    'SLUICE_BAD_PATH_CONTROL_CHAR',
+    'The request target holds the control character 0x1B at offset 26',
+  ],
+  [
+    '/v2/customObjects/caf\xc3\xa9',
+    'SLUICE_BAD_PATH',
+    'The request target holds a non-ASCII byte (0xC3) at offset 21; percent-encode its UTF-8 bytes',
+  ],
+  [
+    '/v2/accounts/5/contacts?q=\xe9',
+    'SLUICE_BAD_PATH',
+    'The request target holds a non-ASCII byte (0xE9) at offset 26; percent-encode its UTF-8 bytes',
+  ],
   ['/v2/accounts/5"/contacts', 'SLUICE_BAD_PATH', raw('path', `'"'`, 11, '%22')],
   ['/v2/accounts/<5>', 'SLUICE_BAD_PATH', raw('path', '"<"', 10, '%3C')],
   ['/v2/accounts/5>', 'SLUICE_BAD_PATH', raw('path', '">"', 11, '%3E')],
@@ -72,16 +100,32 @@ const cases: [string, string, string][] = [
   ['/v2/accounts/5/contacts?q={}', 'SLUICE_BAD_PATH', raw('query', '"{"', 3, '%7B')],
   ['/v2/accounts/5/contacts?a=1|2', 'SLUICE_BAD_PATH', raw('query', '"|"', 4, '%7C')],
   ['/v2/accounts/5/contacts?q="x"', 'SLUICE_BAD_PATH', raw('query', `'"'`, 3, '%22')],
-  ['/v2/accounts/5/contacts?q=%zz', 'SLUICE_BAD_PATH_ENCODING', 'Malformed percent-encoding in the query at offset 3: "%zz"'],
-  ['/v2/accounts/5/contacts?q=%4', 'SLUICE_BAD_PATH_ENCODING', 'Malformed percent-encoding in the query at offset 3: "%4"'],
-  ['/v2/accounts/5/contacts?q=100%', 'SLUICE_BAD_PATH_ENCODING', 'Malformed percent-encoding in the query at offset 6: "%"'],
+  [
+    '/v2/accounts/5/contacts?q=%zz',
+    'SLUICE_BAD_PATH_ENCODING',
+    'Malformed percent-encoding in the query at offset 3: "%zz"',
+  ],
+  [
+    '/v2/accounts/5/contacts?q=%4',
+    'SLUICE_BAD_PATH_ENCODING',
+    'Malformed percent-encoding in the query at offset 3: "%4"',
+  ],
+  [
+    '/v2/accounts/5/contacts?q=100%',
+    'SLUICE_BAD_PATH_ENCODING',
+    'Malformed percent-encoding in the query at offset 6: "%"',
+  ],
   ['/v2/accounts/5%g0/contacts', 'SLUICE_BAD_PATH_ENCODING', 'The path has a malformed percent-escape'],
 ]
 
 describe('a request target RFC 3986 does not allow is refused, never forwarded', () => {
   it.each(cases)('GET %j → 400 %s', async (target, code, message) => {
     const answer = await rawExchange(proxy.url, request('GET', target))
-    expect({ status: answer.status, type: answer.headers['content-type'], body: JSON.parse(answer.body) as unknown }).toEqual({
+    expect({
+      status: answer.status,
+      type: answer.headers['content-type'],
+      body: JSON.parse(answer.body) as unknown,
+    }).toEqual({
       status: 400,
       type: 'application/json; charset=utf-8',
       body: [{ code, message }],
@@ -90,7 +134,9 @@ describe('a request target RFC 3986 does not allow is refused, never forwarded',
   })
 
   it('ten searches with a fragment each, at once: every one 400, none reaches the API (limit 1 never bypassed)', async () => {
-    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => rawExchange(proxy.url, request('POST', `/v2/accounts/search#/${i}`))))
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => rawExchange(proxy.url, request('POST', `/v2/accounts/search#/${i}`))),
+    )
     for (const answer of answers) {
       expect(answer.status).toBe(400)
       expect(JSON.parse(answer.body)).toEqual([{ code: 'SLUICE_BAD_PATH', message: fragment('path', 16) }])

@@ -25,7 +25,11 @@ describe('no client holds a permit hostage', () => {
   beforeAll(async () => {
     sim = await startSim()
     // bodies over 64 KiB stream while the permit is held; the pace window is short so the test is quick
-    proxy = await startProxy({ upstream: sim.apiUrl, retry: { maxBufferBytes: 65_536 }, client: { minBodyBytesPerSecond: 16_384, bodyGraceMs: 500 } })
+    proxy = await startProxy({
+      upstream: sim.apiUrl,
+      retry: { maxBufferBytes: 65_536 },
+      client: { minBodyBytesPerSecond: 16_384, bodyGraceMs: 500 },
+    })
     bigApi = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(BIG.length) })
       res.end(BIG)
@@ -58,10 +62,17 @@ describe('no client holds a permit hostage', () => {
       },
       60_000,
     )
-    await until(() => (keyStats(sim, 'org-trickle', SEARCH)?.inProgress ?? 0) === 1, 'the trickled body to reach the API')
+    await until(
+      () => (keyStats(sim, 'org-trickle', SEARCH)?.inProgress ?? 0) === 1,
+      'the trickled body to reach the API',
+    )
     const next = await send(proxy.url, '/v2/accounts/search', {
       method: 'POST',
-      headers: { authorization: basic('org-trickle'), 'content-type': 'application/json', 'x-sluice-max-wait': BOUND_S },
+      headers: {
+        authorization: basic('org-trickle'),
+        'content-type': 'application/json',
+        'x-sluice-max-wait': BOUND_S,
+      },
       body: '{}',
     })
     expect(next.status).toBe(200)
@@ -76,7 +87,9 @@ describe('no client holds a permit hostage', () => {
 
   it('a client that trickles a small body is cut off before it ever waits for a permit', async () => {
     const cut = await rawExchange(proxy.url, (socket) => {
-      socket.write(`POST /v2/accounts/search HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic('org-small')}\r\nContent-Length: 1000\r\n\r\n`)
+      socket.write(
+        `POST /v2/accounts/search HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic('org-small')}\r\nContent-Length: 1000\r\n\r\n`,
+      )
       const drip = setInterval(() => (socket.writable ? socket.write('a') : clearInterval(drip)), 100)
       socket.once('close', () => clearInterval(drip))
     })
@@ -93,7 +106,9 @@ describe('no client holds a permit hostage', () => {
     const closed = new Promise<void>((resolve) => idle.once('close', () => resolve()))
     idle.on('error', () => undefined)
     try {
-      const next = await send(bigProxy.url, '/v2/campaigns', { headers: { authorization: basic('org-deaf'), 'x-sluice-max-wait': BOUND_S } })
+      const next = await send(bigProxy.url, '/v2/campaigns', {
+        headers: { authorization: basic('org-deaf'), 'x-sluice-max-wait': BOUND_S },
+      })
       expect(next.status).toBe(200)
       expect(next.text.length).toBe(BIG.length)
       await until(() => logOf(bigProxy, 'org-deaf') !== undefined, 'the log line')

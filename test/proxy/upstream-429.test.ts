@@ -5,12 +5,21 @@ import { send } from '../support/http.js'
 import { parsePromText, valueOf } from '../metrics/prom-text.js'
 
 describe('an upstream 429 goes back into the queue, never to the client', () => {
-  const stack = useSimAndProxy({ rejectRatio: 0.3, latencyMs: 1 }, { retry: { baseDelayMs: 5, maxDelayMs: 50, maxBufferBytes: 1024 } })
+  const stack = useSimAndProxy(
+    { rejectRatio: 0.3, latencyMs: 1 },
+    { retry: { baseDelayMs: 5, maxDelayMs: 50, maxBufferBytes: 1024 } },
+  )
 
   it('an API that answers 429 a third of the time: clients see none, the body is sent again intact', async () => {
     const body = JSON.stringify({ searchFields: [{ field: 'name', operator: 'EQUAL', value: 'x'.repeat(500) }] })
     const answers = await Promise.all(
-      Array.from({ length: 40 }, () => send(stack.proxy.url, '/v2/donations/search', { method: 'POST', headers: { authorization: basicAuth('org1'), 'content-type': 'application/json' }, body })),
+      Array.from({ length: 40 }, () =>
+        send(stack.proxy.url, '/v2/donations/search', {
+          method: 'POST',
+          headers: { authorization: basicAuth('org1'), 'content-type': 'application/json' },
+          body,
+        }),
+      ),
     )
     expect(answers.map((a) => a.status)).toEqual(Array(40).fill(200))
     for (const a of answers) expect(a.json<{ body: string }>().body).toBe(body)
@@ -22,7 +31,9 @@ describe('an upstream 429 goes back into the queue, never to the client', () => 
     expect(lines.reduce((n, l) => n + (l.retries as number), 0)).toBe(stats.pushback429)
     // the upstream's time is measured per attempt: every request the API saw, its 429s included
     const metrics = parsePromText(await (await fetch(`${stack.proxy.adminUrl}/metrics`)).text())
-    expect(valueOf(metrics, 'sluice_upstream_duration_seconds_count', { endpoint: 'POST /donations/search' })).toBe(stats.requests)
+    expect(valueOf(metrics, 'sluice_upstream_duration_seconds_count', { endpoint: 'POST /donations/search' })).toBe(
+      stats.requests,
+    )
   })
 
   it('a body too large to keep is streamed; a 429 for it is answered 503 with Retry-After', async () => {
@@ -39,7 +50,11 @@ describe('an upstream 429 goes back into the queue, never to the client', () => 
     expect(answer.status).toBe(503)
     expect(answer.headers['retry-after']).toBe('7')
     expect(answer.json()).toEqual([
-      { code: 'SLUICE_UPSTREAM_BUSY', message: 'The API answered 429 for POST /accounts and the request body was too large to keep for a retry; try again later' },
+      {
+        code: 'SLUICE_UPSTREAM_BUSY',
+        message:
+          'The API answered 429 for POST /accounts and the request body was too large to keep for a retry; try again later',
+      },
     ])
   })
 
@@ -48,7 +63,11 @@ describe('an upstream 429 goes back into the queue, never to the client', () => 
     const proxy3 = await startProxy({ upstream: calm.apiUrl, retry: { maxBufferBytes: 1024 } })
     onTestFinished(() => proxy3.close())
     const big = 'z'.repeat(50_000)
-    const answer = await send(proxy3.url, '/v2/accounts', { method: 'POST', headers: { authorization: basicAuth('org2'), 'x-sim-status': '201' }, body: big })
+    const answer = await send(proxy3.url, '/v2/accounts', {
+      method: 'POST',
+      headers: { authorization: basicAuth('org2'), 'x-sim-status': '201' },
+      body: big,
+    })
     expect(answer.status).toBe(201)
     expect(answer.json<{ body: string }>().body.length).toBe(50_000)
   })

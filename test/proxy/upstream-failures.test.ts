@@ -1,6 +1,6 @@
 import { createServer } from 'node:net'
 import { describe, expect, it } from 'vitest'
-import {  } from '../support/sim.js'
+import {} from '../support/sim.js'
 import { adminJson, startProxy, useSimAndProxy } from '../support/proxy.js'
 import { send } from '../support/http.js'
 
@@ -8,14 +8,24 @@ describe('upstream failures: 504 for timeouts, 502 for connection failures, perm
   const stack = useSimAndProxy({}, { upstreamTimeouts: { headersMs: 300 } })
 
   it('no answer within the headers timeout: 504 SLUICE_UPSTREAM_TIMEOUT', async () => {
-    const answer = await send(stack.proxy.url, '/v2/accounts/search', { method: 'POST', headers: { 'x-sim-hang': '1' }, body: '{}' })
+    const answer = await send(stack.proxy.url, '/v2/accounts/search', {
+      method: 'POST',
+      headers: { 'x-sim-hang': '1' },
+      body: '{}',
+    })
     expect(answer.status).toBe(504)
-    expect(answer.json()).toEqual([{ code: 'SLUICE_UPSTREAM_TIMEOUT', message: 'The API did not answer in time: UND_ERR_HEADERS_TIMEOUT' }])
+    expect(answer.json()).toEqual([
+      { code: 'SLUICE_UPSTREAM_TIMEOUT', message: 'The API did not answer in time: UND_ERR_HEADERS_TIMEOUT' },
+    ])
     expect((await adminJson<{ keys: unknown[] }>(stack.proxy, '/status')).keys).toEqual([])
   })
 
   it('the upstream drops the connection: 502 SLUICE_UPSTREAM_UNREACHABLE', async () => {
-    const answer = await send(stack.proxy.url, '/v2/accounts/search', { method: 'POST', headers: { 'x-sim-destroy': '1' }, body: '{}' })
+    const answer = await send(stack.proxy.url, '/v2/accounts/search', {
+      method: 'POST',
+      headers: { 'x-sim-destroy': '1' },
+      body: '{}',
+    })
     expect(answer.status).toBe(502)
     expect(answer.json<[{ code: string }]>()[0].code).toBe('SLUICE_UPSTREAM_UNREACHABLE')
     expect((await adminJson<{ keys: unknown[] }>(stack.proxy, '/status')).keys).toEqual([])
@@ -34,7 +44,9 @@ describe('upstream failures: 504 for timeouts, 502 for connection failures, perm
     try {
       const answer = await send(orphan.url, '/v2/campaigns')
       expect(answer.status).toBe(502)
-      expect(answer.json()).toEqual([{ code: 'SLUICE_UPSTREAM_UNREACHABLE', message: 'The API could not be reached: ECONNREFUSED' }])
+      expect(answer.json()).toEqual([
+        { code: 'SLUICE_UPSTREAM_UNREACHABLE', message: 'The API could not be reached: ECONNREFUSED' },
+      ])
     } finally {
       await orphan.close()
     }

@@ -69,8 +69,30 @@ describe('a header that changes the answer keeps requests apart', () => {
     const answers = await sendWhileHeld(
       proxy,
       upstream,
-      { path: COUNTRIES, options: { headers: { authorization: AUTH, 'if-none-match': '"v0"', cookie: 'session=a', 'user-agent': 'one', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } } },
-      { path: COUNTRIES, options: { headers: { cookie: 'session=a', 'if-none-match': '"v0"', authorization: AUTH, 'user-agent': 'two', traceparent: '00-1af7651916cd43dd8448eb211c80319c-c7ad6b7169203331-01' } } },
+      {
+        path: COUNTRIES,
+        options: {
+          headers: {
+            authorization: AUTH,
+            'if-none-match': '"v0"',
+            cookie: 'session=a',
+            'user-agent': 'one',
+            traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+          },
+        },
+      },
+      {
+        path: COUNTRIES,
+        options: {
+          headers: {
+            cookie: 'session=a',
+            'if-none-match': '"v0"',
+            authorization: AUTH,
+            'user-agent': 'two',
+            traceparent: '00-1af7651916cd43dd8448eb211c80319c-c7ad6b7169203331-01',
+          },
+        },
+      },
     )
     expect(answers.map((x) => x.status)).toEqual([200, 200])
     expect(upstream.seen).toHaveLength(1)

@@ -92,7 +92,12 @@ describe('followers of a call whose leading client leaves mid-answer', () => {
     })
     req.on('error', () => undefined)
     req.end()
-    await until(async () => ((await (await fetch(proxy.adminUrl + '/status')).json()) as { reuse: { coalescing: { calls: number } } }).reuse.coalescing.calls === 1, 'the leader queues')
+    await until(
+      async () =>
+        ((await (await fetch(proxy.adminUrl + '/status')).json()) as { reuse: { coalescing: { calls: number } } }).reuse
+          .coalescing.calls === 1,
+      'the leader queues',
+    )
     const followers = Array.from({ length: 3 }, () => send(proxy.url, COUNTRIES, { headers: { authorization: auth } }))
     await followersWaiting(proxy, 3)
     upstream.finish(0) // the blocker's answer: the leader gets the permit

@@ -23,13 +23,22 @@ describe('apps of one organisation with app identity on and keys injected', () =
     writeFileSync(join(keysDir, '1001'), 'api-key-1001\n')
     const proxy = await startProxy({
       upstream: upstream.apiUrl,
-      apps: { enabled: true, list: { web: { tokens: [tokenHash(TOKEN_WEB)], orgs: ['1001'] }, batch: { tokens: [tokenHash(TOKEN_BATCH)], orgs: ['1001'] } } },
+      apps: {
+        enabled: true,
+        list: {
+          web: { tokens: [tokenHash(TOKEN_WEB)], orgs: ['1001'] },
+          batch: { tokens: [tokenHash(TOKEN_BATCH)], orgs: ['1001'] },
+        },
+      },
       credentials: { inject: true, keysDir },
       cache: { endpoints: [COUNTRIES_ID] },
     })
     onTestFinished(() => proxy.close())
     // the token in the token header, the organisation in the instance header: nothing else tells the apps apart
-    const as = (token: string) => ({ path: COUNTRIES, options: { headers: { 'x-sluice-app-token': token, 'x-sluice-instance': '1001' } } })
+    const as = (token: string) => ({
+      path: COUNTRIES,
+      options: { headers: { 'x-sluice-app-token': token, 'x-sluice-instance': '1001' } },
+    })
 
     // at once: web leads, batch makes its own call, a second web request follows web's
     const [web, batch, webAgain] = await sendWhileHeld(proxy, upstream, as(TOKEN_WEB), as(TOKEN_BATCH), as(TOKEN_WEB))
@@ -44,7 +53,10 @@ describe('apps of one organisation with app identity on and keys injected', () =
     }
 
     // later: each app is served its own cache entry
-    const cached = await Promise.all([send(proxy.url, COUNTRIES, as(TOKEN_WEB).options), send(proxy.url, COUNTRIES, as(TOKEN_BATCH).options)])
+    const cached = await Promise.all([
+      send(proxy.url, COUNTRIES, as(TOKEN_WEB).options),
+      send(proxy.url, COUNTRIES, as(TOKEN_BATCH).options),
+    ])
     expect(cached.map((a) => a.headers['x-sluice-cache'])).toEqual(['hit', 'hit'])
     expect(cached[0].json<Echo>().call).toBe(web!.json<Echo>().call)
     expect(cached[1].json<Echo>().call).toBe(batch!.json<Echo>().call)

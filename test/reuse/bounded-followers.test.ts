@@ -15,7 +15,12 @@ const MAX_LENGTH = 5
 describe('followers of identical calls are bounded by queue.maxLength', () => {
   it(`${N} identical requests behind a limit-1 key with queue.maxLength ${MAX_LENGTH}: one leads, ${MAX_LENGTH} follow, the rest get 503 at once`, async () => {
     const upstream = await echoUpstream()
-    const proxy = await startProxy({ upstream: upstream.apiUrl, requestLog: true, limits: { overrides: { [COUNTRIES_ID]: 1 } }, queue: { maxLength: MAX_LENGTH } })
+    const proxy = await startProxy({
+      upstream: upstream.apiUrl,
+      requestLog: true,
+      limits: { overrides: { [COUNTRIES_ID]: 1 } },
+      queue: { maxLength: MAX_LENGTH },
+    })
     onTestFinished(() => proxy.close())
 
     // another API key's request takes the key's only permit and is held by the upstream
@@ -32,7 +37,10 @@ describe('followers of identical calls are bounded by queue.maxLength', () => {
       }),
     )
     // every request is answered at once or follows the leader, which waits in the queue
-    await until(async () => answered + (await reuseStatus(proxy)).coalescing.followers === N - 1, 'all but the leader answered or following')
+    await until(
+      async () => answered + (await reuseStatus(proxy)).coalescing.followers === N - 1,
+      'all but the leader answered or following',
+    )
     expect((await reuseStatus(proxy)).coalescing.followers).toBe(MAX_LENGTH)
     expect(answered).toBe(N - 1 - MAX_LENGTH)
 
@@ -48,7 +56,10 @@ describe('followers of identical calls are bounded by queue.maxLength', () => {
       expect(a.status).toBe(503)
       expect(a.headers['retry-after']).toBe('1')
       expect(a.json()).toEqual([
-        { code: 'SLUICE_QUEUE_FULL', message: `${MAX_LENGTH} requests already wait for identical calls to ${COUNTRIES_ID} (instance org1); try again later` },
+        {
+          code: 'SLUICE_QUEUE_FULL',
+          message: `${MAX_LENGTH} requests already wait for identical calls to ${COUNTRIES_ID} (instance org1); try again later`,
+        },
       ])
     }
     expect(upstream.seen).toHaveLength(2) // the blocker and the one shared call
@@ -62,7 +73,12 @@ describe('followers of identical calls are bounded by queue.maxLength', () => {
     const proxy = await startProxy({ upstream: upstream.apiUrl, queue: { maxLength: 0 } })
     onTestFinished(() => proxy.close())
     const auth = basicAuth('org1', 'app-key')
-    const got = await sendWhileHeld(proxy, upstream, { path: COUNTRIES, options: { headers: { authorization: auth } } }, { path: COUNTRIES, options: { headers: { authorization: auth } } })
+    const got = await sendWhileHeld(
+      proxy,
+      upstream,
+      { path: COUNTRIES, options: { headers: { authorization: auth } } },
+      { path: COUNTRIES, options: { headers: { authorization: auth } } },
+    )
     expect(got.map((a) => a.status)).toEqual([200, 200])
     expect(upstream.seen).toHaveLength(2)
   })

@@ -11,7 +11,11 @@ const figures = async (adminUrl: string) => parsePromText(await (await fetch(adm
 describe('the lookup cache counts in the memory budget: past it an answer is not kept, and no request is refused for it', () => {
   it('keeps an answer that fits, in sluice_memory_budget_used_bytes{kind="cache"}', async () => {
     const sim = await withSim()
-    const proxy = await startProxy({ upstream: sim.apiUrl, cache: { endpoints: [COUNTRIES_ID] }, memory: { budgetBytes: 1_000_000 } })
+    const proxy = await startProxy({
+      upstream: sim.apiUrl,
+      cache: { endpoints: [COUNTRIES_ID] },
+      memory: { budgetBytes: 1_000_000 },
+    })
     try {
       const auth = { authorization: basicAuth('org1') }
       expect((await send(proxy.url, COUNTRIES, { headers: auth })).headers['x-sluice-cache']).toBe('miss')
@@ -27,7 +31,11 @@ describe('the lookup cache counts in the memory budget: past it an answer is not
   it('does not keep an answer past the budget: the next request asks the API again', async () => {
     const sim = await withSim()
     // room for the request in flight, not for a copy of its answer besides
-    const proxy = await startProxy({ upstream: sim.apiUrl, cache: { endpoints: [COUNTRIES_ID] }, memory: { budgetBytes: REQUEST_BYTES + 100 } })
+    const proxy = await startProxy({
+      upstream: sim.apiUrl,
+      cache: { endpoints: [COUNTRIES_ID] },
+      memory: { budgetBytes: REQUEST_BYTES + 100 },
+    })
     try {
       const auth = { authorization: basicAuth('org1') }
       for (let i = 0; i < 2; i++) {

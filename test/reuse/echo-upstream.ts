@@ -55,7 +55,9 @@ export async function echoUpstream(): Promise<EchoUpstream> {
     if (range !== null) {
       const from = Number(range[1])
       const to = Math.min(Number(range[2]), body.length - 1)
-      res.writeHead(206, { ...head, 'content-range': `bytes ${from}-${to}/${body.length}` }).end(body.subarray(from, to + 1))
+      res
+        .writeHead(206, { ...head, 'content-range': `bytes ${from}-${to}/${body.length}` })
+        .end(body.subarray(from, to + 1))
       return
     }
     res.writeHead(200, head).end(body)
@@ -65,7 +67,13 @@ export async function echoUpstream(): Promise<EchoUpstream> {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
-      const echo: Echo = { call: seen.length + 1, method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') }
+      const echo: Echo = {
+        call: seen.length + 1,
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      }
       seen.push(echo)
       if (holding) held.push(() => answer(echo, res))
       else answer(echo, res)
@@ -108,13 +116,21 @@ export interface HeldRequest {
  * the upstream answer. Answers in the order sent. Nothing here races a timer: every step waits for
  * what the proxy or the upstream says happened.
  */
-export async function sendWhileHeld(proxy: RunningProxy, upstream: EchoUpstream, first: HeldRequest, ...others: HeldRequest[]): Promise<Answer[]> {
+export async function sendWhileHeld(
+  proxy: RunningProxy,
+  upstream: EchoUpstream,
+  first: HeldRequest,
+  ...others: HeldRequest[]
+): Promise<Answer[]> {
   upstream.hold()
   const before = upstream.held
   const answers = [send(proxy.url, first.path, first.options)]
   await until(() => upstream.held === before + 1, 'the first request reaches the upstream')
   answers.push(...others.map((r) => send(proxy.url, r.path, r.options)))
-  await until(async () => upstream.held + (await reuseStatus(proxy)).coalescing.followers === before + 1 + others.length, 'each request follows a call or reaches the upstream')
+  await until(
+    async () => upstream.held + (await reuseStatus(proxy)).coalescing.followers === before + 1 + others.length,
+    'each request follows a call or reaches the upstream',
+  )
   upstream.release()
   return Promise.all(answers)
 }

@@ -6,7 +6,8 @@ import { basicAuth, startSim } from '../support/sim.js'
 import { parsePromText, valueOf } from '../metrics/prom-text.js'
 import { COUNTRIES, COUNTRIES_ID, reuseStatus, simCalls } from './support.js'
 
-const burst = (url: string, auth: string, n: number) => Promise.all(Array.from({ length: n }, () => send(url, COUNTRIES, { headers: { authorization: auth } })))
+const burst = (url: string, auth: string, n: number) =>
+  Promise.all(Array.from({ length: n }, () => send(url, COUNTRIES, { headers: { authorization: auth } })))
 
 describe('lookup lists served from the cache (cache.endpoints)', () => {
   const stack = useSimAndProxy({ latencyMs: 200 }, { cache: { endpoints: [COUNTRIES_ID] } })
@@ -54,7 +55,9 @@ describe('lookup lists served from the cache (cache.endpoints)', () => {
   it('Cache-Control: no-cache goes upstream (and refreshes the entry); a POST and an uncached endpoint never hit', async () => {
     const auth = basicAuth('org1', 'app-key')
     const before = simCalls(stack.sim, 'org1')
-    const fresh = await send(stack.proxy.url, COUNTRIES, { headers: { authorization: auth, 'cache-control': 'no-cache' } })
+    const fresh = await send(stack.proxy.url, COUNTRIES, {
+      headers: { authorization: auth, 'cache-control': 'no-cache' },
+    })
     expect(fresh.headers['x-sluice-cache']).toBe('miss')
     expect(simCalls(stack.sim, 'org1')).toBe(before + 1)
     const again = await send(stack.proxy.url, COUNTRIES, { headers: { authorization: auth } })
@@ -69,16 +72,32 @@ describe('the cache is bounded', () => {
   it('cache.maxEntries: the least recently used answer goes, and is counted as an eviction', async () => {
     const sim = await startSim({ latencyMs: 200 })
     const lists = ['countries', 'states', 'genders']
-    const proxy = await startProxy({ upstream: sim.apiUrl, cache: { endpoints: lists.map((l) => `GET /properties/${l}`), maxEntries: 2 } })
+    const proxy = await startProxy({
+      upstream: sim.apiUrl,
+      cache: { endpoints: lists.map((l) => `GET /properties/${l}`), maxEntries: 2 },
+    })
     try {
       const auth = basicAuth('org1')
-      for (const l of lists) expect((await send(proxy.url, `/v2/properties/${l}`, { headers: { authorization: auth } })).headers['x-sluice-cache']).toBe('miss')
+      for (const l of lists)
+        expect(
+          (await send(proxy.url, `/v2/properties/${l}`, { headers: { authorization: auth } })).headers[
+            'x-sluice-cache'
+          ],
+        ).toBe('miss')
       const metrics = parsePromText(await (await fetch(proxy.adminUrl + '/metrics')).text())
       expect(valueOf(metrics, 'sluice_cache_evictions_total')).toBe(1)
       expect(valueOf(metrics, 'sluice_cache_entries')).toBe(2)
       // countries went first; genders and states are still there
-      expect((await send(proxy.url, '/v2/properties/genders', { headers: { authorization: auth } })).headers['x-sluice-cache']).toBe('hit')
-      expect((await send(proxy.url, '/v2/properties/countries', { headers: { authorization: auth } })).headers['x-sluice-cache']).toBe('miss')
+      expect(
+        (await send(proxy.url, '/v2/properties/genders', { headers: { authorization: auth } })).headers[
+          'x-sluice-cache'
+        ],
+      ).toBe('hit')
+      expect(
+        (await send(proxy.url, '/v2/properties/countries', { headers: { authorization: auth } })).headers[
+          'x-sluice-cache'
+        ],
+      ).toBe('miss')
     } finally {
       await proxy.close()
       await sim.close()
@@ -87,9 +106,13 @@ describe('the cache is bounded', () => {
 
   it('a bad cache.endpoints entry stops the start, naming the key', async () => {
     const { loadSettings } = await import('../../src/config/load.js')
-    expect(() => loadSettings({ SLUICE_CACHE_ENDPOINTS: '["POST /accounts/search"]' })).toThrow(/cache\.endpoints\.0.*: a GET or HEAD endpoint id/)
+    expect(() => loadSettings({ SLUICE_CACHE_ENDPOINTS: '["POST /accounts/search"]' })).toThrow(
+      /cache\.endpoints\.0.*: a GET or HEAD endpoint id/,
+    )
     const sim = await startSim()
-    await expect(startProxy({ upstream: sim.apiUrl, cache: { endpoints: ['GET /properties/countrys'] } })).rejects.toThrow(
+    await expect(
+      startProxy({ upstream: sim.apiUrl, cache: { endpoints: ['GET /properties/countrys'] } }),
+    ).rejects.toThrow(
       'cache.endpoints (SLUICE_CACHE_ENDPOINTS): "GET /properties/countrys" is not an endpoint of the catalog (config/endpoints.yaml)',
     )
     await sim.close()

@@ -11,7 +11,9 @@ describe('docs/reuse.md "What may differ"', () => {
   it('names exactly the headers of MAY_DIFFER', () => {
     const section = DOC.split('\n## What may differ\n')[1]!.split('\n## ')[0]!
     const rows = section.split('\n').filter((l) => l.startsWith('| `'))
-    const documented = rows.flatMap((row) => [...row.split('|')[1]!.matchAll(/`([A-Za-z0-9-]+)`/g)].map((m) => m[1]!.toLowerCase()))
+    const documented = rows.flatMap((row) =>
+      [...row.split('|')[1]!.matchAll(/`([A-Za-z0-9-]+)`/g)].map((m) => m[1]!.toLowerCase()),
+    )
     expect(documented.sort()).toEqual([...MAY_DIFFER].sort())
   })
 })

@@ -63,7 +63,12 @@ describe('a slow reader among requests that share one call', () => {
 
   it('a leading client that never reads does not hold up the followers: they get the whole answer while it is still connected', async () => {
     // The answer is shared (coalesce.maxBytes above it); the leader's client is never cut off within the test.
-    const proxy = await startProxy({ upstream: apiUrl, requestLog: true, coalesce: { maxBytes: 16 * 1024 * 1024 }, client: { answerBufferBytes: 65_536, writeTimeoutMs: 600_000 } })
+    const proxy = await startProxy({
+      upstream: apiUrl,
+      requestLog: true,
+      coalesce: { maxBytes: 16 * 1024 * 1024 },
+      client: { answerBufferBytes: 65_536, writeTimeoutMs: 600_000 },
+    })
     const auth = basic('org-slow-leader')
     api.shut()
     const leader = deafClient(proxy, auth)
@@ -72,7 +77,9 @@ describe('a slow reader among requests that share one call', () => {
     try {
       const before = api.calls()
       await until(() => api.calls() > before, 'the leader reaches the API')
-      const followers = Array.from({ length: 3 }, () => send(proxy.url, COUNTRIES, { headers: { authorization: auth } }))
+      const followers = Array.from({ length: 3 }, () =>
+        send(proxy.url, COUNTRIES, { headers: { authorization: auth } }),
+      )
       await until(async () => (await reuseStatus(proxy)).coalescing.followers >= 3, 'three followers')
       api.open()
       const got = await Promise.all(followers)
@@ -82,7 +89,10 @@ describe('a slow reader among requests that share one call', () => {
       // Served at the API's pace, not the deaf leader's: it has not been cut off and is still there.
       expect(leaderClosed).toBe(false)
       // each log line is written when its client's side closes, just after the answer arrived
-      await until(() => logsOf(proxy).filter((l) => l.outcome === 'coalesced').length === 3, 'three coalesced log lines')
+      await until(
+        () => logsOf(proxy).filter((l) => l.outcome === 'coalesced').length === 3,
+        'three coalesced log lines',
+      )
     } finally {
       leader.socket.destroy()
       await proxy.close()
@@ -90,7 +100,12 @@ describe('a slow reader among requests that share one call', () => {
   })
 
   it('a follower that never reads its shared answer is cut off after client.writeTimeoutMs (outcome client_timeout)', async () => {
-    const proxy = await startProxy({ upstream: apiUrl, requestLog: true, coalesce: { maxBytes: 16 * 1024 * 1024 }, client: { writeTimeoutMs: 500 } })
+    const proxy = await startProxy({
+      upstream: apiUrl,
+      requestLog: true,
+      coalesce: { maxBytes: 16 * 1024 * 1024 },
+      client: { writeTimeoutMs: 500 },
+    })
     const auth = basic('org-deaf-follower')
     api.shut()
     const before = api.calls()
@@ -102,7 +117,10 @@ describe('a slow reader among requests that share one call', () => {
       api.open()
       expect((await leading).text.length).toBe(BIG.length)
       await until(() => logsOf(proxy).some((l) => l.reqId !== 'the-leader'), "the follower's log line")
-      expect(logsOf(proxy).find((l) => l.reqId !== 'the-leader')).toMatchObject({ status: 200, outcome: 'client_timeout' })
+      expect(logsOf(proxy).find((l) => l.reqId !== 'the-leader')).toMatchObject({
+        status: 200,
+        outcome: 'client_timeout',
+      })
       expect(api.calls() - before).toBe(1)
       // sluice closed the connection: once the client reads what reached it, it sees the end
       follower.socket.resume()

@@ -11,10 +11,12 @@ export interface ReuseStatus {
   cache: { entries: number; bytes: number } | null
   permitsSaved: { instance: string; endpoint: string; coalesced: number; cacheHits: number }[]
 }
-export const reuseStatus = async (proxy: RunningProxy): Promise<ReuseStatus> => (await adminJson<{ reuse: ReuseStatus }>(proxy, '/status')).reuse
+export const reuseStatus = async (proxy: RunningProxy): Promise<ReuseStatus> =>
+  (await adminJson<{ reuse: ReuseStatus }>(proxy, '/status')).reuse
 
 /** Upstream calls the sim has seen for one (org, endpoint). */
-export const simCalls = (sim: Sim, org: string, endpoint = COUNTRIES_ID): number => keyStats(sim, org, endpoint)?.requests ?? 0
+export const simCalls = (sim: Sim, org: string, endpoint = COUNTRIES_ID): number =>
+  keyStats(sim, org, endpoint)?.requests ?? 0
 
 /**
  * Takes the key's only permit (the proxy runs it at limit 1) with a request of another API key, which
@@ -22,9 +24,16 @@ export const simCalls = (sim: Sim, org: string, endpoint = COUNTRIES_ID): number
  * call before any answer starts, however slowly the machine sends them. Resolves once the permit is
  * held, with the blocker's answer to come (in an object: an async function would wait for a promise it returned).
  */
-export async function holdPermit(proxy: RunningProxy, sim: Sim, org: string, holdMs = 2_000): Promise<{ answer: Promise<Answer> }> {
+export async function holdPermit(
+  proxy: RunningProxy,
+  sim: Sim,
+  org: string,
+  holdMs = 2_000,
+): Promise<{ answer: Promise<Answer> }> {
   const before = keyStats(sim, org, COUNTRIES_ID)?.inProgress ?? 0
-  const held = send(proxy.url, COUNTRIES, { headers: { authorization: basicAuth(org, 'blocker-key'), 'x-sim-delay-ms': String(holdMs) } })
+  const held = send(proxy.url, COUNTRIES, {
+    headers: { authorization: basicAuth(org, 'blocker-key'), 'x-sim-delay-ms': String(holdMs) },
+  })
   await until(() => (keyStats(sim, org, COUNTRIES_ID)?.inProgress ?? 0) > before, 'the blocker reaches the sim')
   return { answer: held }
 }

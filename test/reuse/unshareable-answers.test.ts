@@ -18,7 +18,8 @@ async function stack(): Promise<{ upstream: EchoUpstream; proxy: RunningProxy }>
   return { upstream, proxy }
 }
 
-const get = (proxy: RunningProxy, path: string, headers: Record<string, string> = {}) => send(proxy.url, path, { headers: { authorization: AUTH, ...headers } })
+const get = (proxy: RunningProxy, path: string, headers: Record<string, string> = {}) =>
+  send(proxy.url, path, { headers: { authorization: AUTH, ...headers } })
 
 describe("answers that are one request's", () => {
   it('Vary: User-Agent: a follower with another user-agent gets its own call; the answer is not cached', async () => {
@@ -61,7 +62,12 @@ describe("answers that are one request's", () => {
   it('an answer that sets a cookie goes to its own client only: the follower gets its own session', async () => {
     const { upstream, proxy } = await stack()
     const path = COUNTRIES + '?cookie=1'
-    const [a, b] = await sendWhileHeld(proxy, upstream, { path, options: { headers: { authorization: AUTH } } }, { path, options: { headers: { authorization: AUTH } } })
+    const [a, b] = await sendWhileHeld(
+      proxy,
+      upstream,
+      { path, options: { headers: { authorization: AUTH } } },
+      { path, options: { headers: { authorization: AUTH } } },
+    )
     expect([a!.headers['set-cookie'], b!.headers['set-cookie']]).toEqual([['session=1; Path=/'], ['session=2; Path=/']])
     expect(upstream.seen).toHaveLength(2)
   })

@@ -5,7 +5,11 @@ import { basicAuth, keyStats, waitForSim, withSim } from '../support/sim.js'
 describe('test-control headers', () => {
   it('x-sim-status answers with that status (222 included) and still echoes', async () => {
     const sim = await withSim()
-    const res = await request(`${sim.apiUrl}/accounts`, { method: 'POST', headers: { 'x-sim-status': '222' }, body: '{}' })
+    const res = await request(`${sim.apiUrl}/accounts`, {
+      method: 'POST',
+      headers: { 'x-sim-status': '222' },
+      body: '{}',
+    })
     expect(res.statusCode).toBe(222)
     expect(await res.body.json()).toMatchObject({ method: 'POST', endpoint: 'POST /accounts' })
     const err = await request(`${sim.apiUrl}/accounts`, { method: 'POST', headers: { 'x-sim-status': '503' } })
@@ -38,7 +42,10 @@ describe('test-control headers', () => {
     controller.abort()
     await first
     // the upstream is still working on it: the next one is over the limit
-    const second = await request(`${sim.apiUrl}/accounts/search`, { method: 'POST', headers: { authorization: basicAuth('acme') } })
+    const second = await request(`${sim.apiUrl}/accounts/search`, {
+      method: 'POST',
+      headers: { authorization: basicAuth('acme') },
+    })
     expect(second.statusCode).toBe(429)
     await second.body.dump()
   })
@@ -46,7 +53,10 @@ describe('test-control headers', () => {
   it('x-sim-hang never answers; the request leaves when the client closes the connection', async () => {
     const sim = await withSim()
     const controller = new AbortController()
-    const outcome = request(`${sim.apiUrl}/webhooks`, { headers: { 'x-sim-hang': '1' }, signal: controller.signal }).then(
+    const outcome = request(`${sim.apiUrl}/webhooks`, {
+      headers: { 'x-sim-hang': '1' },
+      signal: controller.signal,
+    }).then(
       () => 'answered',
       () => 'aborted',
     )
@@ -58,9 +68,17 @@ describe('test-control headers', () => {
 
   it('x-sim-hold keeps requests in progress until their gate opens; later ones then pass at once', async () => {
     const sim = await withSim()
-    const held = [1, 2].map(() => request(`${sim.apiUrl}/webhooks`, { headers: { 'x-sim-hold': 'g1' } }).then((r) => r.statusCode))
+    const held = [1, 2].map(() =>
+      request(`${sim.apiUrl}/webhooks`, { headers: { 'x-sim-hold': 'g1' } }).then((r) => r.statusCode),
+    )
     const other = request(`${sim.apiUrl}/campaigns`, { headers: { 'x-sim-hold': 'g2' } }).then((r) => r.statusCode)
-    await waitForSim(sim, (s) => keyStats(s, 'default', 'GET /webhooks')?.inProgress === 2 && keyStats(s, 'default', 'GET /campaigns')?.inProgress === 1, 'held')
+    await waitForSim(
+      sim,
+      (s) =>
+        keyStats(s, 'default', 'GET /webhooks')?.inProgress === 2 &&
+        keyStats(s, 'default', 'GET /campaigns')?.inProgress === 1,
+      'held',
+    )
     const opened = await request(`${sim.url}/__sim/open?gate=g1`, { method: 'POST' })
     expect(opened.statusCode).toBe(204)
     expect(await Promise.all(held)).toEqual([200, 200])

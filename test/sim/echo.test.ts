@@ -20,7 +20,12 @@ describe('answers echo what was forwarded', () => {
     const sim = await withSim()
     const res = await request(`${sim.apiUrl}/Accounts/123/contacts/?a=1&b=x%20y`, {
       method: 'POST',
-      headers: { authorization: basicAuth('acme'), 'Content-Type': 'application/json', 'X-Custom': 'Yes', 'NEON-API-VERSION': '2.11' },
+      headers: {
+        authorization: basicAuth('acme'),
+        'Content-Type': 'application/json',
+        'X-Custom': 'Yes',
+        'NEON-API-VERSION': '2.11',
+      },
       body: '{"firstName":"Ada"}',
     })
     expect(res.statusCode).toBe(200)
@@ -36,7 +41,12 @@ describe('answers echo what was forwarded', () => {
       endpoint: 'POST /accounts/{id}/contacts',
       limit: 5,
     })
-    expect(echo.headers).toMatchObject({ 'content-type': 'application/json', 'x-custom': 'Yes', 'neon-api-version': '2.11', authorization: basicAuth('acme') })
+    expect(echo.headers).toMatchObject({
+      'content-type': 'application/json',
+      'x-custom': 'Yes',
+      'neon-api-version': '2.11',
+      authorization: basicAuth('acme'),
+    })
   })
 
   it('cuts the echoed body at echoBodyBytes but counts all of it', async () => {
@@ -54,7 +64,9 @@ describe('answers echo what was forwarded', () => {
     expect(await rawGet(sim.url, '/v2/accounts%2Fsearch')).toMatchObject({ status: 400 })
     const outside = await request(`${sim.url}/v3/accounts`)
     expect(outside.statusCode).toBe(404)
-    expect(await outside.body.json()).toEqual([{ code: '404', message: 'Not found: the API is under /v2, not /v3/accounts' }])
+    expect(await outside.body.json()).toEqual([
+      { code: '404', message: 'Not found: the API is under /v2, not /v3/accounts' },
+    ])
     const prefixOnly = await request(`${sim.url}/v2x/accounts`)
     expect(prefixOnly.statusCode).toBe(404)
     await prefixOnly.body.dump()

@@ -5,7 +5,11 @@ import { basicAuth, keyStats, withSim } from '../support/sim.js'
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 async function post(url: string, headers: Record<string, string> = {}): Promise<void> {
-  const res = await request(url, { method: 'POST', body: '{}', headers: { authorization: basicAuth('acme'), ...headers } })
+  const res = await request(url, {
+    method: 'POST',
+    body: '{}',
+    headers: { authorization: basicAuth('acme'), ...headers },
+  })
   await res.body.dump()
 }
 
@@ -14,7 +18,11 @@ describe('stats: handoffs', () => {
     const sim = await withSim()
     const search = `${sim.apiUrl}/accounts/search` // limit 1: every request fills it
     await post(search, { 'x-sim-delay-ms': '5' })
-    expect(keyStats(sim, 'acme', 'POST /accounts/search')).toMatchObject({ handoffs: 0, handoffP50Ms: null, handoffP99Ms: null })
+    expect(keyStats(sim, 'acme', 'POST /accounts/search')).toMatchObject({
+      handoffs: 0,
+      handoffP50Ms: null,
+      handoffP99Ms: null,
+    })
     await sleep(40)
     await post(search)
     const key = keyStats(sim, 'acme', 'POST /accounts/search')!

@@ -14,7 +14,10 @@ function hang(sim: Sim, method: string, path: string, org: string): () => void {
 }
 
 async function call(sim: Sim, method: string, path: string, org: string): Promise<{ status: number; body: unknown }> {
-  const res = await request(`${sim.apiUrl}${path}`, { method: method as 'GET', headers: { authorization: basicAuth(org) } })
+  const res = await request(`${sim.apiUrl}${path}`, {
+    method: method as 'GET',
+    headers: { authorization: basicAuth(org) },
+  })
   return { status: res.statusCode, body: await res.body.json() }
 }
 
@@ -22,7 +25,11 @@ describe('the sim enforces §8 per (instance, endpoint)', () => {
   it('POST /accounts/search: limit 1 per instance, 429 in the API error shape, instances independent', async () => {
     const sim = await withSim()
     const release = hang(sim, 'POST', '/accounts/search', 'acme')
-    await waitForSim(sim, (s) => keyStats(s, 'acme', 'POST /accounts/search')?.inProgress === 1, 'acme search in progress')
+    await waitForSim(
+      sim,
+      (s) => keyStats(s, 'acme', 'POST /accounts/search')?.inProgress === 1,
+      'acme search in progress',
+    )
 
     const second = await call(sim, 'POST', '/accounts/search', 'acme')
     expect(second).toEqual({
@@ -37,13 +44,28 @@ describe('the sim enforces §8 per (instance, endpoint)', () => {
     await waitForSim(sim, (s) => keyStats(s, 'acme', 'POST /accounts/search')?.inProgress === 0, 'acme search released')
     expect((await call(sim, 'POST', '/accounts/search', 'acme')).status).toBe(200)
 
-    expect(keyStats(sim, 'acme', 'POST /accounts/search')).toMatchObject({ limit: 1, maxInProgress: 1, maxAttempted: 2, requests: 3, rejected429: 1, pushback429: 0 })
-    expect(keyStats(sim, 'beta', 'POST /accounts/search')).toMatchObject({ limit: 1, maxInProgress: 1, maxAttempted: 1, requests: 1, rejected429: 0 })
+    expect(keyStats(sim, 'acme', 'POST /accounts/search')).toMatchObject({
+      limit: 1,
+      maxInProgress: 1,
+      maxAttempted: 2,
+      requests: 3,
+      rejected429: 1,
+      pushback429: 0,
+    })
+    expect(keyStats(sim, 'beta', 'POST /accounts/search')).toMatchObject({
+      limit: 1,
+      maxInProgress: 1,
+      maxAttempted: 1,
+      requests: 1,
+      rejected429: 0,
+    })
   })
 
   it('a burst never gets more than the limit in progress', async () => {
     const sim = await withSim({ latencyMs: 20 })
-    const statuses = await Promise.all(Array.from({ length: 20 }, () => call(sim, 'POST', '/orders/search', 'acme').then((r) => r.status)))
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, () => call(sim, 'POST', '/orders/search', 'acme').then((r) => r.status)),
+    )
     const stats = keyStats(sim, 'acme', 'POST /orders/search')!
     expect(stats.maxInProgress).toBe(1)
     expect(statuses.filter((s) => s === 200).length + statuses.filter((s) => s === 429).length).toBe(20)
@@ -53,18 +75,36 @@ describe('the sim enforces §8 per (instance, endpoint)', () => {
 
   it('limit 5 for the other listed endpoints; variants of a path count as one endpoint', async () => {
     const sim = await withSim()
-    const paths = ['/accounts/1/contacts', '/accounts/2/contacts/', '/Accounts/3/CONTACTS', '//accounts/4/contacts', '/accounts/%35/contacts']
+    const paths = [
+      '/accounts/1/contacts',
+      '/accounts/2/contacts/',
+      '/Accounts/3/CONTACTS',
+      '//accounts/4/contacts',
+      '/accounts/%35/contacts',
+    ]
     const releases = paths.map((p) => hang(sim, 'GET', p, 'acme'))
-    await waitForSim(sim, (s) => keyStats(s, 'acme', 'GET /accounts/{id}/contacts')?.inProgress === 5, 'five contacts lists in progress')
+    await waitForSim(
+      sim,
+      (s) => keyStats(s, 'acme', 'GET /accounts/{id}/contacts')?.inProgress === 5,
+      'five contacts lists in progress',
+    )
     expect((await call(sim, 'GET', '/accounts/6/contacts', 'acme')).status).toBe(429)
-    expect(keyStats(sim, 'acme', 'GET /accounts/{id}/contacts')).toMatchObject({ limit: 5, maxInProgress: 5, rejected429: 1 })
+    expect(keyStats(sim, 'acme', 'GET /accounts/{id}/contacts')).toMatchObject({
+      limit: 5,
+      maxInProgress: 5,
+      rejected429: 1,
+    })
     for (const release of releases) release()
   })
 
   it('unlisted and unknown endpoints are unlimited by default', async () => {
     const sim = await withSim()
     const releases = Array.from({ length: 8 }, (_, i) => hang(sim, 'GET', `/groups/${i}`, 'acme'))
-    await waitForSim(sim, (s) => keyStats(s, 'acme', 'GET /groups/{id}')?.inProgress === 8, 'eight group reads in progress')
+    await waitForSim(
+      sim,
+      (s) => keyStats(s, 'acme', 'GET /groups/{id}')?.inProgress === 8,
+      'eight group reads in progress',
+    )
     expect(keyStats(sim, 'acme', 'GET /groups/{id}')).toMatchObject({ limit: null, rejected429: 0 })
     expect((await call(sim, 'GET', '/not/in/catalog', 'acme')).status).toBe(200)
     for (const release of releases) release()

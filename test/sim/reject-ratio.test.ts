@@ -11,13 +11,20 @@ describe('rejectRatio: simulated pushback', () => {
       const res = await request(`${sim.apiUrl}/webhooks`)
       statuses.push(res.statusCode)
       if (res.statusCode === 429) {
-        expect(await res.body.json()).toEqual([{ code: '429', message: 'Too many requests for GET /webhooks of instance default (simulated pushback)' }])
+        expect(await res.body.json()).toEqual([
+          { code: '429', message: 'Too many requests for GET /webhooks of instance default (simulated pushback)' },
+        ])
       } else {
         await res.body.dump()
       }
     }
     expect(statuses).toEqual([429, 200, 429, 200])
-    expect(keyStats(sim, 'default', 'GET /webhooks')).toMatchObject({ requests: 4, rejected429: 2, pushback429: 2, maxInProgress: 1 })
+    expect(keyStats(sim, 'default', 'GET /webhooks')).toMatchObject({
+      requests: 4,
+      rejected429: 2,
+      pushback429: 2,
+      maxInProgress: 1,
+    })
     expect(sim.stats().arrivals.map((a) => a.outcome)).toEqual(['pushback', 'admitted', 'pushback', 'admitted'])
   })
 

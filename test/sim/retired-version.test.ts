@@ -17,7 +17,10 @@ describe('the sim answers 410 for retired versions (§9)', () => {
     today = new Date('2026-09-11T23:59:59.999Z')
     expect((await get('2.9')).status).toBe(200)
     today = day('2026-09-12')
-    expect(await get('2.9')).toEqual({ status: 410, body: [{ code: '410', message: 'API version 2.9 is retired and no longer valid' }] })
+    expect(await get('2.9')).toEqual({
+      status: 410,
+      body: [{ code: '410', message: 'API version 2.9 is retired and no longer valid' }],
+    })
     today = day('2027-01-01')
     expect((await get('2.9')).status).toBe(410)
     expect((await get('2.10')).status).toBe(200)
@@ -32,10 +35,17 @@ describe('the sim answers 410 for retired versions (§9)', () => {
 
   it('a 410 does not take a place under the limit', async () => {
     const sim = await withSim({ now: () => day('2026-10-01') })
-    const res = await request(`${sim.apiUrl}/accounts/search`, { method: 'POST', headers: { 'neon-api-version': '2.8' } })
+    const res = await request(`${sim.apiUrl}/accounts/search`, {
+      method: 'POST',
+      headers: { 'neon-api-version': '2.8' },
+    })
     expect(res.statusCode).toBe(410)
     await res.body.dump()
-    expect(keyStats(sim, 'default', 'POST /accounts/search')).toMatchObject({ inProgress: 0, maxInProgress: 0, rejected410: 1 })
+    expect(keyStats(sim, 'default', 'POST /accounts/search')).toMatchObject({
+      inProgress: 0,
+      maxInProgress: 0,
+      rejected410: 1,
+    })
   })
 
   it('the rule can be replaced with isRetired(version, now)', async () => {

@@ -9,7 +9,9 @@ describe('stats', () => {
   it('log arrivals in order with x-test-seq, bounded', async () => {
     const sim = await withSim({ arrivalLogSize: 3 })
     for (let i = 1; i <= 5; i++) {
-      const res = await request(`${sim.apiUrl}/webhooks/${i}`, { headers: { 'x-test-seq': String(i), authorization: basicAuth('acme') } })
+      const res = await request(`${sim.apiUrl}/webhooks/${i}`, {
+        headers: { 'x-test-seq': String(i), authorization: basicAuth('acme') },
+      })
       await res.body.dump()
     }
     const { arrivals, arrivalsDropped } = sim.stats()
@@ -46,7 +48,13 @@ describe('stats', () => {
     const sim = await withSim()
     await (await request(`${sim.apiUrl}/webhooks`, { headers: { 'x-test-seq': 'a' } })).body.dump()
     const viaHttp = (await (await request(`${sim.url}/__sim/stats`)).body.json()) as SimStats
-    expect(viaHttp.keys['default GET /webhooks']).toMatchObject({ instance: 'default', endpoint: 'GET /webhooks', requests: 1, maxInProgress: 1, limit: 5 })
+    expect(viaHttp.keys['default GET /webhooks']).toMatchObject({
+      instance: 'default',
+      endpoint: 'GET /webhooks',
+      requests: 1,
+      maxInProgress: 1,
+      limit: 5,
+    })
     expect(viaHttp.arrivals).toEqual([expect.objectContaining({ seq: 'a', outcome: 'admitted' })])
 
     const reset = await request(`${sim.url}/__sim/reset`, { method: 'POST' })
@@ -60,10 +68,18 @@ describe('stats', () => {
   it('reset keeps requests in progress counted', async () => {
     const sim = await withSim()
     const controller = new AbortController()
-    request(`${sim.apiUrl}/accounts/search`, { method: 'POST', headers: { 'x-sim-hang': '1' }, signal: controller.signal }).catch(() => undefined)
+    request(`${sim.apiUrl}/accounts/search`, {
+      method: 'POST',
+      headers: { 'x-sim-hang': '1' },
+      signal: controller.signal,
+    }).catch(() => undefined)
     await waitForSim(sim, (s) => keyStats(s, 'default', 'POST /accounts/search')?.inProgress === 1, 'in progress')
     sim.reset()
-    expect(keyStats(sim, 'default', 'POST /accounts/search')).toMatchObject({ inProgress: 1, maxInProgress: 1, requests: 0 })
+    expect(keyStats(sim, 'default', 'POST /accounts/search')).toMatchObject({
+      inProgress: 1,
+      maxInProgress: 1,
+      requests: 0,
+    })
     const second = await request(`${sim.apiUrl}/accounts/search`, { method: 'POST' })
     expect(second.statusCode).toBe(429) // still enforced across the reset
     await second.body.dump()

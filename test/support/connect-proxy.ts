@@ -30,7 +30,9 @@ export async function startConnectProxy(o: { requireAuthorization?: string } = {
     const auth = req.headers['proxy-authorization']
     authorizations.push(auth)
     if (o.requireAuthorization !== undefined && auth !== o.requireAuthorization) {
-      client.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\nContent-Length: 0\r\n\r\n')
+      client.end(
+        'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\nContent-Length: 0\r\n\r\n',
+      )
       return
     }
     const target = req.url ?? ''
@@ -70,7 +72,10 @@ export interface SeenRequest {
 }
 
 /** A tiny API over TLS (a certificate from test/support/tls.ts): answers every request 200 with what it saw. */
-export async function startHttpsUpstream(tls: { key: Buffer; cert: Buffer }): Promise<{ url: string; port: number; seen: SeenRequest[]; close(): Promise<void> }> {
+export async function startHttpsUpstream(tls: {
+  key: Buffer
+  cert: Buffer
+}): Promise<{ url: string; port: number; seen: SeenRequest[]; close(): Promise<void> }> {
   const seen: SeenRequest[] = []
   const server = createHttpsServer({ key: tls.key, cert: tls.cert }, (req, res) => {
     const request: SeenRequest = {

@@ -63,13 +63,20 @@ export interface Window {
 /** The sim's figures for each route; 429s inside `allowed` windows are counted apart. */
 export function verdict(sim: Sim, routes: readonly Route[], allowed: readonly Window[] = []): RouteVerdict[] {
   const stats = sim.stats()
-  if (allowed.length > 0 && stats.arrivalsDropped > 0) throw new Error('the sim dropped arrivals: give it a larger arrivalLogSize')
+  if (allowed.length > 0 && stats.arrivalsDropped > 0)
+    throw new Error('the sim dropped arrivals: give it a larger arrivalLogSize')
   return routes.map((r) => {
     const key = `${r.instance} ${r.endpoint}`
     const s = stats.keys[key]
-    if (s !== undefined && s.limit !== r.limit) throw new Error(`the sim's limit for ${key} is ${s.limit}, not ${r.limit}: a route with a published limit, please`)
+    if (s !== undefined && s.limit !== r.limit)
+      throw new Error(
+        `the sim's limit for ${key} is ${s.limit}, not ${r.limit}: a route with a published limit, please`,
+      )
     const judged = stats.arrivals.filter(
-      (a) => a.outcome === 'limited' && `${a.instance} ${a.endpoint}` === key && !allowed.some((w) => a.atMs >= w.fromMs && a.atMs <= w.toMs && (w.keys === undefined || w.keys.includes(key))),
+      (a) =>
+        a.outcome === 'limited' &&
+        `${a.instance} ${a.endpoint}` === key &&
+        !allowed.some((w) => a.atMs >= w.fromMs && a.atMs <= w.toMs && (w.keys === undefined || w.keys.includes(key))),
     )
     return {
       key,
@@ -80,7 +87,13 @@ export function verdict(sim: Sim, routes: readonly Route[], allowed: readonly Wi
       rejected429Judged: allowed.length > 0 || stats.arrivalsDropped === 0 ? judged.length : (s?.rejected429 ?? 0),
       judgedAtMs: judged.slice(0, 8).map((a) => Math.round(a.atMs)),
       judgedFrom: judged.slice(0, 2).map((j) => {
-        const before = stats.arrivals.filter((a) => a.outcome === 'admitted' && `${a.instance} ${a.endpoint}` === key && a.atMs <= j.atMs && a.atMs > j.atMs - 100)
+        const before = stats.arrivals.filter(
+          (a) =>
+            a.outcome === 'admitted' &&
+            `${a.instance} ${a.endpoint}` === key &&
+            a.atMs <= j.atMs &&
+            a.atMs > j.atMs - 100,
+        )
         return `${j.seq ?? '?'} at ${Math.round(j.atMs)} after ${before.map((a) => `${a.seq ?? '?'} at ${Math.round(a.atMs)}`).join(', ')}`
       }),
       requests: s?.requests ?? 0,

@@ -23,7 +23,15 @@ export function send(baseUrl: string, path: string, o: SendOptions = {}): Promis
   const url = new URL(baseUrl)
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: url.hostname, port: url.port, method: o.method ?? 'GET', path, headers: o.headers, signal: o.signal, agent: false },
+      {
+        host: url.hostname,
+        port: url.port,
+        method: o.method ?? 'GET',
+        path,
+        headers: o.headers,
+        signal: o.signal,
+        agent: false,
+      },
       (res) => {
         const chunks: Buffer[] = []
         res.on('data', (c: Buffer) => chunks.push(c))

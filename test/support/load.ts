@@ -14,7 +14,13 @@ export interface Route {
   readonly limit: number
 }
 
-export const route = (instance: string, method: string, path: string, endpoint: string, limit: number): Route => ({ instance, method, path, endpoint, limit })
+export const route = (instance: string, method: string, path: string, endpoint: string, limit: number): Route => ({
+  instance,
+  method,
+  path,
+  endpoint,
+  limit,
+})
 
 export interface Loop {
   /** index into the live replicas array: a restarted replica's clients follow it to its new port */
@@ -89,7 +95,11 @@ export class ClientLoops {
       const request = send(replica.url, r.path, {
         method: r.method,
         // the sim logs it with each arrival: which replica sent what, when a run is looked into
-        headers: { authorization: basic(r.instance), 'x-test-seq': `replica ${loop.replica} pid ${replica.pid}`, ...loop.headers },
+        headers: {
+          authorization: basic(r.instance),
+          'x-test-seq': `replica ${loop.replica} pid ${replica.pid}`,
+          ...loop.headers,
+        },
         body: r.method === 'POST' ? '{}' : undefined,
       }).then(
         (answer) => {
@@ -112,13 +122,25 @@ export class ClientLoops {
     this.#running = false
     const bound = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), boundMs).unref())
     await Promise.race([this.#loopsDone, bound])
-    return { sent: this.#sent, statuses: { ...this.#statuses }, lostWithReplica: this.#lost, errors: [...this.#errors], unanswered: this.#pending.size }
+    return {
+      sent: this.#sent,
+      statuses: { ...this.#statuses },
+      lostWithReplica: this.#lost,
+      errors: [...this.#errors],
+      unanswered: this.#pending.size,
+    }
   }
 }
 
 /** `count` loops per route, spread over `replicas` replicas in turn. */
-export function loopsOver(routes: readonly Route[], count: number, replicas: number, headers?: Record<string, string>): Loop[] {
+export function loopsOver(
+  routes: readonly Route[],
+  count: number,
+  replicas: number,
+  headers?: Record<string, string>,
+): Loop[] {
   const loops: Loop[] = []
-  for (const r of routes) for (let i = 0; i < count; i++) loops.push({ replica: loops.length % replicas, route: r, headers })
+  for (const r of routes)
+    for (let i = 0; i < count; i++) loops.push({ replica: loops.length % replicas, route: r, headers })
   return loops
 }

@@ -40,8 +40,10 @@ export interface OtlpReceiver {
 }
 
 type Kv = { key: string; value: AnyValue }
-const valueOf = (v: AnyValue): string | number | boolean => v.stringValue ?? v.boolValue ?? (v.intValue !== undefined ? Number(v.intValue) : (v.doubleValue ?? ''))
-const record = (kvs: Kv[] | undefined): Record<string, string | number | boolean> => Object.fromEntries((kvs ?? []).map((kv) => [kv.key, valueOf(kv.value)]))
+const valueOf = (v: AnyValue): string | number | boolean =>
+  v.stringValue ?? v.boolValue ?? (v.intValue !== undefined ? Number(v.intValue) : (v.doubleValue ?? ''))
+const record = (kvs: Kv[] | undefined): Record<string, string | number | boolean> =>
+  Object.fromEntries((kvs ?? []).map((kv) => [kv.key, valueOf(kv.value)]))
 
 interface JsonSpan {
   traceId: string
@@ -81,20 +83,18 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         .flatMap((e) =>
           (JSON.parse(e.body.toString('utf8')) as JsonExport).resourceSpans.flatMap((rs) =>
             rs.scopeSpans.flatMap((ss) =>
-              ss.spans.map(
-                (s): ReceivedSpan => ({
-                  traceId: s.traceId,
-                  spanId: s.spanId,
-                  parentSpanId: s.parentSpanId === '' ? undefined : s.parentSpanId,
-                  name: s.name,
-                  kind: s.kind,
-                  attributes: record(s.attributes),
-                  events: (s.events ?? []).map((e) => ({ name: e.name, attributes: record(e.attributes) })),
-                  status: s.status?.code ?? 0,
-                  startNs: BigInt(s.startTimeUnixNano),
-                  resource: record(rs.resource?.attributes),
-                }),
-              ),
+              ss.spans.map((s): ReceivedSpan => ({
+                traceId: s.traceId,
+                spanId: s.spanId,
+                parentSpanId: s.parentSpanId === '' ? undefined : s.parentSpanId,
+                name: s.name,
+                kind: s.kind,
+                attributes: record(s.attributes),
+                events: (s.events ?? []).map((e) => ({ name: e.name, attributes: record(e.attributes) })),
+                status: s.status?.code ?? 0,
+                startNs: BigInt(s.startTimeUnixNano),
+                resource: record(rs.resource?.attributes),
+              })),
             ),
           ),
         ),

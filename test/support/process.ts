@@ -37,7 +37,11 @@ export function rssOf(pid: number): number | undefined {
 }
 
 /** Starts `count` proxies with the same env, runs `fn` with them, and stops them all afterwards. */
-export async function withProxies<T>(count: number, env: Record<string, string>, fn: (proxies: ProxyProcess[]) => Promise<T>): Promise<T> {
+export async function withProxies<T>(
+  count: number,
+  env: Record<string, string>,
+  fn: (proxies: ProxyProcess[]) => Promise<T>,
+): Promise<T> {
   const proxies = await Promise.all(Array.from({ length: count }, () => spawnProxy(env)))
   try {
     return await fn(proxies)
@@ -50,9 +54,20 @@ export async function withProxies<T>(count: number, env: Record<string, string>,
  * Starts `node dist/main.js` with the given SLUICE_* env on free ports; resolves once it listens.
  * `main`: another build's main.js instead (a benchmark comparing two builds).
  */
-export async function spawnProxy(env: Record<string, string>, timeoutMs = 15_000, main = MAIN_JS): Promise<ProxyProcess> {
+export async function spawnProxy(
+  env: Record<string, string>,
+  timeoutMs = 15_000,
+  main = MAIN_JS,
+): Promise<ProxyProcess> {
   const child = spawn(process.execPath, [main], {
-    env: { PATH: process.env.PATH ?? '', SLUICE_HOST: '127.0.0.1', SLUICE_ADMIN_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_ADMIN_PORT: '0', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      SLUICE_HOST: '127.0.0.1',
+      SLUICE_ADMIN_HOST: '127.0.0.1',
+      SLUICE_PORT: '0',
+      SLUICE_ADMIN_PORT: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''

@@ -30,7 +30,11 @@ export function parseRaw(raw: string, closed: boolean): RawAnswer {
  * bit), and collects what the server sends until it closes the connection or `boundMs` passes (which
  * only bounds how long a broken test hangs).
  */
-export function rawExchange(baseUrl: string, talk: string | Buffer | ((socket: Socket) => void), boundMs = 20_000): Promise<RawAnswer> {
+export function rawExchange(
+  baseUrl: string,
+  talk: string | Buffer | ((socket: Socket) => void),
+  boundMs = 20_000,
+): Promise<RawAnswer> {
   const url = new URL(baseUrl)
   return new Promise((resolve) => {
     const chunks: Buffer[] = []

@@ -24,7 +24,9 @@ export default async function startRedisContainer(): Promise<(() => Promise<void
     return undefined
   }
   process.env.SLUICE_TEST_REDIS_URL = container.getConnectionUrl()
-  process.stderr.write(`Redis for the tests: a ${REDIS_IMAGE} container (testcontainers) at ${process.env.SLUICE_TEST_REDIS_URL}\n`)
+  process.stderr.write(
+    `Redis for the tests: a ${REDIS_IMAGE} container (testcontainers) at ${process.env.SLUICE_TEST_REDIS_URL}\n`,
+  )
   return async () => {
     await container.stop()
   }

@@ -19,7 +19,10 @@ export const hasOpenssl = spawnSync('openssl', ['version']).status === 0
  * "Failed to configure TLS", a build without TLS with "Bad directive" for `tls-port`.
  */
 export const hasRedisTls = ((): boolean => {
-  const r = spawnSync('redis-server', ['--port', '0', '--tls-port', '1', '--bind', HOST], { encoding: 'utf8', timeout: 5_000 })
+  const r = spawnSync('redis-server', ['--port', '0', '--tls-port', '1', '--bind', HOST], {
+    encoding: 'utf8',
+    timeout: 5_000,
+  })
   return /TLS/.test(`${r.stdout}${r.stderr}`) && !/Bad directive/i.test(`${r.stdout}${r.stderr}`)
 })()
 
@@ -41,22 +44,90 @@ export interface TestCa {
 /** A CA and a server certificate signed by it for `names` (e.g. `DNS:redis.test`), in a temp dir. */
 export function makeTestCa(names: readonly string[]): TestCa {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-redis-tls-'))
-  openssl(dir, 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '1', '-subj', '/CN=sluice test CA')
-  openssl(dir, 'req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'redis.key', '-out', 'redis.csr', '-subj', '/CN=sluice test redis')
+  openssl(
+    dir,
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=sluice test CA',
+  )
+  openssl(
+    dir,
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'redis.key',
+    '-out',
+    'redis.csr',
+    '-subj',
+    '/CN=sluice test redis',
+  )
   writeFileSync(join(dir, 'san.ext'), `subjectAltName=${names.join(',')}\n`)
-  openssl(dir, 'x509', '-req', '-in', 'redis.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'redis.crt', '-days', '1', '-extfile', 'san.ext')
-  return { dir, ca: join(dir, 'ca.crt'), cert: join(dir, 'redis.crt'), key: join(dir, 'redis.key'), close: () => rmSync(dir, { recursive: true, force: true }) }
+  openssl(
+    dir,
+    'x509',
+    '-req',
+    '-in',
+    'redis.csr',
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'redis.crt',
+    '-days',
+    '1',
+    '-extfile',
+    'san.ext',
+  )
+  return {
+    dir,
+    ca: join(dir, 'ca.crt'),
+    cert: join(dir, 'redis.crt'),
+    key: join(dir, 'redis.key'),
+    close: () => rmSync(dir, { recursive: true, force: true }),
+  }
 }
 
 /** The TLS directives every server here shares: TLS port only, clients need no certificate. */
 const tlsArgs = (ca: TestCa, port: number): string[] => [
-  '--port', '0', '--tls-port', String(port), '--bind', HOST,
-  '--tls-cert-file', ca.cert, '--tls-key-file', ca.key, '--tls-ca-cert-file', ca.ca, '--tls-auth-clients', 'no',
-  '--save', '', '--appendonly', 'no',
+  '--port',
+  '0',
+  '--tls-port',
+  String(port),
+  '--bind',
+  HOST,
+  '--tls-cert-file',
+  ca.cert,
+  '--tls-key-file',
+  ca.key,
+  '--tls-ca-cert-file',
+  ca.ca,
+  '--tls-auth-clients',
+  'no',
+  '--save',
+  '',
+  '--appendonly',
+  'no',
 ]
 
 /** Starts a server on a free port, trying another port when the one found was taken meanwhile. */
-async function onFreePort(bus: boolean, start: (port: number) => Promise<ChildProcess>): Promise<{ port: number; child: ChildProcess }> {
+async function onFreePort(
+  bus: boolean,
+  start: (port: number) => Promise<ChildProcess>,
+): Promise<{ port: number; child: ChildProcess }> {
   for (let attempt = 0; ; attempt++) {
     const port = await freePort(bus)
     try {
@@ -90,7 +161,13 @@ export interface TlsSentinel {
  * user; the Sentinel signs in to the master as the master's ACL user, over TLS (`tls-replication`).
  * With `plainSentinel` the Sentinel listens in plain text (and still reaches the master over TLS).
  */
-export async function startTlsSentinel(ca: TestCa, master: Credentials, sentinel: Credentials, name = 'mymaster', o: { plainSentinel?: boolean } = {}): Promise<TlsSentinel> {
+export async function startTlsSentinel(
+  ca: TestCa,
+  master: Credentials,
+  sentinel: Credentials,
+  name = 'mymaster',
+  o: { plainSentinel?: boolean } = {},
+): Promise<TlsSentinel> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-tls-sentinel-'))
   const children: ChildProcess[] = []
   const close = async (): Promise<void> => {
@@ -99,16 +176,29 @@ export async function startTlsSentinel(ca: TestCa, master: Credentials, sentinel
   }
   try {
     const m = await onFreePort(false, (port) =>
-      spawnUntil([...tlsArgs(ca, port), '--dir', dir, '--requirepass', master.password, ...aclUser(master)], port, 'Ready to accept connections'),
+      spawnUntil(
+        [...tlsArgs(ca, port), '--dir', dir, '--requirepass', master.password, ...aclUser(master)],
+        port,
+        'Ready to accept connections',
+      ),
     )
     children.push(m.child)
     const s = await onFreePort(false, (port) => {
       const conf = join(dir, `sentinel-${port}.conf`)
       const lines = [
-        ...(o.plainSentinel ? [`port ${port}`] : ['port 0', `tls-port ${port}`]), `bind ${HOST}`, `dir ${dir}`,
-        `tls-cert-file ${ca.cert}`, `tls-key-file ${ca.key}`, `tls-ca-cert-file ${ca.ca}`, 'tls-auth-clients no', 'tls-replication yes',
-        `requirepass ${sentinel.password}`, `user ${sentinel.user} on >${sentinel.userPassword} -@all +sentinel|get-master-addr-by-name +sentinel|sentinels`,
-        `sentinel monitor ${name} ${HOST} ${m.port} 1`, `sentinel auth-user ${name} ${master.user}`, `sentinel auth-pass ${name} ${master.userPassword}`,
+        ...(o.plainSentinel ? [`port ${port}`] : ['port 0', `tls-port ${port}`]),
+        `bind ${HOST}`,
+        `dir ${dir}`,
+        `tls-cert-file ${ca.cert}`,
+        `tls-key-file ${ca.key}`,
+        `tls-ca-cert-file ${ca.ca}`,
+        'tls-auth-clients no',
+        'tls-replication yes',
+        `requirepass ${sentinel.password}`,
+        `user ${sentinel.user} on >${sentinel.userPassword} -@all +sentinel|get-master-addr-by-name +sentinel|sentinels`,
+        `sentinel monitor ${name} ${HOST} ${m.port} 1`,
+        `sentinel auth-user ${name} ${master.user}`,
+        `sentinel auth-pass ${name} ${master.userPassword}`,
       ]
       writeFileSync(conf, `${lines.join('\n')}\n`)
       return spawnUntil([conf, '--sentinel'], port, '+monitor master')
@@ -142,15 +232,34 @@ export async function startTlsCluster(ca: TestCa, password: string, masters = 3)
     rmSync(dir, { recursive: true, force: true })
   }
   const cli = (...args: string[]) =>
-    spawnSync('redis-cli', ['--tls', '--cacert', ca.ca, '--no-auth-warning', '-a', password, ...args], { encoding: 'utf8', timeout: 20_000 })
+    spawnSync('redis-cli', ['--tls', '--cacert', ca.ca, '--no-auth-warning', '-a', password, ...args], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    })
   try {
     for (let i = 0; i < masters; i++) {
       const node = await onFreePort(true, (port) =>
         spawnUntil(
           [
-            ...tlsArgs(ca, port), '--dir', dir, '--requirepass', password, '--masterauth', password,
-            '--tls-cluster', 'yes', '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '2000',
-            '--cluster-announce-hostname', 'localhost', '--cluster-preferred-endpoint-type', 'hostname',
+            ...tlsArgs(ca, port),
+            '--dir',
+            dir,
+            '--requirepass',
+            password,
+            '--masterauth',
+            password,
+            '--tls-cluster',
+            'yes',
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            `nodes-${port}.conf`,
+            '--cluster-node-timeout',
+            '2000',
+            '--cluster-announce-hostname',
+            'localhost',
+            '--cluster-preferred-endpoint-type',
+            'hostname',
           ],
           port,
           'Ready to accept connections',
@@ -159,8 +268,16 @@ export async function startTlsCluster(ca: TestCa, password: string, masters = 3)
       children.push(node.child)
       ports.push(node.port)
     }
-    const created = cli('--cluster', 'create', ...ports.map((p) => `${HOST}:${p}`), '--cluster-replicas', '0', '--cluster-yes')
-    if (created.status !== 0) throw new Error(`redis-cli --cluster create failed:\n${created.stdout}\n${created.stderr}`)
+    const created = cli(
+      '--cluster',
+      'create',
+      ...ports.map((p) => `${HOST}:${p}`),
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
+    )
+    if (created.status !== 0)
+      throw new Error(`redis-cli --cluster create failed:\n${created.stdout}\n${created.stderr}`)
     // Every node must agree the cluster is up before clients connect (bounded: a broken start fails here).
     const deadline = Date.now() + 15_000
     for (const port of ports) {

@@ -187,7 +187,8 @@ async function startManaged(extra: readonly string[], bus: boolean): Promise<Tes
 function external(url: string): TestRedis {
   const parsed = new URL(url)
   const clients = new Set<Redis>()
-  const unsupported = (): Promise<void> => Promise.reject(new Error('SLUICE_TEST_REDIS_URL: this server cannot be stopped by tests'))
+  const unsupported = (): Promise<void> =>
+    Promise.reject(new Error('SLUICE_TEST_REDIS_URL: this server cannot be stopped by tests'))
   return {
     host: parsed.hostname,
     port: Number(parsed.port || 6379),
@@ -226,14 +227,20 @@ export async function startRedisCluster(masters = 3): Promise<TestRedisCluster> 
   const nodes: TestRedis[] = []
   try {
     for (let i = 0; i < masters; i++) {
-      nodes.push(await startManaged(['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${i}.conf`, '--cluster-node-timeout', '2000'], true))
+      nodes.push(
+        await startManaged(
+          ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${i}.conf`, '--cluster-node-timeout', '2000'],
+          true,
+        ),
+      )
     }
     const created = spawnSync(
       'redis-cli',
       ['--cluster', 'create', ...nodes.map((n) => `${n.host}:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'],
       { encoding: 'utf8', timeout: 20_000 },
     )
-    if (created.status !== 0) throw new Error(`redis-cli --cluster create failed:\n${created.stdout}\n${created.stderr}`)
+    if (created.status !== 0)
+      throw new Error(`redis-cli --cluster create failed:\n${created.stdout}\n${created.stderr}`)
     // Every node must agree the cluster is up before clients connect.
     const deadline = Date.now() + 15_000
     for (const node of nodes) {
@@ -279,7 +286,10 @@ export async function startRedisSentinel(name = 'mymaster'): Promise<TestRedisSe
     for (let attempt = 0; ; attempt++) {
       port = await freePort(false)
       const conf = join(dir, `sentinel-${port}.conf`)
-      writeFileSync(conf, `port ${port}\nbind ${HOST}\ndir ${dir}\nsentinel monitor ${name} ${master.host} ${master.port} 1\n`)
+      writeFileSync(
+        conf,
+        `port ${port}\nbind ${HOST}\ndir ${dir}\nsentinel monitor ${name} ${master.host} ${master.port} 1\n`,
+      )
       try {
         sentinel = await spawnUntil([conf, '--sentinel'], port, '+monitor master')
         break

@@ -19,7 +19,12 @@ export interface RedisReplicas {
  * after them. Read the fields inside tests. `skip` leaves everything unstarted (e.g. when Redis
  * cannot be stopped).
  */
-export function useRedisReplicas(o: { simLatencyMs: number; prefixName: string; env?: Record<string, string>; skip?: boolean }): RedisReplicas {
+export function useRedisReplicas(o: {
+  simLatencyMs: number
+  prefixName: string
+  env?: Record<string, string>
+  skip?: boolean
+}): RedisReplicas {
   let stack: ReplicaStack | undefined
   // the prefix is known before the stack starts (tests read it at collection time)
   const prefix = uniquePrefix(o.prefixName)

@@ -9,7 +9,11 @@ const ENDPOINT = 'POST /accounts/search' // limit 1
 /** Waits (bounded) for the replica's limiter to be in `mode`; false when it never gets there. */
 export async function modeBecomes(replica: ProxyProcess, mode: string, timeoutMs = 15_000): Promise<boolean> {
   try {
-    await until(async () => (await adminJson<{ mode: string }>(replica, '/status')).mode === mode, `limiter mode ${mode}`, timeoutMs)
+    await until(
+      async () => (await adminJson<{ mode: string }>(replica, '/status')).mode === mode,
+      `limiter mode ${mode}`,
+      timeoutMs,
+    )
     return true
   } catch {
     return false
@@ -22,12 +26,20 @@ export async function modeBecomes(replica: ProxyProcess, mode: string, timeoutMs
  * reads it from there), and the API never has both at once. With each replica on its own in-process
  * limiter (the fallback) both would be upstream.
  */
-export async function expectOneSlotShared(sim: Sim, [a, b]: readonly [ProxyProcess, ProxyProcess], org: string): Promise<void> {
+export async function expectOneSlotShared(
+  sim: Sim,
+  [a, b]: readonly [ProxyProcess, ProxyProcess],
+  org: string,
+): Promise<void> {
   expect(await modeBecomes(a, 'redis'), a.output()).toBe(true)
   expect(await modeBecomes(b, 'redis'), b.output()).toBe(true)
   const gate = `shared-${org}`
   const post = (replica: ProxyProcess) =>
-    send(replica.url, '/v2/accounts/search', { method: 'POST', headers: { authorization: basicAuth(org), 'content-type': 'application/json', 'x-sim-hold': gate }, body: '{}' })
+    send(replica.url, '/v2/accounts/search', {
+      method: 'POST',
+      headers: { authorization: basicAuth(org), 'content-type': 'application/json', 'x-sim-hold': gate },
+      body: '{}',
+    })
   const first = post(a)
   await waitForSim(sim, (s) => keyStats(s, org, ENDPOINT)?.inProgress === 1, 'the first request upstream')
   const second = post(b)

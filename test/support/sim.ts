@@ -15,7 +15,8 @@ export async function withSim(options: Partial<SimOptions> = {}): Promise<Sim> {
 }
 
 /** `Authorization` value for instance `org` (the sim and the proxy read the Basic-auth username). */
-export const basicAuth = (org: string, key = 'test-api-key'): string => `Basic ${Buffer.from(`${org}:${key}`).toString('base64')}`
+export const basicAuth = (org: string, key = 'test-api-key'): string =>
+  `Basic ${Buffer.from(`${org}:${key}`).toString('base64')}`
 
 /** The sim's figures for one (instance, endpoint), or undefined when it saw none of its requests. */
 export function keyStats(sim: Sim, instance: string, endpoint: string): SimKeyStats | undefined {
@@ -26,7 +27,12 @@ export function keyStats(sim: Sim, instance: string, endpoint: string): SimKeySt
  * Waits until `condition(sim)` holds, checking every few ms (not a timing assertion: it only bounds how
  * long a broken test hangs). Throws with `what` after `timeoutMs`.
  */
-export async function waitForSim(sim: Sim, condition: (sim: Sim) => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+export async function waitForSim(
+  sim: Sim,
+  condition: (sim: Sim) => boolean,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!condition(sim)) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for the sim: ${what}`)

@@ -55,7 +55,12 @@ export default class SkipSummary implements Reporter {
       const accepted = tool?.ci === 'notHere'
       if (!accepted) failing += tests
       if (tool !== undefined) commands.add(tool.brings)
-      const note = tool === undefined ? '— here, yet skipped: see the condition in the test' : accepted ? `— not available here (CI accepts it); brings it: ${tool.brings}` : `— ${tool.brings}`
+      const note =
+        tool === undefined
+          ? '— here, yet skipped: see the condition in the test'
+          : accepted
+            ? `— not available here (CI accepts it); brings it: ${tool.brings}`
+            : `— ${tool.brings}`
       out.push(`   ${group}: ${tests} test${tests === 1 ? '' : 's'} in ${[...files].sort().join(', ')} ${note}`)
     }
     for (const [file, titles] of [...unexplained].sort(([a], [b]) => a.localeCompare(b))) {
@@ -63,9 +68,12 @@ export default class SkipSummary implements Reporter {
       out.push(`   no tool named: ${file}: ${titles.join('; ')}`)
     }
     const install = [...commands].filter((c) => c.startsWith('sudo '))
-    if (install.length > 0) out.push(` To run them: ${install.join('; ')} (docs/development.md, "Tools some tests need")`)
+    if (install.length > 0)
+      out.push(` To run them: ${install.join('; ')} (docs/development.md, "Tools some tests need")`)
     if (required && failing > 0) {
-      out.push(` SLUICE_TEST_REQUIRE_TOOLS=1: ${failing} skipped test${failing === 1 ? '' : 's'} that CI must run: failing the run.`)
+      out.push(
+        ` SLUICE_TEST_REQUIRE_TOOLS=1: ${failing} skipped test${failing === 1 ? '' : 's'} that CI must run: failing the run.`,
+      )
       process.exitCode = 1
     }
     process.stdout.write(out.join('\n') + '\n')

@@ -61,7 +61,9 @@ export async function startReplicaStack(o: StackOptions = {}): Promise<ReplicaSt
       SLUICE_REQUEST_LOG: 'false',
       ...o.env,
     }
-    const started = await Promise.allSettled(Array.from({ length: o.replicas ?? 3 }, () => spawnProxy(env, START_BOUND_MS)))
+    const started = await Promise.allSettled(
+      Array.from({ length: o.replicas ?? 3 }, () => spawnProxy(env, START_BOUND_MS)),
+    )
     // the ones that did start are stopped by `close` below when another did not
     for (const r of started) if (r.status === 'fulfilled') replicas.push(r.value)
     const failed = started.find((r) => r.status === 'rejected')

@@ -20,7 +20,8 @@ export interface Tool {
 }
 
 const onPath = (bin: string): boolean => spawnSync('sh', ['-c', `command -v ${bin}`], { stdio: 'ignore' }).status === 0
-const answers = (bin: string, ...args: string[]): boolean => spawnSync(bin, args, { stdio: 'ignore', timeout: 20_000 }).status === 0
+const answers = (bin: string, ...args: string[]): boolean =>
+  spawnSync(bin, args, { stdio: 'ignore', timeout: 20_000 }).status === 0
 
 export const CHROMIUM = '/usr/bin/chromium'
 const GOPATH = '/usr/share/gocode'
@@ -35,16 +36,27 @@ export const TOOLS = {
   /** a real Prometheus scraping sluice for the dashboard's queries (the same package) */
   prometheus: { available: () => answers('prometheus', '--version'), brings: INSTALL, ci: 'install' },
   /** Go with sprig, sigs.k8s.io/yaml and gojsonschema from Debian: the chart rendered as Helm does */
-  'go + sprig': { available: () => onPath('go') && GO_LIBRARIES.every((lib) => existsSync(join(GOPATH, lib))), brings: INSTALL, ci: 'install' },
+  'go + sprig': {
+    available: () => onPath('go') && GO_LIBRARIES.every((lib) => existsSync(join(GOPATH, lib))),
+    brings: INSTALL,
+    ci: 'install',
+  },
   /** redis-server (and redis-cli) of our own: the tests that stop, freeze or restart Redis, Cluster and Sentinel */
-  'redis-server': { available: () => answers('redis-server', '--version') && answers('redis-cli', '--version'), brings: INSTALL, ci: 'install' },
+  'redis-server': {
+    available: () => answers('redis-server', '--version') && answers('redis-cli', '--version'),
+    brings: INSTALL,
+    ci: 'install',
+  },
   openssl: { available: () => answers('openssl', 'version'), brings: INSTALL, ci: 'install' },
   /** the helm binary itself (not in Debian): `helm lint` and `helm template` of the chart */
   helm: { available: () => onPath('helm'), brings: 'helm from https://helm.sh/docs/intro/install/', ci: 'notHere' },
   /** docker, podman or buildah that can build and run the image (and reach its base image) */
   'container builder': {
     // one that answers, as test/deploy/image-build.test.ts asks (a docker client without a daemon is none)
-    available: () => answers('docker', 'version', '--format', '{{.Server.Version}}') || answers('podman', 'info', '--format', '{{.Host.Arch}}') || answers('buildah', 'info'),
+    available: () =>
+      answers('docker', 'version', '--format', '{{.Server.Version}}') ||
+      answers('podman', 'info', '--format', '{{.Host.Arch}}') ||
+      answers('buildah', 'info'),
     brings: 'docker, podman or buildah',
     ci: 'notHere',
   },

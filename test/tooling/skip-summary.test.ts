@@ -29,14 +29,17 @@ describe('the summary of skipped tests', () => {
     const { status, summary } = runFixture({})
     expect(status).toBe(0)
     // The fixture skips its tests itself: a tool that is here is said to be, one that is missing gets its command.
-    const note = (tool: ToolName): string => (has(tool) ? '— here, yet skipped: see the condition in the test' : `— ${TOOLS[tool].brings}`)
+    const note = (tool: ToolName): string =>
+      has(tool) ? '— here, yet skipped: see the condition in the test' : `— ${TOOLS[tool].brings}`
     const anyMissing = !has('chromium') || !has('promtool')
     expect(summary).toEqual([
       ' Skipped tests, by what they need:',
       `   chromium: 2 tests in needs-tools.fixture.ts ${note('chromium')}`,
       `   promtool: 1 test in needs-tools.fixture.ts ${note('promtool')}`,
       '   no tool named: needs-tools.fixture.ts: skipped with no tool named',
-      ...(anyMissing ? [' To run them: sudo scripts/install-test-tools.sh (docs/development.md, "Tools some tests need")'] : []),
+      ...(anyMissing
+        ? [' To run them: sudo scripts/install-test-tools.sh (docs/development.md, "Tools some tests need")']
+        : []),
     ])
   }, 150_000)
 
@@ -56,7 +59,11 @@ describe('the summary of skipped tests', () => {
       ' Skipped tests, by what they need:',
       line('container builder'),
       line('helm'),
-      ...(here > 0 ? [` SLUICE_TEST_REQUIRE_TOOLS=1: ${here} skipped test${here === 1 ? '' : 's'} that CI must run: failing the run.`] : []),
+      ...(here > 0
+        ? [
+            ` SLUICE_TEST_REQUIRE_TOOLS=1: ${here} skipped test${here === 1 ? '' : 's'} that CI must run: failing the run.`,
+          ]
+        : []),
     ])
     expect(status).toBe(here > 0 ? 1 : 0)
   }, 150_000)

@@ -22,11 +22,18 @@ describe('an attempt that fails before the API answers', () => {
     onTestFinished(() => collector.close())
     const proxy = await startProxy(
       { upstream: `http://127.0.0.1:${await closedPort()}/v2` },
-      { otelEnv: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/v1/traces`, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' } },
+      {
+        otelEnv: {
+          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/v1/traces`,
+          OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+        },
+      },
     )
     let closed = false
     onTestFinished(() => (closed ? undefined : proxy.close()))
-    const answer = await send(proxy.url, '/v2/accounts/1/donations', { headers: { authorization: basicAuth('org1'), traceparent: `00-${TRACE_ID}-00f067aa0ba902b7-01` } })
+    const answer = await send(proxy.url, '/v2/accounts/1/donations', {
+      headers: { authorization: basicAuth('org1'), traceparent: `00-${TRACE_ID}-00f067aa0ba902b7-01` },
+    })
     expect(answer.status).toBe(502)
     await proxy.close()
     closed = true
@@ -38,6 +45,10 @@ describe('an attempt that fails before the API answers', () => {
     expect(client.attributes['http.response.status_code']).toBeUndefined()
     const server = spans.find((s) => s.kind === 2)!
     expect(server.status).toBe(2)
-    expect(server.attributes).toMatchObject({ 'http.response.status_code': 502, 'sluice.outcome': 'upstream_error', 'error.type': '502' })
+    expect(server.attributes).toMatchObject({
+      'http.response.status_code': 502,
+      'sluice.outcome': 'upstream_error',
+      'error.type': '502',
+    })
   })
 })

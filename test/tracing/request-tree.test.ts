@@ -18,13 +18,23 @@ describe('traces: a request that got one 429 upstream, then its answer, as the c
     onTestFinished(() => collector.close())
     const proxy = await startProxy(
       { upstream: sim.apiUrl, retry: { baseDelayMs: 1, maxDelayMs: 5 } },
-      { otelEnv: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/v1/traces`, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'sluice-test' } },
+      {
+        otelEnv: {
+          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/v1/traces`,
+          OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+          OTEL_SERVICE_NAME: 'sluice-test',
+        },
+      },
     )
     let closed = false
     onTestFinished(() => (closed ? undefined : proxy.close()))
 
     const answer = await send(proxy.url, `/v2/accounts/123/donations?${QUERY_SECRET}=1`, {
-      headers: { authorization: basicAuth('org1', KEY), traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01`, tracestate: 'vendor=opaque' },
+      headers: {
+        authorization: basicAuth('org1', KEY),
+        traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01`,
+        tracestate: 'vendor=opaque',
+      },
     })
     expect(answer.status).toBe(200)
     expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/)
@@ -53,17 +63,36 @@ describe('traces: a request that got one 429 upstream, then its answer, as the c
 
     const byStart = (a: ReceivedSpan, b: ReceivedSpan): number => (a.startNs < b.startNs ? -1 : 1)
     const waits = spans.filter((s) => s.name === 'sluice.wait').sort(byStart)
-    expect(waits.map((w) => [w.parentSpanId, w.kind, w.attributes['sluice.wait.requeued'], w.attributes['sluice.queue.position']])).toEqual([
+    expect(
+      waits.map((w) => [
+        w.parentSpanId,
+        w.kind,
+        w.attributes['sluice.wait.requeued'],
+        w.attributes['sluice.queue.position'],
+      ]),
+    ).toEqual([
       [server.spanId, 1, false, 0],
       [server.spanId, 1, true, 0],
     ])
 
     const attempts = spans.filter((s) => s.kind === 3).sort(byStart)
-    expect(attempts.map((a) => [a.name, a.parentSpanId, a.attributes['http.response.status_code'], a.attributes['http.request.resend_count'], a.status])).toEqual([
+    expect(
+      attempts.map((a) => [
+        a.name,
+        a.parentSpanId,
+        a.attributes['http.response.status_code'],
+        a.attributes['http.request.resend_count'],
+        a.status,
+      ]),
+    ).toEqual([
       ['GET /accounts/{id}/donations', server.spanId, 429, undefined, 2],
       ['GET /accounts/{id}/donations', server.spanId, 200, 1, 0],
     ])
-    expect(attempts[1]!.attributes).toMatchObject({ 'server.address': '127.0.0.1', 'server.port': Number(new URL(sim.apiUrl).port), 'url.template': '/accounts/{id}/donations' })
+    expect(attempts[1]!.attributes).toMatchObject({
+      'server.address': '127.0.0.1',
+      'server.port': Number(new URL(sim.apiUrl).port),
+      'url.template': '/accounts/{id}/donations',
+    })
     expect(spans).toHaveLength(5)
 
     // The API saw the answered attempt as the parent, and the caller's tracestate as it came.
@@ -73,6 +102,7 @@ describe('traces: a request that got one 429 upstream, then its answer, as the c
 
     // Nothing the collector received holds a credential, the path's ids or the query.
     const bytes = Buffer.concat(collector.exports.map((e) => e.body)).toString('utf8')
-    for (const secret of [KEY, basicAuth('org1', KEY).slice(6), QUERY_SECRET, '/accounts/123']) expect(bytes).not.toContain(secret)
+    for (const secret of [KEY, basicAuth('org1', KEY).slice(6), QUERY_SECRET, '/accounts/123'])
+      expect(bytes).not.toContain(secret)
   })
 })

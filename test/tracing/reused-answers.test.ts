@@ -14,13 +14,24 @@ describe('an answer reused without a call of its own says so in its trace', () =
     onTestFinished(() => collector.close())
     const proxy = await startProxy(
       { upstream: sim.apiUrl, cache: { endpoints: [COUNTRIES_ID] } },
-      { otelEnv: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/v1/traces`, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' } },
+      {
+        otelEnv: {
+          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/v1/traces`,
+          OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+        },
+      },
     )
     let closed = false
     onTestFinished(() => (closed ? undefined : proxy.close()))
     // identical but for the trace context, which is no part of what makes two answers the same (docs/reuse.md)
     const countries = (n: number) =>
-      send(proxy.url, COUNTRIES, { headers: { authorization: basicAuth('org1'), 'x-sim-hold': 'countries', traceparent: `00-${traceId(n)}-00f067aa0ba902b7-01` } })
+      send(proxy.url, COUNTRIES, {
+        headers: {
+          authorization: basicAuth('org1'),
+          'x-sim-hold': 'countries',
+          traceparent: `00-${traceId(n)}-00f067aa0ba902b7-01`,
+        },
+      })
 
     const leader = countries(1)
     await waitForSim(sim, () => keyStats(sim, 'org1', COUNTRIES_ID)?.inProgress === 1, 'the call held at the API')
@@ -34,8 +45,15 @@ describe('an answer reused without a call of its own says so in its trace', () =
     closed = true
 
     const trace = (n: number) => collector.spans().filter((s) => s.traceId === traceId(n))
-    expect(trace(1).map((s) => s.name).sort()).toEqual(['GET /properties/countries', 'GET /properties/countries', 'sluice.wait'])
-    for (const [n, kind] of [[2, 'coalesced'], [3, 'cache_hit']] as const) {
+    expect(
+      trace(1)
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(['GET /properties/countries', 'GET /properties/countries', 'sluice.wait'])
+    for (const [n, kind] of [
+      [2, 'coalesced'],
+      [3, 'cache_hit'],
+    ] as const) {
       const spans = trace(n)
       expect(spans.map((s) => s.kind)).toEqual([2])
       expect(spans[0]!.attributes).toMatchObject({ 'sluice.outcome': kind, 'http.response.status_code': 200 })

@@ -11,14 +11,26 @@ describe('the start says that traces are on, and where they go', () => {
     const endpoint = new URL(collector.url)
     const on = await startProxy(
       { upstream: sim.apiUrl },
-      { otelEnv: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://otel:collector-pass@${endpoint.host}/v1/traces?token=collector-token`, OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' } },
+      {
+        otelEnv: {
+          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://otel:collector-pass@${endpoint.host}/v1/traces?token=collector-token`,
+          OTEL_TRACES_SAMPLER: 'traceidratio',
+          OTEL_TRACES_SAMPLER_ARG: '0.1',
+        },
+      },
     )
     onTestFinished(() => on.close())
     const off = await startProxy({ upstream: sim.apiUrl })
     onTestFinished(() => off.close())
 
     expect(on.logs.filter((l) => l.msg === 'traces on').map((l) => l.traces)).toEqual([
-      { endpoint: `http://${endpoint.host}/v1/traces`, protocol: 'http/protobuf', sampler: 'traceidratio', ratio: 0.1, serviceName: 'sluice' },
+      {
+        endpoint: `http://${endpoint.host}/v1/traces`,
+        protocol: 'http/protobuf',
+        sampler: 'traceidratio',
+        ratio: 0.1,
+        serviceName: 'sluice',
+      },
     ])
     const text = JSON.stringify(on.logs)
     expect(text).not.toContain('collector-pass')

@@ -15,7 +15,12 @@ describe("the wait for a permit is a span with the request's queue position and 
     // one permit given back is enough for the forecast to predict
     const proxy = await startProxy(
       { upstream: sim.apiUrl, failFast: { minSamples: 1 } },
-      { otelEnv: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/v1/traces`, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' } },
+      {
+        otelEnv: {
+          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/v1/traces`,
+          OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+        },
+      },
     )
     let closed = false
     onTestFinished(() => (closed ? undefined : proxy.close()))
@@ -23,7 +28,12 @@ describe("the wait for a permit is a span with the request's queue position and 
     const search = (n: number, headers: Record<string, string> = {}) =>
       send(proxy.url, '/v2/accounts/search', {
         method: 'POST',
-        headers: { authorization: basicAuth('org1'), 'content-type': 'application/json', traceparent: `00-${traceId(n)}-00f067aa0ba902b7-01`, ...headers },
+        headers: {
+          authorization: basicAuth('org1'),
+          'content-type': 'application/json',
+          traceparent: `00-${traceId(n)}-00f067aa0ba902b7-01`,
+          ...headers,
+        },
         body: JSON.stringify({ n }),
       })
 
@@ -39,9 +49,14 @@ describe("the wait for a permit is a span with the request's queue position and 
     await proxy.close()
     closed = true
 
-    const waitOf = (n: number) => collector.spans().find((s) => s.traceId === traceId(n) && s.name === 'sluice.wait')!.attributes
+    const waitOf = (n: number) =>
+      collector.spans().find((s) => s.traceId === traceId(n) && s.name === 'sluice.wait')!.attributes
     // nothing to wait for: predicted 0
-    expect(waitOf(0)).toEqual({ 'sluice.wait.requeued': false, 'sluice.queue.position': 0, 'sluice.wait.predicted_ms': 0 })
+    expect(waitOf(0)).toEqual({
+      'sluice.wait.requeued': false,
+      'sluice.queue.position': 0,
+      'sluice.wait.predicted_ms': 0,
+    })
     expect(waitOf(1)).toMatchObject({ 'sluice.queue.position': 0, 'sluice.wait.predicted_ms': 0 })
     expect(waitOf(2)).toMatchObject({ 'sluice.queue.position': 0 })
     expect(waitOf(3)).toMatchObject({ 'sluice.queue.position': 1 })

@@ -32,7 +32,13 @@ beforeAll(async () => {
   proxy = await startProxy({
     upstream: production.apiUrl,
     requestLog: false,
-    apps: { enabled: true, list: { web: { tokens: [tokenHash(TOKEN)], orgs: ['1001', 'trial 1001'] }, prod: { tokens: [tokenHash(`${TOKEN}-prod`)], orgs: ['1001'] } } },
+    apps: {
+      enabled: true,
+      list: {
+        web: { tokens: [tokenHash(TOKEN)], orgs: ['1001', 'trial 1001'] },
+        prod: { tokens: [tokenHash(`${TOKEN}-prod`)], orgs: ['1001'] },
+      },
+    },
     credentials: { inject: true, keysDir },
     upstreams: [{ name: 'trial', prefix: '/trial/v2', url: trial.apiUrl, profile: 'neon-v2' }],
   })
@@ -44,19 +50,26 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-const upstreamAuth = (text: string): unknown => (JSON.parse(text) as { headers: Record<string, unknown> }).headers.authorization
+const upstreamAuth = (text: string): unknown =>
+  (JSON.parse(text) as { headers: Record<string, unknown> }).headers.authorization
 
 describe('apps on another upstream', () => {
   it('each host gets its own key for org 1001, the bare org id as the username', async () => {
-    const onProduction = await send(proxy.url, '/v2/accounts/42', { headers: { authorization: basicAuth('1001', TOKEN) } })
-    const onTrial = await send(proxy.url, '/trial/v2/accounts/42', { headers: { authorization: basicAuth('1001', TOKEN) } })
+    const onProduction = await send(proxy.url, '/v2/accounts/42', {
+      headers: { authorization: basicAuth('1001', TOKEN) },
+    })
+    const onTrial = await send(proxy.url, '/trial/v2/accounts/42', {
+      headers: { authorization: basicAuth('1001', TOKEN) },
+    })
     expect([onProduction.status, onTrial.status]).toEqual([200, 200])
     expect(upstreamAuth(onProduction.text)).toBe(basicAuth('1001', KEY_PRODUCTION))
     expect(upstreamAuth(onTrial.text)).toBe(basicAuth('1001', KEY_TRIAL))
   })
 
   it('an app allowed org 1001 on production is not thereby allowed it on trial', async () => {
-    const refused = await send(proxy.url, '/trial/v2/accounts/42', { headers: { authorization: basicAuth('1001', `${TOKEN}-prod`) } })
+    const refused = await send(proxy.url, '/trial/v2/accounts/42', {
+      headers: { authorization: basicAuth('1001', `${TOKEN}-prod`) },
+    })
     expect(refused.status).toBe(403)
     expect(refused.json<{ code: string }[]>()[0]!.code).toBe('SLUICE_APP_ORG_FORBIDDEN')
     // only the first test's request reached the trial host

@@ -45,9 +45,17 @@ describe('github-rest: 100 in progress per token, never more', () => {
     // distinct reads (identical ones would share one call: docs/reuse.md), over several paths
     const paths = ['/github/repos/o/r/issues/', '/github/repos/o/r/pulls/', '/github/orgs/o/teams/', '/github/users/']
     const held = Array.from({ length: 130 }, (_, i) =>
-      send(proxy.url, `${paths[i % paths.length]!}${i}`, { headers: { authorization: 'Bearer token-a', 'x-sim-hold': 'a' } }),
+      send(proxy.url, `${paths[i % paths.length]!}${i}`, {
+        headers: { authorization: 'Bearer token-a', 'x-sim-hold': 'a' },
+      }),
     )
-    await until(async () => (await adminJson<{ keys: Key[] }>(proxy, '/status')).keys.some((k) => k.upstream === 'github' && k.inFlight === 100 && k.queued === 30), '100 in flight and 30 queued')
+    await until(
+      async () =>
+        (await adminJson<{ keys: Key[] }>(proxy, '/status')).keys.some(
+          (k) => k.upstream === 'github' && k.inFlight === 100 && k.queued === 30,
+        ),
+      '100 in flight and 30 queued',
+    )
     const { keys } = await adminJson<{ keys: Key[] }>(proxy, '/status')
     const github = keys.filter((k) => k.upstream === 'github')
     expect(github).toHaveLength(1)
@@ -78,7 +86,11 @@ describe('github-rest: the secondary limit answers 403 with Retry-After; the cli
     stack = await githubStack({ githubConcurrency: 2 })
     const { sim, proxy } = stack
     const answers = await Promise.all(
-      Array.from({ length: 6 }, (_, i) => send(proxy.url, `/github/repos/o/r/issues/${i}`, { headers: { authorization: 'Bearer token-a', 'x-sim-delay-ms': '100', 'x-sim-retry-after': '0' } })),
+      Array.from({ length: 6 }, (_, i) =>
+        send(proxy.url, `/github/repos/o/r/issues/${i}`, {
+          headers: { authorization: 'Bearer token-a', 'x-sim-delay-ms': '100', 'x-sim-retry-after': '0' },
+        }),
+      ),
     )
     expect(answers.map((a) => a.status)).toEqual(Array(6).fill(200))
     const [key] = tokenKeys(sim)
@@ -87,13 +99,18 @@ describe('github-rest: the secondary limit answers 403 with Retry-After; the cli
     const lines = proxy.logs.filter((l) => l.msg === 'request' && l.upstream === 'github')
     expect(lines.reduce((n, l) => n + (l.retries as number), 0)).toBe(key!.rejected429)
     // the 403s taught the token's learned limit, as 429s would (learning.lowerPublished, on by default)
-    const { learned } = await adminJson<{ learned: { upstream?: string; endpoint: string; limit: number }[] }>(proxy, '/status')
+    const { learned } = await adminJson<{ learned: { upstream?: string; endpoint: string; limit: number }[] }>(
+      proxy,
+      '/status',
+    )
     expect(learned.find((l) => l.upstream === 'github' && l.endpoint === 'ALL /*')?.limit).toBeLessThan(100)
   })
 
-  it('a 403 without Retry-After is the API\'s answer: passed on', async () => {
+  it("a 403 without Retry-After is the API's answer: passed on", async () => {
     stack = await githubStack({})
-    const answer = await send(stack.proxy.url, '/github/repos/o/r', { headers: { authorization: 'Bearer token-a', 'x-sim-status': '403' } })
+    const answer = await send(stack.proxy.url, '/github/repos/o/r', {
+      headers: { authorization: 'Bearer token-a', 'x-sim-status': '403' },
+    })
     expect(answer.status).toBe(403)
   })
 })

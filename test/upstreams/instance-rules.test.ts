@@ -25,7 +25,13 @@ beforeAll(async () => {
     upstream: sim.apiUrl,
     requestLog: false,
     upstreams: [
-      { name: 'hdr', prefix: '/hdr', url: sim.apiUrl, catalog: oneAtOnce, instance: { from: 'header', header: 'X-Account' } },
+      {
+        name: 'hdr',
+        prefix: '/hdr',
+        url: sim.apiUrl,
+        catalog: oneAtOnce,
+        instance: { from: 'header', header: 'X-Account' },
+      },
       { name: 'seg', prefix: '/seg', url: sim.apiUrl, catalog: oneAtOnce, instance: { from: 'path', segment: 2 } },
       { name: 'one', prefix: '/one', url: sim.apiUrl, catalog: oneAtOnce },
     ],
@@ -43,29 +49,63 @@ const keysOf = async (upstream: string): Promise<Omit<Key, 'upstream' | 'endpoin
     .sort((a, b) => a.instance.localeCompare(b.instance))
 
 /** POSTs (never shared: docs/reuse.md) held at the sim until the gate opens. */
-const held = (path: string, gate: string, headers: Record<string, string> = {}) => send(proxy.url, path, { method: 'POST', headers: { ...headers, 'x-sim-hold': gate }, body: '{}' })
+const held = (path: string, gate: string, headers: Record<string, string> = {}) =>
+  send(proxy.url, path, { method: 'POST', headers: { ...headers, 'x-sim-hold': gate }, body: '{}' })
 
 describe('instance rules', () => {
   it('from a header: one key per value', async () => {
-    const answers = [held('/hdr/things', 'h', { 'x-account': 'a' }), held('/hdr/other/1', 'h', { 'x-account': 'a' }), held('/hdr/things', 'h', { 'x-account': 'b' })]
-    await until(async () => JSON.stringify(await keysOf('hdr')) === JSON.stringify([{ instance: 'a', inFlight: 1, queued: 1 }, { instance: 'b', inFlight: 1, queued: 0 }]), 'a: one held, one queued; b: one held')
+    const answers = [
+      held('/hdr/things', 'h', { 'x-account': 'a' }),
+      held('/hdr/other/1', 'h', { 'x-account': 'a' }),
+      held('/hdr/things', 'h', { 'x-account': 'b' }),
+    ]
+    await until(
+      async () =>
+        JSON.stringify(await keysOf('hdr')) ===
+        JSON.stringify([
+          { instance: 'a', inFlight: 1, queued: 1 },
+          { instance: 'b', inFlight: 1, queued: 0 },
+        ]),
+      'a: one held, one queued; b: one held',
+    )
     sim.open('h')
     expect((await Promise.all(answers)).map((a) => a.status)).toEqual([200, 200, 200])
   })
 
   it('from a path segment: one key per mailbox; a path without it is refused', async () => {
-    const answers = [held('/seg/users/m1/messages', 's'), held('/seg/users/m1/events', 's'), held('/seg/users/m2/messages', 's')]
-    await until(async () => JSON.stringify(await keysOf('seg')) === JSON.stringify([{ instance: 'm1', inFlight: 1, queued: 1 }, { instance: 'm2', inFlight: 1, queued: 0 }]), 'm1: one held, one queued; m2: one held')
+    const answers = [
+      held('/seg/users/m1/messages', 's'),
+      held('/seg/users/m1/events', 's'),
+      held('/seg/users/m2/messages', 's'),
+    ]
+    await until(
+      async () =>
+        JSON.stringify(await keysOf('seg')) ===
+        JSON.stringify([
+          { instance: 'm1', inFlight: 1, queued: 1 },
+          { instance: 'm2', inFlight: 1, queued: 0 },
+        ]),
+      'm1: one held, one queued; m2: one held',
+    )
     sim.open('s')
     expect((await Promise.all(answers)).map((a) => a.status)).toEqual([200, 200, 200])
     const refused = await send(proxy.url, '/seg/users', { method: 'POST', body: '{}' })
     expect(refused.status).toBe(400)
-    expect(refused.json()).toEqual([{ code: 'SLUICE_BAD_INSTANCE', message: 'The instance (organisation id) from path segment 2 must be 1-128 printable characters' }])
+    expect(refused.json()).toEqual([
+      {
+        code: 'SLUICE_BAD_INSTANCE',
+        message: 'The instance (organisation id) from path segment 2 must be 1-128 printable characters',
+      },
+    ])
   })
 
   it('one key for the whole upstream, whatever the credentials', async () => {
     const answers = [held('/one/a', 'o', { 'x-account': 'a' }), held('/one/b', 'o', { authorization: 'Bearer x' })]
-    await until(async () => JSON.stringify(await keysOf('one')) === JSON.stringify([{ instance: 'default', inFlight: 1, queued: 1 }]), 'one held, one queued')
+    await until(
+      async () =>
+        JSON.stringify(await keysOf('one')) === JSON.stringify([{ instance: 'default', inFlight: 1, queued: 1 }]),
+      'one held, one queued',
+    )
     sim.open('o')
     expect((await Promise.all(answers)).map((a) => a.status)).toEqual([200, 200])
   })

@@ -15,10 +15,19 @@ const scrape = async () => parsePromText(await (await fetch(`${stack.proxy.admin
 
 describe('metrics carry the upstream', () => {
   it('in-flight gauges and request counts: one series per upstream for one org id', async () => {
-    const held = (gate: string) => ({ method: 'POST', headers: { authorization: basicAuth('1001'), 'x-sim-hold': gate }, body: '{}' })
+    const held = (gate: string) => ({
+      method: 'POST',
+      headers: { authorization: basicAuth('1001'), 'x-sim-hold': gate },
+      body: '{}',
+    })
     const p = send(stack.proxy.url, '/v2/accounts/search', held('m'))
     const t = send(stack.proxy.url, '/trial/v2/accounts/search', held('m'))
-    await until(() => keyStats(stack.production, '1001', 'POST /accounts/search')?.inProgress === 1 && keyStats(stack.trial, '1001', 'POST /accounts/search')?.inProgress === 1, 'both in progress')
+    await until(
+      () =>
+        keyStats(stack.production, '1001', 'POST /accounts/search')?.inProgress === 1 &&
+        keyStats(stack.trial, '1001', 'POST /accounts/search')?.inProgress === 1,
+      'both in progress',
+    )
 
     const during = await scrape()
     const key = { endpoint: 'POST /accounts/search', org: '1001' }

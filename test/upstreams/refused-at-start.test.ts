@@ -14,7 +14,14 @@ import { MAIN_JS } from '../support/process.js'
 /** Runs the real process to its exit (one that starts is killed after 15 s, and the test fails); returns the one line it wrote. */
 async function refusal(env: Record<string, string>): Promise<string> {
   const child = spawn(process.execPath, [MAIN_JS], {
-    env: { PATH: process.env.PATH ?? '', SLUICE_HOST: '127.0.0.1', SLUICE_ADMIN_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_ADMIN_PORT: '0', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      SLUICE_HOST: '127.0.0.1',
+      SLUICE_ADMIN_HOST: '127.0.0.1',
+      SLUICE_PORT: '0',
+      SLUICE_ADMIN_PORT: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let stderr = ''
@@ -35,7 +42,7 @@ const upstreams = (list: unknown[]): Record<string, string> => ({ SLUICE_UPSTREA
 const trial = { name: 'trial', prefix: '/trial/v2', url: 'https://trial.neoncrm.com/v2', profile: 'neon-v2' }
 
 describe('an upstream list that cannot be served is refused at start', () => {
-  it('a prefix equal to the CRM\'s, and one below another upstream\'s', async () => {
+  it("a prefix equal to the CRM's, and one below another upstream's", async () => {
     expect(await refusal(upstreams([{ ...trial, prefix: '/V2' }]))).toBe(
       'sluice: invalid setting: upstreams.0.prefix (env SLUICE_UPSTREAMS): /V2 overlaps basePath /v2: every path must route to one upstream; got "/V2"',
     )
@@ -50,7 +57,7 @@ describe('an upstream list that cannot be served is refused at start', () => {
     )
   })
 
-  it('two upstreams with one name, and the CRM\'s own name taken', async () => {
+  it("two upstreams with one name, and the CRM's own name taken", async () => {
     expect(await refusal(upstreams([trial, { ...trial, prefix: '/t2' }]))).toBe(
       'sluice: invalid setting: upstreams.1.name (env SLUICE_UPSTREAMS): "trial" is already the name of upstreams.0; got "trial"',
     )
@@ -66,20 +73,27 @@ describe('an upstream list that cannot be served is refused at start', () => {
   })
 
   it('a catalog that does not parse: inline, and a file named in the settings file', async () => {
-    expect(await refusal(upstreams([{ name: 'x', prefix: '/x', url: 'https://x.example', catalog: { default: 0 } }]))).toBe(
+    expect(
+      await refusal(upstreams([{ name: 'x', prefix: '/x', url: 'https://x.example', catalog: { default: 0 } }])),
+    ).toBe(
       'sluice: invalid setting: upstreams.0.catalog.default (env SLUICE_UPSTREAMS): Too small: expected number to be >0; got 0',
     )
     const dir = mkdtempSync(join(tmpdir(), 'sluice-upstreams-'))
     const catalog = join(dir, 'catalog.yaml')
     writeFileSync(catalog, 'default: 10\nendpoints:\n  - { method: GET, path: "no-slash", limit: 1 }\n')
     const settings = join(dir, 'sluice.yaml')
-    writeFileSync(settings, `upstreams:\n  - name: x\n    prefix: /x\n    url: https://x.example\n    catalog: ${catalog}\n`)
+    writeFileSync(
+      settings,
+      `upstreams:\n  - name: x\n    prefix: /x\n    url: https://x.example\n    catalog: ${catalog}\n`,
+    )
     expect(await refusal({ SLUICE_CONFIG: settings })).toBe(
       `sluice: invalid setting: upstreams.0.catalog (file ${settings}, key upstreams.0.catalog): the catalog ${catalog} is invalid: endpoints.0.path: a path template such as /accounts/{id}/contacts`,
     )
     writeFileSync(catalog, 'default: [10\n')
     expect(await refusal({ SLUICE_CONFIG: settings })).toMatch(
-      new RegExp(`^sluice: invalid setting: upstreams\\.0\\.catalog \\(file ${settings.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}, key upstreams\\.0\\.catalog\\): the catalog .* is not valid YAML: `),
+      new RegExp(
+        `^sluice: invalid setting: upstreams\\.0\\.catalog \\(file ${settings.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}, key upstreams\\.0\\.catalog\\): the catalog .* is not valid YAML: `,
+      ),
     )
   })
 })

@@ -14,10 +14,16 @@ describe('reuse is per upstream', () => {
   it('an identical read in flight on production does not answer the same read on trial', async () => {
     const read = (gate: string) => ({ headers: { authorization: basicAuth('1001'), 'x-sim-hold': gate } })
     const first = send(stack.proxy.url, '/v2/accounts/7/contacts', read('same'))
-    await until(() => keyStats(stack.production, '1001', 'GET /accounts/{id}/contacts')?.inProgress === 1, 'production to have the read')
+    await until(
+      () => keyStats(stack.production, '1001', 'GET /accounts/{id}/contacts')?.inProgress === 1,
+      'production to have the read',
+    )
     // the same read on production now would follow the call in flight (coalesced); on trial it must not
     const onTrial = send(stack.proxy.url, '/trial/v2/accounts/7/contacts', read('same'))
-    await until(() => keyStats(stack.trial, '1001', 'GET /accounts/{id}/contacts')?.inProgress === 1, 'trial to get its own call')
+    await until(
+      () => keyStats(stack.trial, '1001', 'GET /accounts/{id}/contacts')?.inProgress === 1,
+      'trial to get its own call',
+    )
     stack.production.open('same')
     stack.trial.open('same')
     const [p, t] = await Promise.all([first, onTrial])

@@ -10,7 +10,8 @@ import { send } from '../support/http.js'
 
 const stack = useTrialStack()
 
-const search = (path: string) => send(stack.proxy.url, path, { method: 'POST', headers: { authorization: basicAuth('1001') }, body: '{}' })
+const search = (path: string) =>
+  send(stack.proxy.url, path, { method: 'POST', headers: { authorization: basicAuth('1001') }, body: '{}' })
 
 describe('routing by prefix', () => {
   it('another letter case and a doubled slash reach the trial host; the CRM never sees them', async () => {

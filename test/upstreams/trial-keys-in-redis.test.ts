@@ -23,15 +23,26 @@ interface Key {
 
 const stack = useTrialStack(() => ({ redis: { url: redis.url, keyPrefix: uniquePrefix('upstreams') } }))
 
-describe('another upstream\'s keys in Redis', () => {
+describe("another upstream's keys in Redis", () => {
   it('production and trial each hold the one permit of POST /accounts/search for org 1001; /status reads them back apart', async () => {
-    const held = (gate: string) => ({ method: 'POST', headers: { authorization: basicAuth('1001'), 'x-sim-hold': gate }, body: '{}' })
+    const held = (gate: string) => ({
+      method: 'POST',
+      headers: { authorization: basicAuth('1001'), 'x-sim-hold': gate },
+      body: '{}',
+    })
     const p = send(stack.proxy.url, '/v2/accounts/search', held('r'))
     const t = send(stack.proxy.url, '/trial/v2/accounts/search', held('r'))
-    await until(() => keyStats(stack.production, '1001', 'POST /accounts/search')?.inProgress === 1 && keyStats(stack.trial, '1001', 'POST /accounts/search')?.inProgress === 1, 'both in progress')
+    await until(
+      () =>
+        keyStats(stack.production, '1001', 'POST /accounts/search')?.inProgress === 1 &&
+        keyStats(stack.trial, '1001', 'POST /accounts/search')?.inProgress === 1,
+      'both in progress',
+    )
     const status = await adminJson<{ backend: string; keys: Key[] }>(stack.proxy, '/status')
     expect(status.backend).toBe('redis')
-    const rows = status.keys.filter((k) => k.endpoint === 'POST /accounts/search').map(({ upstream, instance, inFlight, queued }) => ({ upstream, instance, inFlight, queued }))
+    const rows = status.keys
+      .filter((k) => k.endpoint === 'POST /accounts/search')
+      .map(({ upstream, instance, inFlight, queued }) => ({ upstream, instance, inFlight, queued }))
     expect(rows.sort((a, b) => (a.upstream ?? '').localeCompare(b.upstream ?? ''))).toEqual([
       { upstream: undefined, instance: '1001', inFlight: 1, queued: 0 },
       { upstream: 'trial', instance: '1001', inFlight: 1, queued: 0 },

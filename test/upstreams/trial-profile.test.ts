@@ -32,10 +32,17 @@ describe('the trial environment as the neon-v2 profile', () => {
     // POST /accounts/search allows 1 in progress: shared keys would queue the second request.
     const onProduction = send(stack.proxy.url, '/v2/accounts/search', search('p'))
     const onTrial = send(stack.proxy.url, '/trial/v2/accounts/search', search('t'))
-    await until(() => keyStats(stack.production, '1001', 'POST /accounts/search')?.inProgress === 1 && keyStats(stack.trial, '1001', 'POST /accounts/search')?.inProgress === 1, 'both to be in progress')
+    await until(
+      () =>
+        keyStats(stack.production, '1001', 'POST /accounts/search')?.inProgress === 1 &&
+        keyStats(stack.trial, '1001', 'POST /accounts/search')?.inProgress === 1,
+      'both to be in progress',
+    )
 
     const { keys } = await adminJson<{ keys: Key[] }>(stack.proxy, '/status')
-    const search1001 = keys.filter((k) => k.endpoint === 'POST /accounts/search').sort((a, b) => (a.upstream ?? '').localeCompare(b.upstream ?? ''))
+    const search1001 = keys
+      .filter((k) => k.endpoint === 'POST /accounts/search')
+      .sort((a, b) => (a.upstream ?? '').localeCompare(b.upstream ?? ''))
     expect(search1001).toMatchObject([
       { instance: '1001', inFlight: 1, queued: 0, limit: 1 },
       { upstream: 'trial', instance: '1001', inFlight: 1, queued: 0, limit: 1 },
@@ -55,9 +62,18 @@ describe('the trial environment as the neon-v2 profile', () => {
 
   it('the trial prefix has the CRM catalog and limits: a second search on trial waits for the first', async () => {
     const first = send(stack.proxy.url, '/trial/v2/accounts/search', search('t2'))
-    await until(() => keyStats(stack.trial, '1001', 'POST /accounts/search')?.inProgress === 1, 'the first to be in progress')
+    await until(
+      () => keyStats(stack.trial, '1001', 'POST /accounts/search')?.inProgress === 1,
+      'the first to be in progress',
+    )
     const second = send(stack.proxy.url, '/trial/v2/accounts/search', search('t2'))
-    await until(async () => (await adminJson<{ keys: Key[] }>(stack.proxy, '/status')).keys.some((k) => k.upstream === 'trial' && k.queued === 1), 'the second to queue')
+    await until(
+      async () =>
+        (await adminJson<{ keys: Key[] }>(stack.proxy, '/status')).keys.some(
+          (k) => k.upstream === 'trial' && k.queued === 1,
+        ),
+      'the second to queue',
+    )
     stack.trial.open('t2')
     expect((await first).status).toBe(200)
     expect((await second).status).toBe(200)

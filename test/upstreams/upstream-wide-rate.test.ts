@@ -11,13 +11,23 @@ describe('an upstream whose whole API has one rate (catalog `per: upstream` with
     const sim = await withSim({ rates: { [ENDPOINT]: RATE }, latencyMs: 5 })
     const proxy = await startProxy({
       upstream: sim.apiUrl,
-      upstreams: [{ name: 'paced', prefix: '/paced/v2', url: sim.apiUrl, catalog: { default: 5, per: 'upstream', rate: RATE }, instance: { from: 'upstream' } }],
+      upstreams: [
+        {
+          name: 'paced',
+          prefix: '/paced/v2',
+          url: sim.apiUrl,
+          catalog: { default: 5, per: 'upstream', rate: RATE },
+          instance: { from: 'upstream' },
+        },
+      ],
       // the margin covers a loaded machine's spread between the start and the API's arrival
       limits: { rateMarginMs: 250 },
     })
     onTestFinished(() => proxy.close())
     const answers = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => send(proxy.url, `/paced/v2/accounts/${i}/contacts`, { headers: { authorization: basicAuth('org1') } })),
+      Array.from({ length: 12 }, (_, i) =>
+        send(proxy.url, `/paced/v2/accounts/${i}/contacts`, { headers: { authorization: basicAuth('org1') } }),
+      ),
     )
     expect(answers.map((a) => a.status)).toEqual(Array(12).fill(200))
     expect(sim.rateStats()[`org1 ${ENDPOINT}`]).toEqual({ overRate: 0, maxInWindow: 4, admitted: 12 })

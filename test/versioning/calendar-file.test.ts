@@ -1,12 +1,31 @@
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { calendarStatusOn, DEFAULT_CALENDAR_FILE, loadCalendar, parseCalendar, retiredByCalendar } from '../../src/versioning/index.js'
+import {
+  calendarStatusOn,
+  DEFAULT_CALENDAR_FILE,
+  loadCalendar,
+  parseCalendar,
+  retiredByCalendar,
+} from '../../src/versioning/index.js'
 
 // The API's facts as the repository keeps them (docs/api/limits-and-versions.md, copied from the API description).
 const API_PAGE = fileURLToPath(new URL('../../docs/api/limits-and-versions.md', import.meta.url))
 
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December']
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+]
 /** "September 12, 2026" → "2026-09-12" */
 function isoOf(text: string): string {
   const m = /^([A-Z][a-z]+) (\d{1,2}), (\d{4})$/.exec(text)
@@ -23,7 +42,12 @@ function pageHistory(): { version: string; event: string; date: string }[] {
   const rows = section
     .split('\n')
     .filter((l) => l.startsWith('|'))
-    .map((l) => l.split('|').slice(1, -1).map((c) => c.trim()))
+    .map((l) =>
+      l
+        .split('|')
+        .slice(1, -1)
+        .map((c) => c.trim()),
+    )
     .filter((c) => c[0] !== 'Version' && !/^-+$/.test(c[0]!))
   return rows.map(([version, event, date]) => ({ version: version!, event: event!, date: isoOf(date!) }))
 }
@@ -61,7 +85,8 @@ describe('config/versions.yaml', () => {
     for (const v of listed) expect(pageVersions.has(v), v).toBe(true)
     expect(listed).toEqual(['2.1', '2.3', '2.4', '2.5', '2.6', '2.7', '2.8', '2.9', '2.10', '2.11', '2.12'])
     // The "Changes by version" list of §9.
-    for (const v of ['2.4', '2.5', '2.6', '2.9', '2.10', '2.11', '2.12']) expect(entry(v)?.added.length, v).toBeGreaterThan(0)
+    for (const v of ['2.4', '2.5', '2.6', '2.9', '2.10', '2.11', '2.12'])
+      expect(entry(v)?.added.length, v).toBeGreaterThan(0)
     expect(entry('2.12')?.added.map((a) => a.what)).toContain('GET /properties/activityCustomStatuses')
   })
 
@@ -114,7 +139,9 @@ describe('a bad calendar stops the start with the entry named', () => {
   })
 
   it('names the file when it cannot be read', () => {
-    expect(() => loadCalendar('/nonexistent/versions.yaml')).toThrow(/versions\.calendarFile: cannot read \/nonexistent\/versions\.yaml/)
+    expect(() => loadCalendar('/nonexistent/versions.yaml')).toThrow(
+      /versions\.calendarFile: cannot read \/nonexistent\/versions\.yaml/,
+    )
   })
 })
 
@@ -123,16 +150,29 @@ describe('reading the calendar from elsewhere (the simulated upstream, tools)', 
   it('calendarStatusOn and retiredByCalendar agree with the dates, on each side of 2.9 retiring', () => {
     const before = new Date('2026-09-11T23:59:59Z')
     const on = new Date('2026-09-12T00:00:00Z')
-    expect([calendarStatusOn(calendar, '2.9', before), calendarStatusOn(calendar, '2.9', on)]).toEqual(['supported', 'retired'])
-    expect([calendarStatusOn(calendar, '2.12', before), calendarStatusOn(calendar, '2.12', on)]).toEqual(['unreleased', 'supported'])
+    expect([calendarStatusOn(calendar, '2.9', before), calendarStatusOn(calendar, '2.9', on)]).toEqual([
+      'supported',
+      'retired',
+    ])
+    expect([calendarStatusOn(calendar, '2.12', before), calendarStatusOn(calendar, '2.12', on)]).toEqual([
+      'unreleased',
+      'supported',
+    ])
     expect(calendarStatusOn(calendar, '2.2', on)).toBe('unknown')
     const isRetired = retiredByCalendar(calendar)
-    expect([isRetired('2.9', before), isRetired('2.9', on), isRetired('2.10', on), isRetired('2.1', before)]).toEqual([false, true, false, true])
+    expect([isRetired('2.9', before), isRetired('2.9', on), isRetired('2.10', on), isRetired('2.1', before)]).toEqual([
+      false,
+      true,
+      false,
+      true,
+    ])
   })
 
   it('the independently read table of the simulated upstream agrees with the calendar on every retirement', async () => {
     const { PUBLISHED_RETIREMENTS } = await import('../../src/sim/index.js')
-    const fromCalendar = Object.fromEntries(calendar.versions.filter((e) => e.retired).map((e) => [e.version, e.retired]))
+    const fromCalendar = Object.fromEntries(
+      calendar.versions.filter((e) => e.retired).map((e) => [e.version, e.retired]),
+    )
     expect(fromCalendar).toEqual(PUBLISHED_RETIREMENTS)
   })
 })

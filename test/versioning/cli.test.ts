@@ -6,7 +6,10 @@ import { describe, expect, it } from 'vitest'
 const CLI_JS = fileURLToPath(new URL('../../dist/versions-cli.js', import.meta.url))
 
 function versions(args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, [CLI_JS, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' })
+  const r = spawnSync(process.execPath, [CLI_JS, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    encoding: 'utf8',
+  })
   return { code: r.status, out: r.stdout, err: r.stderr }
 }
 
@@ -21,7 +24,9 @@ describe('npm run versions', () => {
   it('prints the calendar and what the proxy does with each version on a given day', () => {
     const { code, out } = versions(['--date', '2026-09-12'])
     expect(code).toBe(0)
-    expect(out).toMatch(/^API versions on 2026-09-12 \(UTC\), header NEON-API-VERSION, calendar .*config\/versions\.yaml\n/)
+    expect(out).toMatch(
+      /^API versions on 2026-09-12 \(UTC\), header NEON-API-VERSION, calendar .*config\/versions\.yaml\n/,
+    )
     expect(out).toContain('retired versions: reject (410) · no header: pass · endpoint newer than the version: warn')
     expect(row(out, '2.9')).toEqual(['2.9', '–', '2026-09-12', 'retired', 'answers 410 here'])
     expect(row(out, '2.10')).toEqual(['2.10', '2024-12-14', '–', 'supported', 'forwards it'])
@@ -38,7 +43,10 @@ describe('npm run versions', () => {
     })
     expect(code).toBe(0)
     expect(row(out, '2.8')?.at(-1)).toBe('rewrites it to 2.9')
-    expect(row(out, '2.9')?.slice(3)).toEqual(['deprecated', 'forwards it, with Deprecation and Sunset headers (retires in 1 day)'])
+    expect(row(out, '2.9')?.slice(3)).toEqual([
+      'deprecated',
+      'forwards it, with Deprecation and Sunset headers (retires in 1 day)',
+    ])
     expect(row(out, '2.12')?.slice(3)).toEqual(['unreleased', 'forwards it (not released yet: the API decides)'])
     expect(row(out, '(no header)')?.at(-1)).toBe('sends 2.11 (pinned)')
   })
@@ -46,7 +54,11 @@ describe('npm run versions', () => {
   it('--json prints the same snapshot /status serves', () => {
     const { code, out } = versions(['--date', '2026-09-12', '--json'])
     expect(code).toBe(0)
-    const snapshot = JSON.parse(out) as { today: string; latest: string; versions: { version: string; action: string }[] }
+    const snapshot = JSON.parse(out) as {
+      today: string
+      latest: string
+      versions: { version: string; action: string }[]
+    }
     expect(snapshot.today).toBe('2026-09-12')
     expect(snapshot.latest).toBe('2.12')
     expect(snapshot.versions.find((v) => v.version === '2.9')?.action).toBe('reject')

@@ -23,13 +23,18 @@ describe('an endpoint newer than the request version', () => {
     expect(answerOf(() => versioning.decide('2.9', CUSTOM_OBJECTS))).toEqual({
       code: 'SLUICE_VERSION_TOO_OLD',
       statusCode: 400,
-      message: 'GET /customObjects was added in API version 2.10; this request uses 2.9. Send a newer version in the version header',
+      message:
+        'GET /customObjects was added in API version 2.10; this request uses 2.9. Send a newer version in the version header',
     })
   })
 
   it('off: forwarded with nothing added', () => {
     const { versioning } = versioningAt(DAY, { gate: 'off' })
-    expect(versioning.decide('2.6', CUSTOM_OBJECTS)).toMatchObject({ upstream: '2.6', responseHeaders: {}, warnings: [] })
+    expect(versioning.decide('2.6', CUSTOM_OBJECTS)).toMatchObject({
+      upstream: '2.6',
+      responseHeaders: {},
+      warnings: [],
+    })
   })
 
   it('is not triggered by the endpoint version itself, a newer version, no header (the API uses its latest) or an undated endpoint', () => {
@@ -45,7 +50,9 @@ describe('an endpoint newer than the request version', () => {
     const rewriting = versioningAt('2026-09-12T10:00:00Z', { retired: 'rewrite', gate: 'reject' })
     expect(rewriting.versioning.decide('2.9', CUSTOM_OBJECTS).upstream).toBe('2.10')
     const pinned = versioningAt(DAY, { missing: 'pin', pin: '2.6', gate: 'reject' })
-    expect(answerOf(() => pinned.versioning.decide(undefined, CUSTOM_OBJECTS)).message).toMatch(/this request uses 2\.6\./)
+    expect(answerOf(() => pinned.versioning.decide(undefined, CUSTOM_OBJECTS)).message).toMatch(
+      /this request uses 2\.6\./,
+    )
   })
 })
 

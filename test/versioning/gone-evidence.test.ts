@@ -6,7 +6,8 @@ const RULES = { minAnswers: 3, minInstances: 2, minEndpoints: 2, windowMs: 60_00
 describe('the 410s kept as evidence of a retired version', () => {
   it('are bounded per version whatever one client sends, and the oldest go first', () => {
     const gone = new GoneAnswers(RULES)
-    for (let i = 0; i < 10_000; i++) expect(gone.gone('2.10', { atMs: i, instance: 'org1', endpoint: 'PUT /accounts/{id}' })).toBeUndefined()
+    for (let i = 0; i < 10_000; i++)
+      expect(gone.gone('2.10', { atMs: i, instance: 'org1', endpoint: 'PUT /accounts/{id}' })).toBeUndefined()
     expect(gone.count('2.10')).toBe(MAX_ANSWERS_KEPT)
   })
 

@@ -28,13 +28,20 @@ describe('the version-header parser: properties', () => {
 
   it('round-trips every version, with any surrounding whitespace, and orders them numerically', () => {
     fc.assert(
-      fc.property(fc.nat(9_999), fc.nat(9_999), fc.nat(9_999), fc.nat(9_999), fc.constantFrom('', ' ', '\t', '  '), (a, b, c, d, pad) => {
-        const read = readVersionHeader(`${pad}${a}.${b}${pad}`)
-        expect(read).toEqual({ ok: true, version: { text: `${a}.${b}`, major: a, minor: b } })
-        const x = parseVersion(`${a}.${b}`)!
-        const y = parseVersion(`${c}.${d}`)!
-        expect(Math.sign(compareVersions(x, y))).toBe(Math.sign(a - c || b - d))
-      }),
+      fc.property(
+        fc.nat(9_999),
+        fc.nat(9_999),
+        fc.nat(9_999),
+        fc.nat(9_999),
+        fc.constantFrom('', ' ', '\t', '  '),
+        (a, b, c, d, pad) => {
+          const read = readVersionHeader(`${pad}${a}.${b}${pad}`)
+          expect(read).toEqual({ ok: true, version: { text: `${a}.${b}`, major: a, minor: b } })
+          const x = parseVersion(`${a}.${b}`)!
+          const y = parseVersion(`${c}.${d}`)!
+          expect(Math.sign(compareVersions(x, y))).toBe(Math.sign(a - c || b - d))
+        },
+      ),
       { numRuns: 3_000 },
     )
   })

@@ -21,7 +21,11 @@ export interface Harness {
  * A versioning with the clock at `iso`, its logs captured and metrics on a fresh registry, over the
  * shipped calendar (or `calendarYaml`).
  */
-export function versioningAt(iso: string, settings: z.input<typeof versionSettingsSchema> = {}, calendarYaml?: string): Harness {
+export function versioningAt(
+  iso: string,
+  settings: z.input<typeof versionSettingsSchema> = {},
+  calendarYaml?: string,
+): Harness {
   let now = new Date(iso)
   const logs: LogLine[] = []
   const line = (level: LogLine['level']) => (obj: object, msg: string) => void logs.push({ level, obj, msg })

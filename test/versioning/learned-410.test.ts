@@ -29,7 +29,10 @@ describe('a retired version is learned from upstream 410s only on evidence that 
     for (let i = 0; i < 20; i++) answered(versioning, '2.10', 410, 'anyorg', ACCOUNT)
     expect(forwardedAs(versioning, '2.10')).toBe('2.10')
     expect(logs.filter((l) => l.level === 'error')).toEqual([])
-    expect(versioning.snapshot().versions.find((v) => v.version === '2.10')).toMatchObject({ state: 'supported', recent410s: 20 })
+    expect(versioning.snapshot().versions.find((v) => v.version === '2.10')).toMatchObject({
+      state: 'supported',
+      recent410s: 20,
+    })
   })
 
   it('the curl pair: 410s for the newest version never retire it, so another organisation is not answered 410', () => {
@@ -41,7 +44,10 @@ describe('a retired version is learned from upstream 410s only on evidence that 
     }
     // `curl …/accounts/1/contacts -u otherorg:y -H 'NEON-API-VERSION: 2.12'`
     expect(forwardedAs(versioning, '2.12')).toBe('2.12')
-    expect(versioning.snapshot().versions.find((v) => v.version === '2.12')).toMatchObject({ state: 'supported', action: 'pass' })
+    expect(versioning.snapshot().versions.find((v) => v.version === '2.12')).toMatchObject({
+      state: 'supported',
+      action: 'pass',
+    })
   })
 
   it('the cascade seen before (410s for 2.12, 2.11, 2.10 under rewrite → everything told to "move to 2.6") cannot happen', () => {
@@ -62,7 +68,8 @@ describe('a retired version is learned from upstream 410s only on evidence that 
     expect(answerOf(() => versioning.decide('2.10', PLAIN))).toEqual({
       code: 'SLUICE_VERSION_RETIRED',
       statusCode: 410,
-      message: 'API version 2.10 is retired (the API answered 410 for it on 2026-10-01); move to 2.11 or later (the latest is 2.12)',
+      message:
+        'API version 2.10 is retired (the API answered 410 for it on 2026-10-01); move to 2.11 or later (the latest is 2.12)',
     })
     const error = logs.find((l) => l.level === 'error')
     expect(error?.msg).toBe(
@@ -86,16 +93,42 @@ describe('a retired version is learned from upstream 410s only on evidence that 
       retiresOn: '2026-10-01',
       retirementSource: 'learned',
       action: 'reject',
-      learned: { answers: 3, instances: 2, endpoints: [CONTACTS, ACCOUNT, DONATIONS], expires: '2026-10-02T10:00:00.000Z', confirmations: 0 },
+      learned: {
+        answers: 3,
+        instances: 2,
+        endpoints: [CONTACTS, ACCOUNT, DONATIONS],
+        expires: '2026-10-02T10:00:00.000Z',
+        confirmations: 0,
+      },
     })
     const learned = await registry.getSingleMetric('sluice_version_retirements_learned_total')!.get()
     expect(learned.values).toEqual([{ labels: { version: '2.10' }, value: 1 }])
   })
 
   it.each([
-    ['two 410s', [['org1', CONTACTS], ['org2', ACCOUNT]]],
-    ['one instance', [['org1', CONTACTS], ['org1', ACCOUNT], ['org1', DONATIONS]]],
-    ['one endpoint', [['org1', CONTACTS], ['org2', CONTACTS], ['org3', CONTACTS]]],
+    [
+      'two 410s',
+      [
+        ['org1', CONTACTS],
+        ['org2', ACCOUNT],
+      ],
+    ],
+    [
+      'one instance',
+      [
+        ['org1', CONTACTS],
+        ['org1', ACCOUNT],
+        ['org1', DONATIONS],
+      ],
+    ],
+    [
+      'one endpoint',
+      [
+        ['org1', CONTACTS],
+        ['org2', CONTACTS],
+        ['org3', CONTACTS],
+      ],
+    ],
   ])('%s are not enough', (_what, answers) => {
     const { versioning } = versioningAt(DAY)
     for (const [org, endpoint] of answers as [string, string][]) answered(versioning, '2.10', 410, org, endpoint)
@@ -152,20 +185,36 @@ describe('a retired version is learned from upstream 410s only on evidence that 
       confirmations: 1,
       expires: '2026-10-03T06:00:00.000Z',
     })
-    expect(h.logs.find((l) => l.level === 'warn' && l.msg.startsWith('the retirement of API version 2.10 learned from upstream 410s has lapsed'))).toBeDefined()
+    expect(
+      h.logs.find(
+        (l) =>
+          l.level === 'warn' &&
+          l.msg.startsWith('the retirement of API version 2.10 learned from upstream 410s has lapsed'),
+      ),
+    ).toBeDefined()
     h.setNow('2026-10-03T06:00:00Z')
     expect(forwardedAs(h.versioning, '2.11')).toBe('2.11')
   })
 
   it('never moves a request to an older version: no rewrite map back, and no "move to" an older one', () => {
-    const refused = versionSettingsSchema.safeParse({ retired: 'rewrite', rewriteTo: 'map', rewriteMap: { '2.11': '2.10' } })
+    const refused = versionSettingsSchema.safeParse({
+      retired: 'rewrite',
+      rewriteTo: 'map',
+      rewriteMap: { '2.11': '2.10' },
+    })
     expect(refused.success).toBe(false)
     expect(refused.error?.issues[0]).toMatchObject({
       path: ['rewriteMap', '2.11'],
       message: 'maps 2.11 to 2.10, which is not newer; a rewrite only moves to a newer version',
     })
     // 2.6 is alive and older than 2.10: never a target, never named.
-    const { versioning } = versioningAt(DAY, { retired: 'rewrite', rewriteTo: 'latest', learnMinAnswers: 1, learnMinInstances: 1, learnMinEndpoints: 1 })
+    const { versioning } = versioningAt(DAY, {
+      retired: 'rewrite',
+      rewriteTo: 'latest',
+      learnMinAnswers: 1,
+      learnMinInstances: 1,
+      learnMinEndpoints: 1,
+    })
     answered(versioning, '2.11', 410, 'org1')
     expect(forwardedAs(versioning, '2.11')).toBe('2.12')
     expect(forwardedAs(versioning, '2.10')).toBe('2.10')

@@ -30,7 +30,10 @@ describe('a version header that is not one <major>.<minor> is answered 400', () 
   }
 
   it('exactly 16 characters is still read (and passed on as an unknown version)', () => {
-    expect(versioning.decide('2222222.22222222', PLAIN)).toMatchObject({ requested: '2222222.22222222', upstream: '2222222.22222222' })
+    expect(versioning.decide('2222222.22222222', PLAIN)).toMatchObject({
+      requested: '2222222.22222222',
+      upstream: '2222222.22222222',
+    })
   })
 
   it('blanks around a valid value and a one-element array are read as that value', () => {

@@ -25,8 +25,10 @@ describe('version metrics after known calls', () => {
     h.setNow('2026-09-12T10:00:00Z')
     call('2.9') // now retired: rewritten to 2.10
 
-    const values = async (name: string): Promise<Values> => (await h.registry.getSingleMetric(name)!.get()).values as Values
-    const sorted = (v: Values) => [...v].sort((a, b) => JSON.stringify(a.labels).localeCompare(JSON.stringify(b.labels)))
+    const values = async (name: string): Promise<Values> =>
+      (await h.registry.getSingleMetric(name)!.get()).values as Values
+    const sorted = (v: Values) =>
+      [...v].sort((a, b) => JSON.stringify(a.labels).localeCompare(JSON.stringify(b.labels)))
 
     expect(sorted(await values('sluice_version_requests_total'))).toEqual(
       sorted([
@@ -45,8 +47,12 @@ describe('version metrics after known calls', () => {
         { labels: { from: '2.9', to: '2.10' }, value: 1 },
       ]),
     )
-    expect(await values('sluice_version_rejections_total')).toEqual([{ labels: { version: 'invalid', reason: 'malformed' }, value: 1 }])
-    expect(await values('sluice_version_gate_warnings_total')).toEqual([{ labels: { version: '2.9', endpoint: 'GET /customObjects' }, value: 1 }])
+    expect(await values('sluice_version_rejections_total')).toEqual([
+      { labels: { version: 'invalid', reason: 'malformed' }, value: 1 },
+    ])
+    expect(await values('sluice_version_gate_warnings_total')).toEqual([
+      { labels: { version: '2.9', endpoint: 'GET /customObjects' }, value: 1 },
+    ])
     // Versions seen (asked for or sent) with a retirement date: 2.8 retired 2025-10-18, 2.9 today.
     expect(sorted(await values('sluice_version_retirement_timestamp_seconds'))).toEqual(
       sorted([
@@ -54,14 +60,18 @@ describe('version metrics after known calls', () => {
         { labels: { version: '2.9' }, value: Date.parse('2026-09-12T00:00:00Z') / 1000 },
       ]),
     )
-    expect(h.versioning.snapshot()).toMatchObject({ noHeader: { action: 'pin', upstream: '2.11', requests: 1 }, malformed: 1 })
+    expect(h.versioning.snapshot()).toMatchObject({
+      noHeader: { action: 'pin', upstream: '2.11', requests: 1 },
+      malformed: 1,
+    })
     expect(h.versioning.snapshot().versions.find((v) => v.version === '2.9')?.requests).toBe(4)
   })
 
   it('the retirement date is a timestamp (base unit: seconds), the same whatever the clock says, for the "retires within 30 days" alert', async () => {
     const h = versioningAt('2026-08-13T10:00:00Z')
     h.versioning.decide('2.9', PLAIN)
-    const at = async () => (await h.registry.getSingleMetric('sluice_version_retirement_timestamp_seconds')!.get()).values[0]?.value
+    const at = async () =>
+      (await h.registry.getSingleMetric('sluice_version_retirement_timestamp_seconds')!.get()).values[0]?.value
     expect(await at()).toBe(Date.parse('2026-09-12T00:00:00Z') / 1000)
     h.setNow('2026-09-10T10:00:00Z')
     expect(await at()).toBe(Date.parse('2026-09-12T00:00:00Z') / 1000)
@@ -69,7 +79,12 @@ describe('version metrics after known calls', () => {
 
   it('retirement rejections and gate rejections are counted by reason', async () => {
     const h = versioningAt('2026-09-12T10:00:00Z', { gate: 'reject' })
-    for (const [v, e] of [['2.9', PLAIN], ['2.7', PLAIN], ['2.9', PLAIN]] as const) expect(() => h.versioning.decide(v, e)).toThrow()
+    for (const [v, e] of [
+      ['2.9', PLAIN],
+      ['2.7', PLAIN],
+      ['2.9', PLAIN],
+    ] as const)
+      expect(() => h.versioning.decide(v, e)).toThrow()
     expect(() => h.versioning.decide('2.10', { id: 'GET /properties/activityCustomStatuses', since: '2.12' })).toThrow()
     const rejections = (await h.registry.getSingleMetric('sluice_version_rejections_total')!.get()).values
     expect(rejections).toEqual(
@@ -85,7 +100,8 @@ describe('version metrics after known calls', () => {
   it('labels never carry raw header text: past 32 unknown versions they share "other"', async () => {
     const h = versioningAt('2026-09-12T10:00:00Z')
     for (let i = 0; i < 40; i++) h.versioning.decide(`7.${i}`, PLAIN)
-    for (const bad of ['<script>', 'x'.repeat(100), '2.9; drop']) expect(() => h.versioning.decide(bad, PLAIN)).toThrow()
+    for (const bad of ['<script>', 'x'.repeat(100), '2.9; drop'])
+      expect(() => h.versioning.decide(bad, PLAIN)).toThrow()
     const requests = (await h.registry.getSingleMetric('sluice_version_requests_total')!.get()).values
     const versions = requests.map((r) => String(r.labels.version))
     expect(versions.filter((v) => v.startsWith('7.'))).toHaveLength(32)

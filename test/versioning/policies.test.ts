@@ -13,7 +13,12 @@ describe('retired versions: reject', () => {
       'API version 2.4 was retired on 2024-01-20; move to 2.5 or later (the latest is 2.12)',
     )
     // Supported versions go through untouched.
-    expect(versioning.decide('2.11', PLAIN)).toMatchObject({ requested: '2.11', upstream: '2.11', action: 'pass', responseHeaders: {} })
+    expect(versioning.decide('2.11', PLAIN)).toMatchObject({
+      requested: '2.11',
+      upstream: '2.11',
+      action: 'pass',
+      responseHeaders: {},
+    })
   })
 })
 
@@ -41,27 +46,44 @@ describe('retired versions: rewrite', () => {
   })
 
   it('latest: to the newest supported version of the day', () => {
-    expect(versioningAt(RETIRED_DAY, { retired: 'rewrite', rewriteTo: 'latest' }).versioning.decide('2.9', PLAIN)).toMatchObject({
+    expect(
+      versioningAt(RETIRED_DAY, { retired: 'rewrite', rewriteTo: 'latest' }).versioning.decide('2.9', PLAIN),
+    ).toMatchObject({
       upstream: '2.12',
       rewrittenFrom: '2.9',
     })
-    expect(versioningAt('2026-09-11T10:00:00Z', { retired: 'rewrite', rewriteTo: 'latest' }).versioning.decide('2.8', PLAIN).upstream).toBe('2.11')
+    expect(
+      versioningAt('2026-09-11T10:00:00Z', { retired: 'rewrite', rewriteTo: 'latest' }).versioning.decide('2.8', PLAIN)
+        .upstream,
+    ).toBe('2.11')
   })
 
   it('map: by the explicit map; a retired version it does not list is answered 410', () => {
-    const { versioning } = versioningAt(RETIRED_DAY, { retired: 'rewrite', rewriteTo: 'map', rewriteMap: { '2.9': '2.11', '2.8': '2.10' } })
+    const { versioning } = versioningAt(RETIRED_DAY, {
+      retired: 'rewrite',
+      rewriteTo: 'map',
+      rewriteMap: { '2.9': '2.11', '2.8': '2.10' },
+    })
     expect(versioning.decide('2.9', PLAIN)).toMatchObject({ upstream: '2.11', rewrittenFrom: '2.9' })
     expect(versioning.decide('2.8', PLAIN)).toMatchObject({ upstream: '2.10', rewrittenFrom: '2.8' })
     expect(answerOf(() => versioning.decide('2.7', PLAIN)).statusCode).toBe(410)
     // A map entry for a version still alive changes nothing until that version retires.
-    const before = versioningAt('2026-09-11T10:00:00Z', { retired: 'rewrite', rewriteTo: 'map', rewriteMap: { '2.9': '2.11' } })
+    const before = versioningAt('2026-09-11T10:00:00Z', {
+      retired: 'rewrite',
+      rewriteTo: 'map',
+      rewriteMap: { '2.9': '2.11' },
+    })
     expect(before.versioning.decide('2.9', PLAIN)).toMatchObject({ upstream: '2.9', action: 'pass' })
   })
 
   it('map: a target that is itself retired is not used (410), and the log says why', () => {
     const h = versioningAt(RETIRED_DAY, { retired: 'rewrite', rewriteTo: 'map', rewriteMap: { '2.8': '2.9' } })
     expect(answerOf(() => h.versioning.decide('2.8', PLAIN)).statusCode).toBe(410)
-    expect(h.logs.some((l) => l.level === 'error' && l.msg.startsWith('versions.rewriteMap sends 2.8 to 2.9, which is retired'))).toBe(true)
+    expect(
+      h.logs.some(
+        (l) => l.level === 'error' && l.msg.startsWith('versions.rewriteMap sends 2.8 to 2.9, which is retired'),
+      ),
+    ).toBe(true)
   })
 })
 
@@ -99,10 +121,17 @@ describe('requests without the header', () => {
       message:
         'Requests without the NEON-API-VERSION header are sent as 2.9 (setting versions.pin), and API version 2.9 was retired on 2026-09-12; send the header with 2.10 or later (the latest is 2.12)',
     })
-    expect(rejecting.logs.some((l) => l.level === 'error' && l.msg === 'versions.pin 2.9 is retired; update versions.pin')).toBe(true)
+    expect(
+      rejecting.logs.some((l) => l.level === 'error' && l.msg === 'versions.pin 2.9 is retired; update versions.pin'),
+    ).toBe(true)
 
     const rewriting = versioningAt(RETIRED_DAY, { missing: 'pin', pin: '2.9', retired: 'rewrite' })
-    expect(rewriting.versioning.decide(undefined, PLAIN)).toMatchObject({ requested: undefined, upstream: '2.10', action: 'pin', rewrittenFrom: '2.9' })
+    expect(rewriting.versioning.decide(undefined, PLAIN)).toMatchObject({
+      requested: undefined,
+      upstream: '2.10',
+      action: 'pin',
+      rewrittenFrom: '2.9',
+    })
   })
 
   it('pin to a version retiring within 30 days: warned in the log, still sent', () => {
@@ -115,7 +144,16 @@ describe('requests without the header', () => {
 describe('versions outside the calendar', () => {
   it('a well-formed version the calendar does not list is passed through for the API to decide', () => {
     const { versioning } = versioningAt(RETIRED_DAY)
-    expect(versioning.decide('2.13', PLAIN)).toMatchObject({ requested: '2.13', upstream: '2.13', action: 'pass', responseHeaders: {} })
-    expect(versioning.snapshot().versions.find((v) => v.version === '2.13')).toMatchObject({ state: 'unknown', inCalendar: false, requests: 1 })
+    expect(versioning.decide('2.13', PLAIN)).toMatchObject({
+      requested: '2.13',
+      upstream: '2.13',
+      action: 'pass',
+      responseHeaders: {},
+    })
+    expect(versioning.snapshot().versions.find((v) => v.version === '2.13')).toMatchObject({
+      state: 'unknown',
+      inCalendar: false,
+      requests: 1,
+    })
   })
 })

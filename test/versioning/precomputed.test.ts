@@ -25,7 +25,10 @@ describe('decisions are computed once a day, not per request', () => {
     copyFileSync(DEFAULT_CALENDAR_FILE, file)
     try {
       const quiet = { info() {}, warn() {}, error() {} }
-      const v = createVersioning(versionSettingsSchema.parse({ calendarFile: file }), { log: quiet, now: () => new Date('2026-09-12T10:00:00Z') })
+      const v = createVersioning(versionSettingsSchema.parse({ calendarFile: file }), {
+        log: quiet,
+        now: () => new Date('2026-09-12T10:00:00Z'),
+      })
       writeFileSync(file, 'not: [valid')
       expect(() => v.decide('2.9', PLAIN)).toThrow(/was retired on 2026-09-12/)
       rmSync(file)

@@ -17,13 +17,21 @@ describe('through the real proxy: a request refused for its version never reache
   it('410, 400 for a bad header and 400 at the gate, answered while the only permit is held', async () => {
     const api = (sim = await startSim({ now: RETIREMENT_DAY }))
     // A short queue wait: were a refused request queued behind the held permit, it would get a 503, not hang.
-    const p = (proxy = await startProxy({ upstream: api.apiUrl, queue: { maxWaitMs: 3_000 }, versions: { gate: 'reject' } }, { now: RETIREMENT_DAY }))
+    const p = (proxy = await startProxy(
+      { upstream: api.apiUrl, queue: { maxWaitMs: 3_000 }, versions: { gate: 'reject' } },
+      { now: RETIREMENT_DAY },
+    ))
 
     // Hold the only permit of (org1, POST /accounts/search) with a request the sim never answers.
     const hold = new AbortController()
     const held = send(p.url, '/v2/accounts/search', {
       method: 'POST',
-      headers: { authorization: basicAuth('org1'), 'neon-api-version': '2.11', 'x-sim-hang': '1', 'x-test-seq': 'held' },
+      headers: {
+        authorization: basicAuth('org1'),
+        'neon-api-version': '2.11',
+        'x-sim-hang': '1',
+        'x-test-seq': 'held',
+      },
       body: '{}',
       signal: hold.signal,
     }).catch(() => undefined)
@@ -38,15 +46,23 @@ describe('through the real proxy: a request refused for its version never reache
     const retired = await search('2.9', 'retired')
     expect(retired.status).toBe(410)
     expect(retired.json()).toEqual([
-      { code: 'SLUICE_VERSION_RETIRED', message: 'API version 2.9 was retired on 2026-09-12; move to 2.10 or later (the latest is 2.12)' },
+      {
+        code: 'SLUICE_VERSION_RETIRED',
+        message: 'API version 2.9 was retired on 2026-09-12; move to 2.10 or later (the latest is 2.12)',
+      },
     ])
     const malformed = await search('2.12.1', 'malformed')
     expect(malformed.status).toBe(400)
     expect(malformed.json()).toEqual([
-      { code: 'SLUICE_BAD_VERSION_HEADER', message: 'The NEON-API-VERSION header must hold one API version <major>.<minor> such as 2.12; got "2.12.1"' },
+      {
+        code: 'SLUICE_BAD_VERSION_HEADER',
+        message: 'The NEON-API-VERSION header must hold one API version <major>.<minor> such as 2.12; got "2.12.1"',
+      },
     ])
     // The gate (custom objects came with 2.10).
-    const gated = await send(p.url, '/v2/customObjects', { headers: { authorization: basicAuth('org1'), 'neon-api-version': '2.6', 'x-test-seq': 'gated' } })
+    const gated = await send(p.url, '/v2/customObjects', {
+      headers: { authorization: basicAuth('org1'), 'neon-api-version': '2.6', 'x-test-seq': 'gated' },
+    })
     expect(gated.status).toBe(400)
     expect(gated.json<{ code: string }[]>()[0]?.code).toBe('SLUICE_VERSION_TOO_OLD')
 
@@ -68,6 +84,9 @@ describe('through the real proxy: a request refused for its version never reache
     await held
     await api.close()
     sim = undefined
-    await until(async () => (await adminJson<{ keys: unknown[] }>(p, '/status')).keys.length === 0, 'the held permit back')
+    await until(
+      async () => (await adminJson<{ keys: unknown[] }>(p, '/status')).keys.length === 0,
+      'the held permit back',
+    )
   })
 })

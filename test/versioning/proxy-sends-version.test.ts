@@ -13,7 +13,11 @@ afterEach(async () => {
   proxy = undefined
 })
 
-async function setUp(day: string, versions: Record<string, unknown>, simRetired?: (version: string, now: Date) => boolean): Promise<{ sim: Sim; proxy: RunningProxy }> {
+async function setUp(
+  day: string,
+  versions: Record<string, unknown>,
+  simRetired?: (version: string, now: Date) => boolean,
+): Promise<{ sim: Sim; proxy: RunningProxy }> {
   const now = () => new Date(`${day}T10:00:00Z`)
   const sim = await withSim({ now, ...(simRetired ? { isRetired: simRetired } : {}) })
   proxy = await startProxy({ upstream: sim.apiUrl, versions }, { now })
@@ -21,7 +25,9 @@ async function setUp(day: string, versions: Record<string, unknown>, simRetired?
 }
 
 const contacts = (p: RunningProxy, version?: string) =>
-  send(p.url, '/v2/accounts/17/contacts', { headers: { authorization: basicAuth('org1'), ...(version ? { 'neon-api-version': version } : {}) } })
+  send(p.url, '/v2/accounts/17/contacts', {
+    headers: { authorization: basicAuth('org1'), ...(version ? { 'neon-api-version': version } : {}) },
+  })
 
 describe('through the real proxy: the version the API gets', () => {
   it('rewrite: a retired version goes upstream as the next one, and the answer says so', async () => {
@@ -30,7 +36,9 @@ describe('through the real proxy: the version the API gets', () => {
     expect(res.status).toBe(200)
     expect(res.json<Echo>().headers['neon-api-version']).toBe('2.10')
     expect(res.headers['x-sluice-api-version']).toBe('2.10')
-    expect(res.headers['x-sluice-version-notice']).toBe('API version 2.9 was retired on 2026-09-12; this request was sent as 2.10')
+    expect(res.headers['x-sluice-version-notice']).toBe(
+      'API version 2.9 was retired on 2026-09-12; this request was sent as 2.10',
+    )
   })
 
   it('pass and pin: without the header, none goes upstream, or the pinned one', async () => {
@@ -53,7 +61,7 @@ describe('through the real proxy: the version the API gets', () => {
     expect(res.headers.sunset).toBe('Sat, 12 Sep 2026 00:00:00 GMT')
   })
 
-  it('the 410 poisoning: an API 410 for one organisation\'s resource does not answer another organisation 410', async () => {
+  it("the 410 poisoning: an API 410 for one organisation's resource does not answer another organisation 410", async () => {
     const { sim, proxy } = await setUp('2026-10-01', { retired: 'rewrite' })
     // `curl -X PUT …/v2/accounts/9 -u anyorg:x -H 'NEON-API-VERSION: 2.12' -H 'x-sim-status: 410'`, for 2.12, 2.11 and 2.10
     for (const version of ['2.12', '2.11', '2.10']) {
@@ -65,7 +73,9 @@ describe('through the real proxy: the version the API gets', () => {
     }
     // `curl …/v2/accounts/1/contacts -u otherorg:y -H 'NEON-API-VERSION: 2.12'` (and the others)
     for (const version of ['2.12', '2.11', '2.10']) {
-      const res = await send(proxy.url, '/v2/accounts/1/contacts', { headers: { authorization: basicAuth('otherorg'), 'neon-api-version': version } })
+      const res = await send(proxy.url, '/v2/accounts/1/contacts', {
+        headers: { authorization: basicAuth('otherorg'), 'neon-api-version': version },
+      })
       expect(res.status).toBe(200)
       expect(res.json<Echo>().headers['neon-api-version']).toBe(version)
     }
@@ -75,7 +85,8 @@ describe('through the real proxy: the version the API gets', () => {
   it('API 410s for a version from two organisations on two endpoints are learned: the next request is rewritten', async () => {
     // This API retired 2.10 early; the calendar does not know yet.
     const { sim, proxy } = await setUp('2026-10-01', { retired: 'rewrite' }, (v) => ['2.9', '2.10'].includes(v))
-    const get = (org: string, path: string) => send(proxy.url, path, { headers: { authorization: basicAuth(org), 'neon-api-version': '2.10' } })
+    const get = (org: string, path: string) =>
+      send(proxy.url, path, { headers: { authorization: basicAuth(org), 'neon-api-version': '2.10' } })
     expect((await get('org1', '/v2/accounts/17/contacts')).status).toBe(410) // the API's own 410, passed through
     expect((await get('org2', '/v2/accounts/17/contacts')).status).toBe(410)
     expect((await get('org2', '/v2/accounts/17')).status).toBe(410)
@@ -83,6 +94,10 @@ describe('through the real proxy: the version the API gets', () => {
     expect(next.status).toBe(200)
     expect(next.json<Echo>().headers['neon-api-version']).toBe('2.11')
     expect(sim.stats().keys['org1 GET /accounts/{id}/contacts']).toMatchObject({ requests: 2, rejected410: 1 })
-    expect(proxy.logs.some((l) => l.level === 50 && String(l.msg).startsWith('the upstream answered 410 for API version 2.10'))).toBe(true)
+    expect(
+      proxy.logs.some(
+        (l) => l.level === 50 && String(l.msg).startsWith('the upstream answered 410 for API version 2.10'),
+      ),
+    ).toBe(true)
   })
 })

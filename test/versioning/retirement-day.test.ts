@@ -51,7 +51,10 @@ describe('2.9 on each side of its retirement (policy reject, the default)', () =
     expect(answerOf(() => versioning.decide('2.10', PLAIN)).message).toBe(
       'API version 2.10 was retired on 2027-03-13; move to 2.11 or later (the latest is 2.12)',
     )
-    expect(versioning.snapshot().versions.find((v) => v.version === '2.10')).toMatchObject({ retirementSource: 'settings', state: 'retired' })
+    expect(versioning.snapshot().versions.find((v) => v.version === '2.10')).toMatchObject({
+      retirementSource: 'settings',
+      state: 'retired',
+    })
   })
 })
 

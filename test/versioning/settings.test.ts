@@ -68,17 +68,23 @@ describe('version settings', () => {
     expect(problemsOf({ SLUICE_VERSIONS_RETIRED: 'drop' })).toEqual([
       'versions.retired (env SLUICE_VERSIONS_RETIRED): Invalid option: expected one of "reject"|"rewrite"; got "drop"',
     ])
-    expect(problemsOf({ SLUICE_VERSIONS_PIN: '2' })).toEqual(['versions.pin (env SLUICE_VERSIONS_PIN): a version <major>.<minor> such as 2.10; got "2"'])
+    expect(problemsOf({ SLUICE_VERSIONS_PIN: '2' })).toEqual([
+      'versions.pin (env SLUICE_VERSIONS_PIN): a version <major>.<minor> such as 2.10; got "2"',
+    ])
     expect(problemsOf({ SLUICE_VERSIONS_REWRITE_MAP: '{"2.9": "latest"}' })).toEqual([
       'versions.rewriteMap.2.9 (env SLUICE_VERSIONS_REWRITE_MAP): a version <major>.<minor> such as 2.10; got "latest"',
     ])
     expect(problemsOf({ SLUICE_VERSIONS_REWRITE_MAP: '{"v2.9": "2.10"}' })).toEqual([
       'versions.rewriteMap.v2.9 (env SLUICE_VERSIONS_REWRITE_MAP): the key is not a version <major>.<minor> such as 2.10; got the key "v2.9"',
     ])
-    expect(problemsOf({ SLUICE_VERSIONS_RETIREMENTS: '{"2.10": "2027-02-30"}' })).toEqual(['versions.retirements.2.10 (env SLUICE_VERSIONS_RETIREMENTS): a date YYYY-MM-DD; got "2027-02-30"'])
+    expect(problemsOf({ SLUICE_VERSIONS_RETIREMENTS: '{"2.10": "2027-02-30"}' })).toEqual([
+      'versions.retirements.2.10 (env SLUICE_VERSIONS_RETIREMENTS): a date YYYY-MM-DD; got "2027-02-30"',
+    ])
   })
 
   it('missing: pin needs a pin', () => {
-    expect(problemsOf({ SLUICE_VERSIONS_MISSING: 'pin' })).toEqual(['versions.pin (SLUICE_VERSIONS_PIN): required when versions.missing is "pin"; it is not set'])
+    expect(problemsOf({ SLUICE_VERSIONS_MISSING: 'pin' })).toEqual([
+      'versions.pin (SLUICE_VERSIONS_PIN): required when versions.missing is "pin"; it is not set',
+    ])
   })
 })

@@ -51,7 +51,8 @@ export function enforced(value: number, bounds: LearnBounds): number {
 }
 
 /** Brought within [floor, ceiling] first, the ceiling winning, so a value learned under other bounds cannot make a 429 raise the limit. */
-const withinBounds = (value: number, bounds: LearnBounds): number => Math.min(bounds.ceiling, Math.max(bounds.floor, value))
+const withinBounds = (value: number, bounds: LearnBounds): number =>
+  Math.min(bounds.ceiling, Math.max(bounds.floor, value))
 
 /** The state after one answer (docs/learned-limits.md, "The rule": the table and why each step is so). */
 export function learn(stored: LearnedState, bounds: LearnBounds, fb: Feedback): LearnedState {

@@ -51,13 +51,23 @@ export class LearnedLimits {
   }
 
   /** Applies one answer; returns the whole limit before and after, and the value after. */
-  apply(id: string, bounds: LearnBounds, idleMs: number, fb: Omit<Feedback, 'now'>): { from: number; to: number; value: number } {
+  apply(
+    id: string,
+    bounds: LearnBounds,
+    idleMs: number,
+    fb: Omit<Feedback, 'now'>,
+  ): { from: number; to: number; value: number } {
     const now = this.now()
     const entry = this.#entry(id, now)
     const before = entry?.state ?? initialState(bounds)
     const state = learn(before, bounds, { ...fb, now })
     // nothing learned yet (successes of a key not saturated): no entry made for it
-    if (entry !== undefined || state.value !== before.value || state.bad !== before.bad || state.cutAt !== before.cutAt) {
+    if (
+      entry !== undefined ||
+      state.value !== before.value ||
+      state.bad !== before.bad ||
+      state.cutAt !== before.cutAt
+    ) {
       // re-inserted, so the map stays in the order of last use
       this.#entries.delete(id)
       this.#entries.set(id, { state, usedAt: now, idleMs, bounds })
@@ -88,7 +98,12 @@ export class LearnedLimits {
     const out: LearnedEntry[] = []
     for (let i = 1; i <= ring.length; i++) {
       const [id, entry] = ring[(next - i + ring.length * 2) % ring.length]!
-      out.push({ id, limit: enforced(entry.state.value, entry.bounds), value: entry.state.value, ceiling: entry.bounds.ceiling })
+      out.push({
+        id,
+        limit: enforced(entry.state.value, entry.bounds),
+        value: entry.state.value,
+        ceiling: entry.bounds.ceiling,
+      })
     }
     return out
   }

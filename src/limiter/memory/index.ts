@@ -3,7 +3,15 @@ import { LimiterClosedError, QueueFullError, QueueTimeoutError } from '../errors
 import { FairShare, type AppPolicy } from '../fairness/policy.js'
 import { LearnedLimits } from '../learning/store.js'
 import type { LearnBounds } from '../learning/rule.js'
-import type { AcquireOptions, Limiter, LimiterObserver, LimiterStatus, Permit, PermitKey, PermitOutcome } from '../types.js'
+import type {
+  AcquireOptions,
+  Limiter,
+  LimiterObserver,
+  LimiterStatus,
+  Permit,
+  PermitKey,
+  PermitOutcome,
+} from '../types.js'
 import { KeyQueue, type Waiter } from './key-queue.js'
 
 export interface MemoryLimiterOptions {
@@ -179,12 +187,25 @@ export class MemoryLimiter implements Limiter {
     const saturated = held >= queue.limit
     // Nothing to learn, nothing to look up, for a success of a key with nothing learned yet that has
     // room, or that starts at its ceiling (a published limit: the rule only adds; release/lua.ts alike)
-    if (outcome === 'success' && (!saturated || learning.bounds.start >= learning.bounds.ceiling) && !this.learned.has(id)) return
-    const { from, to, value } = this.learned.apply(id, learning.bounds, learning.idleMs, { outcome, held, saturated, grantedAt })
+    if (
+      outcome === 'success' &&
+      (!saturated || learning.bounds.start >= learning.bounds.ceiling) &&
+      !this.learned.has(id)
+    )
+      return
+    const { from, to, value } = this.learned.apply(id, learning.bounds, learning.idleMs, {
+      outcome,
+      held,
+      saturated,
+      grantedAt,
+    })
     if (to === from) return
     queue.limit = to
     try {
-      this.observer?.limitChanged?.({ instance: queue.instance, endpoint: queue.endpoint }, { from, to, value, reason: outcome === 'throttled' ? 'throttled' : 'saturated', held })
+      this.observer?.limitChanged?.(
+        { instance: queue.instance, endpoint: queue.endpoint },
+        { from, to, value, reason: outcome === 'throttled' ? 'throttled' : 'saturated', held },
+      )
     } catch {
       // metrics and logs never break the limiter
     }
@@ -206,7 +227,9 @@ export class MemoryLimiter implements Limiter {
         instance: q.instance,
         endpoint: q.endpoint,
         limit: q.limit,
-        ...(learning === undefined ? {} : { learned: { value: this.learned.valueOf(keyOf(q), learning.bounds), ceiling: learning.bounds.ceiling } }),
+        ...(learning === undefined
+          ? {}
+          : { learned: { value: this.learned.valueOf(keyOf(q), learning.bounds), ceiling: learning.bounds.ceiling } }),
         inFlight: q.inFlight,
         queued: q.queued,
         oldestWaitMs: oldest === undefined ? 0 : now - oldest,
@@ -281,7 +304,9 @@ class QueuedWaiter implements Waiter, Expiring {
 
   /** the deadline passed */
   expire(): void {
-    this.#giveUp(new QueueTimeoutError(Date.now() - this.enqueuedAt, `${this.queue.endpoint} (instance ${this.queue.instance})`))
+    this.#giveUp(
+      new QueueTimeoutError(Date.now() - this.enqueuedAt, `${this.queue.endpoint} (instance ${this.queue.instance})`),
+    )
   }
 
   /** the client's signal aborted */

@@ -70,7 +70,8 @@ export class KeyQueue {
   oldestEnqueuedAt(): number | undefined {
     let oldest: number | undefined
     for (const lane of this.#lanes.values()) {
-      for (const { waiter } of lane.entries) if (oldest === undefined || waiter.enqueuedAt < oldest) oldest = waiter.enqueuedAt
+      for (const { waiter } of lane.entries)
+        if (oldest === undefined || waiter.enqueuedAt < oldest) oldest = waiter.enqueuedAt
     }
     return oldest
   }

@@ -77,7 +77,8 @@ function listItems(text: string): Array<Map<string, string>> {
   return items
 }
 
-const wholeNumber = (v: string | undefined): number | undefined => (v !== undefined && /^\d{1,12}$/.test(v) ? Number(v) : undefined)
+const wholeNumber = (v: string | undefined): number | undefined =>
+  v !== undefined && /^\d{1,12}$/.test(v) ? Number(v) : undefined
 
 /**
  * The policy with the longest spacing (w / q), in requests per window: with several, the strictest, so no

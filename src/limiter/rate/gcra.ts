@@ -65,7 +65,12 @@ export interface Reservation {
  * One reservation: the request starts at max(now, TAT − tolerance), and the TAT moves one interval past
  * max(TAT, start). A start later than `maxWaitMs` is refused and reserves nothing.
  */
-export function gcraReserve(tat: number, now: number, p: GcraParams, maxWaitMs: number): { readonly reservation: Reservation; readonly tat: number } {
+export function gcraReserve(
+  tat: number,
+  now: number,
+  p: GcraParams,
+  maxWaitMs: number,
+): { readonly reservation: Reservation; readonly tat: number } {
   const start = Math.max(now, tat - p.toleranceMs)
   const delayMs = start - now
   if (delayMs > maxWaitMs) return { reservation: { delayMs, granted: false }, tat }

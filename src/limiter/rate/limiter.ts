@@ -1,7 +1,16 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { BoundedMap } from '../../bounded/index.js'
 import { LimiterClosedError, WaitTooLongError } from '../errors.js'
-import type { AcquireOptions, Limiter, LimiterMode, LimiterObserver, LimiterStatus, Permit, PermitKey, RateStatus } from '../types.js'
+import type {
+  AcquireOptions,
+  Limiter,
+  LimiterMode,
+  LimiterObserver,
+  LimiterStatus,
+  Permit,
+  PermitKey,
+  RateStatus,
+} from '../types.js'
 import { hasRateFields, readRateEvidence } from './answer-fields.js'
 import type { RateGate } from './gate.js'
 import { gcraParams, HOLD_ONLY, stricter, type GcraParams, type Rate } from './gcra.js'
@@ -25,7 +34,8 @@ interface Taught {
 }
 
 /** A rate's GCRA constants, its window widened by the margin. */
-const withMargin = (rate: Rate, marginMs: number): GcraParams => gcraParams(marginMs === 0 ? rate : { ...rate, windowMs: rate.windowMs + marginMs })
+const withMargin = (rate: Rate, marginMs: number): GcraParams =>
+  gcraParams(marginMs === 0 ? rate : { ...rate, windowMs: rate.windowMs + marginMs })
 
 const idOf = (key: PermitKey): string => `${key.instance}\0${key.endpoint}`
 
@@ -77,7 +87,8 @@ export class RatedLimiter implements Limiter {
     const taught = this.#taught.get(idOf(key))
     if (taught === undefined) return params
     const now = this.now()
-    if (taught.learnedParams !== undefined && taught.learnedUntil > now) params = params === undefined ? taught.learnedParams : stricter(params, taught.learnedParams)
+    if (taught.learnedParams !== undefined && taught.learnedUntil > now)
+      params = params === undefined ? taught.learnedParams : stricter(params, taught.learnedParams)
     else if (taught.heldUntil <= now) {
       this.#taught.delete(idOf(key))
       return params
@@ -103,7 +114,11 @@ export class RatedLimiter implements Limiter {
       const reservation = await this.gate.reserve(key, params, maxWaitMs)
       delayMs = reservation.delayMs
       if (!reservation.granted) {
-        const err = new WaitTooLongError(`${key.endpoint} (instance ${key.instance})`, Math.round(delayMs), Math.max(0, Math.round(maxWaitMs)))
+        const err = new WaitTooLongError(
+          `${key.endpoint} (instance ${key.instance})`,
+          Math.round(delayMs),
+          Math.max(0, Math.round(maxWaitMs)),
+        )
         throw Object.assign(err, { headers: { 'retry-after': String(Math.max(1, Math.ceil(delayMs / 1000))) } })
       }
       if (delayMs > 0) await sleep(delayMs, options.signal, this.#drained.signal)
@@ -131,7 +146,10 @@ export class RatedLimiter implements Limiter {
     const taught = this.#taught.get(id) ?? { learnedUntil: 0, heldUntil: 0 }
     if (evidence.rate !== undefined) {
       const params = withMargin(evidence.rate, this.learning.marginMs)
-      const changed = taught.learned === undefined || taught.learned.requests !== evidence.rate.requests || taught.learned.windowMs !== evidence.rate.windowMs
+      const changed =
+        taught.learned === undefined ||
+        taught.learned.requests !== evidence.rate.requests ||
+        taught.learned.windowMs !== evidence.rate.windowMs
       taught.learned = evidence.rate
       taught.learnedParams = params
       taught.learnedUntil = now + this.learning.idleMs
@@ -187,9 +205,18 @@ export class RatedLimiter implements Limiter {
 
   #rateStatus(key: PermitKey, rate: Rate | undefined, now: number): RateStatus {
     const taught = this.#taught.get(idOf(key))
-    const learned = taught?.learned !== undefined && taught.learnedUntil > now ? { ...taught.learned, expiresInMs: taught.learnedUntil - now } : undefined
+    const learned =
+      taught?.learned !== undefined && taught.learnedUntil > now
+        ? { ...taught.learned, expiresInMs: taught.learnedUntil - now }
+        : undefined
     const params = this.#paramsOf(key, rate) ?? HOLD_ONLY
-    return { instance: key.instance, endpoint: key.endpoint, ...(rate === undefined ? {} : { rate }), ...(learned === undefined ? {} : { learned }), nextStartMs: this.gate.nextFreeMs(key, params) }
+    return {
+      instance: key.instance,
+      endpoint: key.endpoint,
+      ...(rate === undefined ? {} : { rate }),
+      ...(learned === undefined ? {} : { learned }),
+      nextStartMs: this.gate.nextFreeMs(key, params),
+    }
   }
 
   limitOf(key: PermitKey, options: Pick<AcquireOptions, 'limit' | 'learn'>): number {
@@ -222,11 +249,14 @@ function sleep(ms: number, signal: AbortSignal | undefined, drained: AbortSignal
       drained.removeEventListener('abort', onAbort)
       reject((event.target as AbortSignal).reason as Error)
     }
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort)
-      drained.removeEventListener('abort', onAbort)
-      resolve()
-    }, Math.min(ms, 2 ** 31 - 1))
+    const timer = setTimeout(
+      () => {
+        signal?.removeEventListener('abort', onAbort)
+        drained.removeEventListener('abort', onAbort)
+        resolve()
+      },
+      Math.min(ms, 2 ** 31 - 1),
+    )
     timer.unref()
     signal?.addEventListener('abort', onAbort, { once: true })
     drained.addEventListener('abort', onAbort, { once: true })

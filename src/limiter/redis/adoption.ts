@@ -22,7 +22,11 @@ const asError = (err: unknown): Error => (err instanceof Error ? err : new Error
  * "Failure modes"). `adopted` is called for each key whose script succeeded, even when another key's
  * failed; a key Redis refuses keeps its permits; any other failure rejects after the successes.
  */
-export async function adoptPermits(d: AdoptionDeps, permits: readonly SluicePermit[], adopted: (permit: SluicePermit, before: Grant) => void): Promise<void> {
+export async function adoptPermits(
+  d: AdoptionDeps,
+  permits: readonly SluicePermit[],
+  adopted: (permit: SluicePermit, before: Grant) => void,
+): Promise<void> {
   const groups = new Map<string, { sem: KeySemaphore; permits: SluicePermit[]; ids: string[] }>()
   for (const permit of permits) {
     if (permit.grant.kind === 'redis' || permit.released) continue

@@ -85,7 +85,9 @@ export function connect(settings: RedisSettings): Connections {
   }
 
   if (settings.topology === 'cluster') {
-    const nodes = settings.clusterNodes ? parseHostList(settings.clusterNodes) : [{ host: url.hostname, port: Number(url.port || 6379) }]
+    const nodes = settings.clusterNodes
+      ? parseHostList(settings.clusterNodes)
+      : [{ host: url.hostname, port: Number(url.port || 6379) }]
     const { enableOfflineQueue: _q, retryStrategy: _r, ...redisOptions } = common
     const clusterOptions = (offlineQueue: boolean, redis: RedisOptions): ClusterOptions => ({
       enableOfflineQueue: offlineQueue,

@@ -59,7 +59,10 @@ export class Fallback {
   }
 
   #localLimit(key: PermitKey, limits: LimitOptions): number {
-    return Math.max(1, Math.floor((this.hooks.limitOf?.(key, limits) ?? limits.limit) / Math.max(1, this.hooks.replicas())))
+    return Math.max(
+      1,
+      Math.floor((this.hooks.limitOf?.(key, limits) ?? limits.limit) / Math.max(1, this.hooks.replicas())),
+    )
   }
 
   /** Serves a ticket while Redis is unreachable. */
@@ -107,7 +110,8 @@ export class Fallback {
           if (attempt.stale) return local.release()
           this.#attempts.delete(ticket)
           ticket.withdraw = undefined
-          if (!ticket.succeed((waitedMs) => this.#permit(ticket, { kind: 'local', permit: local }, waitedMs))) local.release()
+          if (!ticket.succeed((waitedMs) => this.#permit(ticket, { kind: 'local', permit: local }, waitedMs)))
+            local.release()
           else if (this.hooks.redisIsBack()) this.hooks.grantedAfterRecovery()
         },
         (err: Error) => {

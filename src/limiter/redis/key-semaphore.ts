@@ -205,7 +205,14 @@ export class KeySemaphore {
     this.head.sending(waiter.policy.app, keepAge)
     const announcedBefore = this.#announcedAt > Number.NEGATIVE_INFINITY
     const announce = now - this.#announcedAt >= this.#context.syncMs
-    return { sentAt: now, mark, announce, announcedBefore, wantHead: this.#holdsAll(), full: this.#bounds.isPending(waiter) }
+    return {
+      sentAt: now,
+      mark,
+      announce,
+      announcedBefore,
+      wantHead: this.#holdsAll(),
+      full: this.#bounds.isPending(waiter),
+    }
   }
 
   /** What every acquire reply says, whatever became of its waiter. */
@@ -286,7 +293,10 @@ export class KeySemaphore {
   }
 
   /** The permit is given back: what it was, or undefined when it is not held here (lost already). */
-  takeBack(id: string, permit: SluicePermit): { readonly heldAll: boolean; readonly leaseUntil: number; readonly grantedAt: number } | undefined {
+  takeBack(
+    id: string,
+    permit: SluicePermit,
+  ): { readonly heldAll: boolean; readonly leaseUntil: number; readonly grantedAt: number } | undefined {
     const held = this.held.get(id)
     if (held?.permit !== permit) return undefined
     // every permit of the key is ours: no other replica can have released one since Redis named the head
@@ -340,11 +350,22 @@ export class KeySemaphore {
     const drop = this.#drops === undefined ? [] : [...this.#drops]
     this.#drops = undefined
     const sweep = this.#syncs++ % SWEEP_EVERY === 0
-    return { sentAt: now, mark: this.head.mark, waiting: this.#queuedIds(), drop, renewing: this.held.ids(), recount: this.#recount, sweep }
+    return {
+      sentAt: now,
+      mark: this.head.mark,
+      waiting: this.#queuedIds(),
+      drop,
+      renewing: this.held.ids(),
+      recount: this.#recount,
+      sweep,
+    }
   }
 
   /** What every sync reply says: held permits counted again, liveness announced, limit, head. */
-  synced(sent: SyncSent, reply: { readonly limit: number | undefined; readonly head: string | undefined; readonly forgot: boolean }): void {
+  synced(
+    sent: SyncSent,
+    reply: { readonly limit: number | undefined; readonly head: string | undefined; readonly forgot: boolean },
+  ): void {
     if (sent.recount) this.#recount = false
     // It found Redis had lost its data: a grant made before the loss but read after this sync went
     // out was not in its list, so the next sync counts again too (once: that one finds us known).
@@ -379,7 +400,9 @@ export class KeySemaphore {
 
   /** Nothing of this replica is left in the semaphore: its state can be forgotten. */
   isIdle(): boolean {
-    return this.held.size === 0 && this.#waiters.size === 0 && (this.#drops?.size ?? 0) === 0 && this.#syncing === undefined
+    return (
+      this.held.size === 0 && this.#waiters.size === 0 && (this.#drops?.size ?? 0) === 0 && this.#syncing === undefined
+    )
   }
 
   /** Something to renew, flush or check in Redis. */

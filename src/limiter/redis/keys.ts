@@ -49,7 +49,12 @@ export function keyList(keys: SemaphoreKeys): [string, string, string, string] {
 }
 
 /** The scripts' limit argument: "<n>" fixed, or "<start> <ceiling> <floor> <idleMs>" learned (docs/redis-limiter.md, "Keys"). */
-export function limitArg(options: { readonly limit: number; readonly learn?: { readonly ceiling: number; readonly floor: number; readonly idleMs: number } | undefined }): string {
+export function limitArg(options: {
+  readonly limit: number
+  readonly learn?: { readonly ceiling: number; readonly floor: number; readonly idleMs: number } | undefined
+}): string {
   const learn = options.learn
-  return learn === undefined ? String(options.limit) : `${options.limit} ${learn.ceiling} ${learn.floor} ${learn.idleMs}`
+  return learn === undefined
+    ? String(options.limit)
+    : `${options.limit} ${learn.ceiling} ${learn.floor} ${learn.idleMs}`
 }

@@ -4,7 +4,18 @@ import { BoundedMap } from '../../bounded/index.js'
 import { LimiterClosedError } from '../errors.js'
 import { Deadlines } from '../deadlines.js'
 import { abortReason } from '../memory/index.js'
-import type { AcquireOptions, KeyStatus, Limiter, LimiterMode, LimiterObserver, LimiterStatus, LimitChange, Permit, PermitKey, PermitOutcome } from '../types.js'
+import type {
+  AcquireOptions,
+  KeyStatus,
+  Limiter,
+  LimiterMode,
+  LimiterObserver,
+  LimiterStatus,
+  LimitChange,
+  Permit,
+  PermitKey,
+  PermitOutcome,
+} from '../types.js'
 import type { FairShare } from '../fairness/policy.js'
 import { connect, type Connections } from './connection.js'
 import { Fallback } from './fallback.js'
@@ -116,7 +127,8 @@ export class RedisLimiter implements Limiter {
             { instance: key.instance, endpoint: key.endpoint, count: counted, heldBack },
             'limiter: Redis had lost its data; the permits in flight were counted again, those not sent yet given back',
           ),
-        bug: (err) => this.#log.error({ err }, 'limiter: bug: a waiter was asked for a move its lifecycle does not allow; refused'),
+        bug: (err) =>
+          this.#log.error({ err }, 'limiter: bug: a waiter was asked for a move its lifecycle does not allow; refused'),
       },
     )
   }
@@ -130,7 +142,10 @@ export class RedisLimiter implements Limiter {
     command.on('ready', () => void this.#recover())
     subscriber.on('message', (_channel: string, message: string) => this.#shared.onMessage(message))
     const subscribed = subscriber.subscribe(this.#channel).catch((err: unknown) => {
-      this.#log.warn({ err }, 'limiter: cannot subscribe to the grant channel yet; grants are found by the sync until then')
+      this.#log.warn(
+        { err },
+        'limiter: cannot subscribe to the grant channel yet; grants are found by the sync until then',
+      )
     })
 
     const every = (ms: number, fn: () => void): void => {
@@ -161,7 +176,10 @@ export class RedisLimiter implements Limiter {
     }
     if (this.#mode !== 'redis') {
       // (the switch to `redis` reports itself; the starting fallback mode is reported here)
-      this.#log.warn({ fallback: this.#settings.fallback, err: this.#lastError }, 'limiter: Redis unreachable at start; using the fallback until it answers')
+      this.#log.warn(
+        { fallback: this.#settings.fallback, err: this.#lastError },
+        'limiter: Redis unreachable at start; using the fallback until it answers',
+      )
       this.#reportMode(this.#mode)
     }
   }
@@ -286,7 +304,10 @@ export class RedisLimiter implements Limiter {
   /** A Redis call failed or the connection closed: serve from the fallback until Redis answers. */
   #redisFailed(err: unknown): void {
     if (this.#mode !== 'redis' || this.#closed) return
-    this.#log.warn({ err, fallback: this.#settings.fallback }, `limiter: Redis unreachable, falling back to ${this.#settings.fallback}`)
+    this.#log.warn(
+      { err, fallback: this.#settings.fallback },
+      `limiter: Redis unreachable, falling back to ${this.#settings.fallback}`,
+    )
     this.#setMode(this.#settings.fallback)
     this.#fallback.pinAll(this.#shared.heldPermits())
     for (const ticket of this.#shared.detachWaiters()) this.#route(ticket)
@@ -364,7 +385,13 @@ export class RedisLimiter implements Limiter {
     if (this.#mode === 'redis') {
       try {
         const { keys: busy, learned, broken } = await this.#shared.status(this.#global)
-        return { backend: this.backend, mode: this.#mode, keys: busy, learned, details: broken ? { ...details, brokenKeys: broken } : details }
+        return {
+          backend: this.backend,
+          mode: this.#mode,
+          keys: busy,
+          learned,
+          details: broken ? { ...details, brokenKeys: broken } : details,
+        }
       } catch (err) {
         details.statusError = err instanceof Error ? err.message : String(err)
       }

@@ -42,7 +42,8 @@ export function luaPieces(shared: string): LuaPiece[] {
     const fn = /^local function ([A-Za-z_]\w*)\(/.exec(line)
     const vars = /^local ([A-Za-z_][\w, ]*?)\s*=/.exec(line)
     const names = fn ? [fn[1]!] : vars ? vars[1]!.split(',').map((n) => n.trim()) : []
-    if (names.length === 0 && !line.startsWith('if ')) throw new Error(`shared Lua: a top-level line neither a local nor a statement: ${line}`)
+    if (names.length === 0 && !line.startsWith('if '))
+      throw new Error(`shared Lua: a top-level line neither a local nor a statement: ${line}`)
     pieces.push({ names, lines: [...comments, line] })
     comments = []
   }

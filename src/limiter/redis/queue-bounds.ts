@@ -90,7 +90,8 @@ export class QueueBounds {
   }
 
   #dropAppIfEmpty(waiter: Waiter, app: AppCounts): void {
-    if (app.queued === 0 && app.counted === 0 && app.pending === 0 && app.parked === 0) this.#apps?.delete(waiter.policy.app)
+    if (app.queued === 0 && app.counted === 0 && app.pending === 0 && app.parked === 0)
+      this.#apps?.delete(waiter.policy.app)
     if (this.#apps?.size === 0) this.#apps = undefined
   }
 

@@ -56,13 +56,18 @@ export class RedisRateGate implements RateGate {
     const id = `${key.instance}\0${key.endpoint}`
     // Right after a fallback, other replicas may still reserve locally at their share: this one keeps to
     // its share too, through Redis, until they have all seen Redis back (docs/redis-limiter.md, "Rates").
-    const share = Date.now() < this.#fallbackEndedAt + this.host.settleMs ? shareOf(params, Math.max(this.host.replicas(), this.#replicasBefore)) : params
+    const share =
+      Date.now() < this.#fallbackEndedAt + this.host.settleMs
+        ? shareOf(params, Math.max(this.host.replicas(), this.#replicasBefore))
+        : params
     // Back from a fallback: starts this replica reserved meanwhile are still ahead; Redis holds its
     // next start a window past them (docs/redis-limiter.md, "Rates", "Redis lost and back").
     const localAhead = this.#local.size > 0 ? this.#local.nextFreeMs(key, share) : 0
     const sent =
       localAhead > 0
-        ? holdStarts(this.host.scripts, this.#redisKey(key), localAhead + share.intervalMs, share).then(() => this.#forgetLocal(key))
+        ? holdStarts(this.host.scripts, this.#redisKey(key), localAhead + share.intervalMs, share).then(() =>
+            this.#forgetLocal(key),
+          )
         : Promise.resolve()
     return sent
       .then(() => reserveStart(this.host.scripts, this.#redisKey(key), share, maxWaitMs))
@@ -72,7 +77,10 @@ export class RedisRateGate implements RateGate {
           return r
         },
         (err: unknown) => {
-          this.log.warn({ err, instance: key.instance, endpoint: key.endpoint }, "limiter: the rate script failed; this start reserved in process at this replica's share of the rate")
+          this.log.warn(
+            { err, instance: key.instance, endpoint: key.endpoint },
+            "limiter: the rate script failed; this start reserved in process at this replica's share of the rate",
+          )
           return this.#reserveLocally(key, params, maxWaitMs)
         },
       )
@@ -89,7 +97,8 @@ export class RedisRateGate implements RateGate {
     if (!this.#seeded.has(id)) {
       this.#seeded.set(id, true)
       const seen = this.#nextFree.get(id)
-      if (seen !== undefined && seen + params.windowMs > Date.now()) this.#local.hold(key, seen + params.windowMs - Date.now(), share)
+      if (seen !== undefined && seen + params.windowMs > Date.now())
+        this.#local.hold(key, seen + params.windowMs - Date.now(), share)
     }
     return this.#local.reserve(key, share, maxWaitMs)
   }
@@ -102,7 +111,8 @@ export class RedisRateGate implements RateGate {
   modeChanged(mode: LimiterMode): void {
     // a Redis that lost its data counts the replicas again from one as their heartbeats come in
     if (mode !== 'redis' && this.#fallbackEndedAt !== Infinity) this.#replicasBefore = this.host.replicas()
-    this.#fallbackEndedAt = mode === 'redis' ? (this.#fallbackEndedAt === Infinity ? Date.now() : this.#fallbackEndedAt) : Infinity
+    this.#fallbackEndedAt =
+      mode === 'redis' ? (this.#fallbackEndedAt === Infinity ? Date.now() : this.#fallbackEndedAt) : Infinity
   }
 
   hold(key: PermitKey, forMs: number, params: GcraParams = HOLD_ONLY): void {
@@ -111,7 +121,10 @@ export class RedisRateGate implements RateGate {
     const id = `${key.instance}\0${key.endpoint}`
     this.#nextFree.set(id, Math.max(this.#nextFree.get(id) ?? 0, Date.now() + forMs))
     holdStarts(this.host.scripts, this.#redisKey(key), forMs, params).catch((err: unknown) => {
-      this.log.warn({ err, instance: key.instance, endpoint: key.endpoint }, 'limiter: could not share a Retry-After hold through Redis; held on this replica only')
+      this.log.warn(
+        { err, instance: key.instance, endpoint: key.endpoint },
+        'limiter: could not share a Retry-After hold through Redis; held on this replica only',
+      )
       this.#local.hold(key, forMs, params)
     })
   }
@@ -120,7 +133,10 @@ export class RedisRateGate implements RateGate {
   learn(key: PermitKey, params: GcraParams, ttlMs: number): void {
     if (this.host.mode() !== 'redis') return
     shareLearnedRate(this.host.scripts, this.#redisKey(key), params, ttlMs).catch((err: unknown) => {
-      this.log.warn({ err, instance: key.instance, endpoint: key.endpoint }, 'limiter: could not share a learned rate through Redis')
+      this.log.warn(
+        { err, instance: key.instance, endpoint: key.endpoint },
+        'limiter: could not share a learned rate through Redis',
+      )
     })
   }
 

@@ -44,7 +44,10 @@ export class Releases {
     const back = sem?.takeBack(grant.id, permit)
     if (!sem || !back) return // already lost: Redis no longer knows it
     const now = this.#d.now()
-    const answer = permit.limits.learn !== undefined && (outcome === 'success' || outcome === 'throttled') ? { outcome, heldMs: now - back.grantedAt } : undefined
+    const answer =
+      permit.limits.learn !== undefined && (outcome === 'success' || outcome === 'throttled')
+        ? { outcome, heldMs: now - back.grantedAt }
+        : undefined
     const next = sem.handOver(back.heldAll, back.leaseUntil, now, permit.app)
     // A 429 on a learned limit may lower it: that slot goes back through Redis, which learns first
     // and grants only under the new limit (a handover would keep the old concurrency one more turn).
@@ -68,7 +71,13 @@ export class Releases {
       sem.head.fromReply(head, mark)
       sem.heardLimit(limit)
       if (answer !== undefined && learned !== undefined && limit !== undefined && limit !== learned.from) {
-        this.#d.hooks.limitChanged?.(sem.key, { from: learned.from, to: limit, value: learned.value, reason: answer.outcome === 'throttled' ? 'throttled' : 'saturated', held: learned.held })
+        this.#d.hooks.limitChanged?.(sem.key, {
+          from: learned.from,
+          to: limit,
+          value: learned.value,
+          reason: answer.outcome === 'throttled' ? 'throttled' : 'saturated',
+          held: learned.held,
+        })
       }
       // A slot handed to one of our own waiters is granted from this reply (no message is sent for it;
       // the reply carries the head a message would name, taken above). Were the reply lost, Redis

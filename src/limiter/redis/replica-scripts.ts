@@ -33,7 +33,11 @@ export class ReplicaScripts {
   ) {}
 
   // (object literals of one shape, not spreads: these two run for every request)
-  acquire(sem: ScriptTarget, a: Pick<AcquireArgs, 'id' | 'ageMs' | 'full' | 'announce' | 'announcedBefore' | 'wantHead' | 'cost'>, options?: RunOptions): Promise<AcquireReply> {
+  acquire(
+    sem: ScriptTarget,
+    a: Pick<AcquireArgs, 'id' | 'ageMs' | 'full' | 'announce' | 'announcedBefore' | 'wantHead' | 'cost'>,
+    options?: RunOptions,
+  ): Promise<AcquireReply> {
     const r = this.replica
     return acquire(
       this.runner,
@@ -81,7 +85,17 @@ export class ReplicaScripts {
   sync(sem: ScriptTarget, a: Pick<SyncArgs, 'held' | 'waiting' | 'drop' | 'sweep' | 'recount'>): Promise<SyncReply> {
     const { replicaId, leaseMs, liveMs, idleMs, channelPrefix } = this.replica
     const { instance, endpoint } = sem.key
-    return sync(this.runner, sem.keys, { ...a, replicaId, limit: sem.arg, instance, endpoint, leaseMs, liveMs, idleMs, channelPrefix })
+    return sync(this.runner, sem.keys, {
+      ...a,
+      replicaId,
+      limit: sem.arg,
+      instance,
+      endpoint,
+      leaseMs,
+      liveMs,
+      idleMs,
+      channelPrefix,
+    })
   }
 
   adopt(sem: ScriptTarget, ids: readonly string[]): Promise<number> {

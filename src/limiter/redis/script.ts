@@ -28,7 +28,12 @@ export interface RunOptions {
 
 /** Runs one of the limiter's scripts. `Scripts` on a real connection; tests may pass a fake. */
 export interface ScriptRunner {
-  run(def: ScriptDef, keys: readonly string[], args: readonly (string | number)[], options?: RunOptions): Promise<unknown>
+  run(
+    def: ScriptDef,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+    options?: RunOptions,
+  ): Promise<unknown>
 }
 
 /** A script not re-sent after NOSCRIPT because its caller no longer wanted it (see RunOptions.resendIf). */
@@ -85,7 +90,12 @@ export class Scripts implements ScriptRunner {
     return sha
   }
 
-  async run(def: ScriptDef, keys: readonly string[], args: readonly (string | number)[], options?: RunOptions): Promise<unknown> {
+  async run(
+    def: ScriptDef,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+    options?: RunOptions,
+  ): Promise<unknown> {
     const started = performance.now()
     try {
       const reply = await this.#withDeadline(def, started, this.#send(def, keys, args, options))
@@ -122,7 +132,12 @@ export class Scripts implements ScriptRunner {
     corked?.uncork()
   }
 
-  async #send(def: ScriptDef, keys: readonly string[], args: readonly (string | number)[], options?: RunOptions): Promise<unknown> {
+  async #send(
+    def: ScriptDef,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+    options?: RunOptions,
+  ): Promise<unknown> {
     if (def.urgent !== true) this.#hold()
     // ioredis writes the command (into the corked socket's buffer, if held) before call() returns
     const sent = this.client.call('evalsha', this.#shaOf(def), def.numberOfKeys, ...keys, ...args)

@@ -68,7 +68,14 @@ export class Semaphores {
     if (!sem) {
       const announced = this.#announced.get(tag)
       const at = announced !== undefined && announced.arg === arg ? announced.at : Number.NEGATIVE_INFINITY
-      sem = new KeySemaphore({ instance: key.instance, endpoint: key.endpoint }, semaphoreKeysOf(this.#config.prefix, tag), arg, this.#knownOf(tag, limits), at, this.#context)
+      sem = new KeySemaphore(
+        { instance: key.instance, endpoint: key.endpoint },
+        semaphoreKeysOf(this.#config.prefix, tag),
+        arg,
+        this.#knownOf(tag, limits),
+        at,
+        this.#context,
+      )
       this.#byTag.set(tag, sem)
     }
     sem.useLimits(arg, limits)

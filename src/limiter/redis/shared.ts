@@ -86,10 +86,12 @@ export class SharedPermits {
         if (hooks.bug === undefined) throw err
         hooks.bug(err)
       },
-      moved: hooks.waiterMoved === undefined ? undefined : (waiter, from, to) => hooks.waiterMoved?.(waiter.id, from, to),
+      moved:
+        hooks.waiterMoved === undefined ? undefined : (waiter, from, to) => hooks.waiterMoved?.(waiter.id, from, to),
     })
     this.#scripts = new ReplicaScripts(scripts, config)
-    const release = (sem: Parameters<Releases['release']>[0], ids: string[]): Promise<void> => this.#releases.release(sem, ids)
+    const release = (sem: Parameters<Releases['release']>[0], ids: string[]): Promise<void> =>
+      this.#releases.release(sem, ids)
     const common = { scripts: this.#scripts, semaphores: this.#semaphores, hooks, now }
     this.#waiting = new Waiting({ ...common, fairness: this.#fairness, nextId: this.#nextId, release })
     this.#releases = new Releases({ ...common, waiting: () => this.#waiting })
@@ -159,7 +161,14 @@ export class SharedPermits {
 
   /** Counts in Redis the permits granted without it that are still in flight (adoption.ts). */
   adopt(permits: readonly SluicePermit[], adopted: (permit: SluicePermit, before: Grant) => void): Promise<void> {
-    const d = { scripts: this.#scripts, semaphores: this.#semaphores, hooks: this.hooks, fairness: this.#fairness, now: this.#now, nextId: this.#nextId }
+    const d = {
+      scripts: this.#scripts,
+      semaphores: this.#semaphores,
+      hooks: this.hooks,
+      fairness: this.#fairness,
+      now: this.#now,
+      nextId: this.#nextId,
+    }
     return adoptPermits(d, permits, adopted)
   }
 
@@ -186,7 +195,11 @@ export class SharedPermits {
 
   /** `/status` from Redis: the semaphores busy on any replica, and their learned limits. */
   status(globalKeys: GlobalKeys): Promise<SharedStatus> {
-    return sharedStatus(this.#scripts.runner, globalKeys, { prefix: this.config.prefix, idleMs: this.config.idleMs, localTags: () => this.activeTags() })
+    return sharedStatus(this.#scripts.runner, globalKeys, {
+      prefix: this.config.prefix,
+      idleMs: this.config.idleMs,
+      localTags: () => this.activeTags(),
+    })
   }
 
   /** The limiter is draining (shutdown): parked waiters are not let in any more, only failed (Waiting.closing). */

@@ -56,7 +56,13 @@ export class SyncLoop {
     const sent = sem.syncSent(this.#d.now())
     let reply: SyncReply
     try {
-      reply = await this.#d.scripts.sync(sem, { held: sent.renewing, waiting: sent.waiting, drop: sent.drop, sweep: sent.sweep, recount: sent.recount })
+      reply = await this.#d.scripts.sync(sem, {
+        held: sent.renewing,
+        waiting: sent.waiting,
+        drop: sent.drop,
+        sweep: sent.sweep,
+        recount: sent.recount,
+      })
     } catch (err) {
       sem.dropLater(sent.drop)
       throw err
@@ -94,7 +100,11 @@ export class SyncLoop {
     for (const { permit } of unsent) this.#d.hooks.lost(permit)
     // said also when every one was unsent: the loss of Redis's data is news whatever it held back
     this.#d.hooks.recounted?.(sem.key, { counted: ids.length - unsent.length, heldBack: unsent.length })
-    if (unsent.length > 0) void this.#d.release(sem, unsent.map((u) => u.id))
+    if (unsent.length > 0)
+      void this.#d.release(
+        sem,
+        unsent.map((u) => u.id),
+      )
   }
 
   #syncFailed(sem: KeySemaphore, err: unknown): void {

@@ -24,9 +24,12 @@ export function waiterId(p: WaiterIdParts): string {
  * Ids of one replica, numbered in order: `next(policy, arrivedAt)` carries the app, its cap and the
  * arrival, which the scripts read there.
  */
-export function waiterIds(replicaId: string): (policy: { readonly app: string; readonly maxHeld: number }, arrivedAt: number) => string {
+export function waiterIds(
+  replicaId: string,
+): (policy: { readonly app: string; readonly maxHeld: number }, arrivedAt: number) => string {
   let sequence = 0
-  return (policy, arrivedAt) => waiterId({ replicaId, sequence: ++sequence, arrivedAt, maxHeld: policy.maxHeld, app: policy.app })
+  return (policy, arrivedAt) =>
+    waiterId({ replicaId, sequence: ++sequence, arrivedAt, maxHeld: policy.maxHeld, app: policy.app })
 }
 
 /** The app an id names; undefined for an id of the older form `<replica>/<sequence>`. */

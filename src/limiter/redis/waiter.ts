@@ -3,7 +3,19 @@ import type { KeySemaphore } from './key-semaphore.js'
 import type { Ticket } from './ticket.js'
 
 /** Where one waiter of this replica is in its wait for a Redis permit (docs/redis-limiter.md, "The waiter's lifecycle"). */
-export type WaiterState = 'new' | 'parked' | 'deferred' | 'sending' | 'queued' | 'confirming' | 'granted' | 'refused' | 'failed' | 'withdrawn' | 'requeued' | 'detached'
+export type WaiterState =
+  | 'new'
+  | 'parked'
+  | 'deferred'
+  | 'sending'
+  | 'queued'
+  | 'confirming'
+  | 'granted'
+  | 'refused'
+  | 'failed'
+  | 'withdrawn'
+  | 'requeued'
+  | 'detached'
 
 /**
  * Every move a waiter may make; anything else is a bug. test/limiter/redis/waiter-lifecycle.test.ts

@@ -90,7 +90,11 @@ export class Waiting {
   #refused(waiter: Waiter, full: Full): void {
     const { ticket, policy } = waiter
     ticket.withdraw = undefined
-    ticket.fail(full.app ? new QueueFullError(`${describeKey(ticket.key)} for app ${policy.app}`, full.waiting) : new QueueFullError(describeKey(ticket.key), full.waiting))
+    ticket.fail(
+      full.app
+        ? new QueueFullError(`${describeKey(ticket.key)} for app ${policy.app}`, full.waiting)
+        : new QueueFullError(describeKey(ticket.key), full.waiting),
+    )
   }
 
   /** Sends its acquire; placed by its age when it waited before (`Waiter.byAge`), not by when Redis sees it. */
@@ -154,7 +158,9 @@ export class Waiting {
     ticket.withdraw = undefined
     if (keyError) {
       this.#d.hooks.keyBroken(sem.key, err)
-      ticket.fail(new LimiterClosedError(`Redis refused the semaphore of ${describeKey(sem.key)}: ${(err as Error).message}`))
+      ticket.fail(
+        new LimiterClosedError(`Redis refused the semaphore of ${describeKey(sem.key)}: ${(err as Error).message}`),
+      )
       this.#d.semaphores.collect(sem)
       return
     }
@@ -192,7 +198,13 @@ export class Waiting {
     const { ticket } = waiter
     ticket.withdraw = undefined
     const taken = ticket.succeed((waitedMs) => {
-      const permit = this.#d.hooks.makePermit(sem.key, ticket.options, { kind: 'redis', tag: sem.tag, id }, waitedMs, waiter.policy.app)
+      const permit = this.#d.hooks.makePermit(
+        sem.key,
+        ticket.options,
+        { kind: 'redis', tag: sem.tag, id },
+        waitedMs,
+        waiter.policy.app,
+      )
       sem.held.hold(id, permit, leaseUntil, this.#d.now())
       return permit
     })

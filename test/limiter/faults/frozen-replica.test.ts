@@ -27,10 +27,19 @@ async function holdPermits(s: Scenario, replica: ProxyProcess, holdMs: number): 
       body: r.method === 'POST' ? '{}' : undefined,
     }).then((a) => a.status),
   )
-  await until(() => {
-    const admitted = new Set(s.stack.sim.stats().arrivals.filter((a) => a.outcome === 'admitted' && a.seq !== null).map((a) => a.seq))
-    return tags.every((t) => admitted.has(t))
-  }, 'the replica holds a permit of each key', 20_000)
+  await until(
+    () => {
+      const admitted = new Set(
+        s.stack.sim
+          .stats()
+          .arrivals.filter((a) => a.outcome === 'admitted' && a.seq !== null)
+          .map((a) => a.seq),
+      )
+      return tags.every((t) => admitted.has(t))
+    },
+    'the replica holds a permit of each key',
+    20_000,
+  )
   return answers
 }
 

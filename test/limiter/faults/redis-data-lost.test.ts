@@ -1,5 +1,14 @@
 import { describe, it } from 'vitest'
-import { OUTAGE_LEASE_MS, judgeFromOneLeaseAfter, everyReplicaIn, expectNeverOverTheLimit, mark, sleep, startScenario, trafficFlows } from './scenario.js'
+import {
+  OUTAGE_LEASE_MS,
+  judgeFromOneLeaseAfter,
+  everyReplicaIn,
+  expectNeverOverTheLimit,
+  mark,
+  sleep,
+  startScenario,
+  trafficFlows,
+} from './scenario.js'
 import { needs } from '../../support/tools.js'
 
 /*
@@ -9,19 +18,22 @@ import { needs } from '../../support/tools.js'
  * Redis is back: meanwhile the default `local` fallback may put a limit-1 key over its limit by
  * design (three replicas take one slot each).
  */
-describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`Redis restarted with its data lost, under load ${needs('redis-server')}`, () => {
-  it('never over the limit one lease after it is back, every request answered, nothing left behind', async () => {
-    const s = await startScenario({ leaseMs: OUTAGE_LEASE_MS, simLatencyMs: 100 })
-    for (let round = 0; round < 3; round++) {
-      const downAt = mark(s, 'Redis killed')
-      await s.stack.redis.stop()
-      await s.stack.redis.start()
-      const backAt = mark(s, 'Redis started, empty')
-      judgeFromOneLeaseAfter(s, downAt, backAt)
-      await everyReplicaIn(s, 'redis')
-      await trafficFlows(s, 'traffic through the empty Redis', 30)
-      await sleep(s.leaseMs)
-    }
-    await expectNeverOverTheLimit(s)
-  }, 90_000)
-})
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
+  `Redis restarted with its data lost, under load ${needs('redis-server')}`,
+  () => {
+    it('never over the limit one lease after it is back, every request answered, nothing left behind', async () => {
+      const s = await startScenario({ leaseMs: OUTAGE_LEASE_MS, simLatencyMs: 100 })
+      for (let round = 0; round < 3; round++) {
+        const downAt = mark(s, 'Redis killed')
+        await s.stack.redis.stop()
+        await s.stack.redis.start()
+        const backAt = mark(s, 'Redis started, empty')
+        judgeFromOneLeaseAfter(s, downAt, backAt)
+        await everyReplicaIn(s, 'redis')
+        await trafficFlows(s, 'traffic through the empty Redis', 30)
+        await sleep(s.leaseMs)
+      }
+      await expectNeverOverTheLimit(s)
+    }, 90_000)
+  },
+)

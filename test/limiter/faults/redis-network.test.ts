@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest'
-import { OUTAGE_LEASE_MS, judgeFromOneLeaseAfter, everyReplicaIn, expectNeverOverTheLimit, modes, mark, sleep, startScenario, trafficFlows } from './scenario.js'
+import {
+  OUTAGE_LEASE_MS,
+  judgeFromOneLeaseAfter,
+  everyReplicaIn,
+  expectNeverOverTheLimit,
+  modes,
+  mark,
+  sleep,
+  startScenario,
+  trafficFlows,
+} from './scenario.js'
 
 /*
  * The network to Redis misbehaves (a TCP proxy of the test's own between the replicas and Redis).
@@ -31,7 +41,11 @@ describe('a slow, partitioned or reset network between the replicas and Redis', 
   }, 90_000)
 
   it('a partition longer than the command timeout, then connections reset: fallback and back, never over one lease after', async () => {
-    const s = await startScenario({ leaseMs: OUTAGE_LEASE_MS, viaTcpProxy: true, env: { SLUICE_REDIS_COMMAND_TIMEOUT_MS: String(COMMAND_TIMEOUT_MS) } })
+    const s = await startScenario({
+      leaseMs: OUTAGE_LEASE_MS,
+      viaTcpProxy: true,
+      env: { SLUICE_REDIS_COMMAND_TIMEOUT_MS: String(COMMAND_TIMEOUT_MS) },
+    })
     const tcp = s.stack.tcp!
     for (let round = 0; round < 2; round++) {
       let downAt = mark(s, 'network held')

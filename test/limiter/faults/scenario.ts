@@ -75,7 +75,12 @@ export async function startScenario(o: ScenarioOptions = {}): Promise<Scenario> 
 }
 
 /** Waits until the loops got `count` more answers (a bound on a stuck run, not a timing assertion). */
-export async function trafficFlows(s: Pick<Scenario, 'loops'>, what: string, count = 30, timeoutMs = 20_000): Promise<void> {
+export async function trafficFlows(
+  s: Pick<Scenario, 'loops'>,
+  what: string,
+  count = 30,
+  timeoutMs = 20_000,
+): Promise<void> {
   const before = s.loops.answered()
   await until(() => s.loops.answered() >= before + count, what, timeoutMs)
 }
@@ -125,7 +130,9 @@ export async function expectNeverOverTheLimit(s: Scenario, o: { okStatuses?: rea
     left = await leftovers(s.stack)
   }
   const verdicts = verdict(s.stack.sim, s.routes, s.allowed)
-  const otherStatuses = Object.fromEntries(Object.entries(figures.statuses).filter(([status]) => !ok.includes(Number(status))))
+  const otherStatuses = Object.fromEntries(
+    Object.entries(figures.statuses).filter(([status]) => !ok.includes(Number(status))),
+  )
   const outcome: Outcome = {
     over: verdicts.filter((v) => v.rejected429Judged > 0 || v.maxInProgress > v.limit),
     otherStatuses,
@@ -135,10 +142,19 @@ export async function expectNeverOverTheLimit(s: Scenario, o: { okStatuses?: rea
     // (a replica the test killed was replaced in the array: any process there that exited died by itself)
     exited: s.stack.replicas.filter((r) => r.child.exitCode !== null || r.child.signalCode !== null).map((r) => r.pid),
   }
-  const expected: Outcome = { over: [], otherStatuses: {}, errors: [], unanswered: 0, left: { holders: 0, queued: 0, keysWithoutTtl: [] }, exited: [] }
+  const expected: Outcome = {
+    over: [],
+    otherStatuses: {},
+    errors: [],
+    unanswered: 0,
+    left: { holders: 0, queued: 0, keysWithoutTtl: [] },
+    exited: [],
+  }
   if (JSON.stringify(outcome) !== JSON.stringify(expected) || process.env.SLUICE_FAULTS_VERBOSE) {
     const logs = s.stack.replicas.map((r, i) => `replica ${i} (pid ${r.pid}):\n${warnings(r.output())}`).join('\n')
-    console.log(`fault scenario missed the bar\nsim: ${JSON.stringify(verdicts)}\nfaults: ${JSON.stringify(s.marks)}\nallowed: ${JSON.stringify(s.allowed)}\nloops: ${JSON.stringify(figures)}\n${logs}`)
+    console.log(
+      `fault scenario missed the bar\nsim: ${JSON.stringify(verdicts)}\nfaults: ${JSON.stringify(s.marks)}\nallowed: ${JSON.stringify(s.allowed)}\nloops: ${JSON.stringify(figures)}\n${logs}`,
+    )
   }
   expect(outcome).toEqual(expected)
   // and the scenario did put load through: the figures above are not vacuous

@@ -36,7 +36,9 @@ describe('learning under an app cap', () => {
     const burst = Array.from({ length: 30 }, () => limiter.acquire(key, { ...opts, app: 'web' }))
     for (const p of burst) p.catch(() => {})
     await Promise.resolve()
-    const web = (await limiter.status()).keys.find((k) => k.endpoint === key.endpoint)?.apps?.find((a) => a.app === 'web')
+    const web = (await limiter.status()).keys
+      .find((k) => k.endpoint === key.endpoint)
+      ?.apps?.find((a) => a.app === 'web')
     // only ever 1 in progress: nothing was learned about 2..50
     expect({ limit: limiter.limitOf?.(key, opts), webAtOnce: web?.held }).toEqual({ limit: 5, webAtOnce: 4 })
     ;(await current).release()

@@ -8,10 +8,19 @@ import { changesIn, drive, judged, lastLimit, MEMBERSHIPS } from './drive.js'
  * Judged after a learning phase, on the sim's own counts; no client ever sees a 429.
  */
 const CONTACTS = 'GET /accounts/{id}/contacts'
-const stack = useSimAndProxy({
-  latencyMs: 15,
-  hiddenLimits: { low: { [MEMBERSHIPS]: 2 }, high: { [MEMBERSHIPS]: 12 }, drop: { [MEMBERSHIPS]: 8 }, roomy: { [CONTACTS]: 12 }, tight: { [CONTACTS]: 3 } },
-}, { requestLog: false })
+const stack = useSimAndProxy(
+  {
+    latencyMs: 15,
+    hiddenLimits: {
+      low: { [MEMBERSHIPS]: 2 },
+      high: { [MEMBERSHIPS]: 12 },
+      drop: { [MEMBERSHIPS]: 8 },
+      roomy: { [CONTACTS]: 12 },
+      tight: { [CONTACTS]: 3 },
+    },
+  },
+  { requestLog: false },
+)
 
 const urls = (): string[] => [stack.proxy.url]
 
@@ -35,11 +44,18 @@ describe('learned limits, in process', () => {
     // each change counted, by direction (README "Learned limits")
     const metrics = await (await fetch(`${stack.proxy.adminUrl}/metrics`)).text()
     const changed = (org: string, direction: string): number =>
-      Number(new RegExp(`^sluice_limit_changes_total\\{endpoint="GET /accounts/\\{id\\}/memberships",org="${org}",direction="${direction}"\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? 0)
+      Number(
+        new RegExp(
+          `^sluice_limit_changes_total\\{endpoint="GET /accounts/\\{id\\}/memberships",org="${org}",direction="${direction}"\\} (\\d+)`,
+          'm',
+        ).exec(metrics)?.[1] ?? 0,
+      )
     expect(changed('low', 'down')).toBeGreaterThanOrEqual(1)
     expect(changed('high', 'up')).toBeGreaterThanOrEqual(5)
     // /status lists learned limits, the idle keys' too
-    const status = (await (await fetch(`${stack.proxy.adminUrl}/status`)).json()) as { learned: { instance: string; endpoint: string; limit: number; value: number; ceiling: number }[] }
+    const status = (await (await fetch(`${stack.proxy.adminUrl}/status`)).json()) as {
+      learned: { instance: string; endpoint: string; limit: number; value: number; ceiling: number }[]
+    }
     const low = status.learned.find((l) => l.instance === 'low' && l.endpoint === MEMBERSHIPS)
     expect(low?.ceiling).toBe(50)
     expect(low?.limit).toBe(lastLimit(changesIn(stack.proxy.logs), 'low'))
@@ -80,7 +96,10 @@ describe('learned limits, in process', () => {
 })
 
 describe('learned limits, turned off', () => {
-  const off = useSimAndProxy({ latencyMs: 15, hiddenLimits: { high: { [MEMBERSHIPS]: 12 } } }, { requestLog: false, learning: { enabled: false } })
+  const off = useSimAndProxy(
+    { latencyMs: 15, hiddenLimits: { high: { [MEMBERSHIPS]: 12 } } },
+    { requestLog: false, learning: { enabled: false } },
+  )
 
   it('keeps limits.default where the API would allow more, and learns nothing', async () => {
     const statuses = await drive([off.proxy.url], 'high', 24, 8)

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { LUA_COMMON } from '../../../src/limiter/redis/lua-common.js'
-import { learn, enforced, initialState, type Feedback, type LearnBounds, type LearnedState } from '../../../src/limiter/learning/rule.js'
+import {
+  learn,
+  enforced,
+  initialState,
+  type Feedback,
+  type LearnBounds,
+  type LearnedState,
+} from '../../../src/limiter/learning/rule.js'
 import { useRedis } from '../../support/use-redis.js'
 
 /**
@@ -40,11 +47,31 @@ describe('the Lua rule and the TypeScript rule', () => {
       now += Math.floor(next() * 50)
       const held = 1 + Math.floor(next() * 22)
       const heldMs = Math.floor(next() * 100)
-      const fb: Feedback = { outcome: next() < 0.2 ? 'throttled' : 'success', held, saturated: next() < 0.8, grantedAt: now - heldMs, now }
+      const fb: Feedback = {
+        outcome: next() < 0.2 ? 'throttled' : 'success',
+        held,
+        saturated: next() < 0.8,
+        grantedAt: now - heldMs,
+        now,
+      }
       const before = enforced(state.value, bounds)
       state = learn(state, bounds, fb)
-      const reply = (await client.eval(STEP, 1, key, spec, fb.outcome === 'throttled' ? 't' : 's', held, fb.saturated ? '1' : '0', heldMs, now)) as [number, number, string]
-      expect([reply[0], reply[1], Number(reply[2])], `step ${i}`).toEqual([before, enforced(state.value, bounds), state.value])
+      const reply = (await client.eval(
+        STEP,
+        1,
+        key,
+        spec,
+        fb.outcome === 'throttled' ? 't' : 's',
+        held,
+        fb.saturated ? '1' : '0',
+        heldMs,
+        now,
+      )) as [number, number, string]
+      expect([reply[0], reply[1], Number(reply[2])], `step ${i}`).toEqual([
+        before,
+        enforced(state.value, bounds),
+        state.value,
+      ])
       const stored = await client.hmget(key, 'b', 'c')
       expect([Number(stored[0]), Number(stored[1])], `step ${i}`).toEqual([state.bad, state.cutAt])
     }

@@ -14,7 +14,15 @@ let stack: ReplicaStack
 beforeAll(async () => {
   stack = await startReplicaStack({
     prefixName: 'learning',
-    sim: { latencyMs: 15, hiddenLimits: { low: { [MEMBERSHIPS]: 2 }, high: { [MEMBERSHIPS]: 12 }, drop: { [MEMBERSHIPS]: 8 }, roomy: { [CONTACTS]: 12 } } },
+    sim: {
+      latencyMs: 15,
+      hiddenLimits: {
+        low: { [MEMBERSHIPS]: 2 },
+        high: { [MEMBERSHIPS]: 12 },
+        drop: { [MEMBERSHIPS]: 8 },
+        roomy: { [CONTACTS]: 12 },
+      },
+    },
   })
 }, 60_000)
 afterAll(async () => {
@@ -35,7 +43,9 @@ describe('learned limits, three replicas on Redis', () => {
     expect(lastLimit(changes(), 'high')).toBeGreaterThanOrEqual(10)
     expect(lastLimit(changes(), 'high')).toBeLessThanOrEqual(13)
     // the changes were made by more than one replica: one value, learned by all of them
-    expect(new Set(stack.replicas.filter((r) => changesIn(r.output().split('\n')).length > 0).map((r) => r.pid)).size).toBeGreaterThan(1)
+    expect(
+      new Set(stack.replicas.filter((r) => changesIn(r.output().split('\n')).length > 0).map((r) => r.pid)).size,
+    ).toBeGreaterThan(1)
     expect(judged(stack.sim, 'low').share429).toBeLessThan(0.1)
     expect(judged(stack.sim, 'high').maxInProgress).toBeGreaterThanOrEqual(9)
     expect(judged(stack.sim, 'high').share429).toBeLessThan(0.1)

@@ -1,11 +1,32 @@
 import { describe, expect, it } from 'vitest'
-import { DECREASE, PROBE_RATE, enforced, initialState, learn, type Feedback, type LearnBounds, type LearnedState } from '../../../src/limiter/learning/rule.js'
+import {
+  DECREASE,
+  PROBE_RATE,
+  enforced,
+  initialState,
+  learn,
+  type Feedback,
+  type LearnBounds,
+  type LearnedState,
+} from '../../../src/limiter/learning/rule.js'
 
 /** The AIMD rule of docs/learned-limits.md, step by step, with no clock but the numbers given. */
 
 const BOUNDS: LearnBounds = { start: 5, ceiling: 50, floor: 1 }
-const ok = (held: number, now: number, saturated = true): Feedback => ({ outcome: 'success', held, saturated, grantedAt: now - 40, now })
-const busy = (held: number, now: number, grantedAt = now): Feedback => ({ outcome: 'throttled', held, saturated: true, grantedAt, now })
+const ok = (held: number, now: number, saturated = true): Feedback => ({
+  outcome: 'success',
+  held,
+  saturated,
+  grantedAt: now - 40,
+  now,
+})
+const busy = (held: number, now: number, grantedAt = now): Feedback => ({
+  outcome: 'throttled',
+  held,
+  saturated: true,
+  grantedAt,
+  now,
+})
 
 describe('the learned-limit rule', () => {
   it('starts at its start and enforces the whole part, within floor and ceiling', () => {

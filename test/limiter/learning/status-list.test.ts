@@ -16,7 +16,12 @@ describe('learned limits list: the ring gives the newest-first copy, cut at max'
       const ops = rnd(200)
       for (let i = 0; i < ops; i++) {
         now += rnd(50)
-        store.apply(`k${rnd(40)}`, bounds, 100 + rnd(2_000), { outcome: 'throttled', held: 5, saturated: true, grantedAt: now - 1 })
+        store.apply(`k${rnd(40)}`, bounds, 100 + rnd(2_000), {
+          outcome: 'throttled',
+          held: 5,
+          saturated: true,
+          grantedAt: now - 1,
+        })
       }
       now += rnd(500)
       const all = store.list(1_000_000).map((e) => e.id)

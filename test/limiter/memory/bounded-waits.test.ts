@@ -48,7 +48,9 @@ describe('memory limiter: bounded waits', () => {
     const waiters = [1, 2, 3].map(() => limiter.acquire(key, { ...base, deadline: Date.now() + 10_000 }))
     limiter.drain()
     for (const w of waiters) await expect(w).rejects.toMatchObject({ code: 'SLUICE_UNAVAILABLE', statusCode: 503 })
-    await expect(limiter.acquire(key, { ...base, deadline: Date.now() + 10_000 })).rejects.toMatchObject({ code: 'SLUICE_UNAVAILABLE' })
+    await expect(limiter.acquire(key, { ...base, deadline: Date.now() + 10_000 })).rejects.toMatchObject({
+      code: 'SLUICE_UNAVAILABLE',
+    })
     expect(limiter.ready()).toBe(false)
     held.release()
     expect((await limiter.status()).keys).toEqual([])

@@ -12,7 +12,8 @@ describe('deadlines on one timer, the wall clock stepped back', () => {
     const deadlines = new Deadlines()
     const start = Date.now()
     const expired: number[] = []
-    for (const ms of [100, 200, 300]) deadlines.add({ deadline: start + ms, slot: -1, expire: () => void expired.push(ms) })
+    for (const ms of [100, 200, 300])
+      deadlines.add({ deadline: start + ms, slot: -1, expire: () => void expired.push(ms) })
     vi.setSystemTime(start - 3_600_000) // one hour back; no timer moves
     vi.advanceTimersByTime(301)
     expect(expired).toEqual([100, 200, 300])
@@ -28,7 +29,13 @@ describe('deadlines on one timer, an expiry that throws', () => {
     const deadlines = new Deadlines()
     const start = Date.now()
     const expired: number[] = []
-    deadlines.add({ deadline: start + 10, slot: -1, expire: () => { throw new Error('a bug in one wait') } })
+    deadlines.add({
+      deadline: start + 10,
+      slot: -1,
+      expire: () => {
+        throw new Error('a bug in one wait')
+      },
+    })
     deadlines.add({ deadline: start + 50, slot: -1, expire: () => void expired.push(50) })
     expect(() => vi.advanceTimersByTime(20)).toThrow('a bug in one wait')
     vi.advanceTimersByTime(40)

@@ -14,12 +14,19 @@ describe('many deadlines on one timer (src/limiter/deadlines.ts)', () => {
       // deadlines 1 ms ahead or more: each step removes, then advances the clock, so a removal at
       // t = in comes after the expiry, and one before it (removeAt < in) wins
       fc.property(
-        fc.array(fc.record({ in: fc.integer({ min: 1, max: 200 }), removeAt: fc.option(fc.integer({ min: 0, max: 200 })) }), { maxLength: 100 }),
+        fc.array(
+          fc.record({ in: fc.integer({ min: 1, max: 200 }), removeAt: fc.option(fc.integer({ min: 0, max: 200 })) }),
+          { maxLength: 100 },
+        ),
         (plan) => {
           const start = Date.now()
           const deadlines = new Deadlines()
           const expiredAt: (number | undefined)[] = plan.map(() => undefined)
-          const items: Expiring[] = plan.map((p, i) => ({ deadline: start + p.in, slot: -1, expire: () => void (expiredAt[i] = expiredAt[i] === undefined ? Date.now() : -1) }))
+          const items: Expiring[] = plan.map((p, i) => ({
+            deadline: start + p.in,
+            slot: -1,
+            expire: () => void (expiredAt[i] = expiredAt[i] === undefined ? Date.now() : -1),
+          }))
           for (const item of items) deadlines.add(item)
           for (let t = 0; t <= 201; t++) {
             plan.forEach((p, i) => {
@@ -48,7 +55,11 @@ describe('many deadlines on one timer (src/limiter/deadlines.ts)', () => {
     const deadlines = new Deadlines()
     const start = Date.now()
     const expired: number[] = []
-    const items = [1, 10, 2, 11, 12, 3].map((ms) => ({ deadline: start + ms, slot: -1, expire: () => void expired.push(Date.now() - start) }))
+    const items = [1, 10, 2, 11, 12, 3].map((ms) => ({
+      deadline: start + ms,
+      slot: -1,
+      expire: () => void expired.push(Date.now() - start),
+    }))
     for (const item of items) deadlines.add(item)
     deadlines.remove(items[3]!)
     vi.advanceTimersByTime(20)

@@ -18,11 +18,19 @@ const tick = (): Promise<void> => new Promise((r) => setImmediate(r))
 describe('memory limiter: waiters that gave up do not keep their app charged', () => {
   it('an app whose earlier waiters timed out is not starved once it is backlogged again (SFQ bound)', async () => {
     const limiter = createMemoryLimiter({ fairness: new FairShare(fairnessSettingsSchema.parse({})) })
-    const opts = (app: string, signal?: AbortSignal) => ({ limit: 1, deadline: Date.now() + 60_000, maxQueue: 10_000, app, signal })
+    const opts = (app: string, signal?: AbortSignal) => ({
+      limit: 1,
+      deadline: Date.now() + 60_000,
+      maxQueue: 10_000,
+      app,
+      signal,
+    })
     const holder = await limiter.acquire(key, opts('b'))
     // app a queues 30 requests whose clients give up (timeouts under contention)
     const gone = new AbortController()
-    const abandoned = Array.from({ length: 30 }, () => limiter.acquire(key, opts('a', gone.signal)).catch(() => undefined))
+    const abandoned = Array.from({ length: 30 }, () =>
+      limiter.acquire(key, opts('a', gone.signal)).catch(() => undefined),
+    )
     gone.abort()
     await Promise.all(abandoned)
     // now both apps are backlogged: b with 30 waiters, a with one
@@ -54,8 +62,20 @@ describe('memory limiter: waiters that gave up do not keep their app charged', (
 // test/limiter/redis/fair-abandoned-refund.test.ts): what an app was served stays charged, what it
 // gave up comes back, once its last waiter is gone — whatever order its waiters gave up in.
 describe('KeyQueue: the refund rule', () => {
-  const policy = (app: string): AppPolicy => ({ app, cost: 1, maxHeld: Number.POSITIVE_INFINITY, maxQueued: Number.POSITIVE_INFINITY })
-  const waiter = (app: string, granted: string[]): Waiter => ({ arrivedAt: Date.now(), enqueuedAt: Date.now(), policy: policy(app), requeued: false, grant: () => granted.push(app), fail: () => {} })
+  const policy = (app: string): AppPolicy => ({
+    app,
+    cost: 1,
+    maxHeld: Number.POSITIVE_INFINITY,
+    maxQueued: Number.POSITIVE_INFINITY,
+  })
+  const waiter = (app: string, granted: string[]): Waiter => ({
+    arrivedAt: Date.now(),
+    enqueuedAt: Date.now(),
+    policy: policy(app),
+    requeued: false,
+    grant: () => granted.push(app),
+    fail: () => {},
+  })
 
   it("a served waiter's charge stays when the app's next waiter gives up: the app's next starts after it, not at V", () => {
     const granted: string[] = []

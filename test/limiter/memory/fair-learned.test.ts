@@ -16,12 +16,16 @@ const tick = (): Promise<void> => new Promise((r) => setImmediate(r))
 describe('in-process limiter: fair share under a learned limit', () => {
   it('a 429 that lowers the learned limit from 3 to 2 grants nobody; then apps are served in fair order', async () => {
     const limiter = createMemoryLimiter({ fairness: new FairShare(fairnessSettingsSchema.parse({})) })
-    const acquire = (app: string): Promise<Permit> => limiter.acquire(key, { limit: 3, learn, deadline: Date.now() + 60_000, maxQueue: 100, app })
+    const acquire = (app: string): Promise<Permit> =>
+      limiter.acquire(key, { limit: 3, learn, deadline: Date.now() + 60_000, maxQueue: 100, app })
     const held = await Promise.all([acquire('a'), acquire('a'), acquire('a')])
     const granted: string[] = []
     const waiters = new Map<string, Promise<Permit>>()
     for (const label of ['a1', 'a2', 'b1']) {
-      waiters.set(label, acquire(label[0]!).then((p) => (granted.push(label), p)))
+      waiters.set(
+        label,
+        acquire(label[0]!).then((p) => (granted.push(label), p)),
+      )
     }
     await tick()
     expect(granted).toEqual([])

@@ -9,8 +9,20 @@ import { KeyQueue, type Waiter } from '../../../src/limiter/memory/key-queue.js'
 // lua-fair.ts left_queue; an exact fix needs the gave-up tags above the served one): marked `fails`
 // so that it flips when the rule is made exact.
 describe('KeyQueue: a waiter that gave up behind one served later', () => {
-  const policy = (app: string): AppPolicy => ({ app, cost: 1, maxHeld: Number.POSITIVE_INFINITY, maxQueued: Number.POSITIVE_INFINITY })
-  const waiter = (app: string, granted: string[]): Waiter => ({ arrivedAt: Date.now(), enqueuedAt: Date.now(), policy: policy(app), requeued: false, grant: () => granted.push(app), fail: () => {} })
+  const policy = (app: string): AppPolicy => ({
+    app,
+    cost: 1,
+    maxHeld: Number.POSITIVE_INFINITY,
+    maxQueued: Number.POSITIVE_INFINITY,
+  })
+  const waiter = (app: string, granted: string[]): Waiter => ({
+    arrivedAt: Date.now(),
+    enqueuedAt: Date.now(),
+    policy: policy(app),
+    requeued: false,
+    grant: () => granted.push(app),
+    fail: () => {},
+  })
 
   it.fails("is refunded when the app's last waiter gives up: the app is charged only for what it was served", () => {
     const granted: string[] = []

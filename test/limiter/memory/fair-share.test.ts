@@ -21,9 +21,20 @@ interface Granted {
 }
 
 /** Queues `label`'s request; its grant is recorded in `log` in the order grants happen. */
-function request(limiter: MemoryLimiter, log: Granted[], label: string, o: { limit?: number; arrivedAt?: number } = {}): Promise<Permit> {
+function request(
+  limiter: MemoryLimiter,
+  log: Granted[],
+  label: string,
+  o: { limit?: number; arrivedAt?: number } = {},
+): Promise<Permit> {
   const app = label.split('#')[0]
-  const p = limiter.acquire(key, { limit: o.limit ?? 1, deadline: Date.now() + 60_000, maxQueue: 10_000, app, arrivedAt: o.arrivedAt })
+  const p = limiter.acquire(key, {
+    limit: o.limit ?? 1,
+    deadline: Date.now() + 60_000,
+    maxQueue: 10_000,
+    app,
+    arrivedAt: o.arrivedAt,
+  })
   return p.then((permit) => {
     log.push({ label, permit })
     return permit
@@ -55,8 +66,16 @@ describe('memory limiter: fair share between apps', () => {
     for (let i = 0; i < 60; i++) bg(request(limiter, log, `light#${i}`))
     const order = await serve(log, 80)
     for (let round = 0; round < 80; round += 4) {
-      const apps = order.slice(round, round + 4).map(appOf).sort()
-      expect(apps, `round ${round / 4}: ${order.slice(round, round + 4).join(' ')}`).toEqual(['heavy', 'heavy', 'heavy', 'light'])
+      const apps = order
+        .slice(round, round + 4)
+        .map(appOf)
+        .sort()
+      expect(apps, `round ${round / 4}: ${order.slice(round, round + 4).join(' ')}`).toEqual([
+        'heavy',
+        'heavy',
+        'heavy',
+        'light',
+      ])
     }
     for (const app of ['heavy', 'light']) {
       const mine = order.filter((l) => appOf(l) === app).map((l) => Number(l.split('#')[1]))
@@ -101,7 +120,8 @@ describe('memory limiter: fair share between apps', () => {
     for (let i = 0; i < 40; i++) bg(request(limiter, log, `nightly#${i}`))
     const order = await serve(log, 50)
     expect(order.filter((l) => appOf(l) === 'nightly')).toHaveLength(10)
-    for (let round = 0; round < 50; round += 5) expect(order.slice(round, round + 5).filter((l) => appOf(l) === 'nightly')).toHaveLength(1)
+    for (let round = 0; round < 50; round += 5)
+      expect(order.slice(round, round + 5).filter((l) => appOf(l) === 'nightly')).toHaveLength(1)
     limiter.drain()
   })
 
@@ -136,7 +156,9 @@ describe('memory limiter: fair share between apps', () => {
     const queued = [request(limiter, log, 'batch#1'), request(limiter, log, 'batch#2')]
     const refused = request(limiter, log, 'batch#3')
     await expect(refused).rejects.toBeInstanceOf(QueueFullError)
-    await expect(refused).rejects.toThrow('The queue for POST /accounts/search (instance org1) for app batch is full (2 waiting); try again later')
+    await expect(refused).rejects.toThrow(
+      'The queue for POST /accounts/search (instance org1) for app batch is full (2 waiting); try again later',
+    )
     const web = request(limiter, log, 'web#0')
     expect((await limiter.status()).keys[0]).toMatchObject({ queued: 3 })
     limiter.drain()

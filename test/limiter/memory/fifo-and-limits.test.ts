@@ -3,7 +3,10 @@ import { createMemoryLimiter } from '../../../src/limiter/memory/index.js'
 import type { Permit } from '../../../src/limiter/types.js'
 
 const key = { instance: 'org1', endpoint: 'POST /accounts/search' }
-const opts = (limit: number, extra: Partial<{ deadline: number; arrivedAt: number; maxQueue: number; signal: AbortSignal }> = {}) => ({
+const opts = (
+  limit: number,
+  extra: Partial<{ deadline: number; arrivedAt: number; maxQueue: number; signal: AbortSignal }> = {},
+) => ({
   limit,
   deadline: Date.now() + 10_000,
   maxQueue: 1000,
@@ -52,7 +55,9 @@ describe('memory limiter: FIFO and limits', () => {
     const first = await limiter.acquire(key, opts(1))
     const order: string[] = []
     const later = limiter.acquire(key, opts(1, { arrivedAt: Date.now() + 5 })).then((p) => (order.push('later'), p))
-    const retried = limiter.acquire(key, opts(1, { arrivedAt: Date.now() - 1000 })).then((p) => (order.push('retried'), p))
+    const retried = limiter
+      .acquire(key, opts(1, { arrivedAt: Date.now() - 1000 }))
+      .then((p) => (order.push('retried'), p))
     first.release()
     const p1 = await retried
     p1.release()

@@ -8,7 +8,11 @@ const turn = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms)
 describe('a wait deadline beyond what setTimeout takes (2^31-1 ms, about 24.8 days)', () => {
   it('does not end the wait at once (queue.maxWaitMs of a month)', async () => {
     const limiter = createMemoryLimiter()
-    const held = await limiter.acquire(key, { limit: 1, maxQueue: 10, deadline: Date.now() + MAX_TIMER_MS + 86_400_000 })
+    const held = await limiter.acquire(key, {
+      limit: 1,
+      maxQueue: 10,
+      deadline: Date.now() + MAX_TIMER_MS + 86_400_000,
+    })
     let outcome = 'waiting'
     const waiting = limiter.acquire(key, { limit: 1, maxQueue: 10, deadline: Date.now() + 31 * 86_400_000 }).then(
       (p) => ((outcome = 'granted'), p),

@@ -18,11 +18,18 @@ return out
 describe('the GCRA rule: TypeScript and the Lua the Redis script runs agree', () => {
   it('on the same inputs, for reservations and holds', async () => {
     let s = 7
-    const rnd = (n: number): number => ((s = (s * 1103515245 + 12345) % 2 ** 31) % n)
+    const rnd = (n: number): number => (s = (s * 1103515245 + 12345) % 2 ** 31) % n
     const cases = Array.from({ length: 400 }, () => {
       const now = 1_700_000_000_000 + rnd(100_000)
       const interval = rnd(3) === 0 ? 0 : 1 + rnd(5000)
-      return { tat: rnd(4) === 0 ? 0 : now - 50_000 + rnd(100_000), now, interval, tolerance: interval * rnd(10), maxwait: rnd(60_000), hold: rnd(10_000) }
+      return {
+        tat: rnd(4) === 0 ? 0 : now - 50_000 + rnd(100_000),
+        now,
+        interval,
+        tolerance: interval * rnd(10),
+        maxwait: rnd(60_000),
+        hold: rnd(10_000),
+      }
     })
     const client = redis.client()
     const args = cases.flatMap((c) => [c.tat, c.now, c.interval, c.tolerance, c.maxwait, c.hold])

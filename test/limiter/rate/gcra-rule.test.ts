@@ -18,7 +18,7 @@ function mostInWindow(starts: readonly number[], windowMs: number): number {
 /** A seeded generator, so a failure repeats. */
 function random(seed: number): () => number {
   let s = seed
-  return () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+  return () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
 }
 
 /** Arrivals at random times on a fake clock, each reserving a start; returns the starts. */
@@ -49,7 +49,10 @@ describe('the GCRA rule (fake clock)', () => {
     ] as const) {
       for (let seed = 1; seed <= 5; seed++) {
         const starts = run({ requests, windowMs, burst }, requests * 6, windowMs * 3, seed)
-        expect(mostInWindow(starts, windowMs), `${requests}/${windowMs} burst ${burst} seed ${seed}`).toBeLessThanOrEqual(requests)
+        expect(
+          mostInWindow(starts, windowMs),
+          `${requests}/${windowMs} burst ${burst} seed ${seed}`,
+        ).toBeLessThanOrEqual(requests)
       }
     }
   })

@@ -20,7 +20,10 @@ describe('redis limiter: aborts', () => {
     const clients = controllers.map(async (controller, i) => {
       let permit: Permit
       try {
-        permit = await limiters[i % 2]!.acquire(key, opts(limit, { signal: controller.signal, maxQueue: 10_000, deadlineMs: 30_000 }))
+        permit = await limiters[i % 2]!.acquire(
+          key,
+          opts(limit, { signal: controller.signal, maxQueue: 10_000, deadlineMs: 30_000 }),
+        )
       } catch (err) {
         expect(err).toMatchObject({ name: 'AbortError' })
         abortedWaiting++
@@ -42,10 +45,14 @@ describe('redis limiter: aborts', () => {
 
     expect(abortedWaiting).toBe(500)
     expect(abortedHeld).toBe(500)
-    await eventually(async () => {
-      const left = await leftInRedis(inspect, settings.keyPrefix)
-      return left.holders === 0 && left.queued === 0
-    }, 5_000, 'Redis to be empty')
+    await eventually(
+      async () => {
+        const left = await leftInRedis(inspect, settings.keyPrefix)
+        return left.holders === 0 && left.queued === 0
+      },
+      5_000,
+      'Redis to be empty',
+    )
     expect((await limiters[0]!.status()).keys).toEqual([])
     await closeAll(limiters)
   })
@@ -68,10 +75,14 @@ describe('redis limiter: aborts', () => {
         () => 'aborted',
       )
       expect(['granted', 'aborted']).toContain(outcome)
-      await eventually(async () => {
-        const left = await leftInRedis(inspect, settings.keyPrefix)
-        return left.holders === 0 && left.queued === 0
-      }, 5_000, 'Redis to be empty')
+      await eventually(
+        async () => {
+          const left = await leftInRedis(inspect, settings.keyPrefix)
+          return left.holders === 0 && left.queued === 0
+        },
+        5_000,
+        'Redis to be empty',
+      )
     }
     await closeAll([a, b])
   })
@@ -81,7 +92,10 @@ describe('redis limiter: aborts', () => {
     const a = await redisLimiter(settings)
     const inspect = redis.client()
     const held = await a.acquire(key, opts(1))
-    await expect(a.acquire(key, opts(1, { deadlineMs: 50 }))).rejects.toMatchObject({ code: 'SLUICE_QUEUE_TIMEOUT', statusCode: 503 })
+    await expect(a.acquire(key, opts(1, { deadlineMs: 50 }))).rejects.toMatchObject({
+      code: 'SLUICE_QUEUE_TIMEOUT',
+      statusCode: 503,
+    })
     await eventually(async () => (await leftInRedis(inspect, settings.keyPrefix)).queued === 0, 5_000, 'queue empty')
     held.release()
     await a.close()
@@ -93,7 +107,10 @@ describe('redis limiter: aborts', () => {
     const held = await a.acquire(key, opts(1))
     const queued = a.acquire(key, opts(1, { maxQueue: 1 }))
     await eventually(async () => (await a.status()).keys[0]?.queued === 1, 5_000, 'one queued')
-    await expect(a.acquire(key, opts(1, { maxQueue: 1 }))).rejects.toMatchObject({ code: 'SLUICE_QUEUE_FULL', statusCode: 503 })
+    await expect(a.acquire(key, opts(1, { maxQueue: 1 }))).rejects.toMatchObject({
+      code: 'SLUICE_QUEUE_FULL',
+      statusCode: 503,
+    })
     held.release()
     ;(await queued).release()
     await a.close()
@@ -111,10 +128,14 @@ describe('redis limiter: aborts', () => {
     await expect(a.acquire(key, opts(1))).rejects.toMatchObject({ code: 'SLUICE_UNAVAILABLE' })
     expect(a.ready()).toBe(false)
     held.release()
-    await eventually(async () => {
-      const left = await leftInRedis(inspect, settings.keyPrefix)
-      return left.holders === 0 && left.queued === 0
-    }, 5_000, 'Redis to be empty')
+    await eventually(
+      async () => {
+        const left = await leftInRedis(inspect, settings.keyPrefix)
+        return left.holders === 0 && left.queued === 0
+      },
+      5_000,
+      'Redis to be empty',
+    )
     await a.close()
   })
 })

@@ -14,7 +14,12 @@ type Inspect = ReturnType<typeof redis.client>
  * r2's release must grant r1's waiter — not drop it as a dead replica's (it would then wait for
  * r1's next sync, a third of the lease: 20 s here).
  */
-async function queuedWaiterIsGrantedElsewhere(r1: RedisLimiter, r2: RedisLimiter, inspect: Inspect, keys: SemaphoreKeys): Promise<void> {
+async function queuedWaiterIsGrantedElsewhere(
+  r1: RedisLimiter,
+  r2: RedisLimiter,
+  inspect: Inspect,
+  keys: SemaphoreKeys,
+): Promise<void> {
   const held = await r2.acquire(key, opts(1))
   const waiting = r1.acquire(key, opts(1))
   waiting.catch(() => undefined) // (failed by close if the test fails first)
@@ -48,7 +53,8 @@ describe('redis limiter: announcing a replica to a key again after Redis lost it
       const back = (l: RedisLimiter): boolean => l.mode() === 'redis'
       await eventually(() => back(r1) && back(r2), 10_000, 'both replicas back on Redis')
       const inspect = redis.client()
-      const r1Alive = async (): Promise<boolean> => Object.keys(await inspect.hgetall(keys.meta)).some((f) => f.startsWith('@r1'))
+      const r1Alive = async (): Promise<boolean> =>
+        Object.keys(await inspect.hgetall(keys.meta)).some((f) => f.startsWith('@r1'))
 
       // the key's first use after the restart announces r1 again (even granted at once)
       ;(await r1.acquire(key, opts(1))).release()

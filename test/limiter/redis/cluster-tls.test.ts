@@ -2,7 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { spawnProxy, type ProxyProcess } from '../../support/process.js'
 import { adminJson } from '../../support/proxy.js'
 import { uniquePrefix } from '../../support/redis.js'
-import { hasOpenssl, hasRedisTls, makeTestCa, startTlsCluster, type TestCa, type TlsCluster } from '../../support/redis-tls.js'
+import {
+  hasOpenssl,
+  hasRedisTls,
+  makeTestCa,
+  startTlsCluster,
+  type TestCa,
+  type TlsCluster,
+} from '../../support/redis-tls.js'
 import { expectOneSlotShared } from '../../support/shared-slot.js'
 import { withSim } from '../../support/sim.js'
 
@@ -28,22 +35,25 @@ afterAll(async () => {
   ca?.close()
 })
 
-describe.skipIf(process.env.SLUICE_TEST_REDIS_URL || !hasOpenssl || !hasRedisTls)('the Redis limiter on a Redis Cluster with TLS and a password', () => {
-  it('replicas reach the nodes by the name their certificate carries and share one permit', async () => {
-    const sim = await withSim()
-    const env = {
-      NODE_EXTRA_CA_CERTS: ca.ca,
-      SLUICE_UPSTREAM: sim.apiUrl,
-      SLUICE_REDIS_KEY_PREFIX: uniquePrefix('cluster-tls'),
-      SLUICE_REDIS_URL: `rediss://:${PASSWORD}@${cluster.clusterNodes.split(',')[0]!}`,
-      SLUICE_REDIS_TOPOLOGY: 'cluster',
-      SLUICE_REDIS_CLUSTER_NODES: cluster.clusterNodes,
-    }
-    const a = await spawnProxy(env)
-    replicas.push(a)
-    const b = await spawnProxy(env)
-    replicas.push(b)
-    await expectOneSlotShared(sim, [a, b], 'org-cluster')
-    for (const r of [a, b]) expect(r.output() + JSON.stringify(await adminJson(r, '/status'))).not.toContain(PASSWORD)
-  })
-})
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL || !hasOpenssl || !hasRedisTls)(
+  'the Redis limiter on a Redis Cluster with TLS and a password',
+  () => {
+    it('replicas reach the nodes by the name their certificate carries and share one permit', async () => {
+      const sim = await withSim()
+      const env = {
+        NODE_EXTRA_CA_CERTS: ca.ca,
+        SLUICE_UPSTREAM: sim.apiUrl,
+        SLUICE_REDIS_KEY_PREFIX: uniquePrefix('cluster-tls'),
+        SLUICE_REDIS_URL: `rediss://:${PASSWORD}@${cluster.clusterNodes.split(',')[0]!}`,
+        SLUICE_REDIS_TOPOLOGY: 'cluster',
+        SLUICE_REDIS_CLUSTER_NODES: cluster.clusterNodes,
+      }
+      const a = await spawnProxy(env)
+      replicas.push(a)
+      const b = await spawnProxy(env)
+      replicas.push(b)
+      await expectOneSlotShared(sim, [a, b], 'org-cluster')
+      for (const r of [a, b]) expect(r.output() + JSON.stringify(await adminJson(r, '/status'))).not.toContain(PASSWORD)
+    })
+  },
+)

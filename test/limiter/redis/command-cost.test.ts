@@ -38,7 +38,8 @@ describe('redis scripts: commands per request', () => {
     const prefix = uniquePrefix('cost')
     const keys = semaphoreKeysOf(prefix, 'k')
     let sequence = 0
-    const id = (app: string, replica: string): string => waiterId({ replicaId: replica, sequence: ++sequence, arrivedAt: Date.now(), maxHeld: Infinity, app })
+    const id = (app: string, replica: string): string =>
+      waiterId({ replicaId: replica, sequence: ++sequence, arrivedAt: Date.now(), maxHeld: Infinity, app })
     const acq = (who: string, replica: string, limit: number, announce = false) =>
       acquire(scripts, keys, {
         id: who,
@@ -57,7 +58,16 @@ describe('redis scripts: commands per request', () => {
         cost: 1,
       })
     // released by the replica of the ids, as SharedPermits does
-    const rel = (ids: string[], limit: number) => release(scripts, keys, { ids, limit: String(limit), leaseMs: LEASE, idleMs: 3 * LEASE, channelPrefix: grantChannelPrefix(prefix), replicaId: replicaOf(ids[0]!), wantHead: false })
+    const rel = (ids: string[], limit: number) =>
+      release(scripts, keys, {
+        ids,
+        limit: String(limit),
+        leaseMs: LEASE,
+        idleMs: 3 * LEASE,
+        channelPrefix: grantChannelPrefix(prefix),
+        replicaId: replicaOf(ids[0]!),
+        wantHead: false,
+      })
 
     // both replicas announced, and a first contention done (V exists): the steady state
     const warm = [id('web', 'r1'), id('batch', 'r2'), id('batch', 'r2')]
@@ -69,7 +79,13 @@ describe('redis scripts: commands per request', () => {
     await rel([warm[2]!], 1)
 
     const a = id('web', 'r1')
-    expect(await commandsOf(client, () => acq(a, 'r1', 5))).toEqual({ time: 1, zcard: 1, zpopmin: 1, zadd: 1, pexpire: 1 })
+    expect(await commandsOf(client, () => acq(a, 'r1', 5))).toEqual({
+      time: 1,
+      zcard: 1,
+      zpopmin: 1,
+      zadd: 1,
+      pexpire: 1,
+    })
     expect(await commandsOf(client, () => rel([a], 5))).toEqual({ zrem: 1, zcard: 1, zpopmin: 1 })
 
     const holder = id('web', 'r1')
@@ -78,20 +94,65 @@ describe('redis scripts: commands per request', () => {
     // queued, the semaphore full: no clock (TIME only for a lease or a liveness); its start tag and
     // its app's count of waiters in one HMGET (V, F_app, n_app) and one HSET (F_app, n_app); whether
     // it landed at the head (ZRANGE), and alone there, so its ZADD made the queue: PEXPIRE
-    expect(await commandsOf(client, () => acq(waiter, 'r2', 1))).toEqual({ zcard: 1, hmget: 1, hset: 1, zadd: 1, zrange: 1, pexpire: 1 })
+    expect(await commandsOf(client, () => acq(waiter, 'r2', 1))).toEqual({
+      zcard: 1,
+      hmget: 1,
+      hset: 1,
+      zadd: 1,
+      zrange: 1,
+      pexpire: 1,
+    })
     // queued behind it: the queue existed, with its expiry: no PEXPIRE
     const second = id('batch', 'r1')
-    expect(await commandsOf(client, () => acq(second, 'r1', 1))).toEqual({ zcard: 1, hmget: 1, hset: 1, zadd: 1, zrange: 1 })
+    expect(await commandsOf(client, () => acq(second, 'r1', 1))).toEqual({
+      zcard: 1,
+      hmget: 1,
+      hset: 1,
+      zadd: 1,
+      zrange: 1,
+    })
     // granting a waiter of another replica: its replica's liveness, V and its app's count in one
     // HMGET, V and the count in one HSET, the lease (TIME, ZADD; the release emptied holders and the
     // grant made it anew: PEXPIRE), the next head named at limit 1 (ZRANGE), the message (PUBLISH)
-    expect(await commandsOf(client, () => rel([holder], 1))).toEqual({ time: 1, zrem: 1, zcard: 1, zpopmin: 1, hmget: 1, zadd: 1, hset: 1, pexpire: 1, zrange: 1, publish: 1 })
-    expect(await commandsOf(client, () => rel([waiter], 1))).toEqual({ time: 1, zrem: 1, zcard: 1, zpopmin: 1, hmget: 1, zadd: 1, hset: 1, pexpire: 1, zrange: 1, publish: 1 })
+    expect(await commandsOf(client, () => rel([holder], 1))).toEqual({
+      time: 1,
+      zrem: 1,
+      zcard: 1,
+      zpopmin: 1,
+      hmget: 1,
+      zadd: 1,
+      hset: 1,
+      pexpire: 1,
+      zrange: 1,
+      publish: 1,
+    })
+    expect(await commandsOf(client, () => rel([waiter], 1))).toEqual({
+      time: 1,
+      zrem: 1,
+      zcard: 1,
+      zpopmin: 1,
+      hmget: 1,
+      zadd: 1,
+      hset: 1,
+      pexpire: 1,
+      zrange: 1,
+      publish: 1,
+    })
     // granting a waiter of the releasing replica itself: no message (the reply says it), and its
     // liveness is not read (the HMGET reads V and the app's count only)
     const third = id('batch', 'r1')
     await acq(third, 'r1', 1)
-    expect(await commandsOf(client, () => rel([second], 1))).toEqual({ time: 1, zrem: 1, zcard: 1, zpopmin: 1, hmget: 1, zadd: 1, hset: 1, pexpire: 1, zrange: 1 })
+    expect(await commandsOf(client, () => rel([second], 1))).toEqual({
+      time: 1,
+      zrem: 1,
+      zcard: 1,
+      zpopmin: 1,
+      hmget: 1,
+      zadd: 1,
+      hset: 1,
+      pexpire: 1,
+      zrange: 1,
+    })
   })
 
   it('a learned limit: one HGET more per script; the release that learns reads (and writes) the learned hash; a lowered limit grants nobody', async () => {
@@ -100,7 +161,8 @@ describe('redis scripts: commands per request', () => {
     const prefix = uniquePrefix('cost-learned')
     const keys = semaphoreKeysOf(prefix, 'k')
     let sequence = 0
-    const id = (app: string, replica: string): string => waiterId({ replicaId: replica, sequence: ++sequence, arrivedAt: Date.now(), maxHeld: Infinity, app })
+    const id = (app: string, replica: string): string =>
+      waiterId({ replicaId: replica, sequence: ++sequence, arrivedAt: Date.now(), maxHeld: Infinity, app })
     // start 2, ceiling 50, floor 1: learned as "<start> <ceiling> <floor> <idleMs>"
     const spec = `2 50 1 ${3_600_000}`
     const acq = (who: string, replica: string, announce = false) =>
@@ -144,10 +206,24 @@ describe('redis scripts: commands per request', () => {
 
     // uncontended: the fixed path's five commands and the HGET of the learned value
     const a = id('web', 'r1')
-    expect(await commandsOf(client, () => acq(a, 'r1'))).toEqual({ time: 1, hget: 1, zcard: 1, zpopmin: 1, zadd: 1, pexpire: 1 })
+    expect(await commandsOf(client, () => acq(a, 'r1'))).toEqual({
+      time: 1,
+      hget: 1,
+      zcard: 1,
+      zpopmin: 1,
+      zadd: 1,
+      pexpire: 1,
+    })
     // a success with a slot free (not saturated): the rule reads the holders and the learned hash,
     // learns nothing (no HSET) and keeps the learned key alive (PEXPIRE)
-    expect(await commandsOf(client, () => rel([a], 's'))).toEqual({ hget: 1, zcard: 2, hmget: 1, pexpire: 1, zrem: 1, zpopmin: 1 })
+    expect(await commandsOf(client, () => rel([a], 's'))).toEqual({
+      hget: 1,
+      zcard: 2,
+      hmget: 1,
+      pexpire: 1,
+      zrem: 1,
+      zpopmin: 1,
+    })
 
     const h1 = id('web', 'r1')
     const h2 = id('web', 'r1')
@@ -155,16 +231,45 @@ describe('redis scripts: commands per request', () => {
     await acq(h2, 'r1')
     const waiter = id('batch', 'r2')
     // queued (alone): the fixed path's six commands and the HGET of the learned value
-    expect(await commandsOf(client, () => acq(waiter, 'r2'))).toEqual({ hget: 1, zcard: 1, hmget: 1, hset: 1, zadd: 1, pexpire: 1, zrange: 1 })
+    expect(await commandsOf(client, () => acq(waiter, 'r2'))).toEqual({
+      hget: 1,
+      zcard: 1,
+      hmget: 1,
+      hset: 1,
+      zadd: 1,
+      pexpire: 1,
+      zrange: 1,
+    })
     // a 429 with both permits held: learned 2.5 → 1 (HMGET, HSET, PEXPIRE), and the freed slot is NOT
     // granted: one holder left is the new limit, so grant pops nobody (ZCARD and the lease check only)
-    expect(await commandsOf(client, () => rel([h1], 't'))).toEqual({ time: 1, hget: 1, zcard: 2, hmget: 1, hset: 1, pexpire: 1, zrem: 1, zrange: 1 })
+    expect(await commandsOf(client, () => rel([h1], 't'))).toEqual({
+      time: 1,
+      hget: 1,
+      zcard: 2,
+      hmget: 1,
+      hset: 1,
+      pexpire: 1,
+      zrem: 1,
+      zrange: 1,
+    })
     expect(await client.hget(keys.learned, 'v')).toBe('1')
     expect(await client.zcard(keys.queue)).toBe(1)
     // a success at the limit (saturated) raises the value a little (a probe: 1 drew the 429 at 2)
     // and grants the waiter: the learning's HMGET HSET PEXPIRE, then the fixed path's granting release
     // (its app's count of waiters down in the HSET that moves V)
-    expect(await commandsOf(client, () => rel([h2], 's'))).toEqual({ time: 1, hget: 1, zcard: 2, hmget: 2, hset: 2, pexpire: 2, zrem: 1, zpopmin: 1, zadd: 1, zrange: 1, publish: 1 })
+    expect(await commandsOf(client, () => rel([h2], 's'))).toEqual({
+      time: 1,
+      hget: 1,
+      zcard: 2,
+      hmget: 2,
+      hset: 2,
+      pexpire: 2,
+      zrem: 1,
+      zpopmin: 1,
+      zadd: 1,
+      zrange: 1,
+      publish: 1,
+    })
     expect(await client.zrange(keys.holders, 0, -1)).toEqual([waiter])
   })
 
@@ -176,16 +281,41 @@ describe('redis scripts: commands per request', () => {
     const prefix = uniquePrefix('cost-published')
     const keys = semaphoreKeysOf(prefix, 'k')
     let sequence = 0
-    const id = (): string => waiterId({ replicaId: 'r1', sequence: ++sequence, arrivedAt: Date.now(), maxHeld: Infinity, app: 'web' })
+    const id = (): string =>
+      waiterId({ replicaId: 'r1', sequence: ++sequence, arrivedAt: Date.now(), maxHeld: Infinity, app: 'web' })
     const spec = `5 5 1 ${3_600_000}` // published 5, lowerPublished: start 5, ceiling 5
     const acq = (who: string, announce = false) =>
-      acquire(scripts, keys, { id: who, replicaId: 'r1', limit: spec, leaseMs: LEASE, liveMs: LEASE, idleMs: 3 * LEASE, ageMs: 0, full: false, announce, instance: 'org1', endpoint: 'GET /accounts/{id}/contacts', channelPrefix: grantChannelPrefix(prefix), wantHead: false, cost: 1 })
+      acquire(scripts, keys, {
+        id: who,
+        replicaId: 'r1',
+        limit: spec,
+        leaseMs: LEASE,
+        liveMs: LEASE,
+        idleMs: 3 * LEASE,
+        ageMs: 0,
+        full: false,
+        announce,
+        instance: 'org1',
+        endpoint: 'GET /accounts/{id}/contacts',
+        channelPrefix: grantChannelPrefix(prefix),
+        wantHead: false,
+        cost: 1,
+      })
     const a = id()
     await acq(a, true)
     const b = id()
     await acq(b)
     const cost = await commandsOf(client, () =>
-      release(scripts, keys, { ids: [a], limit: spec, leaseMs: LEASE, idleMs: 3 * LEASE, channelPrefix: grantChannelPrefix(prefix), replicaId: 'r1', wantHead: false, answer: { outcome: 'success', heldMs: 10 } }),
+      release(scripts, keys, {
+        ids: [a],
+        limit: spec,
+        leaseMs: LEASE,
+        idleMs: 3 * LEASE,
+        channelPrefix: grantChannelPrefix(prefix),
+        replicaId: 'r1',
+        wantHead: false,
+        answer: { outcome: 'success', heldMs: 10 },
+      }),
     )
     expect(await client.exists(keys.learned)).toBe(0)
     // the fixed limit's release (TIME ZREM ZCARD ZPOPMIN) and the HGET of the learned value
@@ -200,10 +330,26 @@ describe('redis scripts: commands per request', () => {
     const prefix = uniquePrefix('cost-ceiling')
     const keys = semaphoreKeysOf(prefix, 'k')
     let sequence = 0
-    const id = (): string => waiterId({ replicaId: 'r1', sequence: ++sequence, arrivedAt: Date.now(), maxHeld: Infinity, app: 'web' })
+    const id = (): string =>
+      waiterId({ replicaId: 'r1', sequence: ++sequence, arrivedAt: Date.now(), maxHeld: Infinity, app: 'web' })
     const spec = `2 2 1 ${3_600_000}` // published 2 under lowerPublished: start 2, ceiling 2
     const acq = (who: string, a: { announce?: boolean; wantHead?: boolean } = {}) =>
-      acquire(scripts, keys, { id: who, replicaId: 'r1', limit: spec, leaseMs: LEASE, liveMs: LEASE, idleMs: 3 * LEASE, ageMs: 0, full: false, announce: a.announce === true, instance: 'org1', endpoint: 'GET /accounts/{id}/contacts', channelPrefix: grantChannelPrefix(prefix), wantHead: a.wantHead === true, cost: 1 })
+      acquire(scripts, keys, {
+        id: who,
+        replicaId: 'r1',
+        limit: spec,
+        leaseMs: LEASE,
+        liveMs: LEASE,
+        idleMs: 3 * LEASE,
+        ageMs: 0,
+        full: false,
+        announce: a.announce === true,
+        instance: 'org1',
+        endpoint: 'GET /accounts/{id}/contacts',
+        channelPrefix: grantChannelPrefix(prefix),
+        wantHead: a.wantHead === true,
+        cost: 1,
+      })
     expect((await acq(id(), { announce: true })).kind).toBe('granted')
     expect((await acq(id())).kind).toBe('granted')
     // a learned value below the ceiling: still no HGET, nothing can be granted at 2 holders; and V

@@ -55,24 +55,27 @@ describe('redis limiter: contention', () => {
   })
 
   // counts every command the server ran: only meaningful on a server of the test's own
-  it.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`an uncontended permit costs one Redis round trip to acquire and one to release ${needs('redis-server')}`, async () => {
-    // long lease: no renewal or heartbeat runs during the measurement
-    const settings = testSettings(redis.url, { leaseMs: 60_000 })
-    const limiter = await redisLimiter(settings)
-    const inspect = redis.client()
-    const warm = await limiter.acquire(key, opts(5)) // loads the script on the connection
-    warm.release()
-    await sleep(20)
-    const before = await scriptCalls(inspect)
-    const permit = await limiter.acquire(key, opts(5))
-    const afterAcquire = await scriptCalls(inspect)
-    permit.release()
-    await sleep(20)
-    const afterRelease = await scriptCalls(inspect)
-    expect(afterAcquire - before).toBe(1)
-    expect(afterRelease - afterAcquire).toBe(1)
-    await limiter.close()
-  })
+  it.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
+    `an uncontended permit costs one Redis round trip to acquire and one to release ${needs('redis-server')}`,
+    async () => {
+      // long lease: no renewal or heartbeat runs during the measurement
+      const settings = testSettings(redis.url, { leaseMs: 60_000 })
+      const limiter = await redisLimiter(settings)
+      const inspect = redis.client()
+      const warm = await limiter.acquire(key, opts(5)) // loads the script on the connection
+      warm.release()
+      await sleep(20)
+      const before = await scriptCalls(inspect)
+      const permit = await limiter.acquire(key, opts(5))
+      const afterAcquire = await scriptCalls(inspect)
+      permit.release()
+      await sleep(20)
+      const afterRelease = await scriptCalls(inspect)
+      expect(afterAcquire - before).toBe(1)
+      expect(afterRelease - afterAcquire).toBe(1)
+      await limiter.close()
+    },
+  )
 })
 
 /** EVAL + EVALSHA calls the server has executed so far (INFO commandstats). */

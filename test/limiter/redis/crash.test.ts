@@ -16,7 +16,11 @@ describe('redis limiter: a replica dies holding permits', () => {
     // one more waiter of the doomed replica, at the head of the queue
     worker.acquire(key, 1, limit)
     const survivor = await redisLimiter(settings)
-    await eventually(async () => (await survivor.status()).keys[0]?.queued === 1, 5_000, "the doomed replica's waiter queued")
+    await eventually(
+      async () => (await survivor.status()).keys[0]?.queued === 1,
+      5_000,
+      "the doomed replica's waiter queued",
+    )
     const waits = [survivor.acquire(key, opts(limit)), survivor.acquire(key, opts(limit))]
     await eventually(async () => (await survivor.status()).keys[0]?.queued === 3, 5_000, 'survivor waiters queued')
 
@@ -28,11 +32,15 @@ describe('redis limiter: a replica dies holding permits', () => {
     const status = await survivor.status()
     expect(status.keys).toEqual([expect.objectContaining({ inFlight: 2, queued: 0 })])
     for (const p of permits) p.release()
-    await eventually(async () => {
-      const holders = await inspect.keys(`${settings.keyPrefix}:*:holders`)
-      const counts = await Promise.all(holders.map((k) => inspect.zcard(k)))
-      return counts.every((c) => c === 0)
-    }, 5_000, 'no holders left')
+    await eventually(
+      async () => {
+        const holders = await inspect.keys(`${settings.keyPrefix}:*:holders`)
+        const counts = await Promise.all(holders.map((k) => inspect.zcard(k)))
+        return counts.every((c) => c === 0)
+      },
+      5_000,
+      'no holders left',
+    )
     await survivor.close()
   })
 })

@@ -45,10 +45,14 @@ describe('redis limiter: a waiter moved back from the fallback', () => {
     // r2 is cut off from Redis: its request of app `a` arrives now, queues in the local fallback
     // (behind a local permit), and moves to Redis when r2 recovers
     line.cut()
-    await eventually(async () => {
-      await r2.status().catch(() => undefined)
-      return r2.mode() === 'local'
-    }, 5_000, 'local fallback')
+    await eventually(
+      async () => {
+        await r2.status().catch(() => undefined)
+        return r2.mode() === 'local'
+      },
+      5_000,
+      'local fallback',
+    )
     const local = await r2.acquire(key, opts(1, { app: 'y' }))
     const moved = r2.acquire(key, opts(1, { app: 'a' })).then(served('moved'))
     line.restore()

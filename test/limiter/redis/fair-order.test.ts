@@ -14,7 +14,14 @@ const ARRIVED = Date.UTC(2026, 0, 1)
 
 /** Queues (or grants at once) a waiter: replica ids r1 and r2 take turns unless told; `at` is ms since ARRIVED (the tie-break), else its sequence. */
 const enter = (who: Omit<Who, 'arrivedAt'> & { readonly at?: number }, limit = 1) =>
-  on.enter({ ...who, replica: who.replica ?? (on.sequence % 2 === 0 ? 'r1' : 'r2'), arrivedAt: ARRIVED + (who.at ?? on.sequence + 1) }, limit)
+  on.enter(
+    {
+      ...who,
+      replica: who.replica ?? (on.sequence % 2 === 0 ? 'r1' : 'r2'),
+      arrivedAt: ARRIVED + (who.at ?? on.sequence + 1),
+    },
+    limit,
+  )
 const { leave } = on
 const seqOf = (id: string): number => parseInt(id.slice(id.lastIndexOf('/') + 1).split(':')[0]!, 36)
 
@@ -41,7 +48,13 @@ describe('redis scripts: weighted fair order between apps, FIFO within an app', 
     }
     const order = await serve(holder.id, 80)
     for (let round = 0; round < 80; round += 4) {
-      expect(order.slice(round, round + 4).map(appOf).sort(), `round ${round / 4}`).toEqual(['heavy', 'heavy', 'heavy', 'light'])
+      expect(
+        order
+          .slice(round, round + 4)
+          .map(appOf)
+          .sort(),
+        `round ${round / 4}`,
+      ).toEqual(['heavy', 'heavy', 'heavy', 'light'])
     }
     for (const app of ['heavy', 'light']) {
       const mine = order.filter((id) => appOf(id) === app).map(seqOf)
@@ -76,7 +89,7 @@ describe('redis scripts: weighted fair order between apps, FIFO within an app', 
     expect(await serve(holder.id, 5)).toEqual([retriedOld.id, retriedYoung.id, early.id, late.id, next.id])
   })
 
-  it("maxHeld: an app at its cap stays where it is while other apps are served past it, across replicas; held and queued per app in the status", async () => {
+  it('maxHeld: an app at its cap stays where it is while other apps are served past it, across replicas; held and queued per app in the status', async () => {
     const limit = 3
     const b0 = await enter({ app: 'batch', maxHeld: 1 }, limit)
     expect(b0.kind).toBe('granted')
@@ -107,7 +120,16 @@ describe('redis scripts: weighted fair order between apps, FIFO within an app', 
     const w = await enter({ app: 'a', cost: 5 }) // tag 0, F_a = 5
     const w2 = await enter({ app: 'a', cost: 5 }) // tag 5
     // the holder's replica hands its permit to w without Redis (shared.ts): then its queue entry leaves, served
-    await release(on.scripts, on.keys, { ids: [w.id], limit: '1', leaseMs: LEASE_MS, idleMs: 3 * LEASE_MS, channelPrefix: grantChannelPrefix(on.prefix), replicaId: 'r1', wantHead: true, served: true })
+    await release(on.scripts, on.keys, {
+      ids: [w.id],
+      limit: '1',
+      leaseMs: LEASE_MS,
+      idleMs: 3 * LEASE_MS,
+      channelPrefix: grantChannelPrefix(on.prefix),
+      replicaId: 'r1',
+      wantHead: true,
+      served: true,
+    })
     expect(await on.client.hget(on.keys.meta, 'v')).toBe('0')
     await leave([holder.id]) // w2 granted by Redis
     expect(await on.client.hget(on.keys.meta, 'v')).toBe('5')

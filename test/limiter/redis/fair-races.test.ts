@@ -13,12 +13,19 @@ afterEach(() => current?.close())
 const fresh = (fairness: unknown = {}) => {
   current = fakeShared({ fairness })
   const { request } = current
-  return { ...current, request: (app: string, limit = 1, learn?: LearnOptions) => request(limit, { app, ...(learn === undefined ? {} : { learn }) }) }
+  return {
+    ...current,
+    request: (app: string, limit = 1, learn?: LearnOptions) =>
+      request(limit, { app, ...(learn === undefined ? {} : { learn }) }),
+  }
 }
 
 describe('shared permits: fair share between apps, deterministically (fake script runner and clock)', () => {
   it("an acquire carries its app's cost (1 / weight), and its app and cap in the id", async () => {
-    const { scripts, request } = fresh({ interactiveBoost: 4, apps: { nightly: { class: 'batch', weight: 2, maxHeld: 3, maxQueued: 1000 } } })
+    const { scripts, request } = fresh({
+      interactiveBoost: 4,
+      apps: { nightly: { class: 'batch', weight: 2, maxHeld: 3, maxQueued: 1000 } },
+    })
     request('nightly')
     const acquire = scripts.take('acquire')
     expect(acquire.args[13]).toBe((1 / 2).toPrecision(17))

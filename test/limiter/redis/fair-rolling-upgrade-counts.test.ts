@@ -13,24 +13,54 @@ import { LEASE_MS, scriptsOnRedis } from './scripts-on-redis.js'
 
 const on = scriptsOnRedis('mixed')
 let sequence = 0
-const oldId = (app: string): string => waiterId({ replicaId: 'old1', sequence: ++sequence, arrivedAt: Date.now(), maxHeld: Infinity, app })
+const oldId = (app: string): string =>
+  waiterId({ replicaId: 'old1', sequence: ++sequence, arrivedAt: Date.now(), maxHeld: Infinity, app })
 
 async function oldAcquire(id: string): Promise<number> {
   const { holders, queue, meta, learned } = on.keys
-  const args = [id, 'old1', '1', LEASE_MS, LEASE_MS, 3 * LEASE_MS, 0, '0', '1', 'org1', 'POST /accounts/search', grantChannelPrefix(on.prefix), '0', '1']
+  const args = [
+    id,
+    'old1',
+    '1',
+    LEASE_MS,
+    LEASE_MS,
+    3 * LEASE_MS,
+    0,
+    '0',
+    '1',
+    'org1',
+    'POST /accounts/search',
+    grantChannelPrefix(on.prefix),
+    '0',
+    '1',
+  ]
   const reply = (await on.client.eval(PREVIOUS_ACQUIRE_LUA, 4, holders, queue, meta, learned, ...args)) as number[]
   return reply[0]!
 }
 
 async function oldRelease(ids: string[]): Promise<string[]> {
   const { holders, queue, meta, learned } = on.keys
-  const reply = (await on.client.eval(PREVIOUS_RELEASE_LUA, 4, holders, queue, meta, learned, '1', LEASE_MS, 3 * LEASE_MS, grantChannelPrefix(on.prefix), '0', '-', ...ids)) as [number, string[]]
+  const reply = (await on.client.eval(
+    PREVIOUS_RELEASE_LUA,
+    4,
+    holders,
+    queue,
+    meta,
+    learned,
+    '1',
+    LEASE_MS,
+    3 * LEASE_MS,
+    grantChannelPrefix(on.prefix),
+    '0',
+    '-',
+    ...ids,
+  )) as [number, string[]]
   return reply[1]
 }
 
 const field = (name: string) => on.client.hget(on.keys.meta, name)
 
-describe('redis scripts: old and new replicas count one app\'s waiters together during a rolling upgrade', () => {
+describe("redis scripts: old and new replicas count one app's waiters together during a rolling upgrade", () => {
   it('the finish tag stays while any waiter of the app is queued, and goes with its last, across versions', async () => {
     const holder = await on.enter({ app: 'x', replica: 'r1' })
     expect(holder.kind).toBe('granted')

@@ -21,7 +21,11 @@ describe('redis scripts: a waiter of the older id form (FCFS score) during a rol
     // what the pre-fair-share acquire script wrote for an old replica's waiter: liveness, and the
     // arrival in µs as its score
     const [s, us] = await on.client.time()
-    await on.client.hset(on.keys.meta, '@old-replica.1a2b', String(Number(s) * 1000 + Math.floor(Number(us) / 1000) + LEASE_MS))
+    await on.client.hset(
+      on.keys.meta,
+      '@old-replica.1a2b',
+      String(Number(s) * 1000 + Math.floor(Number(us) / 1000) + LEASE_MS),
+    )
     await on.client.zadd(on.keys.queue, String(Number(s) * 1_000_000 + Number(us)), 'old-replica.1a2b/1')
     let current = (await leave([holder.id]))[0]!
     expect(current).toBe('old-replica.1a2b/1')
@@ -49,7 +53,19 @@ describe('redis scripts: a waiter of the older id form (FCFS score) during a rol
     const waiter = await enter({ app: 'web', cost: 0.25, replica: 'r1' })
     expect(waiter.kind).toBe('queued')
     // the old replica releases with the script it has
-    const reply = (await on.client.eval(FCFS_RELEASE_LUA, 3, on.keys.holders, on.keys.queue, on.keys.meta, 1, LEASE_MS, 3 * LEASE_MS, grantChannelPrefix(on.prefix), '0', 'old-replica.1a2b/7')) as [number, string[]]
+    const reply = (await on.client.eval(
+      FCFS_RELEASE_LUA,
+      3,
+      on.keys.holders,
+      on.keys.queue,
+      on.keys.meta,
+      1,
+      LEASE_MS,
+      3 * LEASE_MS,
+      grantChannelPrefix(on.prefix),
+      '0',
+      'old-replica.1a2b/7',
+    )) as [number, string[]]
     expect(reply[1]).toEqual([waiter.id])
   })
 })

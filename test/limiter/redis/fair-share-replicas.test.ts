@@ -49,8 +49,16 @@ describe('redis limiter: fair share between apps across replicas', () => {
     expect(first40.filter((l) => l.startsWith('heavy')).length, first40.join(' ')).toBe(30)
     // FIFO within an app in the order Redis saw the requests: one replica's are sent in order on one
     // connection, two replicas' race each other to Redis
-    for (const [app, parity] of [['heavy', 0], ['heavy', 1], ['light', 0], ['light', 1]] as const) {
-      const mine = order.filter((l) => l.startsWith(app)).map((l) => Number(l.split('#')[1])).filter((i) => app === 'heavy' || i % 2 === parity)
+    for (const [app, parity] of [
+      ['heavy', 0],
+      ['heavy', 1],
+      ['light', 0],
+      ['light', 1],
+    ] as const) {
+      const mine = order
+        .filter((l) => l.startsWith(app))
+        .map((l) => Number(l.split('#')[1]))
+        .filter((i) => app === 'heavy' || i % 2 === parity)
       expect(mine).toEqual([...mine].sort((x, y) => x - y))
     }
     await closeAll([a!, b!, c!])
@@ -86,7 +94,10 @@ describe('redis limiter: fair share between apps across replicas', () => {
     // share puts it next after the permit in use (a handover crossing its arrival may let one more
     // go); what the test counts also includes grants still on their way to it when it asked.
     expect(Math.max(...passedBy), passedBy.join(' ')).toBeLessThanOrEqual(5)
-    expect(passedBy.reduce((x, y) => x + y, 0), passedBy.join(' ')).toBeLessThanOrEqual(25)
+    expect(
+      passedBy.reduce((x, y) => x + y, 0),
+      passedBy.join(' '),
+    ).toBeLessThanOrEqual(25)
     await closeAll([a!, b!, c!])
   })
 

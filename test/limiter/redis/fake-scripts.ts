@@ -23,8 +23,15 @@ export interface Call {
  */
 export class FakeScripts implements ScriptRunner {
   readonly calls: Call[] = []
-  run(def: ScriptDef, _keys: readonly string[], args: readonly (string | number)[], options?: RunOptions): Promise<unknown> {
-    return new Promise((resolve, reject) => this.calls.push({ name: def.name, args, options, answer: resolve, fail: reject }))
+  run(
+    def: ScriptDef,
+    _keys: readonly string[],
+    args: readonly (string | number)[],
+    options?: RunOptions,
+  ): Promise<unknown> {
+    return new Promise((resolve, reject) =>
+      this.calls.push({ name: def.name, args, options, answer: resolve, fail: reject }),
+    )
   }
   /** the oldest unanswered call of that script (and takes it off the list) */
   take(name: string): Call {
@@ -78,7 +85,13 @@ export interface RequestOptions {
  * is read from the returned record. `close` fails the tickets left and stops the permits; `drain` does
  * what RedisLimiter.drain does (the shared side told it is closing, then every ticket failed, oldest first).
  */
-export function fakeShared(o: { startAt?: number | undefined; fairness?: unknown; waiterMoved?: (id: string, from: WaiterState, to: WaiterState) => void } = {}) {
+export function fakeShared(
+  o: {
+    startAt?: number | undefined
+    fairness?: unknown
+    waiterMoved?: (id: string, from: WaiterState, to: WaiterState) => void
+  } = {},
+) {
   const scripts = new FakeScripts()
   let now = o.startAt ?? 1_000
   const lost: SluicePermit[] = []
@@ -98,7 +111,16 @@ export function fakeShared(o: { startAt?: number | undefined; fairness?: unknown
       ...(o.fairness === undefined ? {} : { fairness: new FairShare(fairnessSettingsSchema.parse(o.fairness)) }),
     },
     {
-      makePermit: (k, limit, grant, waitedMs, app) => new SluicePermit(k, limit, grant, waitedMs, (p, outcome) => shared.releasePermit(p, outcome), (p) => shared.leaseHolds(p), app),
+      makePermit: (k, limit, grant, waitedMs, app) =>
+        new SluicePermit(
+          k,
+          limit,
+          grant,
+          waitedMs,
+          (p, outcome) => shared.releasePermit(p, outcome),
+          (p) => shared.leaseHolds(p),
+          app,
+        ),
       limitChanged: (_k, change) => changes.push(change),
       failed: (err) => failed.push(err),
       keyBroken: (_k, err) => failed.push(err),

@@ -25,8 +25,24 @@ describe('fallback: counting its permits in Redis when one key succeeds and anot
     const scripts = new FakeScripts()
     const shared: SharedPermits = new SharedPermits(
       scripts,
-      { prefix: 'p', replicaId: 'r1', channelPrefix: 'p:grant:', leaseMs: 3_000, syncMs: 1_000, liveMs: 3_000, idleMs: 9_000 },
-      { makePermit: () => { throw new Error('not used') }, failed: () => {}, keyBroken: () => {}, reroute: () => {}, lost: () => {} },
+      {
+        prefix: 'p',
+        replicaId: 'r1',
+        channelPrefix: 'p:grant:',
+        leaseMs: 3_000,
+        syncMs: 1_000,
+        liveMs: 3_000,
+        idleMs: 9_000,
+      },
+      {
+        makePermit: () => {
+          throw new Error('not used')
+        },
+        failed: () => {},
+        keyBroken: () => {},
+        reroute: () => {},
+        lost: () => {},
+      },
     )
     // what RedisLimiter does on release (Redis itself is away)
     const release = (p: SluicePermit): void => {
@@ -41,7 +57,18 @@ describe('fallback: counting its permits in Redis when one key succeeds and anot
     })
     const deadlines = new Deadlines()
     const acquire = (key: PermitKey) =>
-      new Promise<SluicePermit>((resolve, reject) => fallback.serve(new Ticket(key, { limit: 1, maxQueue: 10, deadline: Date.now() + 60_000 }, resolve, reject, () => {}, deadlines)))
+      new Promise<SluicePermit>((resolve, reject) =>
+        fallback.serve(
+          new Ticket(
+            key,
+            { limit: 1, maxQueue: 10, deadline: Date.now() + 60_000 },
+            resolve,
+            reject,
+            () => {},
+            deadlines,
+          ),
+        ),
+      )
     const pa = await acquire(A)
     const pb = await acquire(B)
 

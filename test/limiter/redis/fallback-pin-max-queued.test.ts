@@ -23,7 +23,16 @@ describe('local fallback: pins of Redis permits in flight and maxQueued', () => 
     const fallback = new Fallback(
       'local',
       {
-        makePermit: (k, limit, grant, waitedMs, app) => new SluicePermit(k, limit, grant, waitedMs, (p) => fallback.release(p), () => true, app),
+        makePermit: (k, limit, grant, waitedMs, app) =>
+          new SluicePermit(
+            k,
+            limit,
+            grant,
+            waitedMs,
+            (p) => fallback.release(p),
+            () => true,
+            app,
+          ),
         replicas: () => 3,
         grantedAfterRecovery: () => {},
         redisIsBack: () => false,
@@ -32,7 +41,15 @@ describe('local fallback: pins of Redis permits in flight and maxQueued', () => 
     )
     const redisPermit = (n: number): SluicePermit => {
       const grant: Grant = { kind: 'redis', tag: 't', id: `r1/${n}` }
-      return new SluicePermit(key, { limit: 3 }, grant, 0, () => {}, () => true, 'batch')
+      return new SluicePermit(
+        key,
+        { limit: 3 },
+        grant,
+        0,
+        () => {},
+        () => true,
+        'batch',
+      )
     }
     // this replica held three Redis permits of `batch` when Redis went away
     const [p1, p2, p3] = [redisPermit(1), redisPermit(2), redisPermit(3)]
@@ -45,7 +62,14 @@ describe('local fallback: pins of Redis permits in flight and maxQueued', () => 
     await tick()
     // a new request now, in local mode: the only local slot is p3's
     let granted: Permit | undefined
-    const ticket = new Ticket(key, { limit: 3, maxQueue: 100, deadline: Date.now() + 60_000, app: 'web' }, (p) => (granted = p), () => {}, () => {}, new Deadlines())
+    const ticket = new Ticket(
+      key,
+      { limit: 3, maxQueue: 100, deadline: Date.now() + 60_000, app: 'web' },
+      (p) => (granted = p),
+      () => {},
+      () => {},
+      new Deadlines(),
+    )
     fallback.serve(ticket)
     await tick()
     await tick()

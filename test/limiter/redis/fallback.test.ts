@@ -11,121 +11,132 @@ async function holdersInRedis(settings: { keyPrefix: string }): Promise<number> 
   return (await leftInRedis(redis.client(), settings.keyPrefix)).holders
 }
 
-describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`redis limiter: fallback while Redis is unreachable ${needs('redis-server')}`, () => {
-  it('local: starts without Redis, limits in-process, then adopts its permits and queue into Redis', async () => {
-    await redis.stop()
-    const settings = testSettings(redis.url, { fallback: 'local' })
-    const modes: LimiterMode[] = []
-    const limiter = await redisLimiter(settings, { observer: { modeChanged: (m) => modes.push(m) } })
-    expect(limiter.mode()).toBe('local')
-    expect(limiter.ready()).toBe(true)
-    const held = [await limiter.acquire(key, opts(2)), await limiter.acquire(key, opts(2))]
-    let third: Permit | undefined
-    const waiting = limiter.acquire(key, opts(2)).then((p) => (third = p))
-    await sleep(50)
-    expect(third).toBeUndefined()
-    expect((await limiter.status()).keys).toEqual([expect.objectContaining({ inFlight: 2, queued: 1, limit: 2 })])
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
+  `redis limiter: fallback while Redis is unreachable ${needs('redis-server')}`,
+  () => {
+    it('local: starts without Redis, limits in-process, then adopts its permits and queue into Redis', async () => {
+      await redis.stop()
+      const settings = testSettings(redis.url, { fallback: 'local' })
+      const modes: LimiterMode[] = []
+      const limiter = await redisLimiter(settings, { observer: { modeChanged: (m) => modes.push(m) } })
+      expect(limiter.mode()).toBe('local')
+      expect(limiter.ready()).toBe(true)
+      const held = [await limiter.acquire(key, opts(2)), await limiter.acquire(key, opts(2))]
+      let third: Permit | undefined
+      const waiting = limiter.acquire(key, opts(2)).then((p) => (third = p))
+      await sleep(50)
+      expect(third).toBeUndefined()
+      expect((await limiter.status()).keys).toEqual([expect.objectContaining({ inFlight: 2, queued: 1, limit: 2 })])
 
-    await redis.start()
-    await eventually(() => limiter.mode() === 'redis', 10_000, 'back to redis')
-    expect(modes).toEqual(['local', 'redis'])
-    // the two permits granted locally are counted in Redis; the local waiter waits in the Redis queue
-    expect(await holdersInRedis(settings)).toBe(2)
-    expect((await limiter.status()).keys).toEqual([expect.objectContaining({ inFlight: 2, queued: 1 })])
-    expect(third).toBeUndefined()
-    held[0]!.release()
-    await waiting
-    held[1]!.release()
-    third!.release()
-    await eventually(async () => (await holdersInRedis(settings)) === 0, 5_000, 'no holders left')
-    await limiter.close()
-  })
+      await redis.start()
+      await eventually(() => limiter.mode() === 'redis', 10_000, 'back to redis')
+      expect(modes).toEqual(['local', 'redis'])
+      // the two permits granted locally are counted in Redis; the local waiter waits in the Redis queue
+      expect(await holdersInRedis(settings)).toBe(2)
+      expect((await limiter.status()).keys).toEqual([expect.objectContaining({ inFlight: 2, queued: 1 })])
+      expect(third).toBeUndefined()
+      held[0]!.release()
+      await waiting
+      held[1]!.release()
+      third!.release()
+      await eventually(async () => (await holdersInRedis(settings)) === 0, 5_000, 'no holders left')
+      await limiter.close()
+    })
 
-  it('local: each replica takes max(1, floor(limit / replicas)) of the limit', async () => {
-    const settings = testSettings(redis.url, { fallback: 'local' })
-    const limiters = [await redisLimiter(settings), await redisLimiter(settings), await redisLimiter(settings)]
-    // let every replica see the others through the heartbeat registry
-    await eventually(async () => (await Promise.all(limiters.map((l) => l.status()))).every((s) => s.details?.replicas === 3), 5_000, 'three replicas')
-    await redis.stop()
-    await eventually(() => limiters.every((l) => l.mode() === 'local'), 5_000, 'local mode')
-    const [a] = limiters
-    const first = await a!.acquire(key, opts(5)) // floor(5 / 3) = 1
-    let second: Permit | undefined
-    const waiting = a!.acquire(key, opts(5)).then((p) => (second = p))
-    await sleep(50)
-    expect(second).toBeUndefined()
-    first.release()
-    await waiting
-    second!.release()
-    await closeAll(limiters)
-  })
+    it('local: each replica takes max(1, floor(limit / replicas)) of the limit', async () => {
+      const settings = testSettings(redis.url, { fallback: 'local' })
+      const limiters = [await redisLimiter(settings), await redisLimiter(settings), await redisLimiter(settings)]
+      // let every replica see the others through the heartbeat registry
+      await eventually(
+        async () => (await Promise.all(limiters.map((l) => l.status()))).every((s) => s.details?.replicas === 3),
+        5_000,
+        'three replicas',
+      )
+      await redis.stop()
+      await eventually(() => limiters.every((l) => l.mode() === 'local'), 5_000, 'local mode')
+      const [a] = limiters
+      const first = await a!.acquire(key, opts(5)) // floor(5 / 3) = 1
+      let second: Permit | undefined
+      const waiting = a!.acquire(key, opts(5)).then((p) => (second = p))
+      await sleep(50)
+      expect(second).toBeUndefined()
+      first.release()
+      await waiting
+      second!.release()
+      await closeAll(limiters)
+    })
 
-  it('local: permits Redis granted before it went away still count against the local limit', async () => {
-    const settings = testSettings(redis.url, { fallback: 'local' })
-    const limiter = await redisLimiter(settings)
-    expect(limiter.mode()).toBe('redis')
-    const fromRedis = [await limiter.acquire(key, opts(2)), await limiter.acquire(key, opts(2))]
-    await redis.stop()
-    await eventually(() => limiter.mode() === 'local', 5_000, 'local mode')
-    let local: Permit | undefined
-    const waiting = limiter.acquire(key, opts(2)).then((p) => (local = p))
-    await sleep(50)
-    expect(local).toBeUndefined() // both local slots are taken by the requests still in flight
-    fromRedis[0]!.release()
-    await waiting
-    fromRedis[1]!.release()
-    local!.release()
-    expect((await limiter.status()).keys).toEqual([])
-    await limiter.close()
-  })
+    it('local: permits Redis granted before it went away still count against the local limit', async () => {
+      const settings = testSettings(redis.url, { fallback: 'local' })
+      const limiter = await redisLimiter(settings)
+      expect(limiter.mode()).toBe('redis')
+      const fromRedis = [await limiter.acquire(key, opts(2)), await limiter.acquire(key, opts(2))]
+      await redis.stop()
+      await eventually(() => limiter.mode() === 'local', 5_000, 'local mode')
+      let local: Permit | undefined
+      const waiting = limiter.acquire(key, opts(2)).then((p) => (local = p))
+      await sleep(50)
+      expect(local).toBeUndefined() // both local slots are taken by the requests still in flight
+      fromRedis[0]!.release()
+      await waiting
+      fromRedis[1]!.release()
+      local!.release()
+      expect((await limiter.status()).keys).toEqual([])
+      await limiter.close()
+    })
 
-  it('open: forwards without limits while Redis is away, and Redis counts those requests when it is back', async () => {
-    await redis.stop()
-    const settings = testSettings(redis.url, { fallback: 'open' })
-    const limiter = await redisLimiter(settings)
-    expect(limiter.mode()).toBe('open')
-    const permits = await Promise.all([1, 2, 3].map(() => limiter.acquire(key, opts(1))))
-    await redis.start()
-    await eventually(() => limiter.mode() === 'redis', 10_000, 'back to redis')
-    expect(await holdersInRedis(settings)).toBe(3)
-    let next: Permit | undefined
-    const waiting = limiter.acquire(key, opts(1)).then((p) => (next = p))
-    permits[0]!.release()
-    permits[1]!.release()
-    await sleep(50)
-    expect(next).toBeUndefined() // still one of the open requests in flight
-    permits[2]!.release()
-    await waiting
-    next!.release()
-    await eventually(async () => (await holdersInRedis(settings)) === 0, 5_000, 'no holders left')
-    await limiter.close()
-  })
+    it('open: forwards without limits while Redis is away, and Redis counts those requests when it is back', async () => {
+      await redis.stop()
+      const settings = testSettings(redis.url, { fallback: 'open' })
+      const limiter = await redisLimiter(settings)
+      expect(limiter.mode()).toBe('open')
+      const permits = await Promise.all([1, 2, 3].map(() => limiter.acquire(key, opts(1))))
+      await redis.start()
+      await eventually(() => limiter.mode() === 'redis', 10_000, 'back to redis')
+      expect(await holdersInRedis(settings)).toBe(3)
+      let next: Permit | undefined
+      const waiting = limiter.acquire(key, opts(1)).then((p) => (next = p))
+      permits[0]!.release()
+      permits[1]!.release()
+      await sleep(50)
+      expect(next).toBeUndefined() // still one of the open requests in flight
+      permits[2]!.release()
+      await waiting
+      next!.release()
+      await eventually(async () => (await holdersInRedis(settings)) === 0, 5_000, 'no holders left')
+      await limiter.close()
+    })
 
-  it('closed: refuses with SLUICE_UNAVAILABLE until Redis answers, Ready from then on', async () => {
-    await redis.stop()
-    const settings = testSettings(redis.url, { fallback: 'closed' })
-    const limiter = await redisLimiter(settings)
-    expect(limiter.mode()).toBe('closed')
-    expect(limiter.ready()).toBe(false) // never reached Redis: not Ready (a wrong setting stops the rollout)
-    await expect(limiter.acquire(key, opts(1))).rejects.toMatchObject({ code: 'SLUICE_UNAVAILABLE', statusCode: 503 })
-    const status = await limiter.status()
-    expect(status).toMatchObject({ backend: 'redis', mode: 'closed', details: { redis: 'unreachable', fallback: 'closed' } })
-    await redis.start()
-    await eventually(() => limiter.mode() === 'redis', 10_000, 'back to redis')
-    expect(limiter.ready()).toBe(true)
-    ;(await limiter.acquire(key, opts(1))).release()
-    await limiter.close()
-  })
+    it('closed: refuses with SLUICE_UNAVAILABLE until Redis answers, Ready from then on', async () => {
+      await redis.stop()
+      const settings = testSettings(redis.url, { fallback: 'closed' })
+      const limiter = await redisLimiter(settings)
+      expect(limiter.mode()).toBe('closed')
+      expect(limiter.ready()).toBe(false) // never reached Redis: not Ready (a wrong setting stops the rollout)
+      await expect(limiter.acquire(key, opts(1))).rejects.toMatchObject({ code: 'SLUICE_UNAVAILABLE', statusCode: 503 })
+      const status = await limiter.status()
+      expect(status).toMatchObject({
+        backend: 'redis',
+        mode: 'closed',
+        details: { redis: 'unreachable', fallback: 'closed' },
+      })
+      await redis.start()
+      await eventually(() => limiter.mode() === 'redis', 10_000, 'back to redis')
+      expect(limiter.ready()).toBe(true)
+      ;(await limiter.acquire(key, opts(1))).release()
+      await limiter.close()
+    })
 
-  it('waiters queued in Redis when it goes away are served by the fallback', async () => {
-    const settings = testSettings(redis.url, { fallback: 'closed' })
-    const limiter = await redisLimiter(settings)
-    const held = await limiter.acquire(key, opts(1))
-    const waiting = limiter.acquire(key, opts(1)).catch((err: unknown) => err)
-    await eventually(async () => (await limiter.status()).keys[0]?.queued === 1, 5_000, 'queued')
-    await redis.stop()
-    expect(await waiting).toMatchObject({ code: 'SLUICE_UNAVAILABLE' })
-    held.release() // never throws, even with Redis gone
-    await limiter.close()
-  })
-})
+    it('waiters queued in Redis when it goes away are served by the fallback', async () => {
+      const settings = testSettings(redis.url, { fallback: 'closed' })
+      const limiter = await redisLimiter(settings)
+      const held = await limiter.acquire(key, opts(1))
+      const waiting = limiter.acquire(key, opts(1)).catch((err: unknown) => err)
+      await eventually(async () => (await limiter.status()).keys[0]?.queued === 1, 5_000, 'queued')
+      await redis.stop()
+      expect(await waiting).toMatchObject({ code: 'SLUICE_UNAVAILABLE' })
+      held.release() // never throws, even with Redis gone
+      await limiter.close()
+    })
+  },
+)

@@ -30,7 +30,12 @@ export interface LogLine {
 }
 
 /** A pino-shaped logger that keeps what it is told, for assertions. */
-export function memoryLog(): { lines: LogLine[]; info(o: object, m: string): void; warn(o: object, m: string): void; error(o: object, m: string): void } {
+export function memoryLog(): {
+  lines: LogLine[]
+  info(o: object, m: string): void
+  warn(o: object, m: string): void
+  error(o: object, m: string): void
+} {
   const lines: LogLine[] = []
   return {
     lines,
@@ -44,12 +49,15 @@ export async function redisLimiter(
   settings: RedisSettings,
   deps: { observer?: LimiterObserver; replicaId?: string; fairness?: FairShare } = {},
 ): Promise<RedisLimiter> {
-  return (await createRedisLimiter(settings, { log: memoryLog(), ...deps }))
+  return await createRedisLimiter(settings, { log: memoryLog(), ...deps })
 }
 
 export const key: PermitKey = { instance: 'org1', endpoint: 'POST /accounts/search' }
 
-export const opts = (limit: number, over: { maxQueue?: number; deadlineMs?: number; signal?: AbortSignal; arrivedAt?: number; app?: string } = {}) => ({
+export const opts = (
+  limit: number,
+  over: { maxQueue?: number; deadlineMs?: number; signal?: AbortSignal; arrivedAt?: number; app?: string } = {},
+) => ({
   limit,
   maxQueue: over.maxQueue ?? 1000,
   deadline: Date.now() + (over.deadlineMs ?? 10_000),
@@ -61,7 +69,11 @@ export const opts = (limit: number, over: { maxQueue?: number; deadlineMs?: numb
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
 /** Polls `check` until it returns true (or throws after `timeoutMs`): for states reached asynchronously. */
-export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 5_000, what = 'condition'): Promise<void> {
+export async function eventually(
+  check: () => Promise<boolean> | boolean,
+  timeoutMs = 5_000,
+  what = 'condition',
+): Promise<void> {
   const until = Date.now() + timeoutMs
   for (;;) {
     if (await check()) return

@@ -37,7 +37,11 @@ describe('redis limiter: leases', () => {
     const before = Number(await inspect.zscore(holdersKey!, grantId(held)))
     stall(1_500) // three lease times: no renewal runs, and no other replica purges the lease
     // the first sync after the stall renews it (a later expiry) — or, as before, purges it
-    await eventually(async () => lostKeys.length > 0 || Number(await inspect.zscore(holdersKey!, grantId(held))) > before, 5_000, 'a sync after the stall')
+    await eventually(
+      async () => lostKeys.length > 0 || Number(await inspect.zscore(holdersKey!, grantId(held))) > before,
+      5_000,
+      'a sync after the stall',
+    )
     expect(lostKeys).toEqual([])
     expect(held.lost.aborted).toBe(false)
     expect(await inspect.zcard(holdersKey!)).toBe(1)
@@ -75,26 +79,37 @@ describe('redis limiter: leases', () => {
     await a.close()
   })
 
-  it.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`after Redis loses its data, the permits in flight are counted again, not forgotten ${needs('redis-server')}`, async () => {
-    const settings = testSettings(redis.url, { leaseMs: 600 })
-    const lostKeys: PermitKey[] = []
-    const a = await redisLimiter(settings, { observer: { leaseLost: (k) => lostKeys.push(k) } })
-    const inspect = redis.client()
-    const held = await a.acquire(key, opts(1))
-    held.markSent() // its request is upstream (an unsent one is held back instead: recount-before-send.test.ts)
-    await inspect.flushall() // this test's own server: as a restart without persistence does
-    await eventually(async () => lostKeys.length > 0 || (await leftInRedis(inspect, settings.keyPrefix)).holders === 1, 5_000, 'a sync after the loss')
-    expect(lostKeys).toEqual([])
-    expect(held.lost.aborted).toBe(false)
-    // counted: another request waits for it
-    let granted = false
-    const next = a.acquire(key, opts(1)).then((p) => ((granted = true), p))
-    await eventually(async () => (await leftInRedis(inspect, settings.keyPrefix)).queued === 1, 5_000, 'the next request queued')
-    expect(granted).toBe(false)
-    held.release()
-    ;(await next).release()
-    await a.close()
-  })
+  it.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
+    `after Redis loses its data, the permits in flight are counted again, not forgotten ${needs('redis-server')}`,
+    async () => {
+      const settings = testSettings(redis.url, { leaseMs: 600 })
+      const lostKeys: PermitKey[] = []
+      const a = await redisLimiter(settings, { observer: { leaseLost: (k) => lostKeys.push(k) } })
+      const inspect = redis.client()
+      const held = await a.acquire(key, opts(1))
+      held.markSent() // its request is upstream (an unsent one is held back instead: recount-before-send.test.ts)
+      await inspect.flushall() // this test's own server: as a restart without persistence does
+      await eventually(
+        async () => lostKeys.length > 0 || (await leftInRedis(inspect, settings.keyPrefix)).holders === 1,
+        5_000,
+        'a sync after the loss',
+      )
+      expect(lostKeys).toEqual([])
+      expect(held.lost.aborted).toBe(false)
+      // counted: another request waits for it
+      let granted = false
+      const next = a.acquire(key, opts(1)).then((p) => ((granted = true), p))
+      await eventually(
+        async () => (await leftInRedis(inspect, settings.keyPrefix)).queued === 1,
+        5_000,
+        'the next request queued',
+      )
+      expect(granted).toBe(false)
+      held.release()
+      ;(await next).release()
+      await a.close()
+    },
+  )
 })
 
 function grantId(permit: unknown): string {

@@ -5,11 +5,17 @@
  */
 
 const KEYWORDS = new Set(
-  'and break do else elseif end false for function goto if in local nil not or repeat return then true until while'.split(' '),
+  'and break do else elseif end false for function goto if in local nil not or repeat return then true until while'.split(
+    ' ',
+  ),
 )
 
 /** What a Redis script may use without declaring it. */
-const REDIS_GLOBALS = new Set('redis KEYS ARGV string math table tonumber tostring ipairs pairs unpack type cjson next select error pcall assert'.split(' '))
+const REDIS_GLOBALS = new Set(
+  'redis KEYS ARGV string math table tonumber tostring ipairs pairs unpack type cjson next select error pcall assert'.split(
+    ' ',
+  ),
+)
 
 export interface LuaNames {
   /** names used but declared nowhere (and not one of Redis's globals), with the line of their first use */
@@ -27,7 +33,8 @@ interface Token {
 
 function tokens(lua: string): Token[] {
   const out: Token[] = []
-  const re = /--\[(=*)\[[\s\S]*?\]\1\]|--[^\n]*|\[(=*)\[[\s\S]*?\]\2\]|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|[A-Za-z_]\w*|\d[\w.]*|\.\.\.?|[=~<>]=|\n|\S/g
+  const re =
+    /--\[(=*)\[[\s\S]*?\]\1\]|--[^\n]*|\[(=*)\[[\s\S]*?\]\2\]|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|[A-Za-z_]\w*|\d[\w.]*|\.\.\.?|[=~<>]=|\n|\S/g
   let line = 1
   for (const m of lua.matchAll(re)) {
     const t = m[0]

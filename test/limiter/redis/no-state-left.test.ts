@@ -48,22 +48,29 @@ describe('redis limiter: no per-key state kept in a replica after its last reque
     await closeAll([a, b])
   })
 
-  it.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`after an outage in the local fallback and the way back ${needs('redis-server')}`, async () => {
-    const settings = testSettings(redis.url, { fallback: 'local' })
-    const a = await redisLimiter(settings)
-    const held = await a.acquire(key, opts(1)) // pinned during the outage
-    await redis.stop()
-    await eventually(async () => {
-      await a.status()
-      return a.mode() === 'local'
-    }, 5_000, 'local')
-    const waiting = a.acquire(key, opts(1, { deadlineMs: 20_000 }))
-    await redis.start()
-    await eventually(() => a.mode() === 'redis', 10_000, 'back to redis')
-    held.release()
-    ;(await waiting).release()
-    await eventually(() => a.tracked().keys === 0, 5_000, 'every key forgotten')
-    expect(a.tracked()).toEqual(NOTHING)
-    await a.close()
-  })
+  it.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
+    `after an outage in the local fallback and the way back ${needs('redis-server')}`,
+    async () => {
+      const settings = testSettings(redis.url, { fallback: 'local' })
+      const a = await redisLimiter(settings)
+      const held = await a.acquire(key, opts(1)) // pinned during the outage
+      await redis.stop()
+      await eventually(
+        async () => {
+          await a.status()
+          return a.mode() === 'local'
+        },
+        5_000,
+        'local',
+      )
+      const waiting = a.acquire(key, opts(1, { deadlineMs: 20_000 }))
+      await redis.start()
+      await eventually(() => a.mode() === 'redis', 10_000, 'back to redis')
+      held.release()
+      ;(await waiting).release()
+      await eventually(() => a.tracked().keys === 0, 5_000, 'every key forgotten')
+      expect(a.tracked()).toEqual(NOTHING)
+      await a.close()
+    },
+  )
 })

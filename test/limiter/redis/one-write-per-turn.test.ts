@@ -45,7 +45,9 @@ describe('redis scripts: one write per turn of the event loop', () => {
     await scripts.run(URGENT_ECHO, [], ['warm'])
     const before = writes()
     const order: string[] = []
-    const held = [scripts.run(ECHO, [], ['first']), scripts.run(ECHO, [], ['second'])].map((p) => p.then((a) => order.push(String(a))))
+    const held = [scripts.run(ECHO, [], ['first']), scripts.run(ECHO, [], ['second'])].map((p) =>
+      p.then((a) => order.push(String(a))),
+    )
     expect(writes() - before).toBe(0) // held until the turn ends…
     const urgent = scripts.run(URGENT_ECHO, [], ['release']).then((a) => order.push(String(a)))
     expect(writes() - before).toBe(1) // …or until an urgent script: all three in one write, now

@@ -7,52 +7,59 @@ import { needs } from '../../support/tools.js'
 
 const redis = useRedis()
 
-describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`redis limiter: Redis stops under load, then starts again ${needs('redis-server')}`, () => {
-  it('every acquire settles, the mode goes to the fallback and back, nothing is left held', async () => {
-    const settings = testSettings(redis.url, { leaseMs: 600, fallback: 'local' })
-    const modes: LimiterMode[][] = [[], []]
-    const limiters = await Promise.all(
-      [0, 1].map((i) => redisLimiter(settings, { observer: { modeChanged: (m) => modes[i]!.push(m) } })),
-    )
-    let running = true
-    let granted = 0
-    const failures: unknown[] = []
-    const workers = limiters.flatMap((limiter) =>
-      [1, 2, 3, 4].map(async () => {
-        while (running) {
-          try {
-            const permit = await limiter.acquire(key, opts(2, { deadlineMs: 20_000 }))
-            granted++
-            await sleep(2 + Math.random() * 8)
-            permit.release()
-          } catch (err) {
-            failures.push(err)
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
+  `redis limiter: Redis stops under load, then starts again ${needs('redis-server')}`,
+  () => {
+    it('every acquire settles, the mode goes to the fallback and back, nothing is left held', async () => {
+      const settings = testSettings(redis.url, { leaseMs: 600, fallback: 'local' })
+      const modes: LimiterMode[][] = [[], []]
+      const limiters = await Promise.all(
+        [0, 1].map((i) => redisLimiter(settings, { observer: { modeChanged: (m) => modes[i]!.push(m) } })),
+      )
+      let running = true
+      let granted = 0
+      const failures: unknown[] = []
+      const workers = limiters.flatMap((limiter) =>
+        [1, 2, 3, 4].map(async () => {
+          while (running) {
+            try {
+              const permit = await limiter.acquire(key, opts(2, { deadlineMs: 20_000 }))
+              granted++
+              await sleep(2 + Math.random() * 8)
+              permit.release()
+            } catch (err) {
+              failures.push(err)
+            }
           }
-        }
-      }),
-    )
+        }),
+      )
 
-    await sleep(300)
-    await redis.stop()
-    await eventually(() => limiters.every((l) => l.mode() === 'local'), 10_000, 'fallback mode')
-    const grantedBefore = granted
-    await sleep(300)
-    expect(granted).toBeGreaterThan(grantedBefore) // still serving, from the fallback
-    await redis.start()
-    await eventually(() => limiters.every((l) => l.mode() === 'redis'), 10_000, 'back to redis')
-    const grantedLocal = granted
-    await sleep(300)
-    expect(granted).toBeGreaterThan(grantedLocal)
-    running = false
-    await Promise.all(workers)
+      await sleep(300)
+      await redis.stop()
+      await eventually(() => limiters.every((l) => l.mode() === 'local'), 10_000, 'fallback mode')
+      const grantedBefore = granted
+      await sleep(300)
+      expect(granted).toBeGreaterThan(grantedBefore) // still serving, from the fallback
+      await redis.start()
+      await eventually(() => limiters.every((l) => l.mode() === 'redis'), 10_000, 'back to redis')
+      const grantedLocal = granted
+      await sleep(300)
+      expect(granted).toBeGreaterThan(grantedLocal)
+      running = false
+      await Promise.all(workers)
 
-    expect(failures).toEqual([])
-    for (const m of modes) expect(m).toEqual(['redis', 'local', 'redis'])
-    const inspect = redis.client()
-    await eventually(async () => {
-      const left = await leftInRedis(inspect, settings.keyPrefix)
-      return left.holders === 0 && left.queued === 0
-    }, 5_000, 'Redis to be empty')
-    await closeAll(limiters)
-  })
-})
+      expect(failures).toEqual([])
+      for (const m of modes) expect(m).toEqual(['redis', 'local', 'redis'])
+      const inspect = redis.client()
+      await eventually(
+        async () => {
+          const left = await leftInRedis(inspect, settings.keyPrefix)
+          return left.holders === 0 && left.queued === 0
+        },
+        5_000,
+        'Redis to be empty',
+      )
+      await closeAll(limiters)
+    })
+  },
+)

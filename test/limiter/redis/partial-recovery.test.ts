@@ -20,13 +20,19 @@ describe('redis limiter: recovery when one key is broken in Redis', () => {
     line = await cuttable(redis)
     const settings = testSettings(line.url, { fallback: 'local', leaseMs: 900 })
     const adoptFailures: number[] = []
-    const limiter = await redisLimiter(settings, { observer: { redisCommand: (op, _s, ok) => void (op === 'adopt' && !ok && adoptFailures.push(1)) } })
+    const limiter = await redisLimiter(settings, {
+      observer: { redisCommand: (op, _s, ok) => void (op === 'adopt' && !ok && adoptFailures.push(1)) },
+    })
     const inspect = redis.client()
     line.cut()
-    await eventually(async () => {
-      await limiter.status().catch(() => undefined)
-      return limiter.mode() === 'local'
-    }, 5_000, 'local fallback')
+    await eventually(
+      async () => {
+        await limiter.status().catch(() => undefined)
+        return limiter.mode() === 'local'
+      },
+      5_000,
+      'local fallback',
+    )
     const pa = await limiter.acquire(A, opts(1))
     const pb = await limiter.acquire(B, opts(1))
     // A's holders key of the wrong type: adopting A fails, adopting B succeeds
@@ -44,10 +50,14 @@ describe('redis limiter: recovery when one key is broken in Redis', () => {
 
     // the next outage: B's local slot must be free
     line.cut()
-    await eventually(async () => {
-      await limiter.status().catch(() => undefined)
-      return limiter.mode() === 'local'
-    }, 5_000, 'local fallback again')
+    await eventually(
+      async () => {
+        await limiter.status().catch(() => undefined)
+        return limiter.mode() === 'local'
+      },
+      5_000,
+      'local fallback again',
+    )
     const again = await limiter.acquire(B, opts(1, { deadlineMs: 2_000 }))
     again.release()
     expect(limiter.tracked()).toEqual({ keys: 0, waiting: 0, pins: 0, unshared: 0 })
@@ -70,10 +80,14 @@ describe('redis limiter: recovery when one key is broken in Redis', () => {
 
     // granted locally during an outage, A cannot be counted in Redis once it is back: Redis serves the rest anyway
     line.cut()
-    await eventually(async () => {
-      await limiter.status().catch(() => undefined)
-      return limiter.mode() === 'local'
-    }, 5_000, 'local fallback')
+    await eventually(
+      async () => {
+        await limiter.status().catch(() => undefined)
+        return limiter.mode() === 'local'
+      },
+      5_000,
+      'local fallback',
+    )
     const pa = await limiter.acquire(A, opts(1))
     line.restore()
     await eventually(() => limiter.mode() === 'redis', 10_000, 'back to redis with A still broken')

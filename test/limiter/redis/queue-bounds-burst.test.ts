@@ -16,7 +16,8 @@ import { eventually, key, opts, redisLimiter, testSettings } from './helpers.js'
 // (parked) until the acquires on their way are answered.
 
 const FULL = 'The queue for POST /accounts/search (instance org1) is full (2 waiting); try again later'
-const APP_FULL = 'The queue for POST /accounts/search (instance org1) for app batch is full (1 waiting); try again later'
+const APP_FULL =
+  'The queue for POST /accounts/search (instance org1) for app batch is full (1 waiting); try again later'
 const REFUSED = [2, 0, 0]
 
 let current: ReturnType<typeof fakeShared> | undefined
@@ -28,7 +29,10 @@ describe('queue bounds under a burst, deterministically (fake script runner)', (
     const burst = Array.from({ length: 10 }, () => request(1, { maxQueue: 2 }))
     // every acquire goes out at once; two may queue, the eight others carry `full`: a slot free at once, or refused
     const calls = scripts.calls.splice(0)
-    expect(calls.map((c) => [c.name, c.args[7]])).toEqual([...Array.from({ length: 2 }, () => ['acquire', '0']), ...Array.from({ length: 8 }, () => ['acquire', '1'])])
+    expect(calls.map((c) => [c.name, c.args[7]])).toEqual([
+      ...Array.from({ length: 2 }, () => ['acquire', '0']),
+      ...Array.from({ length: 8 }, () => ['acquire', '1']),
+    ])
     // as the script answers them in order: the first takes the free slot, the second queues, no slot is left for the others
     calls[0]!.answer(GRANTED)
     calls[1]!.answer(QUEUED)
@@ -37,9 +41,16 @@ describe('queue bounds under a burst, deterministically (fake script runner)', (
     expect(burst[0]!.permit).toBeDefined()
     // the third has room (the first was granted): sent again, queueable (after this turn: the one permit is ours);
     // the fourth waits for its answer (parked); the six others are refused: one queued and one parked fill the bound
-    expect(burst.slice(4).map((w) => [w.error?.name, (w.error as { code?: string }).code, (w.error as { statusCode?: number }).statusCode, w.error?.message])).toEqual(
-      Array.from({ length: 6 }, () => ['FastifyError', 'SLUICE_QUEUE_FULL', 503, FULL]),
-    )
+    expect(
+      burst
+        .slice(4)
+        .map((w) => [
+          w.error?.name,
+          (w.error as { code?: string }).code,
+          (w.error as { statusCode?: number }).statusCode,
+          w.error?.message,
+        ]),
+    ).toEqual(Array.from({ length: 6 }, () => ['FastifyError', 'SLUICE_QUEUE_FULL', 503, FULL]))
     expect(burst[3]!.error).toBeUndefined()
     await turn()
     const third = scripts.take('acquire')
@@ -50,7 +61,12 @@ describe('queue bounds under a burst, deterministically (fake script runner)', (
     // two queued: the parked one is refused without another round trip
     expect(scripts.names()).toEqual([])
     expect(burst[3]!.error?.message).toBe(FULL)
-    expect([burst[1]!.permit, burst[1]!.error, burst[2]!.permit, burst[2]!.error]).toEqual([undefined, undefined, undefined, undefined])
+    expect([burst[1]!.permit, burst[1]!.error, burst[2]!.permit, burst[2]!.error]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ])
   })
 
   it("an app's maxQueued 1, five at once: one granted, one queued, three refused naming the app", async () => {
@@ -95,10 +111,20 @@ describe('queue bounds under a burst, deterministically (fake script runner)', (
 const redis = useRedis()
 
 /** Ten acquires at once on one replica; resolves once `settled` of them are answered. */
-async function burst(limiter: Awaited<ReturnType<typeof redisLimiter>>, n: number, settled: number, o: Parameters<typeof opts>[1]) {
+async function burst(
+  limiter: Awaited<ReturnType<typeof redisLimiter>>,
+  n: number,
+  settled: number,
+  o: Parameters<typeof opts>[1],
+) {
   const permits: Permit[] = []
   const errors: Error[] = []
-  const waits = Array.from({ length: n }, () => limiter.acquire(key, opts(1, o)).then((p) => void permits.push(p), (e: Error) => void errors.push(e)))
+  const waits = Array.from({ length: n }, () =>
+    limiter.acquire(key, opts(1, o)).then(
+      (p) => void permits.push(p),
+      (e: Error) => void errors.push(e),
+    ),
+  )
   await eventually(() => permits.length + errors.length >= settled, 10_000, `${settled} answers`)
   return { permits, errors, waits }
 }
@@ -110,7 +136,9 @@ describe('queue bounds under a burst, against a real redis-server', () => {
     const inspect = redis.client()
     const { permits, errors, waits } = await burst(limiter, 10, 8, { maxQueue: 2 })
     expect(permits).toHaveLength(1)
-    expect(errors.map((e) => [(e as { code?: string }).code, e.message])).toEqual(Array.from({ length: 7 }, () => ['SLUICE_QUEUE_FULL', FULL]))
+    expect(errors.map((e) => [(e as { code?: string }).code, e.message])).toEqual(
+      Array.from({ length: 7 }, () => ['SLUICE_QUEUE_FULL', FULL]),
+    )
     expect(await leftInRedis(inspect, settings.keyPrefix)).toEqual({ holders: 1, queued: 2 })
     // the two queued are served in turn
     permits[0]!.release()
@@ -124,11 +152,15 @@ describe('queue bounds under a burst, against a real redis-server', () => {
 
   it("an app's maxQueued 1, five at once: one granted, one queued, three refused naming the app", async () => {
     const settings = testSettings(redis.url, { leaseMs: 5_000 })
-    const limiter = await redisLimiter(settings, { fairness: new FairShare(fairnessSettingsSchema.parse({ apps: { batch: { maxQueued: 1 } } })) })
+    const limiter = await redisLimiter(settings, {
+      fairness: new FairShare(fairnessSettingsSchema.parse({ apps: { batch: { maxQueued: 1 } } })),
+    })
     const inspect = redis.client()
     const { permits, errors, waits } = await burst(limiter, 5, 4, { app: 'batch' })
     expect(permits).toHaveLength(1)
-    expect(errors.map((e) => [(e as { code?: string }).code, e.message])).toEqual(Array.from({ length: 3 }, () => ['SLUICE_QUEUE_FULL', APP_FULL]))
+    expect(errors.map((e) => [(e as { code?: string }).code, e.message])).toEqual(
+      Array.from({ length: 3 }, () => ['SLUICE_QUEUE_FULL', APP_FULL]),
+    )
     expect(await leftInRedis(inspect, settings.keyPrefix)).toEqual({ holders: 1, queued: 1 })
     permits[0]!.release()
     await eventually(() => permits.length === 2, 10_000, 'the second')

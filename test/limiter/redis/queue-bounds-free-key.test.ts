@@ -62,7 +62,10 @@ describe('queue bounds on a free key, deterministically (fake script runner)', (
 
   it('a capped app arriving faster than one per round trip on a free key: each request granted in the round trip it went out in, none parked, nor another app held back', async () => {
     const watch = parkedWatch()
-    const t = (current = fakeShared({ fairness: { apps: { batch: { maxQueued: 1 } } }, waiterMoved: watch.waiterMoved }))
+    const t = (current = fakeShared({
+      fairness: { apps: { batch: { maxQueued: 1 } } },
+      waiterMoved: watch.waiterMoved,
+    }))
     const waiting: ReturnType<typeof t.request>[] = []
     const late: string[] = []
     for (let step = 0; step < 30; step++) {
@@ -93,7 +96,11 @@ describe('queue bounds on a free key, deterministically (fake script runner)', (
     await turn()
     t.scripts.take('acquire').answer(QUEUED) // the third, queued: no place left
     await settle()
-    expect({ parked, refused, then: { parked: watch.now(), refused: burst.filter((w) => w.error?.message === FULL).length } }).toEqual({ parked: 1, refused: 6, then: { parked: 0, refused: 7 } })
+    expect({
+      parked,
+      refused,
+      then: { parked: watch.now(), refused: burst.filter((w) => w.error?.message === FULL).length },
+    }).toEqual({ parked: 1, refused: 6, then: { parked: 0, refused: 7 } })
   })
 
   it('first come first served within an app: a later request never takes the room an earlier one answered `full` may need', async () => {

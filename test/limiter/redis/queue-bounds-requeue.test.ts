@@ -31,7 +31,11 @@ describe('a waiter queued again after a grant read too late, under queue.maxLeng
     expect({ full: again.args[7], byAge: Number(again.args[6]) > 0 }).toEqual({ full: '1', byAge: true })
     again.answer(REFUSED)
     await settle()
-    expect([a.error, b.error?.message, (b.error as { code?: string }).code]).toEqual([undefined, FULL, 'SLUICE_QUEUE_FULL'])
+    expect([a.error, b.error?.message, (b.error as { code?: string }).code]).toEqual([
+      undefined,
+      FULL,
+      'SLUICE_QUEUE_FULL',
+    ])
   })
 
   it('counted at first: keeps its place (queueable again, by its age)', async () => {

@@ -1,6 +1,18 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { LearnOptions } from '../../../src/limiter/types.js'
-import { fakeShared, GRANTED, idOf, LEASE_MS, permitId, QUEUED, QUEUED_AT_HEAD, settle, SYNC_MS, tagOf, turn } from './fake-scripts.js'
+import {
+  fakeShared,
+  GRANTED,
+  idOf,
+  LEASE_MS,
+  permitId,
+  QUEUED,
+  QUEUED_AT_HEAD,
+  settle,
+  SYNC_MS,
+  tagOf,
+  turn,
+} from './fake-scripts.js'
 
 // The race rules of the shared side, without timing: a fake script runner answers each script when
 // the test says so, in the order the test picks, and a fake clock says what time it is. The same

@@ -8,7 +8,16 @@ import { closeAll, key, memoryLog, redisLimiter, testSettings } from './helpers.
 const redis = useRedis()
 
 const gateOf = (limiter: RedisLimiter, prefix: string): RedisRateGate =>
-  new RedisRateGate({ scripts: limiter.scripts, keyPrefix: prefix, mode: () => limiter.mode(), replicas: () => limiter.replicas(), settleMs: 2_000 }, memoryLog())
+  new RedisRateGate(
+    {
+      scripts: limiter.scripts,
+      keyPrefix: prefix,
+      mode: () => limiter.mode(),
+      replicas: () => limiter.replicas(),
+      settleMs: 2_000,
+    },
+    memoryLog(),
+  )
 
 describe('redis rate gate: start times shared by every replica', () => {
   it('two replicas reserving in turn get one spacing between them, and the key expires', async () => {
@@ -43,7 +52,8 @@ describe('redis rate gate: start times shared by every replica', () => {
     gateOf(a, settings.keyPrefix).hold(key, 5_000, params)
     const inspect = redis.client()
     // the hold is written without waiting for it: wait until Redis has it
-    for (let i = 0; i < 100 && (await inspect.keys(`${settings.keyPrefix}:*:rate`)).length === 0; i++) await new Promise((r) => setTimeout(r, 20))
+    for (let i = 0; i < 100 && (await inspect.keys(`${settings.keyPrefix}:*:rate`)).length === 0; i++)
+      await new Promise((r) => setTimeout(r, 20))
     const r = await gateOf(b, settings.keyPrefix).reserve(key, params, 60_000)
     expect(r.delayMs).toBeGreaterThan(4_000)
     await closeAll([a, b])

@@ -23,15 +23,42 @@ const on = scriptsOnRedis('recount-race')
 /** the scripts as replica `replica` sends them; `announce` '0', '1' (first time) or '2' (announced before) */
 function replica(replicaId: string) {
   let sequence = 0
-  const common = () => ({ leaseMs: LEASE, liveMs: LEASE, idleMs: 3 * LEASE, instance: 'org1', endpoint: 'POST /accounts/search', channelPrefix: grantChannelPrefix(on.prefix) })
+  const common = () => ({
+    leaseMs: LEASE,
+    liveMs: LEASE,
+    idleMs: 3 * LEASE,
+    instance: 'org1',
+    endpoint: 'POST /accounts/search',
+    channelPrefix: grantChannelPrefix(on.prefix),
+  })
   return {
     acquire: async (limit: number, announce: '0' | '1' | '2') => {
       const id = waiterId({ replicaId, sequence: ++sequence, arrivedAt: Date.now(), maxHeld: Infinity, app: 'web' })
-      const reply = await acquire(on.scripts, on.keys, { ...common(), id, replicaId, limit: String(limit), ageMs: 0, full: false, announce: announce !== '0', announcedBefore: announce === '2', wantHead: false, cost: 1 })
+      const reply = await acquire(on.scripts, on.keys, {
+        ...common(),
+        id,
+        replicaId,
+        limit: String(limit),
+        ageMs: 0,
+        full: false,
+        announce: announce !== '0',
+        announcedBefore: announce === '2',
+        wantHead: false,
+        cost: 1,
+      })
       return { id, ...reply }
     },
     sync: (limit: number, held: string[], recount = false, sweep = false) =>
-      sync(on.scripts, on.keys, { ...common(), replicaId, limit: String(limit), held, waiting: [], drop: [], sweep, recount }),
+      sync(on.scripts, on.keys, {
+        ...common(),
+        replicaId,
+        limit: String(limit),
+        held,
+        waiting: [],
+        drop: [],
+        sweep,
+        recount,
+      }),
   }
 }
 
@@ -78,7 +105,11 @@ describe('redis scripts: a sync sent before the reply of the acquire that found 
     await on.client.hset(on.keys.meta, '!r1', String(Number(s) * 1000 - LEASE - 1))
     await on.client.zrem(on.keys.holders, held.id)
     const reply = await r1.sync(2, [held.id])
-    expect({ lost: reply.lost, recounted: reply.recounted, mark: await on.client.hexists(on.keys.meta, '!r1') }).toEqual({ lost: [held.id], recounted: [], mark: 0 })
+    expect({
+      lost: reply.lost,
+      recounted: reply.recounted,
+      mark: await on.client.hexists(on.keys.meta, '!r1'),
+    }).toEqual({ lost: [held.id], recounted: [], mark: 0 })
   })
 
   it("the sweep drops a mark older than the idle time (a dead replica's), and keeps a recent one", async () => {
@@ -114,7 +145,12 @@ describe('a replica whose sync goes out before an acquire reply says Redis had l
     await t.shared.syncAll() // the tick's sync, sent before B's reply is read
     t.runner.passAll()
     await eventually(() => b.permit !== undefined, 5_000, "B's permit")
-    expect({ aLost: permitA.isLost, aCanStart: permitA.canStart(), lost: t.lost.length, holders: await client.zcard(keys.holders) }).toEqual({ aLost: false, aCanStart: true, lost: 0, holders: 2 })
+    expect({
+      aLost: permitA.isLost,
+      aCanStart: permitA.canStart(),
+      lost: t.lost.length,
+      holders: await client.zcard(keys.holders),
+    }).toEqual({ aLost: false, aCanStart: true, lost: 0, holders: 2 })
     const c = t.request(2)
     await eventually(async () => (await client.zcard(keys.queue)) === 1, 5_000, 'a third request queued')
     expect(c.permit).toBeUndefined()

@@ -83,32 +83,44 @@ afterEach(async () => {
   limiters = []
 })
 
-describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`a permit counted again after Redis lost its data, against a real redis-server ${needs('redis-server')}`, () => {
-  it('limit 1: A granted, FLUSHALL before its request is sent, B granted the empty slot elsewhere — A can no longer start; B alone holds; A waits behind B', async () => {
-    const settings = testSettings(redis.url, { leaseMs: 600 })
-    const logA = memoryLog()
-    const a = (await createRedisLimiter(settings, { log: logA, replicaId: 'a' }))
-    const b = (await createRedisLimiter(settings, { log: memoryLog(), replicaId: 'b' }))
-    limiters = [a, b]
-    const inspect = redis.client()
-    const permitA = (await a.acquire(key, opts(1))) as SluicePermit
-    expect(permitA.canStart()).toBe(true)
-    await inspect.flushall() // this test's own server: as a restart without persistence does
-    const permitB = await b.acquire(key, opts(1)) // the slot looks empty: granted at once
-    // A's replica finds out at its next sync (a third of a lease)
-    const heard = (): boolean => logA.lines.some((l) => l.level === 'warn' && (l.obj as { endpoint?: string }).endpoint === key.endpoint)
-    await eventually(heard, 5_000, "A's replica to hear that Redis lost its data")
-    expect(permitA.canStart()).toBe(false)
-    expect(permitA.isLost).toBe(true)
-    expect(permitB.canStart()).toBe(true)
-    await eventually(async () => (await leftInRedis(inspect, settings.keyPrefix)).holders === 1, 5_000, "A's id to leave Redis")
-    // as the proxy does: A's permit given back unused, its request waits again at its place
-    permitA.release()
-    let granted = false
-    const again = a.acquire(key, opts(1, { arrivedAt: Date.now() - 1_000 })).then((p) => ((granted = true), p))
-    await eventually(async () => (await leftInRedis(inspect, settings.keyPrefix)).queued === 1, 5_000, 'A queued again')
-    expect(granted).toBe(false)
-    permitB.release()
-    ;(await again).release()
-  })
-})
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
+  `a permit counted again after Redis lost its data, against a real redis-server ${needs('redis-server')}`,
+  () => {
+    it('limit 1: A granted, FLUSHALL before its request is sent, B granted the empty slot elsewhere — A can no longer start; B alone holds; A waits behind B', async () => {
+      const settings = testSettings(redis.url, { leaseMs: 600 })
+      const logA = memoryLog()
+      const a = await createRedisLimiter(settings, { log: logA, replicaId: 'a' })
+      const b = await createRedisLimiter(settings, { log: memoryLog(), replicaId: 'b' })
+      limiters = [a, b]
+      const inspect = redis.client()
+      const permitA = (await a.acquire(key, opts(1))) as SluicePermit
+      expect(permitA.canStart()).toBe(true)
+      await inspect.flushall() // this test's own server: as a restart without persistence does
+      const permitB = await b.acquire(key, opts(1)) // the slot looks empty: granted at once
+      // A's replica finds out at its next sync (a third of a lease)
+      const heard = (): boolean =>
+        logA.lines.some((l) => l.level === 'warn' && (l.obj as { endpoint?: string }).endpoint === key.endpoint)
+      await eventually(heard, 5_000, "A's replica to hear that Redis lost its data")
+      expect(permitA.canStart()).toBe(false)
+      expect(permitA.isLost).toBe(true)
+      expect(permitB.canStart()).toBe(true)
+      await eventually(
+        async () => (await leftInRedis(inspect, settings.keyPrefix)).holders === 1,
+        5_000,
+        "A's id to leave Redis",
+      )
+      // as the proxy does: A's permit given back unused, its request waits again at its place
+      permitA.release()
+      let granted = false
+      const again = a.acquire(key, opts(1, { arrivedAt: Date.now() - 1_000 })).then((p) => ((granted = true), p))
+      await eventually(
+        async () => (await leftInRedis(inspect, settings.keyPrefix)).queued === 1,
+        5_000,
+        'A queued again',
+      )
+      expect(granted).toBe(false)
+      permitB.release()
+      ;(await again).release()
+    })
+  },
+)

@@ -77,7 +77,11 @@ describe('a grant read after the sync that found Redis had lost its data was sen
     const permitX = x.permit as SluicePermit
     permitX.markSent()
     await t.shared.syncAll()
-    expect({ lost: t.lost.length, xLost: permitX.isLost, holders: await client.zcard(keys.holders) }).toEqual({ lost: 0, xLost: false, holders: 2 })
+    expect({ lost: t.lost.length, xLost: permitX.isLost, holders: await client.zcard(keys.holders) }).toEqual({
+      lost: 0,
+      xLost: false,
+      holders: 2,
+    })
     const c = t.request(2)
     await eventually(async () => (await client.zcard(keys.queue)) === 1, 5_000, 'a third request queued')
     expect(c.permit).toBeUndefined()

@@ -13,9 +13,12 @@ describe('the Redis the tests use', () => {
     expect(redisSource({}, () => false)).toBe('container')
   })
 
-  it.skipIf(!hasRedisServer())(`with redis-server on PATH, no container is started ${needs('redis-server')}`, async () => {
-    const before = process.env.SLUICE_TEST_REDIS_URL
-    expect(await startRedisContainer()).toBeUndefined()
-    expect(process.env.SLUICE_TEST_REDIS_URL).toBe(before)
-  })
+  it.skipIf(!hasRedisServer())(
+    `with redis-server on PATH, no container is started ${needs('redis-server')}`,
+    async () => {
+      const before = process.env.SLUICE_TEST_REDIS_URL
+      expect(await startRedisContainer()).toBeUndefined()
+      expect(process.env.SLUICE_TEST_REDIS_URL).toBe(before)
+    },
+  )
 })

@@ -13,7 +13,15 @@ const on = scriptsOnRedis('own')
 const { heardBy } = on
 
 const releaseBy = (replicaId: string, ids: string[]) =>
-  release(on.scripts, on.keys, { ids, limit: '1', leaseMs: LEASE_MS, idleMs: 3 * LEASE_MS, channelPrefix: grantChannelPrefix(on.prefix), replicaId, wantHead: false })
+  release(on.scripts, on.keys, {
+    ids,
+    limit: '1',
+    leaseMs: LEASE_MS,
+    idleMs: 3 * LEASE_MS,
+    channelPrefix: grantChannelPrefix(on.prefix),
+    replicaId,
+    wantHead: false,
+  })
 
 describe('redis scripts: a release granting the releasing replica its own waiter', () => {
   it('publishes nothing to it; the reply grants and names the next head', async () => {
@@ -44,7 +52,7 @@ describe('redis scripts: a release granting the releasing replica its own waiter
     expect((await releaseBy('r1', [holder.id])).granted).toEqual([mine.id])
   })
 
-  it("drops a waiter of another replica whose liveness is gone (it is read for every other replica)", async () => {
+  it('drops a waiter of another replica whose liveness is gone (it is read for every other replica)', async () => {
     const holder = await on.enter({ app: 'a', replica: 'r1' })
     const dead = await on.enter({ app: 'a', replica: 'r2' })
     const live = await on.enter({ app: 'a', replica: 'r1' }) // behind the dead waiter (FIFO within an app)

@@ -14,18 +14,28 @@ import { basicAuth, keyStats } from '../../support/sim.js'
 
 const LEASE_MS = 1_500
 
-const stack = useRedisReplicas({ simLatencyMs: 10, prefixName: 'replicas', env: { SLUICE_REDIS_LEASE_MS: String(LEASE_MS) } })
-
+const stack = useRedisReplicas({
+  simLatencyMs: 10,
+  prefixName: 'replicas',
+  env: { SLUICE_REDIS_LEASE_MS: String(LEASE_MS) },
+})
 
 const leftInStack = (): Promise<{ holders: number; queued: number }> => leftInRedis(stack.redis.client(), stack.prefix)
 
 const post = (base: string, path: string, org: string, headers: Record<string, string> = {}, signal?: AbortSignal) =>
-  send(base, path, { method: 'POST', headers: { authorization: basicAuth(org), 'content-type': 'application/json', ...headers }, body: '{}', signal })
+  send(base, path, {
+    method: 'POST',
+    headers: { authorization: basicAuth(org), 'content-type': 'application/json', ...headers },
+    body: '{}',
+    signal,
+  })
 
 describe('three replicas on one Redis', () => {
   it('60 concurrent clients over mixed endpoints and two instances: the API never sees more than a limit, no client sees a 429', async () => {
     stack.sim.reset()
-    expect(await Promise.all(stack.replicas.map(async (r) => (await adminJson<{ mode: string }>(r, '/status')).mode))).toEqual(['redis', 'redis', 'redis'])
+    expect(
+      await Promise.all(stack.replicas.map(async (r) => (await adminJson<{ mode: string }>(r, '/status')).mode)),
+    ).toEqual(['redis', 'redis', 'redis'])
     const routes = [
       { method: 'POST', path: '/v2/accounts/search' }, // limit 1
       { method: 'POST', path: '/v2/donations/search' }, // limit 1
@@ -39,7 +49,11 @@ describe('three replicas on one Redis', () => {
         const route = routes[Math.floor(client / 2) % 3]!
         for (let i = 0; i < 4; i++) {
           // each asks for another page: identical reads would share one call (README "Spending fewer permits")
-          const answer = await send(replica.url, `${route.path}?page=${client}-${i}`, { method: route.method, headers: { authorization: basicAuth(org) }, body: route.method === 'POST' ? '{}' : undefined })
+          const answer = await send(replica.url, `${route.path}?page=${client}-${i}`, {
+            method: route.method,
+            headers: { authorization: basicAuth(org) },
+            body: route.method === 'POST' ? '{}' : undefined,
+          })
           statuses.push(answer.status)
         }
       }),
@@ -66,20 +80,29 @@ describe('three replicas on one Redis', () => {
       const org = client % 2 ? 'org3' : 'org4'
       const route = routes[Math.floor(client / 2) % 2]!
       const headers = { authorization: basicAuth(org), 'x-sim-hold': 'full' }
-      return send(stack.replicas[client % 3]!.url, `${route.path}?page=${client}`, { method: route.method, headers, body: route.method === 'POST' ? '{}' : undefined })
+      return send(stack.replicas[client % 3]!.url, `${route.path}?page=${client}`, {
+        method: route.method,
+        headers,
+        body: route.method === 'POST' ? '{}' : undefined,
+      })
     })
     const full = (): boolean =>
       ['org3', 'org4'].every((org) => routes.every((r) => keyStats(stack.sim, org, r.endpoint)?.inProgress === r.limit))
     await until(full, 'every key in progress at its limit')
     // the rest wait in sluice's queues, not at the API
     await until(async () => {
-      const queued = await Promise.all(['org3', 'org4'].flatMap((org) => routes.map(async (r) => (await statusOf(stack.replicas[0]!, org, r.endpoint))?.queued ?? 0)))
+      const queued = await Promise.all(
+        ['org3', 'org4'].flatMap((org) =>
+          routes.map(async (r) => (await statusOf(stack.replicas[0]!, org, r.endpoint))?.queued ?? 0),
+        ),
+      )
       return queued.reduce((a, b) => a + b, 0) === 40 - 2 * (1 + 5)
     }, 'the others queued')
     stack.sim.open('full')
     expect((await Promise.all(answers)).map((a) => a.status)).toEqual(Array(40).fill(200))
     for (const org of ['org3', 'org4']) {
-      for (const r of routes) expect(keyStats(stack.sim, org, r.endpoint)).toMatchObject({ maxInProgress: r.limit, rejected429: 0 })
+      for (const r of routes)
+        expect(keyStats(stack.sim, org, r.endpoint)).toMatchObject({ maxInProgress: r.limit, rejected429: 0 })
     }
     await until(async () => (await leftInStack()).holders === 0, 'every permit back in Redis')
   })
@@ -97,7 +120,10 @@ describe('three replicas on one Redis', () => {
     const answers: Promise<unknown>[] = []
     for (let i = 0; i < 6; i++) {
       answers.push(post(stack.replicas[i % 3]!.url, '/v2/orders/search', 'org5', { 'x-test-seq': String(i) }))
-      await until(async () => (await statusOf(stack.replicas[0]!, 'org5', 'POST /orders/search'))?.queued === i + 1, `waiter ${i} queued`)
+      await until(
+        async () => (await statusOf(stack.replicas[0]!, 'org5', 'POST /orders/search'))?.queued === i + 1,
+        `waiter ${i} queued`,
+      )
     }
     first.release()
     await Promise.all(answers)
@@ -122,7 +148,10 @@ describe('three replicas on one Redis', () => {
     void post(victim.url, '/v2/events/search', 'org6', { 'x-sim-hang': '1' }).catch(() => undefined)
     await until(() => keyStats(stack.sim, 'org6', 'POST /events/search')?.inProgress === 1, 'victim holds the permit')
     const waiting = post(stack.replicas[0]!.url, '/v2/events/search', 'org6', { 'x-test-seq': 'survivor' })
-    await until(async () => (await statusOf(stack.replicas[0]!, 'org6', 'POST /events/search'))?.queued === 1, 'survivor queued')
+    await until(
+      async () => (await statusOf(stack.replicas[0]!, 'org6', 'POST /events/search'))?.queued === 1,
+      'survivor queued',
+    )
     await victim.stop('SIGKILL')
     const answer = await waiting
     expect(answer.status).toBe(200)
@@ -146,12 +175,19 @@ describe('three replicas on one Redis', () => {
       return request
     })
     await Promise.all(requests)
-    await until(async () => {
-      const left = await leftInStack()
-      return left.holders === 0 && left.queued === 0
-    }, 'Redis to be empty', 20_000)
+    await until(
+      async () => {
+        const left = await leftInStack()
+        return left.holders === 0 && left.queued === 0
+      },
+      'Redis to be empty',
+      20_000,
+    )
     for (const replica of stack.replicas) {
-      await until(async () => (await adminJson<{ keys: unknown[] }>(replica, '/status')).keys.length === 0, 'no active key')
+      await until(
+        async () => (await adminJson<{ keys: unknown[] }>(replica, '/status')).keys.length === 0,
+        'no active key',
+      )
     }
     for (const k of Object.values(stack.sim.stats().keys)) expect(k.maxInProgress).toBeLessThanOrEqual(k.limit!)
   })

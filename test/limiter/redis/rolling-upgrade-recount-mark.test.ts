@@ -14,13 +14,32 @@ import { LEASE_MS, scriptsOnRedis } from './scripts-on-redis.js'
 // Each replica counts its permits again as its own release would: the old one as before the mark.
 
 const on = scriptsOnRedis('mark-upgrade')
-const common = () => ({ leaseMs: LEASE_MS, liveMs: LEASE_MS, idleMs: 3 * LEASE_MS, instance: 'org1', endpoint: 'POST /accounts/search', channelPrefix: grantChannelPrefix(on.prefix) })
+const common = () => ({
+  leaseMs: LEASE_MS,
+  liveMs: LEASE_MS,
+  idleMs: 3 * LEASE_MS,
+  instance: 'org1',
+  endpoint: 'POST /accounts/search',
+  channelPrefix: grantChannelPrefix(on.prefix),
+})
 let sequence = 0
-const idOf = (replicaId: string): string => waiterId({ replicaId, sequence: ++sequence, arrivedAt: Date.now(), maxHeld: Infinity, app: 'web' })
+const idOf = (replicaId: string): string =>
+  waiterId({ replicaId, sequence: ++sequence, arrivedAt: Date.now(), maxHeld: Infinity, app: 'web' })
 
 const newAcquire = async (replicaId: string, announce: '1' | '2') => {
   const id = idOf(replicaId)
-  const reply = await acquire(on.scripts, on.keys, { ...common(), id, replicaId, limit: '3', ageMs: 0, full: false, announce: true, announcedBefore: announce === '2', wantHead: false, cost: 1 })
+  const reply = await acquire(on.scripts, on.keys, {
+    ...common(),
+    id,
+    replicaId,
+    limit: '3',
+    ageMs: 0,
+    full: false,
+    announce: true,
+    announcedBefore: announce === '2',
+    wantHead: false,
+    cost: 1,
+  })
   return { id, ...reply }
 }
 
@@ -28,8 +47,30 @@ const newAcquire = async (replicaId: string, announce: '1' | '2') => {
 async function oldSync(replicaId: string, held: string[]): Promise<{ lost: string[]; recounted: string[] }> {
   const { holders, queue, meta, learned } = on.keys
   const c = common()
-  const args = [replicaId, '3', c.leaseMs, c.liveMs, c.idleMs, c.channelPrefix, c.instance, c.endpoint, '1', '0', held.length, ...held, 0, 0]
-  const reply = (await on.client.eval(PREVIOUS_SYNC_LUA, 4, holders, queue, meta, learned, ...args)) as [number, string[], string[], string[], string | null, string[]]
+  const args = [
+    replicaId,
+    '3',
+    c.leaseMs,
+    c.liveMs,
+    c.idleMs,
+    c.channelPrefix,
+    c.instance,
+    c.endpoint,
+    '1',
+    '0',
+    held.length,
+    ...held,
+    0,
+    0,
+  ]
+  const reply = (await on.client.eval(PREVIOUS_SYNC_LUA, 4, holders, queue, meta, learned, ...args)) as [
+    number,
+    string[],
+    string[],
+    string[],
+    string | null,
+    string[],
+  ]
   return { lost: reply[1], recounted: reply[5] }
 }
 
@@ -43,8 +84,21 @@ describe('redis scripts: the data-loss mark during a rolling upgrade', () => {
     expect(next.forgot).toBe(true)
     expect(await oldSync('old1', [old])).toEqual({ lost: [], recounted: [old] }) // its own liveness gone: counted again, as before
     expect(await on.client.hexists(on.keys.meta, '!new1')).toBe(1) // untouched by the old sweep
-    const reply = await sync(on.scripts, on.keys, { ...common(), replicaId: 'new1', limit: '3', held: [fresh.id], waiting: [], drop: [], sweep: true, recount: false })
-    expect({ lost: reply.lost, recounted: reply.recounted, mark: await on.client.hexists(on.keys.meta, '!new1') }).toEqual({ lost: [], recounted: [fresh.id], mark: 0 })
+    const reply = await sync(on.scripts, on.keys, {
+      ...common(),
+      replicaId: 'new1',
+      limit: '3',
+      held: [fresh.id],
+      waiting: [],
+      drop: [],
+      sweep: true,
+      recount: false,
+    })
+    expect({
+      lost: reply.lost,
+      recounted: reply.recounted,
+      mark: await on.client.hexists(on.keys.meta, '!new1'),
+    }).toEqual({ lost: [], recounted: [fresh.id], mark: 0 })
     expect((await on.client.zrange(on.keys.holders, 0, -1)).sort()).toEqual([fresh.id, next.id, old].sort())
   })
 })

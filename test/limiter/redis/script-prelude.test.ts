@@ -59,7 +59,16 @@ describe('the prelude of a script', () => {
   it('holds the helpers its body calls and the helpers they call, in the shared order', () => {
     const prelude = preludeFor('return fmt(start_tag(KEYS[1], ARGV[1], 1, 0))')
     const declared = [...prelude.matchAll(/^local (?:function )?([\w, ]+?)(?:\(| =)/gm)].map((m) => m[1])
-    expect(declared).toEqual(['is_old_form', 'app_of', 'fmt', 'meta_cache, meta_writes, meta_deletes', 'meta_had_v', 'meta_read', 'meta_set', 'start_tag'])
+    expect(declared).toEqual([
+      'is_old_form',
+      'app_of',
+      'fmt',
+      'meta_cache, meta_writes, meta_deletes',
+      'meta_had_v',
+      'meta_read',
+      'meta_set',
+      'start_tag',
+    ])
     expect(luaNames(`${prelude}\nreturn fmt(start_tag(KEYS[1], ARGV[1], 1, 0))`).free.size).toBe(0)
   })
 
@@ -70,6 +79,8 @@ describe('the prelude of a script', () => {
   })
 
   it('ignores a helper named only in a comment or a string', () => {
-    expect(preludeFor("-- grant() is not called here\nreturn redis.call('GET', 'learn')")).not.toMatch(/local function (grant|learn)\b/)
+    expect(preludeFor("-- grant() is not called here\nreturn redis.call('GET', 'learn')")).not.toMatch(
+      /local function (grant|learn)\b/,
+    )
   })
 })

@@ -48,7 +48,13 @@ export function scriptsOnRedis(name: string) {
   /** Queues (or grants at once) a waiter; returns its id and what the script answered. */
   async function enter(who: Who, limit = 1): Promise<{ id: string; kind: string }> {
     const replica = who.replica ?? 'r1'
-    const id = waiterId({ replicaId: replica, sequence: ++sequence, arrivedAt: who.arrivedAt ?? Date.now(), maxHeld: who.maxHeld ?? Infinity, app: who.app })
+    const id = waiterId({
+      replicaId: replica,
+      sequence: ++sequence,
+      arrivedAt: who.arrivedAt ?? Date.now(),
+      maxHeld: who.maxHeld ?? Infinity,
+      app: who.app,
+    })
     const reply = await acquire(running(scripts), running(keys), {
       id,
       replicaId: replica,
@@ -71,7 +77,15 @@ export function scriptsOnRedis(name: string) {
   /** Releases (or withdraws) those ids, as their replica does (the first id's); returns the ids granted. */
   async function leave(ids: string[], limit = 1): Promise<string[]> {
     const replicaId = ids[0]?.slice(0, ids[0].lastIndexOf('/')) ?? 'r1'
-    const r = await release(running(scripts), running(keys), { ids, limit: String(limit), leaseMs: LEASE_MS, idleMs: 3 * LEASE_MS, channelPrefix: grantChannelPrefix(prefix), replicaId, wantHead: false })
+    const r = await release(running(scripts), running(keys), {
+      ids,
+      limit: String(limit),
+      leaseMs: LEASE_MS,
+      idleMs: 3 * LEASE_MS,
+      channelPrefix: grantChannelPrefix(prefix),
+      replicaId,
+      wantHead: false,
+    })
     return [...r.granted]
   }
 

@@ -18,7 +18,12 @@ export class HoldingRunner implements ScriptRunner {
   hold: ReadonlySet<string> = new Set()
   readonly held: { readonly name: string; readonly args: readonly (string | number)[]; pass(): void }[] = []
   constructor(private readonly inner: ScriptRunner) {}
-  async run(def: ScriptDef, keys: readonly string[], args: readonly (string | number)[], options?: RunOptions): Promise<unknown> {
+  async run(
+    def: ScriptDef,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+    options?: RunOptions,
+  ): Promise<unknown> {
     const holding = this.hold.has(def.name)
     const reply = await this.inner.run(def, keys, args, options)
     if (holding) await new Promise<void>((pass) => this.held.push({ name: def.name, args, pass }))
@@ -35,7 +40,10 @@ export class HoldingRunner implements ScriptRunner {
  * monotonic clock (`advance`), fair share when `fairness` (its settings) is given. `request` queues a
  * ticket for the test key; its outcome is read from the returned record.
  */
-export function sharedOnRedis(client: Redis, o: { prefix?: string; replicaId?: string; leaseMs?: number; fairness?: unknown } = {}) {
+export function sharedOnRedis(
+  client: Redis,
+  o: { prefix?: string; replicaId?: string; leaseMs?: number; fairness?: unknown } = {},
+) {
   const runner = new HoldingRunner(new Scripts(client, undefined, 5_000))
   const prefix = o.prefix ?? uniquePrefix('shared')
   const leaseMs = o.leaseMs ?? 60_000
@@ -56,7 +64,16 @@ export function sharedOnRedis(client: Redis, o: { prefix?: string; replicaId?: s
       ...(o.fairness === undefined ? {} : { fairness: new FairShare(fairnessSettingsSchema.parse(o.fairness)) }),
     },
     {
-      makePermit: (k, limits, grant, waitedMs, app) => new SluicePermit(k, limits, grant, waitedMs, (p, outcome) => shared.releasePermit(p, outcome), (p) => shared.leaseHolds(p), app),
+      makePermit: (k, limits, grant, waitedMs, app) =>
+        new SluicePermit(
+          k,
+          limits,
+          grant,
+          waitedMs,
+          (p, outcome) => shared.releasePermit(p, outcome),
+          (p) => shared.leaseHolds(p),
+          app,
+        ),
       failed: () => {},
       keyBroken: () => {},
       reroute: () => {},
@@ -71,7 +88,14 @@ export function sharedOnRedis(client: Redis, o: { prefix?: string; replicaId?: s
   const tickets: Ticket[] = []
   const request = (limit: number, r: { app?: string; maxQueue?: number } = {}) => {
     const outcome: { permit?: Permit; error?: Error } = {}
-    const ticket = new Ticket(key, { limit, maxQueue: 100, deadline: Date.now() + 60_000, ...r }, (p) => (outcome.permit = p), (e) => (outcome.error = e), () => {}, deadlines)
+    const ticket = new Ticket(
+      key,
+      { limit, maxQueue: 100, deadline: Date.now() + 60_000, ...r },
+      (p) => (outcome.permit = p),
+      (e) => (outcome.error = e),
+      () => {},
+      deadlines,
+    )
     tickets.push(ticket)
     shared.enqueue(ticket)
     return outcome

@@ -48,7 +48,12 @@ describe('a scrape and /status on Redis follow the busy keys, not every key used
     redis = await startRedis()
     client = redis.client()
     sim = await startSim()
-    const settings = { upstream: sim.apiUrl, requestLog: false, redis: { url: redis.url, keyPrefix: uniquePrefix('busy'), leaseMs: LEASE_MS }, shutdown: { graceMs: 200 } }
+    const settings = {
+      upstream: sim.apiUrl,
+      requestLog: false,
+      redis: { url: redis.url, keyPrefix: uniquePrefix('busy'), leaseMs: LEASE_MS },
+      shutdown: { graceMs: 200 },
+    }
     a = await startProxy(settings)
     b = await startProxy(settings)
   }, 60_000)
@@ -64,7 +69,10 @@ describe('a scrape and /status on Redis follow the busy keys, not every key used
 
   it(`after ${TOUCHED.toLocaleString('en-US')} keys used once, a scrape and /status run scripts only for the busy keys, and show them with their global counts`, async () => {
     // the busy organisations first, so they get series of their own (metrics.maxInstances: the first 100)
-    for (const org of ['busy1', 'busy2']) expect((await send(a.url, '/v2/accounts/9/contacts', { headers: { authorization: basicAuth(org) } })).status).toBe(200)
+    for (const org of ['busy1', 'busy2'])
+      expect(
+        (await send(a.url, '/v2/accounts/9/contacts', { headers: { authorization: basicAuth(org) } })).status,
+      ).toBe(200)
     // every key once, through replica a
     const pool = new Pool(a.url, { connections: CONCURRENCY })
     const orgs = TOUCHED / ENDPOINTS.length
@@ -73,7 +81,11 @@ describe('a scrape and /status on Redis follow the busy keys, not every key used
     await Promise.all(
       Array.from({ length: CONCURRENCY }, async () => {
         for (let i = next++; i < TOUCHED; i = next++) {
-          const res = await pool.request({ path: `/v2/accounts/${i}/${ENDPOINTS[Math.floor(i / orgs)]}`, method: 'GET', headers: { authorization: basicAuth(`org${i % orgs}`) } })
+          const res = await pool.request({
+            path: `/v2/accounts/${i}/${ENDPOINTS[Math.floor(i / orgs)]}`,
+            method: 'GET',
+            headers: { authorization: basicAuth(`org${i % orgs}`) },
+          })
           await res.body.dump()
           statuses.push(res.statusCode)
         }
@@ -85,7 +97,11 @@ describe('a scrape and /status on Redis follow the busy keys, not every key used
     // busy now: 3 permits of one key (2 through b, 1 through a), 1 of another key only through b
     // (distinct accounts: identical reads in flight would share one call)
     const hold = (proxy: RunningProxy, org: string, account: number): void =>
-      void held.push(send(proxy.url, `/v2/accounts/${account}/contacts`, { headers: { authorization: basicAuth(org), 'x-sim-hold': 'busy' } }))
+      void held.push(
+        send(proxy.url, `/v2/accounts/${account}/contacts`, {
+          headers: { authorization: basicAuth(org), 'x-sim-hold': 'busy' },
+        }),
+      )
     hold(b, 'busy1', 1)
     hold(b, 'busy1', 2)
     hold(a, 'busy1', 3)
@@ -95,9 +111,16 @@ describe('a scrape and /status on Redis follow the busy keys, not every key used
       { instance: 'busy1', endpoint: CONTACTS, inFlight: 3, queued: 0 },
       { instance: 'busy2', endpoint: CONTACTS, inFlight: 1, queued: 0 },
     ]
-    const busyRows = (keys: StatusKey[]): StatusKey[] => keys.map(({ instance, endpoint, inFlight, queued }) => ({ instance, endpoint, inFlight, queued }))
+    const busyRows = (keys: StatusKey[]): StatusKey[] =>
+      keys.map(({ instance, endpoint, inFlight, queued }) => ({ instance, endpoint, inFlight, queued }))
     // busy2 is busy only on b: a hears of it through b's next heartbeat (a third of the lease)
-    await until(async () => JSON.stringify(busyRows((await adminJson<{ keys: StatusKey[] }>(a, '/status')).keys)) === JSON.stringify(expected), 'a lists both busy keys', 60_000)
+    await until(
+      async () =>
+        JSON.stringify(busyRows((await adminJson<{ keys: StatusKey[] }>(a, '/status')).keys)) ===
+        JSON.stringify(expected),
+      'a lists both busy keys',
+      60_000,
+    )
 
     // the scrape: one script per busy key (and the registry's), not one per key used within the lease
     const beforeScrape = await scriptCalls(client)

@@ -26,7 +26,9 @@ describe('redis status: one broken key, or Redis failing, during a read', () => 
     await turn()
     scripts.take('active').answer(TAGS)
     await turn()
-    const wrongType = Object.assign(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'), { name: 'ReplyError' })
+    const wrongType = Object.assign(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'), {
+      name: 'ReplyError',
+    })
     scripts.take('status').fail(wrongType)
     await turn()
     while (pendingStatus(scripts) > 0) {

@@ -27,13 +27,34 @@ describe('Redis status: scripts in flight', () => {
       if (pending.length === 0) break
       const call = scripts.take('status')
       // every tenth key busy: one permit held
-      call.answer([read % 10 === 0 ? 1 : 0, 0, 0, 5, `org${String(99 - read).padStart(2, '0')}`, 'GET /accounts/{id}', [], null, null])
+      call.answer([
+        read % 10 === 0 ? 1 : 0,
+        0,
+        0,
+        5,
+        `org${String(99 - read).padStart(2, '0')}`,
+        'GET /accounts/{id}',
+        [],
+        null,
+        null,
+      ])
       read++
       await flush()
     }
     expect(most).toBe(16)
     expect(read).toBe(100)
     const { keys } = await status
-    expect(keys.map((k) => k.instance)).toEqual(['org09', 'org19', 'org29', 'org39', 'org49', 'org59', 'org69', 'org79', 'org89', 'org99'])
+    expect(keys.map((k) => k.instance)).toEqual([
+      'org09',
+      'org19',
+      'org29',
+      'org39',
+      'org49',
+      'org59',
+      'org69',
+      'org79',
+      'org89',
+      'org99',
+    ])
   })
 })

@@ -9,11 +9,15 @@ const search: PermitKey = { instance: 'org1', endpoint: 'POST /accounts/search' 
 const accounts: PermitKey = { instance: 'org2', endpoint: 'GET /accounts/{id}' }
 
 describe('redis limiter: status', () => {
-  it('every replica reports the global in-flight and queued counts of every active key, and each app\'s share', async () => {
+  it("every replica reports the global in-flight and queued counts of every active key, and each app's share", async () => {
     const settings = testSettings(redis.url, { leaseMs: 1_500 })
     const a = await redisLimiter(settings)
     const b = await redisLimiter(settings)
-    const held = [await a.acquire(search, opts(1, { app: 'batch' })), await b.acquire(accounts, opts(5)), await b.acquire(accounts, opts(5, { app: 'web' }))]
+    const held = [
+      await a.acquire(search, opts(1, { app: 'batch' })),
+      await b.acquire(accounts, opts(5)),
+      await b.acquire(accounts, opts(5, { app: 'web' })),
+    ]
     const waiting = [b.acquire(search, opts(1, { app: 'web' })), a.acquire(search, opts(1, { app: 'batch' }))]
     const expected = [
       {
@@ -45,7 +49,11 @@ describe('redis limiter: status', () => {
     for (const limiter of [a, b]) {
       await eventually(async () => (await limiter.status()).keys.length === 2, 5_000, 'both keys listed')
       const status = await limiter.status()
-      expect(status).toMatchObject({ backend: 'redis', mode: 'redis', details: { replicas: 2, redis: 'connected', fallback: 'local' } })
+      expect(status).toMatchObject({
+        backend: 'redis',
+        mode: 'redis',
+        details: { replicas: 2, redis: 'connected', fallback: 'local' },
+      })
       expect(status.keys).toEqual(expected)
     }
     for (const p of held) p.release()
@@ -68,7 +76,11 @@ describe('redis limiter: status', () => {
       expect(ttl).toBeGreaterThan(0)
       expect(ttl).toBeLessThanOrEqual(3 * 500)
     }
-    await eventually(async () => (await inspect.keys(`${settings.keyPrefix}:*`)).filter((k) => !k.includes('{global}')).length === 0, 10_000, 'keys expired')
+    await eventually(
+      async () => (await inspect.keys(`${settings.keyPrefix}:*`)).filter((k) => !k.includes('{global}')).length === 0,
+      10_000,
+      'keys expired',
+    )
     await a.close()
   })
 })

@@ -42,7 +42,7 @@ async function collectionsMadeBy(fn: () => Promise<void>): Promise<string[]> {
 }
 
 describe('an uncontended request on a key used one request at a time (fake script runner)', () => {
-  it('makes two collections: the key\'s waiters and its held permits — none for the queue bounds or the ids to give back', async () => {
+  it("makes two collections: the key's waiters and its held permits — none for the queue bounds or the ids to give back", async () => {
     const t = (current = fakeShared())
     const request = async (): Promise<void> => {
       const w = t.request(5)
@@ -54,7 +54,10 @@ describe('an uncontended request on a key used one request at a time (fake scrip
       expect(t.shared.trackedKeys()).toBe(0) // the key is forgotten: the next request makes its state again
     }
     await request() // (what is made once per replica, or per key ever seen, is made here)
-    expect(await collectionsMadeBy(request)).toEqual(['Map limiter/redis/held-permits.ts', 'Map limiter/redis/key-semaphore.ts'])
+    expect(await collectionsMadeBy(request)).toEqual([
+      'Map limiter/redis/held-permits.ts',
+      'Map limiter/redis/key-semaphore.ts',
+    ])
   })
 
   it('makes the same two for an app with a `maxQueued`: its counts are made only once the key has a second waiter', async () => {
@@ -69,6 +72,9 @@ describe('an uncontended request on a key used one request at a time (fake scrip
       expect(t.shared.trackedKeys()).toBe(0)
     }
     await request()
-    expect(await collectionsMadeBy(request)).toEqual(['Map limiter/redis/held-permits.ts', 'Map limiter/redis/key-semaphore.ts'])
+    expect(await collectionsMadeBy(request)).toEqual([
+      'Map limiter/redis/held-permits.ts',
+      'Map limiter/redis/key-semaphore.ts',
+    ])
   })
 })

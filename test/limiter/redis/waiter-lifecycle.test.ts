@@ -3,7 +3,12 @@ import { Deadlines } from '../../../src/limiter/deadlines.js'
 import { FairShare } from '../../../src/limiter/fairness/policy.js'
 import { Semaphores } from '../../../src/limiter/redis/semaphores.js'
 import { Ticket } from '../../../src/limiter/redis/ticket.js'
-import { IllegalTransitionError, WAITER_TRANSITIONS, type Waiter, type WaiterState } from '../../../src/limiter/redis/waiter.js'
+import {
+  IllegalTransitionError,
+  WAITER_TRANSITIONS,
+  type Waiter,
+  type WaiterState,
+} from '../../../src/limiter/redis/waiter.js'
 import { fakeShared, GRANTED, idOf, LEASE_MS, QUEUED, settle, turn, type RequestOptions } from './fake-scripts.js'
 import { key } from './helpers.js'
 
@@ -22,7 +27,8 @@ afterEach(() => current?.close())
 function setup() {
   const moves: string[] = []
   const t = fakeShared({ waiterMoved: (_id, from, to) => moves.push(`${from} → ${to}`) })
-  const ask = (limit: number, o: RequestOptions & { abort?: AbortController } = {}) => t.request(limit, { ...o, signal: o.abort?.signal })
+  const ask = (limit: number, o: RequestOptions & { abort?: AbortController } = {}) =>
+    t.request(limit, { ...o, signal: o.abort?.signal })
   /** a request granted at once: with limit 1, every permit of the key is then ours */
   const holder = async (limit = 1, o: RequestOptions = {}) => {
     const w = t.request(limit, o)
@@ -242,16 +248,26 @@ describe('the waiter lifecycle: one table of allowed moves', () => {
     function waiterIn(state: WaiterState, illegal: (err: IllegalTransitionError) => void): Waiter {
       const semaphores = new Semaphores({ prefix: 'p', syncMs: 1_000, now: () => 0, illegal })
       const sem = semaphores.of(key, { limit: 1 })
-      const ticket = new Ticket(key, { limit: 1, maxQueue: 10, deadline: Date.now() + 60_000 }, () => {}, () => {}, () => {}, deadlines)
+      const ticket = new Ticket(
+        key,
+        { limit: 1, maxQueue: 10, deadline: Date.now() + 60_000 },
+        () => {},
+        () => {},
+        () => {},
+        deadlines,
+      )
       tickets.push(ticket)
       const waiter = sem.join('r1/1', ticket, new FairShare().of(undefined))
       const way = new Map<WaiterState, WaiterState[]>([['new', []]])
-      for (const [from, path] of way) for (const to of WAITER_TRANSITIONS[from]) if (!way.has(to)) way.set(to, [...path, to])
+      for (const [from, path] of way)
+        for (const to of WAITER_TRANSITIONS[from]) if (!way.has(to)) way.set(to, [...path, to])
       for (const to of way.get(state)!) expect(waiter.move(to)).toBe(true)
       return waiter
     }
 
-    const refusals = STATES.flatMap((from) => STATES.filter((to) => !WAITER_TRANSITIONS[from].includes(to)).map((to) => [from, to] as const))
+    const refusals = STATES.flatMap((from) =>
+      STATES.filter((to) => !WAITER_TRANSITIONS[from].includes(to)).map((to) => [from, to] as const),
+    )
 
     it(`${refusals.length} moves in all (every pair of states but the ${ALLOWED.length} allowed)`, () => {
       expect(refusals.length + ALLOWED.length).toBe(STATES.length * STATES.length)

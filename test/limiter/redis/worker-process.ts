@@ -37,13 +37,17 @@ export async function startWorker(settings: RedisSettings, name: string): Promis
   })
   const worker: WorkerProcess = {
     child,
-    acquire: (key, n, limit) => child.send({ cmd: 'acquire', n, limit, instance: key.instance, endpoint: key.endpoint }),
+    acquire: (key, n, limit) =>
+      child.send({ cmd: 'acquire', n, limit, instance: key.instance, endpoint: key.endpoint }),
     release: () => child.send({ cmd: 'release' }),
     next(match, timeoutMs = 15_000) {
       const i = backlog.findIndex(match)
       if (i >= 0) return Promise.resolve(backlog.splice(i, 1)[0]!)
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`worker ${name}: no matching event in ${timeoutMs} ms`)), timeoutMs)
+        const timer = setTimeout(
+          () => reject(new Error(`worker ${name}: no matching event in ${timeoutMs} ms`)),
+          timeoutMs,
+        )
         waiting.push({
           match,
           resolve: (e) => {

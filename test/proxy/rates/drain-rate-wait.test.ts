@@ -9,13 +9,19 @@ const RATE = { requests: 1, windowMs: 20_000 }
 describe('shutting down while a request waits for its start under a rate', () => {
   it('it is answered 503 SLUICE_UNAVAILABLE at once, like the queued, and never sent', async () => {
     const sim = await withSim({ rates: { [ENDPOINT]: RATE } })
-    const proxy = await startProxy({ upstream: sim.apiUrl, limits: { rates: { [ENDPOINT]: RATE } }, shutdown: { graceMs: 30_000 } })
+    const proxy = await startProxy({
+      upstream: sim.apiUrl,
+      limits: { rates: { [ENDPOINT]: RATE } },
+      shutdown: { graceMs: 30_000 },
+    })
     onTestFinished(() => proxy.close())
     const headers = { authorization: basicAuth('org1') }
     expect((await send(proxy.url, '/v2/accounts/1/contacts', { headers })).status).toBe(200)
     const waiting = send(proxy.url, '/v2/accounts/2/contacts', { headers })
     await until(async () => {
-      const status = (await (await fetch(`${proxy.adminUrl}/status`)).json()) as { keys: { endpoint: string; inFlight: number }[] }
+      const status = (await (await fetch(`${proxy.adminUrl}/status`)).json()) as {
+        keys: { endpoint: string; inFlight: number }[]
+      }
       return status.keys.some((k) => k.endpoint === ENDPOINT && k.inFlight === 1)
     }, 'the second request holding its permit, waiting for its start')
     await proxy.close()

@@ -27,9 +27,15 @@ describe('a replica killed holding reservations of a rate', () => {
     onTestFinished(async () => {
       await doomed.stop('SIGKILL')
     })
-    const survivor = await startProxy({ upstream: sim.apiUrl, requestLog: false, limits, redis: { url: redis.url, keyPrefix: prefix, leaseMs: 1000 } })
+    const survivor = await startProxy({
+      upstream: sim.apiUrl,
+      requestLog: false,
+      limits,
+      redis: { url: redis.url, keyPrefix: prefix, leaseMs: 1000 },
+    })
     onTestFinished(() => survivor.close())
-    const get = (proxy: { url: string }, i: number) => send(proxy.url, `/v2/accounts/${i}/contacts`, { headers: { authorization: basicAuth('org1') } })
+    const get = (proxy: { url: string }, i: number) =>
+      send(proxy.url, `/v2/accounts/${i}/contacts`, { headers: { authorization: basicAuth('org1') } })
     // five permits on the doomed replica, each with a start reserved up to about two seconds ahead
     const doomedAnswers = Array.from({ length: 5 }, (_, i) => get(doomed, i).catch(() => undefined))
     await until(() => (sim.rateStats()[`org1 ${ENDPOINT}`]?.admitted ?? 0) >= 1, 'the doomed replica started one')

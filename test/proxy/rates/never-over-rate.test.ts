@@ -14,7 +14,9 @@ describe('a rate-limited endpoint: requests wait for their start, the API never 
     const proxy = await startProxy({ upstream: sim.apiUrl, limits: { rates: { [ENDPOINT]: RATE }, rateMarginMs: 250 } })
     onTestFinished(() => proxy.close())
     const answers = await Promise.all(
-      Array.from({ length: 16 }, (_, i) => send(proxy.url, `/v2/accounts/${i}/contacts`, { headers: { authorization: basicAuth('org1') } })),
+      Array.from({ length: 16 }, (_, i) =>
+        send(proxy.url, `/v2/accounts/${i}/contacts`, { headers: { authorization: basicAuth('org1') } }),
+      ),
     )
     expect(answers.map((a) => a.status)).toEqual(Array(16).fill(200))
     expect(sim.rateStats()[`org1 ${ENDPOINT}`]).toEqual({ overRate: 0, maxInWindow: 4, admitted: 16 })
@@ -27,9 +29,12 @@ describe('a rate-limited endpoint: requests wait for their start, the API never 
     expect(other.status).toBe(200)
   })
 
-  it('a start past the request\'s deadline is refused at once, 503 SLUICE_WAIT_TOO_LONG, and reserves nothing', async () => {
+  it("a start past the request's deadline is refused at once, 503 SLUICE_WAIT_TOO_LONG, and reserves nothing", async () => {
     const sim = await withSim({ rates: { [ENDPOINT]: { requests: 1, windowMs: 60_000 } } })
-    const proxy = await startProxy({ upstream: sim.apiUrl, limits: { rates: { [ENDPOINT]: { requests: 1, windowMs: 60_000 } } } })
+    const proxy = await startProxy({
+      upstream: sim.apiUrl,
+      limits: { rates: { [ENDPOINT]: { requests: 1, windowMs: 60_000 } } },
+    })
     onTestFinished(() => proxy.close())
     const headers = { authorization: basicAuth('org1'), 'x-sluice-max-wait': '2' }
     expect((await send(proxy.url, '/v2/accounts/1/contacts', { headers })).status).toBe(200)
@@ -38,7 +43,9 @@ describe('a rate-limited endpoint: requests wait for their start, the API never 
     expect(refused.json()).toEqual([
       {
         code: 'SLUICE_WAIT_TOO_LONG',
-        message: expect.stringMatching(/^The queue for GET \/accounts\/\{id\}\/contacts \(instance org1\) is predicted to take \d+ ms, longer than this request may wait \(\d+ ms\); try again after Retry-After$/) as string,
+        message: expect.stringMatching(
+          /^The queue for GET \/accounts\/\{id\}\/contacts \(instance org1\) is predicted to take \d+ ms, longer than this request may wait \(\d+ ms\); try again after Retry-After$/,
+        ) as string,
       },
     ])
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(50)

@@ -14,17 +14,28 @@ async function twoReplicas(sim: { apiUrl: string }, extra: Record<string, unknow
     upstream: sim.apiUrl,
     requestLog: false,
     limits: { rates: { [ENDPOINT]: RATE }, rateMarginMs: 250 },
-    redis: { url: redis.url, keyPrefix: uniquePrefix('rates'), leaseMs: 1000, fallback: 'local', commandTimeoutMs: 2000 },
+    redis: {
+      url: redis.url,
+      keyPrefix: uniquePrefix('rates'),
+      leaseMs: 1000,
+      fallback: 'local',
+      commandTimeoutMs: 2000,
+    },
     ...extra,
   }
   const replicas = [await startProxy(shared), await startProxy(shared)]
   onTestFinished(() => Promise.all(replicas.map((r) => r.close())).then(() => undefined))
   // each divides by the replicas it knows of when Redis goes away (README "Redis"): both know of both first
-  for (const r of replicas) await until(async () => (await adminJson<{ details: { replicas?: number } }>(r, '/status')).details.replicas === 2, 'both replicas counted')
+  for (const r of replicas)
+    await until(
+      async () => (await adminJson<{ details: { replicas?: number } }>(r, '/status')).details.replicas === 2,
+      'both replicas counted',
+    )
   return replicas
 }
 
-const get = (proxy: { url: string }, i: number) => send(proxy.url, `/v2/accounts/${i}/contacts`, { headers: { authorization: basicAuth('org1') } })
+const get = (proxy: { url: string }, i: number) =>
+  send(proxy.url, `/v2/accounts/${i}/contacts`, { headers: { authorization: basicAuth('org1') } })
 
 describe('a rate shared by every replica through Redis', () => {
   it('two replicas, 16 requests split between them: the API never sees more than N per window', async () => {
@@ -42,7 +53,10 @@ describe('a rate shared by every replica through Redis', () => {
     const first = Promise.all(Array.from({ length: 8 }, (_, i) => get(replicas[i % 2]!, i)))
     await new Promise((r) => setTimeout(r, 400))
     await redis.stop()
-    const answers = [...(await first), ...(await Promise.all(Array.from({ length: 8 }, (_, i) => get(replicas[i % 2]!, 8 + i))))]
+    const answers = [
+      ...(await first),
+      ...(await Promise.all(Array.from({ length: 8 }, (_, i) => get(replicas[i % 2]!, 8 + i)))),
+    ]
     expect(answers.map((a) => a.status)).toEqual(Array(16).fill(200))
     const stats = sim.rateStats()[`org1 ${ENDPOINT}`]!
     expect(stats.overRate).toBe(0)

@@ -30,9 +30,7 @@ export interface AcquireArgs {
 }
 
 export type AcquireReply = (
-  | { readonly kind: 'granted' }
-  | { readonly kind: 'queued'; readonly head: boolean }
-  | { readonly kind: 'full' }
+  { readonly kind: 'granted' } | { readonly kind: 'queued'; readonly head: boolean } | { readonly kind: 'full' }
 ) & {
   /** `announce` found that Redis no longer knew this replica: it lost its data since the last sync */
   readonly forgot: boolean
@@ -40,26 +38,31 @@ export type AcquireReply = (
   readonly limit: number | undefined
 }
 
-export async function acquire(scripts: ScriptRunner, keys: SemaphoreKeys, a: AcquireArgs, options?: RunOptions): Promise<AcquireReply> {
+export async function acquire(
+  scripts: ScriptRunner,
+  keys: SemaphoreKeys,
+  a: AcquireArgs,
+  options?: RunOptions,
+): Promise<AcquireReply> {
   const reply = (await scripts.run(
     ACQUIRE_SCRIPT,
     keyList(keys),
     [
-    a.id,
-    a.replicaId,
-    a.limit,
-    a.leaseMs,
-    a.liveMs,
-    a.idleMs,
-    Math.max(0, Math.round(a.ageMs)),
-    a.full ? '1' : '0',
-    a.announce ? (a.announcedBefore === true ? '2' : '1') : '0',
-    a.instance,
-    a.endpoint,
-    a.channelPrefix,
-    a.wantHead ? '1' : '0',
-    // 17 significant digits, as the scripts keep tags (lua-fair.ts)
-    a.cost.toPrecision(17),
+      a.id,
+      a.replicaId,
+      a.limit,
+      a.leaseMs,
+      a.liveMs,
+      a.idleMs,
+      Math.max(0, Math.round(a.ageMs)),
+      a.full ? '1' : '0',
+      a.announce ? (a.announcedBefore === true ? '2' : '1') : '0',
+      a.instance,
+      a.endpoint,
+      a.channelPrefix,
+      a.wantHead ? '1' : '0',
+      // 17 significant digits, as the scripts keep tags (lua-fair.ts)
+      a.cost.toPrecision(17),
     ],
     options,
   )) as [number, number, number, number | undefined]

@@ -15,11 +15,10 @@ export interface HeartbeatArgs {
 
 /** Resolves with the number of live replicas. */
 export async function heartbeat(scripts: ScriptRunner, keys: GlobalKeys, a: HeartbeatArgs): Promise<number> {
-  const reply = await scripts.run(HEARTBEAT_SCRIPT, [keys.replicas, keys.active], [
-    a.replicaId,
-    a.ttlMs,
-    a.leave ? '1' : '0',
-    ...a.activeTags,
-  ])
+  const reply = await scripts.run(
+    HEARTBEAT_SCRIPT,
+    [keys.replicas, keys.active],
+    [a.replicaId, a.ttlMs, a.leave ? '1' : '0', ...a.activeTags],
+  )
   return Number(reply)
 }

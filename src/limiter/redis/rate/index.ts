@@ -9,8 +9,17 @@ export interface RedisReservation extends Reservation {
   readonly nextFreeMs: number
 }
 
-export async function reserveStart(scripts: ScriptRunner, key: string, p: GcraParams, maxWaitMs: number): Promise<RedisReservation> {
-  const reply = (await scripts.run(RATE_SCRIPT, [key], ['r', p.intervalMs, p.toleranceMs, Math.max(0, Math.floor(maxWaitMs))])) as [number, number, number]
+export async function reserveStart(
+  scripts: ScriptRunner,
+  key: string,
+  p: GcraParams,
+  maxWaitMs: number,
+): Promise<RedisReservation> {
+  const reply = (await scripts.run(
+    RATE_SCRIPT,
+    [key],
+    ['r', p.intervalMs, p.toleranceMs, Math.max(0, Math.floor(maxWaitMs))],
+  )) as [number, number, number]
   return { delayMs: Number(reply[0]), granted: Number(reply[1]) === 1, nextFreeMs: Number(reply[2]) }
 }
 
@@ -18,6 +27,11 @@ export async function holdStarts(scripts: ScriptRunner, key: string, forMs: numb
   await scripts.run(RATE_SCRIPT, [key], ['h', Math.ceil(forMs), p.toleranceMs])
 }
 
-export async function shareLearnedRate(scripts: ScriptRunner, key: string, p: GcraParams, ttlMs: number): Promise<void> {
+export async function shareLearnedRate(
+  scripts: ScriptRunner,
+  key: string,
+  p: GcraParams,
+  ttlMs: number,
+): Promise<void> {
   await scripts.run(RATE_SCRIPT, [key], ['l', p.intervalMs, p.toleranceMs, Math.ceil(ttlMs)])
 }

@@ -38,9 +38,21 @@ export interface ReleaseResult {
 
 /** Releases holders / withdraws waiters, and hands the freed slots to the head waiters. */
 export async function release(scripts: ScriptRunner, keys: SemaphoreKeys, a: ReleaseArgs): Promise<ReleaseResult> {
-  const answer = a.answer === undefined ? '-' : `${a.answer.outcome === 'success' ? 's' : 't'} ${Math.max(0, Math.round(a.answer.heldMs))}`
+  const answer =
+    a.answer === undefined
+      ? '-'
+      : `${a.answer.outcome === 'success' ? 's' : 't'} ${Math.max(0, Math.round(a.answer.heldMs))}`
   const wantHead = a.served === true ? '2' : a.wantHead ? '1' : '0'
-  const reply = (await scripts.run(RELEASE_SCRIPT, keyList(keys), [a.limit, a.leaseMs, a.idleMs, a.channelPrefix, wantHead, answer, a.replicaId, ...a.ids])) as [
+  const reply = (await scripts.run(RELEASE_SCRIPT, keyList(keys), [
+    a.limit,
+    a.leaseMs,
+    a.idleMs,
+    a.channelPrefix,
+    wantHead,
+    answer,
+    a.replicaId,
+    ...a.ids,
+  ])) as [
     number,
     string[] | undefined,
     string | null | undefined,
@@ -49,6 +61,15 @@ export async function release(scripts: ScriptRunner, keys: SemaphoreKeys, a: Rel
     string | null | undefined,
     number | null | undefined,
   ]
-  const learned = typeof reply[5] === 'string' ? { from: Number(reply[4]), value: Number(reply[5]), held: Number(reply[6]) } : undefined
-  return { found: Number(reply[0]), granted: reply[1] ?? [], head: reply[2] ?? undefined, limit: reply[3] == null ? undefined : Number(reply[3]), learned }
+  const learned =
+    typeof reply[5] === 'string'
+      ? { from: Number(reply[4]), value: Number(reply[5]), held: Number(reply[6]) }
+      : undefined
+  return {
+    found: Number(reply[0]),
+    granted: reply[1] ?? [],
+    head: reply[2] ?? undefined,
+    limit: reply[3] == null ? undefined : Number(reply[3]),
+    learned,
+  }
 }

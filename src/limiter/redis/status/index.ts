@@ -10,11 +10,26 @@ export const ACTIVE_SCRIPT: ScriptDef = { name: 'active', numberOfKeys: 1, lua: 
 export type SemaphoreStatus = KeyStatus
 
 /** Live holders and waiters of one semaphore, across every replica. */
-export async function semaphoreStatus(scripts: ScriptRunner, keys: SemaphoreKeys, idleMs: number): Promise<SemaphoreStatus> {
-  const r = (await scripts.run(STATUS_SCRIPT, keyList(keys), [idleMs])) as [number, number, number, number, string, string, unknown, string | null | undefined, number | null | undefined]
+export async function semaphoreStatus(
+  scripts: ScriptRunner,
+  keys: SemaphoreKeys,
+  idleMs: number,
+): Promise<SemaphoreStatus> {
+  const r = (await scripts.run(STATUS_SCRIPT, keyList(keys), [idleMs])) as [
+    number,
+    number,
+    number,
+    number,
+    string,
+    string,
+    unknown,
+    string | null | undefined,
+    number | null | undefined,
+  ]
   const flat = Array.isArray(r[6]) ? (r[6] as unknown[]) : []
   const apps: AppShare[] = []
-  for (let i = 0; i + 2 < flat.length; i += 3) apps.push({ app: String(flat[i]), held: Number(flat[i + 1]), queued: Number(flat[i + 2]) })
+  for (let i = 0; i + 2 < flat.length; i += 3)
+    apps.push({ app: String(flat[i]), held: Number(flat[i + 1]), queued: Number(flat[i + 2]) })
   return {
     inFlight: Number(r[0]),
     queued: Number(r[1]),
@@ -48,7 +63,11 @@ const BROKEN_SHOWN = 20
  * a key error (Redis answered about that key: script.ts, isKeyError) is left out and named in
  * `broken`; any other failure stops every lane from taking a new item and rejects.
  */
-async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<{ done: R[]; broken: T[] }> {
+async function mapLimited<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<{ done: R[]; broken: T[] }> {
   const out = new Array<R | undefined>(items.length)
   const broken: T[] = []
   let next = 0
@@ -89,7 +108,9 @@ export async function sharedStatus(
   o: { readonly prefix: string; readonly idleMs: number; readonly localTags: () => readonly string[] },
 ): Promise<SharedStatus> {
   const tags = new Set([...(await activeTags(scripts, globalKeys)), ...o.localTags()])
-  const { done: all, broken } = await mapLimited([...tags], STATUS_IN_FLIGHT, (tag) => semaphoreStatus(scripts, semaphoreKeysOf(o.prefix, tag), o.idleMs))
+  const { done: all, broken } = await mapLimited([...tags], STATUS_IN_FLIGHT, (tag) =>
+    semaphoreStatus(scripts, semaphoreKeysOf(o.prefix, tag), o.idleMs),
+  )
   // code-unit order: localeCompare (ICU) took 13 ms of a scrape's CPU profile (docs/benchmarks.md, "Many keys touched once")
   const order = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
   const byKey = (a: KeyStatus, b: KeyStatus): number => order(a.instance, b.instance) || order(a.endpoint, b.endpoint)
@@ -101,6 +122,16 @@ export async function sharedStatus(
     .filter((s) => s.learned !== undefined && s.instance !== '')
     .sort(byKey)
     .slice(0, LEARNED_SHOWN)
-    .map((s) => ({ instance: s.instance, endpoint: s.endpoint, limit: s.limit, value: s.learned!.value, ceiling: s.learned!.ceiling }))
-  return { keys, learned, ...(broken.length > 0 ? { broken: { count: broken.length, tags: broken.sort().slice(0, BROKEN_SHOWN) } } : {}) }
+    .map((s) => ({
+      instance: s.instance,
+      endpoint: s.endpoint,
+      limit: s.limit,
+      value: s.learned!.value,
+      ceiling: s.learned!.ceiling,
+    }))
+  return {
+    keys,
+    learned,
+    ...(broken.length > 0 ? { broken: { count: broken.length, tags: broken.sort().slice(0, BROKEN_SHOWN) } } : {}),
+  }
 }
