@@ -3,48 +3,10 @@ import type { PermitKey } from '../types.js'
 import { HeadHint } from './head-hint.js'
 import { HeldPermits } from './held-permits.js'
 import type { SemaphoreKeys } from './keys.js'
+import type { AcquireSent, Admission, SemaphoreContext, SyncSent } from './semaphore-types.js'
 import { QueueBounds, type Full } from './queue-bounds.js'
 import type { LimitOptions, SluicePermit, Ticket } from './ticket.js'
-import { Waiter, type IllegalTransitionError, type WaiterState, type WaiterWatch } from './waiter.js'
-
-/** How a waiter the queue bounds let in goes out: now, or after this turn of the event loop. */
-export type Admission = 'send' | 'defer'
-
-/** What an acquire was sent with, for reading its reply. */
-export interface AcquireSent {
-  readonly sentAt: number
-  /** stale-head messages read before it was sent (see HeadHint.fromReply) */
-  readonly mark: number
-  readonly announce: boolean
-  /** announced before: Redis not knowing this replica is news (a new key never was announced) */
-  readonly announcedBefore: boolean
-  readonly wantHead: boolean
-  readonly full: boolean
-}
-
-/** What a sync was sent with, for reading its reply. */
-export interface SyncSent {
-  readonly sentAt: number
-  readonly mark: number
-  readonly waiting: readonly string[]
-  readonly drop: readonly string[]
-  readonly renewing: readonly string[]
-  readonly recount: boolean
-  readonly sweep: boolean
-}
-
-/** What a semaphore needs from the replica around it. */
-export interface SemaphoreContext {
-  /** a lease must last this long still to be used (the renewal period: a third of a lease) */
-  readonly syncMs: number
-  /** a waiter was made (`new`) or reached an end: the replica's index of waiters by id follows */
-  joined(waiter: Waiter): void
-  left(waiter: Waiter): void
-  /** a script said which limit is in force */
-  limitHeard(sem: KeySemaphore, limit: number): void
-  illegal(err: IllegalTransitionError): void
-  moved?(waiter: Waiter, from: WaiterState, to: WaiterState): void
-}
+import { Waiter, type WaiterState, type WaiterWatch } from './waiter.js'
 
 /** Every 30th sync also clears dead replicas' liveness fields from the meta hash (it reads the whole hash). */
 const SWEEP_EVERY = 30

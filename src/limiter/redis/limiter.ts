@@ -6,7 +6,6 @@ import { Deadlines } from '../deadlines.js'
 import { abortReason } from '../memory/index.js'
 import type {
   AcquireOptions,
-  KeyStatus,
   Limiter,
   LimiterMode,
   LimiterObserver,
@@ -16,31 +15,19 @@ import type {
   PermitKey,
   PermitOutcome,
 } from '../types.js'
-import type { FairShare } from '../fairness/policy.js'
 import { connect, type Connections } from './connection.js'
 import { Fallback } from './fallback.js'
 import { LeaseLostError } from './errors.js'
+import type { RedisLimiterDeps, RedisLimiterLog } from './limiter-deps.js'
 import { heartbeat } from './heartbeat/index.js'
 import { globalKeysOf, grantChannelPrefix, type GlobalKeys } from './keys.js'
+import { limiterStatus } from './limiter-status.js'
 import { Scripts } from './script.js'
 import type { RedisSettings } from './settings.js'
 import { SharedPermits } from './shared.js'
 import { SluicePermit, Ticket, describeKey, type Grant, type LimitOptions } from './ticket.js'
 
-export interface RedisLimiterLog {
-  info(obj: object, msg: string): void
-  warn(obj: object, msg: string): void
-  error(obj: object, msg: string): void
-}
-
-export interface RedisLimiterDeps {
-  readonly log: RedisLimiterLog
-  readonly observer?: LimiterObserver
-  /** a readable name for this replica (default: hostname-pid); a random suffix keeps it unique */
-  readonly replicaId?: string
-  /** weights and caps per app (README "Fair share between apps"); default: every app weight 1, no caps */
-  readonly fairness?: FairShare
-}
+export type { RedisLimiterDeps, RedisLimiterLog }
 
 /** How often a replica that lost Redis checks whether it is back. */
 const PROBE_MS = 250
@@ -381,23 +368,7 @@ export class RedisLimiter implements Limiter {
       leaseMs: this.#settings.leaseMs,
     }
     if (this.#lastError && this.#mode !== 'redis') details.lastError = this.#lastError
-    let keys: KeyStatus[] = []
-    if (this.#mode === 'redis') {
-      try {
-        const { keys: busy, learned, broken } = await this.#shared.status(this.#global)
-        return {
-          backend: this.backend,
-          mode: this.#mode,
-          keys: busy,
-          learned,
-          details: broken ? { ...details, brokenKeys: broken } : details,
-        }
-      } catch (err) {
-        details.statusError = err instanceof Error ? err.message : String(err)
-      }
-    }
-    if (this.#mode === 'local') keys = await this.#fallback.localKeys()
-    return { backend: this.backend, mode: this.#mode, keys, details }
+    return limiterStatus(this.#mode, details, this.#shared, this.#global, this.#fallback)
   }
 
   drain(reason = 'sluice is shutting down'): void {

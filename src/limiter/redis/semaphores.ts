@@ -1,6 +1,7 @@
 import { BoundedMap } from '../../bounded/index.js'
 import type { PermitKey } from '../types.js'
-import { KeySemaphore, type SemaphoreContext } from './key-semaphore.js'
+import { KeySemaphore } from './key-semaphore.js'
+import type { SemaphoreContext } from './semaphore-types.js'
 import { limitArg, semaphoreKeysOf, tagOf } from './keys.js'
 import type { LimitOptions } from './ticket.js'
 import type { IllegalTransitionError, Waiter, WaiterState } from './waiter.js'
