@@ -91,6 +91,7 @@ const newRequestId = (): string => randomUUID().toLowerCase()
 const calendarName = (source: string, configured: string | undefined): string =>
   configured === undefined ? 'built-in' : basename(source)
 
+// eslint-disable-next-line max-lines-per-function -- the composition root: wiring every area in order, read top to bottom
 export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<App> {
   // Tests hand in a stream and read every line at once; a real process writes stdout once per turn.
   const stream = deps.logStream

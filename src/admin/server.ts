@@ -38,6 +38,7 @@ const ADMIN_PATHS = ['/healthz', '/readyz', '/status', '/status.html', '/', '/me
 const PROBES = new Set(['/healthz', '/readyz'])
 
 /** The admin server: health, readiness, Prometheus metrics and the live state of every permit (`/status` and its page). */
+// eslint-disable-next-line max-lines-per-function -- the admin routes in one place, each a few lines
 export function buildAdminServer(deps: AdminDeps): FastifyInstance {
   const admin = Fastify({
     loggerInstance: deps.logger.child({ server: 'admin' }),

@@ -65,6 +65,7 @@ export interface AppGateDeps {
  * App identity and credential injection (docs/apps.md). A bad file stops the start; a later re-read
  * that fails keeps what was loaded and logs which file, never its content.
  */
+// eslint-disable-next-line max-lines-per-function -- one closure over the reloadable app table; to be split with its owner
 export function createAppGate(
   apps: AppSettings,
   credentials: CredentialSettings,

@@ -26,6 +26,7 @@ export interface LimiterMetricsOptions {
  * The limiter's own metrics: Redis commands (time and errors, by operation), the mode in force and
  * its changes, readiness; and the observer the limiter reports its events to.
  */
+// eslint-disable-next-line max-lines-per-function -- one declaration per metric, in the order docs/observability.md lists them
 export function createLimiterMetrics(registry: Registry, options: LimiterMetricsOptions): LimiterObserver {
   const redisDuration = new CellHistogram(
     'sluice_redis_command_duration_seconds',

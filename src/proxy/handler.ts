@@ -65,6 +65,7 @@ export interface ProxyContext {
  * The route handler for every request under the API prefix: the stages of docs/development.md,
  * "A request's way through the code", in order, and the retry loop, which alone decides what follows an attempt.
  */
+// eslint-disable-next-line max-lines-per-function -- the request path in order (docs/development.md); to become a route's handler
 export function createProxyHandler(ctx: ProxyContext) {
   const { settings, catalog, limiter, versioning, apps } = ctx
   const rules = admissionRules(settings, catalog, versioning)
@@ -100,6 +101,7 @@ export function createProxyHandler(ctx: ProxyContext) {
   const { maxLength } = settings.queue
   const { baseDelayMs, maxDelayMs } = settings.retry
 
+  // eslint-disable-next-line max-lines-per-function -- the request path in order (docs/development.md); to become a route's handler
   return async function proxyHandler(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const tracked = ctx.tracker.track(request, reply)
     const { trace, client, spans } = tracked

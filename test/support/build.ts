@@ -17,4 +17,8 @@ export default function buildDist(): void {
       stdio: 'inherit',
     },
   )
+  execFileSync(process.execPath, [fileURLToPath(new URL('../../scripts/copy-assets.mjs', import.meta.url))], {
+    cwd: root,
+    stdio: 'inherit',
+  })
 }
