@@ -15,7 +15,7 @@ import { retryDelayMs, sleep } from './backoff.js'
 import { contentLengthOf, NO_BODY } from './body.js'
 import { holdRequest } from './memory-hold.js'
 import { PermitRanOutError, UpstreamBusyError } from './errors.js'
-import { CLIENT_IDENTITY_HEADERS } from './headers.js'
+import { CLIENT_ADDRESS_HEADERS, CLIENT_IDENTITY_HEADERS } from './headers.js'
 import { readRequestBody, upstreamRequest, type OutgoingRules } from './outgoing.js'
 import { AcquireRequest } from './permit.js'
 import { answerReused, openTicket } from './reuse-ticket.js'
@@ -78,8 +78,9 @@ export function createProxyHandler(ctx: ProxyContext) {
       settings.queue.waitHeader,
       settings.instanceHeader,
       ...apps.controlHeaders,
-      ...(settings.trustProxy ? [] : CLIENT_IDENTITY_HEADERS),
+      ...(!settings.forwardClientAddress ? CLIENT_ADDRESS_HEADERS : settings.trustProxy ? [] : CLIENT_IDENTITY_HEADERS),
     ]),
+    appendAddress: settings.forwardClientAddress,
     maxBufferBytes: settings.retry.maxBufferBytes,
     pace: { minBytesPerSecond: settings.client.minBodyBytesPerSecond, windowMs: settings.client.bodyGraceMs },
   }

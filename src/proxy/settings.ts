@@ -41,6 +41,12 @@ export const proxySettingsShape = {
    * otherwise they are dropped. `X-Forwarded-For` gets the client's address appended either way.
    */
   trustProxy: z.boolean().default(false),
+  /**
+   * whether the API gets the client's address (`X-Forwarded-For`, and from a trusted proxy `Forwarded`
+   * and `X-Real-IP`). It is part of what makes two answers the same (docs/reuse.md): false sends none,
+   * so clients at different addresses share answers again.
+   */
+  forwardClientAddress: z.boolean().default(true),
   queue: z
     .strictObject({
       /** the most requests that may wait for one (instance, endpoint) on this replica */
