@@ -31,7 +31,7 @@ import { endpointLabeler } from './metrics/labels.js'
 import { Reuse } from './reuse/index.js'
 import { MemoryAfterBurst } from './proxy/memory-after-burst.js'
 import { OpenRequests } from './proxy/open-requests.js'
-import { MemoryBudget } from './budget/budget.js'
+import { budgetStatus, MemoryBudget } from './budget/budget.js'
 import { memoryBudgetBytes } from './budget/limit.js'
 import { budgetMetrics } from './budget/metrics.js'
 import { forwardProxyField } from './startup-line.js'
@@ -134,7 +134,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     upstreamLabel: plans.length > 1,
   })
   // One budget for what clients can make sluice hold, set or derived from the container's limit.
-  const budget = new MemoryBudget(memoryBudgetBytes(settings.memory.budgetBytes))
+  const budget = new MemoryBudget(memoryBudgetBytes(settings.memory.budgetBytes), settings.memory.maxShare)
   budgetMetrics(budget, metrics.registry)
   // Which upstream a request's prefix routes to, and how its instance is read: the tracker reads it on arrival.
   const prefixes = new Routes(
@@ -240,6 +240,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     onAnswerHead: (key, status, headers, throttled) => rated.observeAnswer(key, status, headers, throttled),
     onPermit: (app) => metrics.permitHeld(app),
     budget,
+    sharesByApp: settings.apps.enabled,
   })
 
   const memory = new MemoryAfterBurst(proxy.server, settings.memory, metrics.registry, log)
@@ -266,6 +267,8 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
           ...reused,
           permitsSaved: namedCounts(reused.permitsSaved, nameOf, ['coalesced', 'cacheHits']).map(withUpstream),
         },
+        // each app's use of the memory budget (each organisation's with app identity off): docs/deploy.md, "Memory: a budget"
+        memory: budgetStatus(budget, settings.apps.enabled ? 'app' : 'org'),
         // host:port and the variable, never the proxy's credentials (docs/configuration.md, "A forward proxy")
         ...forwardProxyField(upstream.egress),
       }

@@ -47,6 +47,8 @@ export interface UpstreamCall {
   /** the limiter key, and who an answer was for (versioning's evidence) */
   readonly key: { readonly instance: string; readonly endpoint: string }
   readonly app: string
+  /** who holds the request's bytes in the memory budget: the app, or the organisation with app identity off */
+  readonly holder: string
   /** whether (and how) the endpoint's limit is learned */
   readonly learn: LearnOptions | undefined
   readonly deadline: number
@@ -116,6 +118,11 @@ export class UpstreamAttempt implements ForwardCallbacks {
   ) {
     // Every release of this permit goes through release(), so the count of permits held per app follows it.
     this.givenBack = deps.onPermit?.(call.app)
+  }
+
+  /** the answer's bytes held for a slow client count in the call's holder's share of the memory budget */
+  get holder(): string {
+    return this.call.holder
   }
 
   async run(): Promise<AttemptResult> {

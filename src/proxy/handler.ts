@@ -55,6 +55,8 @@ export interface ProxyContext {
   readonly budget?: MemoryBudget
   /** the upstreams by prefix (docs/upstreams.md); none: only the CRM's, which `catalog`, `upstream` and `versioning` describe */
   readonly routes?: Routes
+  /** shares of what all apps share (the memory budget) are per app: app identity is on; else per organisation (docs/deploy.md, "Memory: a budget") */
+  readonly sharesByApp?: boolean
   /** the upstream this handler serves when not the CRM's own: its keys are scoped by its name (src/upstreams/scope.ts) */
   readonly upstreamName?: string
   /** statuses besides 429 retried when they carry Retry-After */
@@ -137,7 +139,9 @@ export function createProxyHandler(ctx: ProxyContext) {
       // ── versions (src/versioning)
       const decision = decideVersion(versioning, request.headers, admission.endpoint, instance, trace, reply)
       // ── the upstream request, built once for every attempt: a body up to retry.maxBufferBytes read now
-      // ── the memory budget (docs/deploy.md, "Memory: a budget"): the request and a body kept whole, held until its answer closes
+      // ── the memory budget (docs/deploy.md, "Memory: a budget"): the request and a body kept whole, held until its
+      // answer closes, within the share of its app (its organisation with app identity off)
+      const holder = ctx.sharesByApp === true ? caller.app : instance
       const hold = holdRequest(
         ctx.budget,
         tracked,
@@ -145,6 +149,7 @@ export function createProxyHandler(ctx: ProxyContext) {
         request.body !== undefined,
         contentLengthOf(request.headers['content-length']),
         outgoing.maxBufferBytes,
+        holder,
       )
       const body = request.body === undefined ? NO_BODY : await readRequestBody(request, outgoing, hold)
       const options = upstreamRequest(request, admission, caller, decision, body, outgoing)
@@ -184,6 +189,7 @@ export function createProxyHandler(ctx: ProxyContext) {
         endpoint,
         key,
         app: caller.app,
+        holder,
         learn: ctx.learnOf?.(endpoint),
         deadline,
         decision,

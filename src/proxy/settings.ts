@@ -103,6 +103,11 @@ export const proxySettingsShape = {
        * memory limit above 160 MiB (at least 16 MiB), none without a limit (src/budget/limit.ts)
        */
       budgetBytes: z.number().int().positive().optional(),
+      /**
+       * the part of the budget one app (one organisation with app identity off) may hold: past it that
+       * app's new work is refused while the others keep theirs. 1: no share
+       */
+      maxShare: z.number().gt(0).max(1).default(0.5),
     })
     .prefault({}),
 }
