@@ -32,6 +32,7 @@ import { Reuse } from './reuse/index.js'
 import { MemoryAfterBurst } from './proxy/memory-after-burst.js'
 import { OpenRequests } from './proxy/open-requests.js'
 import { budgetStatus, MemoryBudget } from './budget/budget.js'
+import { FairShare } from './limiter/fairness/policy.js'
 import { memoryBudgetBytes } from './budget/limit.js'
 import { budgetMetrics } from './budget/metrics.js'
 import { forwardProxyField } from './startup-line.js'
@@ -198,6 +199,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   })
   // Permits not spent: identical reads share a call, lookup lists may be cached, hopeless waits are refused at once (checked before the limiter connects).
   const endpointIds = endpoints.map((e) => e.id)
+  const fairShare = new FairShare(settings.fairness)
   const reuse = new Reuse(settings.coalesce, settings.cache, {
     registry: metrics.registry,
     endpointIds,
@@ -206,6 +208,8 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     maxFollowers: settings.queue.maxLength,
     appsArePrincipals: settings.apps.enabled,
     budget,
+    // an app's followers count toward its maxQueued (docs/reuse.md, "How many may follow")
+    maxQueuedOf: (app) => fairShare.of(app).maxQueued,
   })
   const rated = await createLimiter(settings, { log, observer: metrics.observer })
   limiter = rated

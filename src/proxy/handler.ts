@@ -207,6 +207,8 @@ export function createProxyHandler(ctx: ProxyContext) {
         const waitFrom = performance.now()
         spans?.waitBegins(requeued)
         let permit: Permit
+        // while it waits, the app's followers on the key count it toward the app's maxQueued (docs/reuse.md)
+        const waitEnds = ctx.reuse?.waitBegins(key.instance, key.endpoint, call.app)
         try {
           permit = await limiter.acquire(
             key,
@@ -226,6 +228,7 @@ export function createProxyHandler(ctx: ProxyContext) {
           spans?.waitEnds(err)
           throw err
         } finally {
+          waitEnds?.()
           trace.queueMs += performance.now() - waitFrom
         }
         spans?.waitEnds()
