@@ -65,6 +65,8 @@ export interface AttemptDeps {
   readonly pool: Dispatcher
   readonly versioning: Pick<Versioning, 'observeUpstream'>
   readonly answerLimits: AnswerLimits
+  /** the upstream's host and port, on each attempt's client span */
+  readonly server?: { readonly address: string; readonly port: number }
   /** one attempt upstream is done (read to the end, or failed), with the upstream's time */
   readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number) => void
   /** a permit was granted to `app`; the function returned is called once it is given back */
@@ -137,7 +139,8 @@ export class UpstreamAttempt implements ForwardCallbacks {
     }
     this.sentAt = performance.now()
     call.trace.upstreamStartedAt = this.sentAt
-    this.span = call.spans?.attempt(call.request.method, call.endpoint.template, call.options.headers)
+    // named as the log and metrics name it (an unknown path `unknown`), with the upstream it goes to
+    this.span = call.spans?.attempt(call.request.method, call.trace.template, call.options.headers, this.deps.server)
     try {
       await forward(this.deps.pool, call.options, call.reply.raw, this, this.deps.answerLimits)
     } catch (err) {

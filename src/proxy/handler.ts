@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { appOfRefusal, orgAllowedInRefusal } from '../apps/errors.js'
 import type { AppGate, Caller } from '../apps/gate.js'
+import { UNKNOWN_ENDPOINT } from '../catalog/index.js'
 import type { Catalog, Endpoint } from '../catalog/types.js'
 import { QueueTimeoutError } from '../limiter/errors.js'
 import type { LearnOptions, Limiter, Permit } from '../limiter/types.js'
@@ -95,6 +96,7 @@ export function createProxyHandler(ctx: ProxyContext) {
       writeTimeoutMs: Math.min(settings.client.writeTimeoutMs, settings.upstreamTimeouts.bodyMs),
       budget: ctx.budget,
     },
+    server: serverOf(ctx.upstream.origin),
     onUpstreamAttempt: ctx.onUpstreamAttempt,
     onPermit: ctx.onPermit,
     retryWithRetryAfter: ctx.retryWithRetryAfter,
@@ -126,9 +128,9 @@ export function createProxyHandler(ctx: ProxyContext) {
         rules,
       )
       if (admission.endpoint !== undefined) {
-        // One name in the log, the metrics and /status: an unknown path not shaped like a catalog template is `unknown`.
+        // One name in the log, the metrics, /status and the spans: an unknown path not shaped like a catalog template is `unknown`.
         trace.endpoint = catalog.nameOf(admission.endpoint.id)
-        trace.template = admission.endpoint.template
+        trace.template = trace.endpoint === UNKNOWN_ENDPOINT ? UNKNOWN_ENDPOINT : admission.endpoint.template
       }
       if (!admission.ok && !admission.afterIdentity) throw admission.error
       // The organisation as the limiter, identity, versions and reuse know it: scoped by the upstream (src/upstreams/scope.ts).
@@ -320,3 +322,9 @@ function retryAfterSeconds(value: string | string[] | undefined): string {
 }
 
 const describe = (key: { instance: string; endpoint: string }): string => `${key.endpoint} (instance ${key.instance})`
+
+/** An upstream origin's host and port, as a client span names its server. */
+function serverOf(origin: string): { address: string; port: number } {
+  const url = new URL(origin)
+  return { address: url.hostname, port: url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80 }
+}
