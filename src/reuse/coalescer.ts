@@ -72,7 +72,7 @@ export class Coalescer {
       const queued = mine === undefined ? 0 : mine.followers + mine.waiting
       if (bounded && queued >= this.maxQueuedOf(app)) return { full: queued, app }
       this.#followers.set(call.group, waiting + 1)
-      this.#count(call.group, app, 1, 0)
+      this.#count(`${call.group}\n${app}`, 1, 0)
       call.followers++
       return { follow: call, app }
     }
@@ -87,7 +87,7 @@ export class Coalescer {
     const waiting = (this.#followers.get(call.group) ?? 1) - 1
     if (waiting > 0) this.#followers.set(call.group, waiting)
     else this.#followers.delete(call.group)
-    this.#count(call.group, app, -1, 0)
+    this.#count(`${call.group}\n${app}`, -1, 0)
   }
 
   /**
@@ -97,12 +97,12 @@ export class Coalescer {
    */
   waitBegins(group: string, app: string): (() => void) | undefined {
     if (!Number.isFinite(this.maxQueuedOf(app))) return undefined
-    this.#count(group, app, 0, 1)
-    return () => this.#count(group, app, 0, -1)
+    const id = `${group}\n${app}`
+    this.#count(id, 0, 1)
+    return () => this.#count(id, 0, -1)
   }
 
-  #count(group: string, app: string, followers: number, waiting: number): void {
-    const id = `${group}\n${app}`
+  #count(id: string, followers: number, waiting: number): void {
     const mine = this.#apps.get(id) ?? { followers: 0, waiting: 0 }
     mine.followers += followers
     mine.waiting += waiting
