@@ -32,15 +32,21 @@ function nsPer(n: number, work: (i: number) => void): number {
 const APPS = Array.from({ length: 8 }, (_, i) => `app${i}`)
 const GROUPS = Array.from({ length: 16 }, (_, i) => `org${i}\nGET /accounts/{id}`)
 
-/** One request's hold and release: `holder` undefined is the budget without shares. */
+/**
+ * One request's hold and release: `holder` undefined is the budget without shares. 64 requests are
+ * held at once (each released 64 requests later), as under load, where an app's entry outlives each request.
+ */
 function holdNs(budget: MemoryBudget, body: boolean, holder: string | undefined): number {
   const res = { closed: false } as ServerResponse
+  const ring: Tracked[] = Array.from({ length: 64 }, () => ({}) as Tracked)
   return nsPer(1_000_000, (i) => {
+    const old = ring[i & 63]!
+    old.held?.release()
+    old.heldBody?.release()
     const tracked = {} as Tracked
     const grow = holdRequest(budget, tracked, res, body, body ? 1_000 : undefined, MiB, holder && APPS[i & 7])
     grow?.(1_000)
-    tracked.held?.release()
-    tracked.heldBody?.release()
+    ring[i & 63] = tracked
   })
 }
 
@@ -63,7 +69,14 @@ export function runSharesBench(): string {
   )
   const uncapped = new Coalescer(1000)
   const capped = new Coalescer(1000, () => 200)
-  const wait = (c: Coalescer) => nsPer(1_000_000, (i) => c.waitBegins(GROUPS[i & 15]!, 'batch')?.())
+  // 64 waits at once, each ended 64 later, as while requests queue
+  const wait = (c: Coalescer): number => {
+    const ends: ((() => void) | undefined)[] = Array.from({ length: 64 }, () => undefined)
+    return nsPer(1_000_000, (i) => {
+      ends[i & 63]?.()
+      ends[i & 63] = c.waitBegins(GROUPS[i & 15]!, 'batch')
+    })
+  }
   row("a permit's wait counted for its app's followers (app with maxQueued)", wait(uncapped), wait(capped))
   const auth = `Bearer ghp_${'x'.repeat(36)}`
   const aliases = new Map([['token', 'bearer']])
