@@ -25,7 +25,7 @@ const MORE_UPSTREAMS = [
 ]
 
 async function main(): Promise<void> {
-  // `npm run bench -- core`, `-- metrics`, `-- traces`, `-- tricks`, `-- redis`, `-- permits`, `-- fairness`, `-- learning`, `-- memory`, `-- rates` or `-- compare` runs one part; `-- scale [sizes]` runs only on its own.
+  // `npm run bench -- core`, `-- metrics`, `-- traces`, `-- tricks`, `-- redis`, `-- permits`, `-- fairness`, `-- learning`, `-- memory`, `-- shares`, `-- rates` or `-- compare` runs one part; `-- scale [sizes]` runs only on its own.
   const only = process.argv[2]
   const out = (s: string): boolean => process.stdout.write(`${s}\n`)
   out(`# sluice benchmarks — node ${process.version}, ${new Date().toISOString()}\n`)
@@ -160,6 +160,13 @@ async function main(): Promise<void> {
     out(
       `The drain's list of open requests: ${open.list.toFixed(0)} ns a request (a Set would cost ${open.set.toFixed(0)} ns).`,
     )
+    out('')
+  }
+
+  if (only === undefined || only === 'shares') {
+    out("## Shares: what each app's share of what all apps share costs a request, beside the same work without it\n")
+    const { runSharesBench } = await import('./shares.js')
+    out(runSharesBench())
     out('')
   }
 

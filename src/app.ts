@@ -31,7 +31,8 @@ import { endpointLabeler } from './metrics/labels.js'
 import { Reuse } from './reuse/index.js'
 import { MemoryAfterBurst } from './proxy/memory-after-burst.js'
 import { OpenRequests } from './proxy/open-requests.js'
-import { MemoryBudget } from './budget/budget.js'
+import { budgetStatus, MemoryBudget } from './budget/budget.js'
+import { FairShare } from './limiter/fairness/policy.js'
 import { memoryBudgetBytes } from './budget/limit.js'
 import { budgetMetrics } from './budget/metrics.js'
 import { forwardProxyField } from './startup-line.js'
@@ -134,7 +135,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     upstreamLabel: plans.length > 1,
   })
   // One budget for what clients can make sluice hold, set or derived from the container's limit.
-  const budget = new MemoryBudget(memoryBudgetBytes(settings.memory.budgetBytes))
+  const budget = new MemoryBudget(memoryBudgetBytes(settings.memory.budgetBytes), settings.memory.maxShare)
   budgetMetrics(budget, metrics.registry)
   // Which upstream a request's prefix routes to, and how its instance is read: the tracker reads it on arrival.
   const prefixes = new Routes(
@@ -198,6 +199,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   })
   // Permits not spent: identical reads share a call, lookup lists may be cached, hopeless waits are refused at once (checked before the limiter connects).
   const endpointIds = endpoints.map((e) => e.id)
+  const fairShare = new FairShare(settings.fairness)
   const reuse = new Reuse(settings.coalesce, settings.cache, {
     registry: metrics.registry,
     endpointIds,
@@ -206,6 +208,8 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     maxFollowers: settings.queue.maxLength,
     appsArePrincipals: settings.apps.enabled,
     budget,
+    // an app's followers count toward its maxQueued (docs/reuse.md, "How many may follow")
+    maxQueuedOf: (app) => fairShare.of(app).maxQueued,
   })
   const rated = await createLimiter(settings, { log, observer: metrics.observer })
   limiter = rated
@@ -240,6 +244,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     onAnswerHead: (key, status, headers, throttled) => rated.observeAnswer(key, status, headers, throttled),
     onPermit: (app) => metrics.permitHeld(app),
     budget,
+    sharesByApp: settings.apps.enabled,
   })
 
   const memory = new MemoryAfterBurst(proxy.server, settings.memory, metrics.registry, log)
@@ -266,6 +271,8 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
           ...reused,
           permitsSaved: namedCounts(reused.permitsSaved, nameOf, ['coalesced', 'cacheHits']).map(withUpstream),
         },
+        // each app's use of the memory budget (each organisation's with app identity off): docs/deploy.md, "Memory: a budget"
+        memory: budgetStatus(budget, settings.apps.enabled ? 'app' : 'org'),
         // host:port and the variable, never the proxy's credentials (docs/configuration.md, "A forward proxy")
         ...forwardProxyField(upstream.egress),
       }

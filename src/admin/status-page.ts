@@ -53,6 +53,13 @@ const PAGE = `<!doctype html>
       <tbody></tbody>
     </table>
   </section>
+  <section id="shares" hidden>
+    <h2>Shares: each app's use now <span class="count"></span></h2>
+    <table>
+      <thead><tr><th>App (or organisation)</th><th class="num">Memory held</th><th class="num">Following calls</th></tr></thead>
+      <tbody></tbody>
+    </table>
+  </section>
   <section id="versions" hidden>
     <h2>API versions seen <span class="count"></span></h2>
     <table>

@@ -53,6 +53,25 @@ function basicPassword(auth: string | undefined): string | undefined {
   return colon < 0 ? undefined : decoded.slice(colon + 1)
 }
 
+/**
+ * Whether an Authorization value carries a known app token anywhere an API would read a secret: the
+ * Basic password or username, or the credentials of any other scheme (`Bearer <token>`). Such a value
+ * never goes upstream (docs/apps.md, "Giving an app a token"), whichever header identified the app.
+ */
+function carriesToken(auth: string | undefined, table: TokenTable): boolean {
+  if (auth === undefined) return false
+  const text = auth.trim()
+  const space = text.search(/\s/)
+  const credentials = space < 0 ? text : text.slice(space + 1).trim()
+  const parts = [credentials]
+  if (space >= 0 && text.slice(0, space).toLowerCase() === 'basic') {
+    const decoded = Buffer.from(credentials, 'base64').toString('utf8')
+    const colon = decoded.indexOf(':')
+    parts.push(...(colon < 0 ? [decoded] : [decoded.slice(0, colon), decoded.slice(colon + 1)]))
+  }
+  return parts.some((part) => part !== '' && table.identify(part) !== undefined)
+}
+
 const NOTHING_LOADED: AppsLoaded = { identity: false, apps: 0, apiKeys: 0, keyFiles: 0 }
 const NO_KEYS: OrgKeys = { keys: new Map(), files: 0 }
 
@@ -183,8 +202,13 @@ export function createAppGate(
         if (key === undefined) throw refusalOf(new NoApiKeyError(org), app.name, true)
         return { app: app.name, authorization: 'Basic ' + Buffer.from(`${user}:${key}`, 'utf8').toString('base64') }
       }
-      // The token came in the Basic password: it is the app's, not an API key, so it never goes upstream.
-      return { app: app.name, authorization: typeof headers[tokenHeader] === 'string' ? undefined : null }
+      // Without injection the client's Authorization goes on only when it holds no app token: a token in
+      // the Basic password (the app's, not an API key), or sent there as well as in the token header, never does.
+      const fromHeader = typeof headers[tokenHeader] === 'string'
+      return {
+        app: app.name,
+        authorization: fromHeader && !carriesToken(headers.authorization, table) ? undefined : null,
+      }
     },
     loaded,
     reload,

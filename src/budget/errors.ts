@@ -6,3 +6,12 @@ export const MemoryBudgetError = createError<[number]>(
   'sluice holds its whole memory budget (%d bytes) in requests and answers now; try again after Retry-After',
   503,
 )
+
+/** New work of a holder (an app; an organisation with app identity off) past its share of the memory budget: it is refused, the others keep theirs. */
+export const MemoryShareError = createError<[number]>(
+  'SLUICE_MEMORY_BUDGET',
+  "this app's share of the memory budget (%d bytes) is held in its requests and answers now; try again after Retry-After",
+  503,
+  // an instance of MemoryBudgetError: every place that tells a budget refusal apart tells this one too
+  MemoryBudgetError as unknown as ErrorConstructor,
+)

@@ -47,6 +47,8 @@ export interface UpstreamCall {
   /** the limiter key, and who an answer was for (versioning's evidence) */
   readonly key: { readonly instance: string; readonly endpoint: string }
   readonly app: string
+  /** who holds the request's bytes in the memory budget: the app, or the organisation with app identity off */
+  readonly holder: string
   /** whether (and how) the endpoint's limit is learned */
   readonly learn: LearnOptions | undefined
   readonly deadline: number
@@ -63,6 +65,8 @@ export interface AttemptDeps {
   readonly pool: Dispatcher
   readonly versioning: Pick<Versioning, 'observeUpstream'>
   readonly answerLimits: AnswerLimits
+  /** the upstream's host and port, on each attempt's client span */
+  readonly server?: { readonly address: string; readonly port: number }
   /** one attempt upstream is done (read to the end, or failed), with the upstream's time */
   readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number) => void
   /** a permit was granted to `app`; the function returned is called once it is given back */
@@ -118,6 +122,11 @@ export class UpstreamAttempt implements ForwardCallbacks {
     this.givenBack = deps.onPermit?.(call.app)
   }
 
+  /** the answer's bytes held for a slow client count in the call's holder's share of the memory budget */
+  get holder(): string {
+    return this.call.holder
+  }
+
   async run(): Promise<AttemptResult> {
     const { call, permit } = this
     if (!permit.canStart()) {
@@ -130,7 +139,8 @@ export class UpstreamAttempt implements ForwardCallbacks {
     }
     this.sentAt = performance.now()
     call.trace.upstreamStartedAt = this.sentAt
-    this.span = call.spans?.attempt(call.request.method, call.endpoint.template, call.options.headers)
+    // named as the log and metrics name it (an unknown path `unknown`), with the upstream it goes to
+    this.span = call.spans?.attempt(call.request.method, call.trace.template, call.options.headers, this.deps.server)
     try {
       await forward(this.deps.pool, call.options, call.reply.raw, this, this.deps.answerLimits)
     } catch (err) {

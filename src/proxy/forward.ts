@@ -18,6 +18,8 @@ export interface ForwardCallbacks {
   beforeSend?(): Error | undefined
   /** The client did not take its answer within `writeTimeoutMs`: it has been cut off. */
   onClientCut(): void
+  /** who holds the answer's bytes in the memory budget, within its share (an app; the organisation with app identity off) */
+  readonly holder?: string
 }
 
 /** How much of an answer is held for a client that reads slower than the API sends, and for how long. */
@@ -136,7 +138,7 @@ class PipeToClient implements Dispatcher.DispatchHandler, HeldAnswer {
     const budget = this.limits.budget
     if (budget === undefined) return true
     if (this.buffered === undefined) {
-      const buffered = (this.buffered = budget.reserve('answer', 0)!)
+      const buffered = (this.buffered = budget.reserve('answer', 0, this.callbacks.holder)!)
       // released once, whichever way the response ends
       this.res.once('close', () => buffered.release())
       this.res.on('drain', () => buffered.set(this.res.writableLength))

@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { appOfRefusal, orgAllowedInRefusal } from '../apps/errors.js'
 import type { AppGate, Caller } from '../apps/gate.js'
+import { UNKNOWN_ENDPOINT } from '../catalog/index.js'
 import type { Catalog, Endpoint } from '../catalog/types.js'
 import { QueueTimeoutError } from '../limiter/errors.js'
 import type { LearnOptions, Limiter, Permit } from '../limiter/types.js'
@@ -15,7 +16,7 @@ import { retryDelayMs, sleep } from './backoff.js'
 import { contentLengthOf, NO_BODY } from './body.js'
 import { holdRequest } from './memory-hold.js'
 import { PermitRanOutError, UpstreamBusyError } from './errors.js'
-import { CLIENT_IDENTITY_HEADERS } from './headers.js'
+import { CLIENT_ADDRESS_HEADERS, CLIENT_IDENTITY_HEADERS } from './headers.js'
 import { readRequestBody, upstreamRequest, type OutgoingRules } from './outgoing.js'
 import { AcquireRequest } from './permit.js'
 import { answerReused, openTicket } from './reuse-ticket.js'
@@ -55,6 +56,8 @@ export interface ProxyContext {
   readonly budget?: MemoryBudget
   /** the upstreams by prefix (docs/upstreams.md); none: only the CRM's, which `catalog`, `upstream` and `versioning` describe */
   readonly routes?: Routes
+  /** shares of what all apps share (the memory budget) are per app: app identity is on; else per organisation (docs/deploy.md, "Memory: a budget") */
+  readonly sharesByApp?: boolean
   /** the upstream this handler serves when not the CRM's own: its keys are scoped by its name (src/upstreams/scope.ts) */
   readonly upstreamName?: string
   /** statuses besides 429 retried when they carry Retry-After */
@@ -78,8 +81,9 @@ export function createProxyHandler(ctx: ProxyContext) {
       settings.queue.waitHeader,
       settings.instanceHeader,
       ...apps.controlHeaders,
-      ...(settings.trustProxy ? [] : CLIENT_IDENTITY_HEADERS),
+      ...(!settings.forwardClientAddress ? CLIENT_ADDRESS_HEADERS : settings.trustProxy ? [] : CLIENT_IDENTITY_HEADERS),
     ]),
+    appendAddress: settings.forwardClientAddress,
     maxBufferBytes: settings.retry.maxBufferBytes,
     pace: { minBytesPerSecond: settings.client.minBodyBytesPerSecond, windowMs: settings.client.bodyGraceMs },
   }
@@ -92,6 +96,7 @@ export function createProxyHandler(ctx: ProxyContext) {
       writeTimeoutMs: Math.min(settings.client.writeTimeoutMs, settings.upstreamTimeouts.bodyMs),
       budget: ctx.budget,
     },
+    server: serverOf(ctx.upstream.origin),
     onUpstreamAttempt: ctx.onUpstreamAttempt,
     onPermit: ctx.onPermit,
     retryWithRetryAfter: ctx.retryWithRetryAfter,
@@ -123,9 +128,9 @@ export function createProxyHandler(ctx: ProxyContext) {
         rules,
       )
       if (admission.endpoint !== undefined) {
-        // One name in the log, the metrics and /status: an unknown path not shaped like a catalog template is `unknown`.
+        // One name in the log, the metrics, /status and the spans: an unknown path not shaped like a catalog template is `unknown`.
         trace.endpoint = catalog.nameOf(admission.endpoint.id)
-        trace.template = admission.endpoint.template
+        trace.template = trace.endpoint === UNKNOWN_ENDPOINT ? UNKNOWN_ENDPOINT : admission.endpoint.template
       }
       if (!admission.ok && !admission.afterIdentity) throw admission.error
       // The organisation as the limiter, identity, versions and reuse know it: scoped by the upstream (src/upstreams/scope.ts).
@@ -136,7 +141,9 @@ export function createProxyHandler(ctx: ProxyContext) {
       // ── versions (src/versioning)
       const decision = decideVersion(versioning, request.headers, admission.endpoint, instance, trace, reply)
       // ── the upstream request, built once for every attempt: a body up to retry.maxBufferBytes read now
-      // ── the memory budget (docs/deploy.md, "Memory: a budget"): the request and a body kept whole, held until its answer closes
+      // ── the memory budget (docs/deploy.md, "Memory: a budget"): the request and a body kept whole, held until its
+      // answer closes, within the share of its app (its organisation with app identity off)
+      const holder = ctx.sharesByApp === true ? caller.app : instance
       const hold = holdRequest(
         ctx.budget,
         tracked,
@@ -144,6 +151,7 @@ export function createProxyHandler(ctx: ProxyContext) {
         request.body !== undefined,
         contentLengthOf(request.headers['content-length']),
         outgoing.maxBufferBytes,
+        holder,
       )
       const body = request.body === undefined ? NO_BODY : await readRequestBody(request, outgoing, hold)
       const options = upstreamRequest(request, admission, caller, decision, body, outgoing)
@@ -183,6 +191,7 @@ export function createProxyHandler(ctx: ProxyContext) {
         endpoint,
         key,
         app: caller.app,
+        holder,
         learn: ctx.learnOf?.(endpoint),
         deadline,
         decision,
@@ -200,6 +209,8 @@ export function createProxyHandler(ctx: ProxyContext) {
         const waitFrom = performance.now()
         spans?.waitBegins(requeued)
         let permit: Permit
+        // while it waits, the app's followers on the key count it toward the app's maxQueued (docs/reuse.md)
+        const waitEnds = ctx.reuse?.waitBegins(key.instance, key.endpoint, call.app)
         try {
           permit = await limiter.acquire(
             key,
@@ -219,6 +230,7 @@ export function createProxyHandler(ctx: ProxyContext) {
           spans?.waitEnds(err)
           throw err
         } finally {
+          waitEnds?.()
           trace.queueMs += performance.now() - waitFrom
         }
         spans?.waitEnds()
@@ -310,3 +322,9 @@ function retryAfterSeconds(value: string | string[] | undefined): string {
 }
 
 const describe = (key: { instance: string; endpoint: string }): string => `${key.endpoint} (instance ${key.instance})`
+
+/** An upstream origin's host and port, as a client span names its server. */
+function serverOf(origin: string): { address: string; port: number } {
+  const url = new URL(origin)
+  return { address: url.hostname, port: url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80 }
+}

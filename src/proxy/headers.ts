@@ -69,6 +69,9 @@ export const METHOD_OVERRIDE_HEADERS: readonly string[] = [
 /** Client-sent claims about who the client is, forwarded only from a trusted proxy (`trustProxy`). */
 export const CLIENT_IDENTITY_HEADERS: readonly string[] = ['forwarded', 'x-real-ip']
 
+/** Every header that tells the API the client's address: none goes upstream with `forwardClientAddress: false`. */
+export const CLIENT_ADDRESS_HEADERS: readonly string[] = [...CLIENT_IDENTITY_HEADERS, 'x-forwarded-for']
+
 /**
  * `X-Forwarded-For` as a proxy writes it: what the client sent, then the client's own address
  * (the last entry is the one a hop can vouch for).

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
+import { normalisePath } from '../catalog/index.js'
 import type { InstanceRule } from '../upstreams/settings.js'
 import {
   BadAuthorizationError,
@@ -61,21 +62,41 @@ export function instanceReader(rule: InstanceRule, fallbackHeader: string): Inst
         return text
       }
     case 'path':
+      // The segment as forwarded (src/catalog/path.ts): `alice`, `%61lice` and `al%69ce` are one mailbox, one key.
       return (_headers, rest) => {
-        const segment = rest.split('/').filter((s) => s !== '')[rule.segment - 1]
+        const normalised = normalisePath(rest.length === 0 ? '/' : rest)
+        const segment = normalised.ok ? normalised.segments[rule.segment - 1] : undefined
         if (segment === undefined || !VALID_INSTANCE.test(segment))
           throw new BadInstanceError(`path segment ${rule.segment}`)
         return segment
       }
-    case 'credential':
+    case 'credential': {
       // A digest, never the token: instances reach logs, metrics and Redis keys (README "What sluice guarantees").
+      const aliases = new Map(Object.entries(rule.schemeAliases ?? {}))
       return (headers) => {
         const auth = headers.authorization
         return auth === undefined || auth.trim() === ''
           ? DEFAULT_INSTANCE
-          : `cred-${createHash('sha256').update(auth.trim()).digest('hex').slice(0, 16)}`
+          : `cred-${createHash('sha256').update(canonicalCredential(auth, aliases)).digest('hex').slice(0, 16)}`
       }
+    }
     case 'upstream':
       return () => DEFAULT_INSTANCE
   }
+}
+
+/**
+ * One token, one text (docs/upstreams.md, "Instance"): surrounding whitespace dropped, the scheme
+ * lower-cased (and named by its alias), one space after it; a Basic pair decoded and encoded again, so
+ * padding or a line break in its base64 does not make another instance of the same pair.
+ */
+export function canonicalCredential(auth: string, aliases: ReadonlyMap<string, string>): string {
+  const text = auth.trim()
+  const space = text.search(/\s/)
+  if (space < 0) return text
+  const scheme = text.slice(0, space).toLowerCase()
+  const credentials = text.slice(space + 1).trim()
+  const named = aliases.get(scheme) ?? scheme
+  if (named !== 'basic') return `${named} ${credentials}`
+  return `basic ${Buffer.from(credentials, 'base64').toString('base64')}`
 }

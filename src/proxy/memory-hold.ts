@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http'
 import type { MemoryBudget } from '../budget/budget.js'
-import { MemoryBudgetError } from '../budget/errors.js'
+import { MemoryBudgetError, MemoryShareError } from '../budget/errors.js'
 import { withOutcome, type Tracked } from './tracking.js'
 
 /**
@@ -9,16 +9,22 @@ import { withOutcome, type Tracked } from './tracking.js'
  */
 export const REQUEST_BYTES = 16 * 1024
 
-/** The 503 of a full budget, with the outcome the metrics count it under. */
-export const budgetRefusal = (budget: MemoryBudget): Error =>
-  withOutcome(new MemoryBudgetError(budget.limit), 'unavailable')
+/** The 503 of a full budget, or of `holder`'s full share, with the outcome the metrics count it under. */
+export const budgetRefusal = (budget: MemoryBudget, holder?: string, bytes = 0): Error =>
+  withOutcome(
+    budget.overShare(holder, bytes) ? new MemoryShareError(budget.share) : new MemoryBudgetError(budget.limit),
+    'unavailable',
+  )
 
 /**
  * Holds the request in the memory budget from now until its answer closes (answered, refused, the
  * client gone, timed out: the tracker gives the reservations back at the response's `close`, which
- * comes once on every path), or throws the 503. A body kept whole is held at its declared length now;
- * one of undeclared length is held chunk by chunk by the function returned, which throws the 503 when
- * a chunk does not fit. Per request one reservation (two with a body) and no listener of its own
+ * comes once on every path), or throws the 503. `holder` (the app; the organisation with app identity
+ * off) holds it within its share. A body kept whole is charged as its bytes arrive, by the function
+ * returned, which throws the 503 when a chunk does not fit: a declared length holds nothing before its
+ * bytes come, so heads without bodies cannot fill the budget (docs/deploy.md, "Memory: a budget"); one
+ * that could not fit now is refused at once, unread.
+ * Per request one reservation (two with a body) and no listener of its own
  * (docs/benchmarks.md, "The memory budget against resident memory").
  */
 export function holdRequest(
@@ -28,22 +34,23 @@ export function holdRequest(
   hasBody: boolean,
   contentLength: number | undefined,
   maxBufferBytes: number,
+  holder?: string,
 ): ((bytes: number) => void) | undefined {
   // a response already closed would never give its reservations back
   if (budget === undefined || res.closed) return undefined
-  const request = budget.reserve('request', REQUEST_BYTES)
-  if (request === undefined) throw budgetRefusal(budget)
+  const request = budget.reserve('request', REQUEST_BYTES, holder)
+  if (request === undefined) throw budgetRefusal(budget, holder, REQUEST_BYTES)
   tracked.held = request
   if (!hasBody) return undefined
   // a larger body streams once the permit is granted: the client's socket holds it, not sluice
-  const body = budget.reserve(
-    'body',
-    contentLength !== undefined && contentLength <= maxBufferBytes ? contentLength : 0,
-  )
-  if (body === undefined) throw budgetRefusal(budget)
+  const kept = contentLength === undefined || contentLength <= maxBufferBytes
+  // a declared body that could not fit now is refused before a byte of it is read; nothing is held for it yet
+  if (kept && contentLength !== undefined && !budget.wouldFit('body', contentLength, holder))
+    throw budgetRefusal(budget, holder, contentLength)
+  const body = budget.reserve('body', 0, holder)!
   tracked.heldBody = body
-  if (contentLength !== undefined) return undefined
+  if (!kept) return undefined
   return (bytes) => {
-    if (!body.grow(bytes)) throw budgetRefusal(budget)
+    if (!body.grow(bytes)) throw budgetRefusal(budget, holder, bytes)
   }
 }

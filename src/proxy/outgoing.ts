@@ -27,6 +27,8 @@ export interface OutgoingRules {
   /** a body up to this size is read whole before the permit (so an upstream 429 can be retried); a larger one streams */
   readonly maxBufferBytes: number
   readonly pace: BodyPace
+  /** whether the client's address is appended to `X-Forwarded-For` (`forwardClientAddress`) */
+  readonly appendAddress: boolean
 }
 
 /** A request as sent upstream; its headers are also the reuse key's (src/reuse). */
@@ -63,7 +65,7 @@ export function upstreamRequest(
   headers['x-request-id'] = request.id
   if (caller.authorization === null) delete headers.authorization
   else if (caller.authorization !== undefined) headers.authorization = caller.authorization
-  appendForwardedFor(headers, request.raw.socket.remoteAddress)
+  if (rules.appendAddress) appendForwardedFor(headers, request.raw.socket.remoteAddress)
   if (decision.upstream === undefined) delete headers[rules.versionHeader]
   else headers[rules.versionHeader] = decision.upstream
   if (body.kind === 'stream' && body.length !== undefined) headers['content-length'] = String(body.length)

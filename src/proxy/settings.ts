@@ -41,6 +41,12 @@ export const proxySettingsShape = {
    * otherwise they are dropped. `X-Forwarded-For` gets the client's address appended either way.
    */
   trustProxy: z.boolean().default(false),
+  /**
+   * whether the API gets the client's address (`X-Forwarded-For`, and from a trusted proxy `Forwarded`
+   * and `X-Real-IP`). It is part of what makes two answers the same (docs/reuse.md): false sends none,
+   * so clients at different addresses share answers again.
+   */
+  forwardClientAddress: z.boolean().default(true),
   queue: z
     .strictObject({
       /** the most requests that may wait for one (instance, endpoint) on this replica */
@@ -97,6 +103,11 @@ export const proxySettingsShape = {
        * memory limit above 160 MiB (at least 16 MiB), none without a limit (src/budget/limit.ts)
        */
       budgetBytes: z.number().int().positive().optional(),
+      /**
+       * the part of the budget one app (one organisation with app identity off) may hold: past it that
+       * app's new work is refused while the others keep theirs. 1: no share
+       */
+      maxShare: z.number().gt(0).max(1).default(0.5),
     })
     .prefault({}),
 }

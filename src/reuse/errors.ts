@@ -11,3 +11,13 @@ export const FollowersFullError = createError<[number, string]>(
 )
 
 export type FollowersFullError = InstanceType<typeof FollowersFullError>
+
+/**
+ * An app's requests waiting on one (instance, endpoint) — following identical calls and waiting for a
+ * permit — are at its `maxQueued`: the next is refused like a full queue (docs/reuse.md, "How many may follow").
+ */
+export const AppWaitsFullError = createError<[number, string, string]>(
+  'SLUICE_QUEUE_FULL',
+  '%d requests of app %s already wait on %s (its maxQueued); try again later',
+  503,
+)

@@ -5,7 +5,7 @@ import { ConfigError } from '../errors/config-error.js'
 import type { ReusedAnswer } from './answer.js'
 import { AnswerCache } from './cache.js'
 import { Coalescer, type SharedCall } from './coalescer.js'
-import { FollowersFullError } from './errors.js'
+import { AppWaitsFullError, FollowersFullError } from './errors.js'
 import { ReuseMetrics, type KeySavings } from './metrics.js'
 import { Recorder } from './recorder.js'
 import { notShareable, ReuseKeys, wantsFresh, type ReuseShape } from './request-key.js'
@@ -36,6 +36,8 @@ export interface ReuseDeps {
   readonly appsArePrincipals: boolean
   /** the memory budget the cache's answers count in (docs/deploy.md, "Memory: a budget"); none: unbounded but by `cache.maxBytes` */
   readonly budget?: MemoryBudget
+  /** each app's `maxQueued` (`fairness.apps`): its followers count toward it; none: Infinity */
+  readonly maxQueuedOf?: (app: string) => number
 }
 
 /** How often followers of a call that gave up before answering try to share another (then each calls alone). */
@@ -43,7 +45,8 @@ const MAX_ROUNDS = 3
 
 /** The reuse area's state for /status. */
 export interface ReuseStatus {
-  readonly coalescing: { readonly calls: number; readonly followers: number }
+  /** open calls, their followers, and the followers by app */
+  readonly coalescing: { readonly calls: number; readonly followers: number; readonly apps: Record<string, number> }
   readonly cache: { readonly entries: number; readonly bytes: number } | null
   readonly permitsSaved: readonly KeySavings[]
 }
@@ -75,7 +78,7 @@ export class Reuse {
     }
     this.#keys = new ReuseKeys(deps.appsArePrincipals)
     this.#maxFollowers = deps.maxFollowers
-    this.#coalescer = new Coalescer(deps.maxFollowers)
+    this.#coalescer = new Coalescer(deps.maxFollowers, deps.maxQueuedOf)
     this.#cache = cache.endpoints.length > 0 ? new AnswerCache(cache, deps.budget) : undefined
     this.#metrics = new ReuseMetrics(deps.registry, deps.endpointLabel, {
       evictions: () => this.#cache?.evictions ?? 0,
@@ -94,6 +97,11 @@ export class Reuse {
     const coalesce = this.coalesce.enabled && !fresh && this.#maxFollowers > 0
     if (!coalesce && !cached) return undefined
     return new ReuseTicket(this, this.#keys.keyOf(request), request, { coalesce, readCache: cached && !fresh, cached })
+  }
+
+  /** A request of `app` begins waiting for a permit on (instance, endpoint): its followers there may not fill its `maxQueued` meanwhile. */
+  waitBegins(instance: string, endpointId: string, app: string): (() => void) | undefined {
+    return this.#coalescer.waitBegins(`${instance}\n${endpointId}`, app)
   }
 
   status(): ReuseStatus {
@@ -149,8 +157,13 @@ export class ReuseTicket {
     if (!this.mode.coalesce) return undefined
     for (let round = 0; round < MAX_ROUNDS; round++) {
       // Only a newcomer is refused at the bound: one whose call gave up already waited its turn.
-      const joined = coalescer.join(this.key, this.request.deadline, `${instance}\n${endpointId}`, round === 0)
-      if ('full' in joined) throw new FollowersFullError(joined.full, `${endpointId} (instance ${instance})`)
+      const { app } = this.request
+      const joined = coalescer.join(this.key, this.request.deadline, `${instance}\n${endpointId}`, app, round === 0)
+      const where = `${endpointId} (instance ${instance})`
+      if ('full' in joined)
+        throw joined.app === undefined
+          ? new FollowersFullError(joined.full, where)
+          : new AppWaitsFullError(joined.full, joined.app, where)
       if ('lead' in joined) {
         this.#call = joined.lead
         this.#recording = true
@@ -158,7 +171,7 @@ export class ReuseTicket {
       }
       const call = joined.follow
       const result = await untilAborted(call.result, signal())
-      coalescer.leave(call)
+      coalescer.leave(call, app)
       if (result === undefined) return undefined // the client left; the proxy sees it gone
       if ('answer' in result) {
         metrics.saved(instance, endpointId, 'coalescing')

@@ -31,11 +31,9 @@ export const MAY_DIFFER: ReadonlySet<string> = new Set([
   // answer so fetched refreshes the cache entry that plain requests read
   'cache-control',
   'pragma',
-  // sluice sends each request's own id and appends each client's address
+  // sluice sends each request's own id. (The client's address, X-Forwarded-For and the like, is in
+  // the key: an API may answer by it; `forwardClientAddress: false` keeps it from the API instead.)
   'x-request-id',
-  'x-forwarded-for',
-  'forwarded',
-  'x-real-ip',
   // W3C trace context and B3 propagation: every request carries its own span
   'traceparent',
   'tracestate',

@@ -4,11 +4,20 @@ import { BoundedMap } from '../bounded/index.js'
 
 /* The simulated upstream's small HTTP helpers: answers in the API's shape and its control headers. */
 
-/** A token's stand-in instance: a short digest, so stats and logs never show the token. */
+/**
+ * A token's stand-in instance: a short digest, so stats and logs never show the token. GitHub counts
+ * per token, however it is sent: `token T`, `Bearer T` and `bearer T` are one token.
+ */
 export const tokenInstance = (authorization: string | undefined): string =>
   authorization === undefined
     ? 'anonymous'
-    : `token-${createHash('sha256').update(authorization.trim()).digest('hex').slice(0, 12)}`
+    : `token-${createHash('sha256').update(githubToken(authorization)).digest('hex').slice(0, 12)}`
+
+function githubToken(authorization: string): string {
+  const [scheme = '', ...rest] = authorization.trim().split(/\s+/)
+  const lower = scheme.toLowerCase()
+  return rest.length > 0 && (lower === 'token' || lower === 'bearer') ? rest.join(' ') : authorization.trim()
+}
 const JSON_TYPE = 'application/json; charset=utf-8'
 const NO_BODY_STATUS = new Set([204, 205, 304])
 

@@ -101,9 +101,15 @@ class OtelRequestSpans implements RequestSpans {
     this.span.addEvent('sluice.backoff', { 'sluice.backoff.delay_ms': Math.round(delayMs) })
   }
 
-  attempt(method: string, template: string, headers: Record<string, string | string[]>): AttemptSpan {
+  attempt(
+    method: string,
+    template: string,
+    headers: Record<string, string | string[]>,
+    server?: { readonly address: string; readonly port: number },
+  ): AttemptSpan {
     const resent = this.attempts++
-    const { address, port } = this.deps.upstream
+    // the upstream this attempt goes to (docs/observability.md, "The spans"), not always the CRM's
+    const { address, port } = server ?? this.deps.upstream
     const attributes: Attributes = {
       [METHOD]: method,
       [SERVER_ADDRESS]: address,

@@ -37,8 +37,16 @@ export interface RequestSpans {
   waitEnds(err?: unknown): void
   /** An upstream 429 (or another retried status) is waited out for `delayMs` before the request queues again. */
   backsOff(delayMs: number): void
-  /** One upstream attempt starts: its client span, whose `traceparent` is set in `headers`. */
-  attempt(method: string, template: string, headers: Record<string, string | string[]>): AttemptSpan
+  /**
+   * One upstream attempt starts: its client span, whose `traceparent` is set in `headers`. `server`:
+   * the upstream it goes to (host and port); the CRM's upstream when not given.
+   */
+  attempt(
+    method: string,
+    template: string,
+    headers: Record<string, string | string[]>,
+    server?: { readonly address: string; readonly port: number },
+  ): AttemptSpan
   /** Answered without a call of its own: an identical request's answer, or the cache's. */
   reused(kind: 'coalesced' | 'cache_hit'): void
   /** The client side closed: the server span ends with the record. */

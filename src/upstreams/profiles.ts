@@ -20,7 +20,8 @@ export const PROFILES: Readonly<Record<string, Profile>> = {
   /** GitHub REST: 100 concurrent requests per token; the secondary limit answers 403 (or 429) with Retry-After */
   'github-rest': {
     catalog: { file: profileFile('github-rest.yaml') },
-    instance: { from: 'credential' },
+    // GitHub takes `token T` and `Bearer T` alike: one token, one instance (docs/upstreams.md, "Instance")
+    instance: { from: 'credential', schemeAliases: { token: 'bearer' } },
     retryWithRetryAfter: [403],
     versions: false,
   },

@@ -21,8 +21,17 @@ export const instanceRuleSchema = z.discriminatedUnion('from', [
   }),
   /** the nth path segment below the prefix (1 = the first), e.g. the mailbox of `/users/{id}/messages` */
   z.strictObject({ from: z.literal('path'), segment: z.number().int().min(1).max(16) }),
-  /** a digest of the Authorization header: one instance per token, the token never kept */
-  z.strictObject({ from: z.literal('credential') }),
+  /** a digest of the Authorization header's canonical form: one instance per token, the token never kept */
+  z.strictObject({
+    from: z.literal('credential'),
+    /** schemes the API takes as another, e.g. GitHub's `token` as `bearer` (lower-case names; docs/upstreams.md, "Instance") */
+    schemeAliases: z
+      .record(
+        z.string().regex(/^[a-z0-9!#$%&'*+.^_`|~-]+$/, 'a lower-case auth scheme'),
+        z.string().regex(/^[a-z0-9!#$%&'*+.^_`|~-]+$/, 'a lower-case auth scheme'),
+      )
+      .optional(),
+  }),
   /** one key for the whole upstream (an account-wide limit) */
   z.strictObject({ from: z.literal('upstream') }),
 ])

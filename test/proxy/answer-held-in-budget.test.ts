@@ -25,7 +25,10 @@ describe('answer bytes held for a client that does not read count in the memory 
     await new Promise<void>((r) => api.listen(0, '127.0.0.1', r))
     onTestFinished(() => new Promise<void>((r) => api.close(() => r())))
     const { port } = api.address() as { port: number }
-    const proxy = await startProxy({ upstream: `http://127.0.0.1:${port}/v2`, memory: { budgetBytes: BUDGET } })
+    const proxy = await startProxy({
+      upstream: `http://127.0.0.1:${port}/v2`,
+      memory: { budgetBytes: BUDGET, maxShare: 1 },
+    })
     try {
       const url = new URL(proxy.url)
       const deaf = connect(Number(url.port), url.hostname, () => {

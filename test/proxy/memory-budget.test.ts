@@ -24,7 +24,7 @@ describe('the memory budget: past it new requests get 503 + Retry-After, and it 
     const sim = await withSim()
     // room for three requests with their bodies, not four
     const budgetBytes = 3 * EACH + EACH / 2
-    const proxy = await startProxy({ upstream: sim.apiUrl, memory: { budgetBytes } })
+    const proxy = await startProxy({ upstream: sim.apiUrl, memory: { budgetBytes, maxShare: 1 } }) // the whole budget, one organisation (shares: memory-shares.test.ts)
     try {
       const first = send(proxy.url, '/v2/accounts/search', search({ 'x-sim-hold': 'first' }))
       await until(() => keyStats(sim, 'org1', SEARCH)?.inProgress === 1, 'one request upstream')

@@ -14,7 +14,7 @@ describe('the lookup cache counts in the memory budget: past it an answer is not
     const proxy = await startProxy({
       upstream: sim.apiUrl,
       cache: { endpoints: [COUNTRIES_ID] },
-      memory: { budgetBytes: 1_000_000 },
+      memory: { budgetBytes: 1_000_000, maxShare: 1 },
     })
     try {
       const auth = { authorization: basicAuth('org1') }
@@ -34,7 +34,7 @@ describe('the lookup cache counts in the memory budget: past it an answer is not
     const proxy = await startProxy({
       upstream: sim.apiUrl,
       cache: { endpoints: [COUNTRIES_ID] },
-      memory: { budgetBytes: REQUEST_BYTES + 100 },
+      memory: { budgetBytes: REQUEST_BYTES + 100, maxShare: 1 },
     })
     try {
       const auth = { authorization: basicAuth('org1') }

@@ -13,6 +13,8 @@ export interface SendOptions {
   readonly body?: string | Buffer
   /** aborts the request (the client hangs up) */
   readonly signal?: AbortSignal
+  /** the client's own address, e.g. `127.0.0.2`: another client on this machine's loopback */
+  readonly localAddress?: string
 }
 
 /**
@@ -31,6 +33,7 @@ export function send(baseUrl: string, path: string, o: SendOptions = {}): Promis
         headers: o.headers,
         signal: o.signal,
         agent: false,
+        ...(o.localAddress === undefined ? {} : { localAddress: o.localAddress }),
       },
       (res) => {
         const chunks: Buffer[] = []

@@ -256,6 +256,36 @@
     setNum($('[data-field=totalSaved]'), total)
   }
 
+  // Each app's use of what all apps share (docs/deploy.md, "Memory: a budget"; docs/reuse.md): /status memory.holders, reuse.coalescing.apps.
+  function renderShares(memory, reuse) {
+    var held = (memory && memory.holders) || {}
+    var following = (reuse && reuse.coalescing && reuse.coalescing.apps) || {}
+    var names = Object.keys(held)
+      .concat(
+        Object.keys(following).filter(function (n) {
+          return !(n in held)
+        }),
+      )
+      .sort()
+    var body = $('#shares tbody')
+    $('#shares').hidden = names.length === 0
+    while (body.firstChild) body.firstChild.remove()
+    names.forEach(function (name) {
+      var tr = el('tr', { 'data-share': name })
+      tr.appendChild(el('td', {}, name))
+      ;[
+        ['memory', num(held[name])],
+        ['followers', num(following[name])],
+      ].forEach(function (f) {
+        var td = el('td', { class: 'num', 'data-field': f[0] })
+        setNum(td, f[1])
+        tr.appendChild(td)
+      })
+      body.appendChild(tr)
+    })
+    setText($('#shares .count'), names.length ? '(' + names.length + ')' : '')
+  }
+
   function daysUntil(day) {
     var t = Date.parse(day + 'T00:00:00Z')
     if (!isFinite(t)) return null
@@ -348,6 +378,7 @@
     renderHeader(s)
     renderKeys(Array.isArray(s.keys) ? s.keys : [])
     renderSaved(s.reuse)
+    renderShares(s.memory, s.reuse)
     renderVersions(s.versions)
     renderDetails(s.details)
     setText($('[data-field=updatedAt]'), new Date().toLocaleTimeString())
