@@ -132,6 +132,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     catalog: { endpoints },
     redisOperations: settings.redis.url !== undefined ? REDIS_OPERATIONS : [],
     upstreamLabel: plans.length > 1,
+    learnedFloor: settings.learning.floor,
   })
   // One budget for what clients can make sluice hold, set or derived from the container's limit.
   const budget = new MemoryBudget(memoryBudgetBytes(settings.memory.budgetBytes))

@@ -66,6 +66,8 @@ export interface MetricsDeps {
   readonly build?: BuildInfo
   /** more upstreams than the CRM's: per-key series carry the `upstream` label (docs/observability.md, "Several upstreams") */
   readonly upstreamLabel?: boolean
+  /** `learning.floor` (sluice_learned_limits_at_floor); 1 when not given */
+  readonly learnedFloor?: number
 }
 
 /** Every metric of sluice on one registry, each family in its own module, made in the order the scrape lists them. */
@@ -109,6 +111,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
       return { endpoint, ...(orgs === undefined ? {} : { org }), ...(withUpstream ? { upstream } : {}) }
     },
     keySeen: (labels) => keys.seen(labels.endpoint!, labels.org ?? '', labels.upstream ?? ''),
+    ...(deps.learnedFloor === undefined ? {} : { learnedFloor: deps.learnedFloor }),
   })
 
   /** other areas' per-org series (versions), told of each organisation that lost its slot */

@@ -11,7 +11,7 @@ export const REQUEST_BYTES = 16 * 1024
 
 /** The 503 of a full budget, with the outcome the metrics count it under. */
 export const budgetRefusal = (budget: MemoryBudget): Error =>
-  withOutcome(new MemoryBudgetError(budget.limit), 'unavailable')
+  withOutcome(new MemoryBudgetError(budget.limit), 'memory_budget')
 
 /**
  * Holds the request in the memory budget from now until its answer closes (answered, refused, the

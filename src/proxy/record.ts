@@ -25,6 +25,8 @@ export type Outcome =
   | 'forbidden'
   /** 503: the limiter refuses permits (shutting down, or Redis down with fallback `closed`) */
   | 'unavailable'
+  /** 503: the memory budget is full (SLUICE_MEMORY_BUDGET): shed load, not a fault (docs/deploy.md, "Memory") */
+  | 'memory_budget'
   /** 408: the request (headers or body) came too slowly; or an answer the client did not take was cut off (status as sent) */
   | 'client_timeout'
   /** 500: a bug in sluice; the log has the details */

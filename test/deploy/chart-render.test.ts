@@ -193,7 +193,10 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
     try {
       cpSync(CHART_DIR, copy, { recursive: true })
       rmSync(join(copy, 'files'), { recursive: true, force: true })
-      const values = { prometheusRule: { enabled: true }, grafanaDashboard: { enabled: true, namespace: 'monitoring' } }
+      const values = {
+        prometheusRule: { enabled: true, runbookBaseUrl: 'https://git.example.com/sluice/docs' },
+        grafanaDashboard: { enabled: true, namespace: 'monitoring' },
+      }
       const missing = render(values, { chartDir: copy })
       expect(!missing.ok && missing.error).toMatch(
         /needs files\/sluice-(alerts\.yaml|dashboard\.json) in the chart: run helm\/sync-ops\.sh/,
