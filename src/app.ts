@@ -237,7 +237,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     apps,
     learnOf: learnOptionsCache(settings.learning),
     onUpstream429: (endpoint, instance) => metrics.upstream429(endpoint.id, instance),
-    onUpstreamAttempt: (endpoint, seconds) => metrics.upstreamAttempt(endpoint.id, seconds),
+    onUpstreamAttempt: (endpoint, seconds, socketWait) => metrics.upstreamAttempt(endpoint.id, seconds, socketWait),
     onAnswerHead: (key, status, headers, throttled) => rated.observeAnswer(key, status, headers, throttled),
     onPermit: (app) => metrics.permitHeld(app),
     budget,

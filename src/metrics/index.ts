@@ -35,7 +35,7 @@ export interface SluiceMetrics {
   /** an upstream 429 was received (the request goes back into the queue); `endpoint` is the endpoint id */
   upstream429(endpoint: string, instance: string): void
   /** one attempt upstream is done (answered to the end, 429s included, or failed); `endpoint` is the endpoint id */
-  upstreamAttempt(endpoint: string, seconds: number): void
+  upstreamAttempt(endpoint: string, seconds: number, socketWaitSeconds?: number): void
   /**
    * A permit was granted to `app`; the function returned is called when it is given back (calls after
    * the first do nothing). Feeds sluice_app_permits_held: this replica's permits per app.
@@ -145,7 +145,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
       const { endpoint, org, upstream } = keyLabels(endpointId, instance)
       keys.upstream429(endpoint, org, upstream)
     },
-    upstreamAttempt: (endpointId, seconds) => requests.upstreamAttempt(endpointId, seconds),
+    upstreamAttempt: (endpointId, seconds, socketWait) => requests.upstreamAttempt(endpointId, seconds, socketWait),
     permitHeld: (app) => apps.permitHeld(app),
     orgs:
       orgs === undefined

@@ -44,7 +44,7 @@ export interface ProxyContext {
   /** the head of every upstream answer, a 429 included: what it says about the key's rate (docs/learned-limits.md, "Rates") */
   readonly onAnswerHead?: AttemptDeps['onAnswerHead']
   /** one attempt upstream is done (read to the end, a 429 included, or failed), with the upstream's time */
-  readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number) => void
+  readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number, socketWaitSeconds: number) => void
   /** a permit was granted to `app`; the function returned is called once it is given back (permits held per app) */
   readonly onPermit?: (app: string) => () => void
   /** coalescing of identical reads and the lookup-list cache; none when undefined */

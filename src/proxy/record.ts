@@ -64,8 +64,10 @@ export interface RequestRecord {
   readonly totalSeconds: number
   /** time spent waiting for permits, over every attempt */
   readonly queueSeconds: number
-  /** time the upstream spent on the final attempt (0 when never sent) */
+  /** time the upstream spent on the final attempt (0 when never sent), from the moment it had a socket */
   readonly upstreamSeconds: number
+  /** time the request, its permit held, waited for an upstream socket, over every attempt (docs/deploy.md, "Sizing") */
+  readonly socketWaitSeconds?: number
   /** attempts after the first (each one caused by an upstream 429) */
   readonly retries: number
   readonly upstream429s: number
