@@ -225,11 +225,13 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   proxy.addHook('onRequest', (_request, _reply, done) => {
     done(closing ? new ShuttingDownError() : undefined)
   })
+  const forecasting = forecastingLimiter(limiter, settings.failFast, metrics.registry)
   await proxy.register(proxyPlugin, {
     settings,
     catalog,
     routes,
-    limiter: forecastingLimiter(limiter, settings.failFast, metrics.registry),
+    limiter: forecasting,
+    retryAfter: (key, limit) => forecasting.retryAfter(key, limit),
     upstream,
     versioning,
     tracker,

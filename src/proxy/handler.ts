@@ -5,7 +5,8 @@ import { appOfRefusal, orgAllowedInRefusal } from '../apps/errors.js'
 import type { AppGate, Caller } from '../apps/gate.js'
 import type { Catalog, Endpoint } from '../catalog/types.js'
 import { QueueTimeoutError } from '../limiter/errors.js'
-import type { LearnOptions, Limiter, Permit } from '../limiter/types.js'
+import type { LearnOptions, Limiter, Permit, PermitKey } from '../limiter/types.js'
+import { MemoryBudgetError } from '../budget/errors.js'
 import type { Reuse } from '../reuse/index.js'
 import type { MemoryBudget } from '../budget/budget.js'
 import type { VersionDecision, Versioning } from '../versioning/index.js'
@@ -53,6 +54,8 @@ export interface ProxyContext {
   readonly learnOf?: (endpoint: Endpoint) => LearnOptions | undefined
   /** what requests, bodies and held answers may keep in memory together (docs/deploy.md, "Memory: a budget"); none: unbounded */
   readonly budget?: MemoryBudget
+  /** Retry-After (s) of a 503 for a key from its queue's forecast (src/forecast); none: 1 */
+  readonly retryAfter?: (key: PermitKey, limit: number) => string
   /** the upstreams by prefix (docs/upstreams.md); none: only the CRM's, which `catalog`, `upstream` and `versioning` describe */
   readonly routes?: Routes
   /** the upstream this handler serves when not the CRM's own: its keys are scoped by its name (src/upstreams/scope.ts) */
@@ -107,6 +110,8 @@ export function createProxyHandler(ctx: ProxyContext) {
     const { trace, client, spans } = tracked
     const arrivedAt = Date.now()
     reply.header('x-request-id', request.id)
+    /** the key once admitted: a full memory budget's Retry-After comes from its queue's forecast */
+    let admitted: { key: PermitKey; limit: number } | undefined
 
     try {
       // ── admission: the target, the endpoint, the instance, the request's shape, the deadline — before any permit
@@ -135,6 +140,7 @@ export function createProxyHandler(ctx: ProxyContext) {
       if (!admission.ok) throw admission.error
       // ── versions (src/versioning)
       const decision = decideVersion(versioning, request.headers, admission.endpoint, instance, trace, reply)
+      admitted = { key: { instance, endpoint: admission.endpoint.id }, limit: admission.endpoint.limit }
       // ── the upstream request, built once for every attempt: a body up to retry.maxBufferBytes read now
       // ── the memory budget (docs/deploy.md, "Memory: a budget"): the request and a body kept whole, held until its answer closes
       const hold = holdRequest(
@@ -243,8 +249,11 @@ export function createProxyHandler(ctx: ProxyContext) {
           throw withOutcome(new UpstreamBusyError(result.status, endpoint.id), 'upstream_busy')
         }
         const delay = retryDelayMs(result.headers['retry-after'], backOffs++, baseDelayMs, maxDelayMs)
-        if (Date.now() + delay >= deadline)
+        if (Date.now() + delay >= deadline) {
+          // the upstream's own back-off is the best figure of when to come back
+          reply.header('retry-after', String(Math.max(1, Math.ceil(delay / 1000))))
           throw withOutcome(new QueueTimeoutError(Date.now() - arrivedAt, describe(key)), 'queue_timeout')
+        }
         spans?.backsOff(delay)
         await sleep(delay, client.signal).catch(() => undefined)
         if (client.gone) return void reply.hijack()
@@ -252,6 +261,8 @@ export function createProxyHandler(ctx: ProxyContext) {
       }
     } catch (err) {
       if (client.gone) return void reply.hijack()
+      if (err instanceof MemoryBudgetError && admitted !== undefined && ctx.retryAfter !== undefined)
+        reply.header('retry-after', ctx.retryAfter(admitted.key, admitted.limit))
       // The proxy's error handler sets the outcome from the error and answers in the API's shape.
       throw err
     }

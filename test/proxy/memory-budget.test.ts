@@ -41,7 +41,7 @@ describe('the memory budget: past it new requests get 503 + Retry-After, and it 
 
       const refused = await send(proxy.url, '/v2/accounts/search', search())
       expect(refused.status).toBe(503)
-      expect(refused.headers['retry-after']).toBe('1')
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1)
       expect(refused.json()).toEqual([
         {
           code: 'SLUICE_MEMORY_BUDGET',
