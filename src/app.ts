@@ -231,7 +231,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     catalog,
     routes,
     limiter: forecasting,
-    retryAfter: (key, limit) => forecasting.retryAfter(key, limit),
+    retryAfter: (key, limit, oneHold) => forecasting.retryAfter(key, limit, oneHold),
     upstream,
     versioning,
     tracker,

@@ -113,16 +113,18 @@ export class ForecastingLimiter implements Limiter {
   /**
    * Retry-After (s) of a 503 for `key` (docs/requests.md, "Retry-After"): the forecast wait of its queue now;
    * while too few permits came back, the mean hold time per round ahead, or how long the oldest permit has
-   * been held; never below 1 s, at most MAX_RETRY_AFTER_S, spread by RETRY_AFTER_JITTER.
+   * been held; never below 1 s, at most MAX_RETRY_AFTER_S, spread by RETRY_AFTER_JITTER. `oneHold`: at
+   * least one mean hold time, when what frees the room is a request ending (the memory budget).
    */
-  retryAfter(key: PermitKey, limit: number): string {
+  retryAfter(key: PermitKey, limit: number, oneHold = false): string {
     const load = this.#forecasts.of(key.instance, key.endpoint)
     const now = this.now()
     const rounds = 1 + Math.floor(load.waiting / Math.max(1, limit))
     const oldest = load.grants.length > 0 ? now - load.grants[0]! : 0
     const ms =
       this.#forecasts.predict(load, limit, now).expectedMs ?? (load.samples > 0 ? rounds * load.serviceMs : oldest)
-    const spread = ms * (1 + RETRY_AFTER_JITTER * Math.random())
+    const hold = oneHold ? (load.samples > 0 ? load.serviceMs : oldest) : 0
+    const spread = Math.max(ms, hold) * (1 + RETRY_AFTER_JITTER * Math.random())
     return String(Math.min(MAX_RETRY_AFTER_S, Math.max(1, Math.ceil(spread / 1000))))
   }
 

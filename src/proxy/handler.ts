@@ -55,7 +55,7 @@ export interface ProxyContext {
   /** what requests, bodies and held answers may keep in memory together (docs/deploy.md, "Memory: a budget"); none: unbounded */
   readonly budget?: MemoryBudget
   /** Retry-After (s) of a 503 for a key from its queue's forecast (src/forecast); none: 1 */
-  readonly retryAfter?: (key: PermitKey, limit: number) => string
+  readonly retryAfter?: (key: PermitKey, limit: number, oneHold?: boolean) => string
   /** the upstreams by prefix (docs/upstreams.md); none: only the CRM's, which `catalog`, `upstream` and `versioning` describe */
   readonly routes?: Routes
   /** the upstream this handler serves when not the CRM's own: its keys are scoped by its name (src/upstreams/scope.ts) */
@@ -262,7 +262,7 @@ export function createProxyHandler(ctx: ProxyContext) {
     } catch (err) {
       if (client.gone) return void reply.hijack()
       if (err instanceof MemoryBudgetError && admitted !== undefined && ctx.retryAfter !== undefined)
-        reply.header('retry-after', ctx.retryAfter(admitted.key, admitted.limit))
+        reply.header('retry-after', ctx.retryAfter(admitted.key, admitted.limit, true))
       // The proxy's error handler sets the outcome from the error and answers in the API's shape.
       throw err
     }
