@@ -96,11 +96,25 @@ describe.skipIf(!canRender)(`shared egress defaults ${needs('go + sprig')}`, () 
     ).toBeTruthy()
   })
 
-  it("spreads the replicas over zones and nodes (soft), by the pods' own labels; explicit constraints replace that", () => {
+  it("spreads the replicas over zones (required with more than one) and nodes (soft), by the pods' own labels; explicit constraints replace that", () => {
     const { labels, spec } = podOf(deploymentOf(renderOk(REDIS).manifests))
-    expect(spec.topologySpreadConstraints!.map((c) => [c.topologyKey, c.whenUnsatisfiable])).toEqual([
+    const spread = (values: Record<string, unknown>) =>
+      podOf(deploymentOf(renderOk(values).manifests)).spec.topologySpreadConstraints!.map((c) => [
+        c.topologyKey,
+        c.whenUnsatisfiable,
+      ])
+    expect(spread(REDIS)).toEqual([
+      ['topology.kubernetes.io/zone', 'DoNotSchedule'],
+      ['kubernetes.io/hostname', 'ScheduleAnyway'],
+    ])
+    // one replica: nothing to spread, and a cluster without zone labels still schedules it
+    expect(spread({})).toEqual([
       ['topology.kubernetes.io/zone', 'ScheduleAnyway'],
       ['kubernetes.io/hostname', 'ScheduleAnyway'],
+    ])
+    expect(spread({ ...REDIS, topologySpread: { requiredKeys: [] } })[0]).toEqual([
+      'topology.kubernetes.io/zone',
+      'ScheduleAnyway',
     ])
     for (const c of spec.topologySpreadConstraints!) expect(labels).toMatchObject(c.labelSelector.matchLabels)
     const own = [
