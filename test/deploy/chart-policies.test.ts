@@ -239,7 +239,7 @@ describe.skipIf(!canRender)(`helm test ${needs('go + sprig')}`, () => {
     expect(pod.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'test' })
     expect(pod.spec.restartPolicy).toBe('Never')
     const [container] = pod.spec.containers
-    expect(container!.image).toBe('registry.example.com/sluice:0.1.0')
+    expect(container!.image).toBe('registry.example.com/sluice:0.2.0')
     expect(container!.securityContext).toMatchObject({ runAsNonRoot: true, readOnlyRootFilesystem: true })
     const service = only(manifests, 'Service')
     expect(container!.command.join(' ')).toContain(`http://${service.metadata.name}:9090/readyz`)

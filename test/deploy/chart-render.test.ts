@@ -23,7 +23,7 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
     expect(deployment.spec.replicas).toBe(1)
     expect(deployment.spec.strategy).toEqual({ type: 'Recreate' }) // never two in-process limiters at once
     const sluice = sluiceIn(spec)
-    expect(sluice.image).toBe('sluice:0.1.0')
+    expect(sluice.image).toBe('sluice:0.2.0')
     expect(sluice.command).toBeUndefined() // the image's CMD: node dist/main.js
     expect(sluice.args).toBeUndefined()
 
