@@ -25,7 +25,7 @@ const MORE_UPSTREAMS = [
 ]
 
 async function main(): Promise<void> {
-  // `npm run bench -- core`, `-- metrics`, `-- traces`, `-- tricks`, `-- redis`, `-- permits`, `-- fairness`, `-- learning`, `-- memory`, `-- rates` or `-- compare` runs one part; `-- scale [sizes]` runs only on its own.
+  // `npm run bench -- core`, `-- metrics`, `-- traces`, `-- tricks`, `-- redis`, `-- permits`, `-- fairness`, `-- learning`, `-- memory`, `-- sizing`, `-- rates` or `-- compare` runs one part; `-- scale [sizes]` runs only on its own.
   const only = process.argv[2]
   const out = (s: string): boolean => process.stdout.write(`${s}\n`)
   out(`# sluice benchmarks — node ${process.version}, ${new Date().toISOString()}\n`)
@@ -147,7 +147,7 @@ async function main(): Promise<void> {
     const { holdCostNs, openCostNs, runMemoryBudgetBench } = await import('./memory-budget.js')
     const redis = await startRedis()
     try {
-      const budgets = [32, 96, 176].map((m) => ({ budget: m * 1024 * 1024 }))
+      const budgets = [16, 32, 96, 176].map((m) => ({ budget: m * 1024 * 1024 }))
       out(await runMemoryBudgetBench([...budgets, { budget: 176 * 1024 * 1024, redisUrl: redis.url }]))
     } finally {
       await redis.close()
@@ -160,6 +160,13 @@ async function main(): Promise<void> {
     out(
       `The drain's list of open requests: ${open.list.toFixed(0)} ns a request (a Set would cost ${open.set.toFixed(0)} ns).`,
     )
+    out('')
+  }
+
+  if (only === undefined || only === 'sizing') {
+    out('## Sizing: CPU per request in process, on Redis, on Redis with a TLS upstream; memory per queued request\n')
+    const { runSizingBench } = await import('./sizing.js')
+    out(await runSizingBench())
     out('')
   }
 

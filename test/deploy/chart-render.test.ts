@@ -33,7 +33,7 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
     const ports = Object.fromEntries(sluice.ports!.map((p) => [p.name, p.containerPort]))
     expect(ports).toEqual({ proxy: settings.port, admin: settings.adminPort })
     // sized in docs/deploy.md, "Memory: a budget": the request above the idle process, the limit for the budget full, the heap at half the limit
-    expect(sluice.resources).toEqual({ requests: { cpu: '100m', memory: '192Mi' }, limits: { memory: '512Mi' } })
+    expect(sluice.resources).toEqual({ requests: { cpu: '250m', memory: '192Mi' }, limits: { memory: '512Mi' } })
     expect(sluice.env.find((e) => e.name === 'NODE_OPTIONS')).toEqual({
       name: 'NODE_OPTIONS',
       value: '--max-old-space-size=256',
