@@ -261,7 +261,9 @@ export function createProxyHandler(ctx: ProxyContext) {
       }
     } catch (err) {
       if (client.gone) return void reply.hijack()
-      if (err instanceof MemoryBudgetError && admitted !== undefined && ctx.retryAfter !== undefined)
+      // a full budget, or too many followers of identical calls (docs/reuse.md): room comes back as requests end
+      const roomFull = err instanceof MemoryBudgetError || (err as { code?: unknown }).code === 'SLUICE_QUEUE_FULL'
+      if (roomFull && !('headers' in (err as object)) && admitted !== undefined && ctx.retryAfter !== undefined)
         reply.header('retry-after', ctx.retryAfter(admitted.key, admitted.limit, true))
       // The proxy's error handler sets the outcome from the error and answers in the API's shape.
       throw err
