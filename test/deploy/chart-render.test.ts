@@ -68,6 +68,8 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
     expect(labels).toMatchObject(service.spec.selector)
     expect(notes).toContain(`http://${service.metadata.name}.crm.svc:8080/v2`)
     expect(notes).toContain('helm test egress -n crm')
+    expect(notes).toContain('WARNING: no admin token')
+    expect(renderOk({ adminToken: { existingSecret: 'sluice-admin' } }).notes).not.toContain('no admin token')
   })
 
   it('refuses more than one replica without Redis, saying why and what to set', () => {
