@@ -66,7 +66,7 @@ describe.skipIf(!inHistory)(`N−1 and N side by side on one Redis ${inHistory ?
       SLUICE_REDIS_KEY_PREFIX: uniquePrefix('skew'),
       SLUICE_REQUEST_LOG: 'false',
     }
-    ;[old, current] = await Promise.all([spawnProxy(env, 30_000, oldMain), spawnProxy(env)])
+    ;[old, current] = await Promise.all([spawnProxy(env, 60_000, oldMain), spawnProxy(env, 60_000)])
   }, 300_000)
 
   afterAll(async () => {
