@@ -96,6 +96,15 @@ describe.skipIf(!canRender)(`shared egress defaults ${needs('go + sprig')}`, () 
     ).toBeTruthy()
   })
 
+  it('requires the admin token in shared egress unless adminToken.open says otherwise; a sidecar on loopback needs none', () => {
+    const refused = render({ adminToken: {} })
+    expect(!refused.ok && refused.error).toContain("the admin port (/status, /metrics) listens on the pod's IP")
+    expect(!refused.ok && refused.error).toContain('adminToken.existingSecret')
+    expect(render({ adminToken: { existingSecret: 'sluice-admin' } }).ok).toBe(true)
+    expect(render({ adminToken: { open: true } }).ok).toBe(true)
+    expect(render({ mode: 'sidecar', adminToken: {} }).ok).toBe(true)
+  })
+
   it("spreads the replicas over zones (required with more than one) and nodes (soft), by the pods' own labels; explicit constraints replace that", () => {
     const { labels, spec } = podOf(deploymentOf(renderOk(REDIS).manifests))
     const spread = (values: Record<string, unknown>) =>

@@ -68,8 +68,8 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
     expect(labels).toMatchObject(service.spec.selector)
     expect(notes).toContain(`http://${service.metadata.name}.crm.svc:8080/v2`)
     expect(notes).toContain('helm test egress -n crm')
-    expect(notes).toContain('WARNING: no admin token')
-    expect(renderOk({ adminToken: { existingSecret: 'sluice-admin' } }).notes).not.toContain('no admin token')
+    expect(notes).toContain('WARNING: adminToken.open')
+    expect(renderOk({ adminToken: { existingSecret: 'sluice-admin' } }).notes).not.toContain('adminToken.open')
   })
 
   it('refuses more than one replica without Redis, saying why and what to set', () => {
