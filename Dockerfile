@@ -18,8 +18,10 @@ COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` would run the build before the sources are here; it runs below.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY . .
-# The simulated API and the demo are for trying sluice out and for tests, not for the image.
-RUN npm run build && rm -rf dist/sim dist/demo
+# The simulated API and the demo are for trying sluice out and for tests, not for the image. The commit
+# goes into dist/revision, where sluice_build_info reads it (.git is not in the build context).
+ARG REVISION=unknown
+RUN npm run build && rm -rf dist/sim dist/demo && printf '%s\n' "$REVISION" > dist/revision
 
 # --- deps: production dependencies only ---------------------------------------------------------
 FROM ${NODE_IMAGE} AS deps
@@ -39,7 +41,7 @@ RUN ./image-rootfs.sh /rootfs /usr/local/bin/node
 # run, and a compromised process finds no package manager; debug with `kubectl debug --target`.
 FROM scratch
 # Set by the build (docker build --build-arg VERSION=… --build-arg REVISION=$(git rev-parse HEAD) --build-arg CREATED=…).
-ARG VERSION=0.1.0
+ARG VERSION=0.2.0
 ARG REVISION=unknown
 ARG CREATED=unknown
 ARG NODE_IMAGE

@@ -25,7 +25,7 @@ const MORE_UPSTREAMS = [
 ]
 
 async function main(): Promise<void> {
-  // `npm run bench -- core`, `-- metrics`, `-- traces`, `-- tricks`, `-- redis`, `-- permits`, `-- fairness`, `-- learning`, `-- memory`, `-- shares`, `-- rates` or `-- compare` runs one part; `-- scale [sizes]` runs only on its own.
+  // `npm run bench -- core`, `-- metrics`, `-- traces`, `-- tricks`, `-- redis`, `-- permits`, `-- fairness`, `-- learning`, `-- memory`, `-- shares`, `-- sizing`, `-- rates` or `-- compare` runs one part; `-- scale [sizes]` runs only on its own.
   const only = process.argv[2]
   const out = (s: string): boolean => process.stdout.write(`${s}\n`)
   out(`# sluice benchmarks — node ${process.version}, ${new Date().toISOString()}\n`)
@@ -147,7 +147,7 @@ async function main(): Promise<void> {
     const { holdCostNs, openCostNs, runMemoryBudgetBench } = await import('./memory-budget.js')
     const redis = await startRedis()
     try {
-      const budgets = [32, 96, 176].map((m) => ({ budget: m * 1024 * 1024 }))
+      const budgets = [16, 32, 96, 176].map((m) => ({ budget: m * 1024 * 1024 }))
       out(await runMemoryBudgetBench([...budgets, { budget: 176 * 1024 * 1024, redisUrl: redis.url }]))
     } finally {
       await redis.close()
@@ -167,6 +167,13 @@ async function main(): Promise<void> {
     out("## Shares: what each app's share of what all apps share costs a request, beside the same work without it\n")
     const { runSharesBench } = await import('./shares.js')
     out(runSharesBench())
+    out('')
+  }
+
+  if (only === undefined || only === 'sizing') {
+    out('## Sizing: CPU per request in process, on Redis, on Redis with a TLS upstream; memory per queued request\n')
+    const { runSizingBench } = await import('./sizing.js')
+    out(await runSizingBench())
     out('')
   }
 

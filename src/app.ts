@@ -133,6 +133,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     catalog: { endpoints },
     redisOperations: settings.redis.url !== undefined ? REDIS_OPERATIONS : [],
     upstreamLabel: plans.length > 1,
+    learnedFloor: settings.learning.floor,
   })
   // One budget for what clients can make sluice hold, set or derived from the container's limit.
   const budget = new MemoryBudget(memoryBudgetBytes(settings.memory.budgetBytes), settings.memory.maxShare)
@@ -228,11 +229,13 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   proxy.addHook('onRequest', (_request, _reply, done) => {
     done(closing ? new ShuttingDownError() : undefined)
   })
+  const forecasting = forecastingLimiter(limiter, settings.failFast, metrics.registry)
   await proxy.register(proxyPlugin, {
     settings,
     catalog,
     routes,
-    limiter: forecastingLimiter(limiter, settings.failFast, metrics.registry),
+    limiter: forecasting,
+    retryAfter: (key, limit, oneHold) => forecasting.retryAfter(key, limit, oneHold),
     upstream,
     versioning,
     tracker,
@@ -240,7 +243,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     apps,
     learnOf: learnOptionsCache(settings.learning),
     onUpstream429: (endpoint, instance) => metrics.upstream429(endpoint.id, instance),
-    onUpstreamAttempt: (endpoint, seconds) => metrics.upstreamAttempt(endpoint.id, seconds),
+    onUpstreamAttempt: (endpoint, seconds, socketWait) => metrics.upstreamAttempt(endpoint.id, seconds, socketWait),
     onAnswerHead: (key, status, headers, throttled) => rated.observeAnswer(key, status, headers, throttled),
     onPermit: (app) => metrics.permitHeld(app),
     budget,

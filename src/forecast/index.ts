@@ -8,6 +8,11 @@ import type { FailFastSettings } from './settings.js'
 export { failFastSettingsSchema, type FailFastSettings } from './settings.js'
 export { WaitTooLongError } from './errors.js'
 
+/** Retry-After is at most this (s): past it a client is better told to come back than to count on a figure. */
+export const MAX_RETRY_AFTER_S = 120
+/** Retry-After is spread over [1, 1 + this) times the forecast, so refused clients do not come back together. */
+export const RETRY_AFTER_JITTER = 0.5
+
 /** The response header carrying a predicted wait, in ms. */
 export const PREDICTED_WAIT_HEADER = 'x-sluice-queue-wait-ms'
 
@@ -96,9 +101,31 @@ export class ForecastingLimiter implements Limiter {
       },
       (err: unknown) => {
         load.waiting--
+        // a full queue or a passed deadline: come back when the queue ahead is forecast to have cleared
+        const code = (err as { code?: unknown; headers?: unknown }).code
+        if ((code === 'SLUICE_QUEUE_FULL' || code === 'SLUICE_QUEUE_TIMEOUT') && !('headers' in (err as object)))
+          Object.assign(err as object, { headers: { 'retry-after': this.retryAfter(key, limit) } })
         throw err
       },
     )
+  }
+
+  /**
+   * Retry-After (s) of a 503 for `key` (docs/requests.md, "Retry-After"): the forecast wait of its queue now;
+   * while too few permits came back, the mean hold time per round ahead, or how long the oldest permit has
+   * been held; never below 1 s, at most MAX_RETRY_AFTER_S, spread by RETRY_AFTER_JITTER. `oneHold`: at
+   * least one mean hold time, when what frees the room is a request ending (the memory budget).
+   */
+  retryAfter(key: PermitKey, limit: number, oneHold = false): string {
+    const load = this.#forecasts.of(key.instance, key.endpoint)
+    const now = this.now()
+    const rounds = 1 + Math.floor(load.waiting / Math.max(1, limit))
+    const oldest = load.grants.length > 0 ? now - load.grants[0]! : 0
+    const ms =
+      this.#forecasts.predict(load, limit, now).expectedMs ?? (load.samples > 0 ? rounds * load.serviceMs : oldest)
+    const hold = oneHold ? (load.samples > 0 ? load.serviceMs : oldest) : 0
+    const spread = Math.max(ms, hold) * (1 + RETRY_AFTER_JITTER * Math.random())
+    return String(Math.min(MAX_RETRY_AFTER_S, Math.max(1, Math.ceil(spread / 1000))))
   }
 
   status(): Promise<LimiterStatus> {

@@ -21,6 +21,8 @@ export interface AccessLogFields {
   readonly totalMs: number
   readonly queueMs: number
   readonly upstreamMs: number
+  /** waited for an upstream socket with a permit held (docs/deploy.md, "Sizing") */
+  readonly socketWaitMs: number
   readonly retries: number
   readonly upstream429s: number
 }
@@ -41,6 +43,7 @@ export function accessLogFields(record: RequestRecord): AccessLogFields {
     totalMs: ms(record.totalSeconds),
     queueMs: ms(record.queueSeconds),
     upstreamMs: ms(record.upstreamSeconds),
+    socketWaitMs: ms(record.socketWaitSeconds ?? 0),
     retries: record.retries,
     upstream429s: record.upstream429s,
   }
@@ -61,6 +64,7 @@ export function accessLogLine(record: RequestRecord, now: number = Date.now()): 
     (r.version === undefined ? '' : `,"version":${str(r.version)}`) +
     (r.upstreamVersion === undefined ? '' : `,"upstreamVersion":${str(r.upstreamVersion)}`) +
     `,"totalMs":${ms(r.totalSeconds)},"queueMs":${ms(r.queueSeconds)},"upstreamMs":${ms(r.upstreamSeconds)}` +
+    `,"socketWaitMs":${ms(r.socketWaitSeconds ?? 0)}` +
     `,"retries":${r.retries},"upstream429s":${r.upstream429s}` +
     (r.versionWarnings?.length ? `,"versionWarnings":${JSON.stringify(r.versionWarnings)}` : '') +
     `,"msg":"request"}\n`

@@ -35,7 +35,7 @@ export interface SluiceMetrics {
   /** an upstream 429 was received (the request goes back into the queue); `endpoint` is the endpoint id */
   upstream429(endpoint: string, instance: string): void
   /** one attempt upstream is done (answered to the end, 429s included, or failed); `endpoint` is the endpoint id */
-  upstreamAttempt(endpoint: string, seconds: number): void
+  upstreamAttempt(endpoint: string, seconds: number, socketWaitSeconds?: number): void
   /**
    * A permit was granted to `app`; the function returned is called when it is given back (calls after
    * the first do nothing). Feeds sluice_app_permits_held: this replica's permits per app.
@@ -66,6 +66,8 @@ export interface MetricsDeps {
   readonly build?: BuildInfo
   /** more upstreams than the CRM's: per-key series carry the `upstream` label (docs/observability.md, "Several upstreams") */
   readonly upstreamLabel?: boolean
+  /** `learning.floor` (sluice_learned_limits_at_floor); 1 when not given */
+  readonly learnedFloor?: number
 }
 
 /** Every metric of sluice on one registry, each family in its own module, made in the order the scrape lists them. */
@@ -109,6 +111,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
       return { endpoint, ...(orgs === undefined ? {} : { org }), ...(withUpstream ? { upstream } : {}) }
     },
     keySeen: (labels) => keys.seen(labels.endpoint!, labels.org ?? '', labels.upstream ?? ''),
+    ...(deps.learnedFloor === undefined ? {} : { learnedFloor: deps.learnedFloor }),
   })
 
   /** other areas' per-org series (versions), told of each organisation that lost its slot */
@@ -142,7 +145,7 @@ export function createMetrics(settings: MetricsSettings, deps: MetricsDeps): Slu
       const { endpoint, org, upstream } = keyLabels(endpointId, instance)
       keys.upstream429(endpoint, org, upstream)
     },
-    upstreamAttempt: (endpointId, seconds) => requests.upstreamAttempt(endpointId, seconds),
+    upstreamAttempt: (endpointId, seconds, socketWait) => requests.upstreamAttempt(endpointId, seconds, socketWait),
     permitHeld: (app) => apps.permitHeld(app),
     orgs:
       orgs === undefined

@@ -10,6 +10,10 @@ interface KeyRow {
   oldestWaitSeconds: number
   /** how many limiter keys this row sums */
   keys: number
+  /** of those, keys whose permits held exceed their own limit (each key compared alone, so `_other` is watched too) */
+  overLimit: number
+  /** of those, keys whose learned limit is at `learning.floor` */
+  atFloor: number
 }
 
 /** One row of `sluice_limit`: the key's labels and where its limit comes from, limits summed. */
@@ -32,6 +36,8 @@ export interface KeyGaugeOptions {
   readonly labelsOf: (key: KeyStatus) => Record<string, string>
   /** told the labels of every key read, once per scrape */
   readonly keySeen?: (labels: Readonly<Record<string, string>>) => void
+  /** `learning.floor`: a learned limit at or below it is counted by sluice_learned_limits_at_floor */
+  readonly learnedFloor?: number
 }
 
 /** Per-key gauges read from `limiter.status()` at scrape time; the four share one status() call per scrape (their `collect`s start in one tick). */
@@ -92,6 +98,7 @@ export function registerKeyGauges(options: KeyGaugeOptions): void {
     'Age of the oldest waiter, per endpoint (and org); 0 when none waits',
     (r) => r.oldestWaitSeconds,
   )
+  registerCountGauges(registry, labelNames, snapshot)
   new Gauge({
     name: 'sluice_active_keys',
     help: 'Active (instance, endpoint) keys known to the limiter',
@@ -102,6 +109,37 @@ export function registerKeyGauges(options: KeyGaugeOptions): void {
       this.set(rows.reduce((n, r) => n + r.keys, 0))
     },
   })
+}
+
+// Series only while a row has such a key: nothing per idle or healthy key (docs/observability.md, "Alerts").
+function registerCountGauges(
+  registry: Registry,
+  labelNames: readonly string[],
+  snapshot: () => Promise<Snapshot>,
+): void {
+  const countGauge = (name: string, help: string, read: (row: KeyRow) => number): void => {
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      async collect() {
+        const { rows } = await snapshot()
+        this.reset()
+        for (const row of rows) if (read(row) > 0) this.set(row.labels, read(row))
+      },
+    })
+  }
+  countGauge(
+    'sluice_keys_over_limit',
+    'Limiter keys whose permits held exceed their own limit, each key compared alone (so org "_other" and endpoint "unknown" are watched too); a series only while one does',
+    (r) => r.overLimit,
+  )
+  countGauge(
+    'sluice_learned_limits_at_floor',
+    'Limiter keys whose learned limit is at learning.floor; a series only while one is',
+    (r) => r.atFloor,
+  )
 }
 
 async function readRows(options: KeyGaugeOptions): Promise<Snapshot> {
@@ -124,6 +162,8 @@ async function readRows(options: KeyGaugeOptions): Promise<Snapshot> {
     if (limitRow === undefined) limits.set(limitId, { labels: { ...labels, source }, limit: key.limit })
     else limitRow.limit += key.limit
     const id = options.labelNames.map((n) => labels[n]).join('\n')
+    const over = key.inFlight > key.limit ? 1 : 0
+    const floor = key.learned !== undefined && key.limit <= (options.learnedFloor ?? 1) ? 1 : 0
     const row = rows.get(id)
     if (row === undefined) {
       options.keySeen?.(labels)
@@ -134,6 +174,8 @@ async function readRows(options: KeyGaugeOptions): Promise<Snapshot> {
         limit: key.limit,
         oldestWaitSeconds: key.oldestWaitMs / 1000,
         keys: 1,
+        overLimit: over,
+        atFloor: floor,
       })
     } else {
       row.inFlight += key.inFlight
@@ -141,6 +183,8 @@ async function readRows(options: KeyGaugeOptions): Promise<Snapshot> {
       row.limit += key.limit
       row.oldestWaitSeconds = Math.max(row.oldestWaitSeconds, key.oldestWaitMs / 1000)
       row.keys++
+      row.overLimit += over
+      row.atFloor += floor
     }
   }
   return { rows: [...rows.values()], limits: [...limits.values()] }

@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client'
 import type { Outcome, RequestRecord } from '../proxy/record.js'
-import { QUEUE_WAIT_BUCKETS, REQUEST_BUCKETS, UPSTREAM_BUCKETS } from './buckets.js'
+import { QUEUE_WAIT_BUCKETS, REQUEST_BUCKETS, SOCKET_WAIT_BUCKETS, UPSTREAM_BUCKETS } from './buckets.js'
 import { CellCounter, CellHistogram, type CounterCell, type HistogramCell } from './cells.js'
 import { codeLabel, methodLabel, UNAUTHENTICATED_ORG } from './labels.js'
 import type { OrgPolicy } from './orgs.js'
@@ -69,6 +69,8 @@ export class RequestMetrics {
   private readonly requestDuration: CellHistogram
   private readonly upstreamDuration: CellHistogram
   private readonly queueWait: CellHistogram
+  /** one series for the replica: a socket wait is the pool's, not an endpoint's */
+  private readonly socketWait: HistogramCell
   private readonly withOrg: boolean
   /** the cells found so far; dropped when organisations lose their series, since that drops series */
   private readonly byEndpoint = new Map<string, EndpointCells>()
@@ -101,6 +103,12 @@ export class RequestMetrics {
       UPSTREAM_BUCKETS,
       registry,
     )
+    this.socketWait = new CellHistogram(
+      'sluice_upstream_socket_wait_seconds',
+      'Time attempts waited for an upstream socket with their permit held, before the API had the request (upstreamConnections)',
+      SOCKET_WAIT_BUCKETS,
+      registry,
+    ).cellByKey('', {})
     this.queueWait = new CellHistogram(
       'sluice_queue_wait_seconds',
       'Time spent waiting for permits, over every attempt, of requests that joined a queue',
@@ -124,10 +132,11 @@ export class RequestMetrics {
   }
 
   /** One attempt upstream is done; `endpointId` is the endpoint id. */
-  upstreamAttempt(endpointId: string, seconds: number): void {
+  upstreamAttempt(endpointId: string, seconds: number, socketWaitSeconds = 0): void {
     const cells = this.endpointCells(endpointId)
     cells.upstream ??= this.upstreamDuration.cellByKey(cells.label, { endpoint: cells.label })
     cells.upstream.observe(seconds)
+    this.socketWait.observe(socketWaitSeconds)
   }
 
   /** Drops the series of organisations that lost their own. */

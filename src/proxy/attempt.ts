@@ -68,7 +68,8 @@ export interface AttemptDeps {
   /** the upstream's host and port, on each attempt's client span */
   readonly server?: { readonly address: string; readonly port: number }
   /** one attempt upstream is done (read to the end, or failed), with the upstream's time */
-  readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number) => void
+  /** `seconds` from the moment the request had a socket; `socketWaitSeconds` before it, its permit held */
+  readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number, socketWaitSeconds: number) => void
   /** a permit was granted to `app`; the function returned is called once it is given back */
   readonly onPermit?: (app: string) => () => void
   /** statuses besides RETRY_STATUSES that send the request back when they carry Retry-After (docs/upstreams.md, "Over the limit") */
@@ -109,6 +110,9 @@ export class UpstreamAttempt implements ForwardCallbacks {
   /** set when the request was stopped unsent because its permit could no longer start it */
   private heldBack: LeaseInDoubt | undefined
   private sentAt = 0
+  /** when the request was handed to the pool; it may wait there for a socket (docs/deploy.md, "Sizing") */
+  private dispatchedAt = 0
+  private socketWaitMs = 0
   /** the attempt's client span, when tracing is on */
   private span: AttemptSpan | undefined
   private readonly givenBack: (() => void) | undefined
@@ -137,7 +141,7 @@ export class UpstreamAttempt implements ForwardCallbacks {
       this.release()
       return HELD_BACK_WHEN_GRANTED
     }
-    this.sentAt = performance.now()
+    this.sentAt = this.dispatchedAt = performance.now()
     call.trace.upstreamStartedAt = this.sentAt
     // named as the log and metrics name it (an unknown path `unknown`), with the upstream it goes to
     this.span = call.spans?.attempt(call.request.method, call.trace.template, call.options.headers, this.deps.server)
@@ -168,6 +172,12 @@ export class UpstreamAttempt implements ForwardCallbacks {
   beforeSend(): Error | undefined {
     if (!this.permit.canStart()) return (this.heldBack = new LeaseInDoubt())
     this.permit.markSent()
+    // undici starts the request once a socket is its own: any time before that was spent in the pool's
+    // queue with the permit held, which is not the API's time (docs/deploy.md, "Sizing")
+    this.sentAt = performance.now()
+    this.socketWaitMs = this.sentAt - this.dispatchedAt
+    this.call.trace.socketWaitMs += this.socketWaitMs
+    this.call.trace.upstreamStartedAt = this.sentAt
     return undefined
   }
 
@@ -217,7 +227,7 @@ export class UpstreamAttempt implements ForwardCallbacks {
     const { call } = this
     const trace = call.trace
     trace.upstreamEndedAt = performance.now()
-    this.deps.onUpstreamAttempt?.(call.endpoint, (trace.upstreamEndedAt - this.sentAt) / 1000)
+    this.deps.onUpstreamAttempt?.(call.endpoint, (trace.upstreamEndedAt - this.sentAt) / 1000, this.socketWaitMs / 1000)
     if (cutOff) trace.outcome = 'upstream_error'
     // a torn answer says nothing about the limit; a 429 read to its end does
     this.release(failed && this.outcome === 'success' ? 'neutral' : this.outcome)

@@ -6,7 +6,8 @@ import type { AppGate, Caller } from '../apps/gate.js'
 import { UNKNOWN_ENDPOINT } from '../catalog/index.js'
 import type { Catalog, Endpoint } from '../catalog/types.js'
 import { QueueTimeoutError } from '../limiter/errors.js'
-import type { LearnOptions, Limiter, Permit } from '../limiter/types.js'
+import type { LearnOptions, Limiter, Permit, PermitKey } from '../limiter/types.js'
+import { MemoryBudgetError } from '../budget/errors.js'
 import type { Reuse } from '../reuse/index.js'
 import type { MemoryBudget } from '../budget/budget.js'
 import type { VersionDecision, Versioning } from '../versioning/index.js'
@@ -45,7 +46,7 @@ export interface ProxyContext {
   /** the head of every upstream answer, a 429 included: what it says about the key's rate (docs/learned-limits.md, "Rates") */
   readonly onAnswerHead?: AttemptDeps['onAnswerHead']
   /** one attempt upstream is done (read to the end, a 429 included, or failed), with the upstream's time */
-  readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number) => void
+  readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number, socketWaitSeconds: number) => void
   /** a permit was granted to `app`; the function returned is called once it is given back (permits held per app) */
   readonly onPermit?: (app: string) => () => void
   /** coalescing of identical reads and the lookup-list cache; none when undefined */
@@ -54,6 +55,8 @@ export interface ProxyContext {
   readonly learnOf?: (endpoint: Endpoint) => LearnOptions | undefined
   /** what requests, bodies and held answers may keep in memory together (docs/deploy.md, "Memory: a budget"); none: unbounded */
   readonly budget?: MemoryBudget
+  /** Retry-After (s) of a 503 for a key from its queue's forecast (src/forecast); none: 1 */
+  readonly retryAfter?: (key: PermitKey, limit: number, oneHold?: boolean) => string
   /** the upstreams by prefix (docs/upstreams.md); none: only the CRM's, which `catalog`, `upstream` and `versioning` describe */
   readonly routes?: Routes
   /** shares of what all apps share (the memory budget) are per app: app identity is on; else per organisation (docs/deploy.md, "Memory: a budget") */
@@ -112,6 +115,8 @@ export function createProxyHandler(ctx: ProxyContext) {
     const { trace, client, spans } = tracked
     const arrivedAt = Date.now()
     reply.header('x-request-id', request.id)
+    /** the key once admitted: a full memory budget's Retry-After comes from its queue's forecast */
+    let admitted: { key: PermitKey; limit: number } | undefined
 
     try {
       // ── admission: the target, the endpoint, the instance, the request's shape, the deadline — before any permit
@@ -140,6 +145,7 @@ export function createProxyHandler(ctx: ProxyContext) {
       if (!admission.ok) throw admission.error
       // ── versions (src/versioning)
       const decision = decideVersion(versioning, request.headers, admission.endpoint, instance, trace, reply)
+      admitted = { key: { instance, endpoint: admission.endpoint.id }, limit: admission.endpoint.limit }
       // ── the upstream request, built once for every attempt: a body up to retry.maxBufferBytes read now
       // ── the memory budget (docs/deploy.md, "Memory: a budget"): the request and a body kept whole, held until its
       // answer closes, within the share of its app (its organisation with app identity off)
@@ -255,8 +261,11 @@ export function createProxyHandler(ctx: ProxyContext) {
           throw withOutcome(new UpstreamBusyError(result.status, endpoint.id), 'upstream_busy')
         }
         const delay = retryDelayMs(result.headers['retry-after'], backOffs++, baseDelayMs, maxDelayMs)
-        if (Date.now() + delay >= deadline)
+        if (Date.now() + delay >= deadline) {
+          // the upstream's own back-off is the best figure of when to come back
+          reply.header('retry-after', String(Math.max(1, Math.ceil(delay / 1000))))
           throw withOutcome(new QueueTimeoutError(Date.now() - arrivedAt, describe(key)), 'queue_timeout')
+        }
         spans?.backsOff(delay)
         await sleep(delay, client.signal).catch(() => undefined)
         if (client.gone) return void reply.hijack()
@@ -264,6 +273,10 @@ export function createProxyHandler(ctx: ProxyContext) {
       }
     } catch (err) {
       if (client.gone) return void reply.hijack()
+      // a full budget, or too many followers of identical calls (docs/reuse.md): room comes back as requests end
+      const roomFull = err instanceof MemoryBudgetError || (err as { code?: unknown }).code === 'SLUICE_QUEUE_FULL'
+      if (roomFull && !('headers' in (err as object)) && admitted !== undefined && ctx.retryAfter !== undefined)
+        reply.header('retry-after', ctx.retryAfter(admitted.key, admitted.limit, true))
       // The proxy's error handler sets the outcome from the error and answers in the API's shape.
       throw err
     }

@@ -13,7 +13,7 @@ export const REQUEST_BYTES = 16 * 1024
 export const budgetRefusal = (budget: MemoryBudget, holder?: string, bytes = 0): Error =>
   withOutcome(
     budget.overShare(holder, bytes) ? new MemoryShareError(budget.share) : new MemoryBudgetError(budget.limit),
-    'unavailable',
+    'memory_budget',
   )
 
 /**

@@ -25,6 +25,8 @@ export type Outcome =
   | 'forbidden'
   /** 503: the limiter refuses permits (shutting down, or Redis down with fallback `closed`) */
   | 'unavailable'
+  /** 503: the memory budget is full (SLUICE_MEMORY_BUDGET): shed load, not a fault (docs/deploy.md, "Memory") */
+  | 'memory_budget'
   /** 408: the request (headers or body) came too slowly; or an answer the client did not take was cut off (status as sent) */
   | 'client_timeout'
   /** 500: a bug in sluice; the log has the details */
@@ -62,8 +64,10 @@ export interface RequestRecord {
   readonly totalSeconds: number
   /** time spent waiting for permits, over every attempt */
   readonly queueSeconds: number
-  /** time the upstream spent on the final attempt (0 when never sent) */
+  /** time the upstream spent on the final attempt (0 when never sent), from the moment it had a socket */
   readonly upstreamSeconds: number
+  /** time the request, its permit held, waited for an upstream socket, over every attempt (docs/deploy.md, "Sizing") */
+  readonly socketWaitSeconds?: number
   /** attempts after the first (each one caused by an upstream 429) */
   readonly retries: number
   readonly upstream429s: number

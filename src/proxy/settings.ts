@@ -75,8 +75,12 @@ export const proxySettingsShape = {
       bodyMs: positiveMs.default(60_000),
     })
     .prefault({}),
-  /** most sockets kept open to the upstream */
-  upstreamConnections: z.number().int().positive().default(128),
+  /**
+   * most sockets open to one upstream; 0: no cap, so every permit held gets a socket at once and the limits
+   * bound the sockets. A cap below the permits a replica holds makes requests wait for a socket with their
+   * permit held (docs/deploy.md, "Sizing")
+   */
+  upstreamConnections: z.number().int().nonnegative().default(0),
   /** bounds on the clients' side: a timeout per phase, the body's pace, the answer held (client-settings.ts) */
   client: clientSettingsSchema.prefault({}),
   shutdown: z

@@ -20,6 +20,8 @@ export class Trace {
   upstreamVersion: string | undefined
   versionWarnings: readonly string[] = NO_WARNINGS
   queueMs = 0
+  /** waited for an upstream socket with a permit held, over every attempt */
+  socketWaitMs = 0
   upstreamStartedAt = 0
   upstreamEndedAt = 0
   retries = 0
@@ -74,6 +76,7 @@ export class Trace {
       totalSeconds: (now - this.startedAt) / 1000,
       queueSeconds: this.queueMs / 1000,
       upstreamSeconds: this.upstreamStartedAt === 0 ? 0 : (upstreamEnd - this.upstreamStartedAt) / 1000,
+      socketWaitSeconds: this.socketWaitMs / 1000,
       retries: this.retries,
       upstream429s: this.upstream429s,
     }

@@ -29,7 +29,7 @@ const OUTCOME_BY_CODE: Readonly<Record<string, Outcome>> = {
   SLUICE_QUEUE_FULL: 'queue_full',
   SLUICE_QUEUE_TIMEOUT: 'queue_timeout',
   SLUICE_UNAVAILABLE: 'unavailable',
-  SLUICE_MEMORY_BUDGET: 'unavailable',
+  SLUICE_MEMORY_BUDGET: 'memory_budget',
   SLUICE_UPSTREAM_BUSY: 'upstream_busy',
   SLUICE_WAIT_TOO_LONG: 'wait_too_long',
   SLUICE_UPSTREAM_TIMEOUT: 'upstream_error',

@@ -28,7 +28,8 @@ export function createUpstream(
   const basePath = url.pathname.replace(/\/+$/, '')
   const { connectMs, headersMs, bodyMs } = settings.upstreamTimeouts
   const poolOptions = {
-    connections: settings.upstreamConnections,
+    // 0: no cap (undici's null): the permits bound the sockets, so none waits in the pool (docs/deploy.md, "Sizing")
+    connections: settings.upstreamConnections === 0 ? null : settings.upstreamConnections,
     headersTimeout: headersMs,
     bodyTimeout: bodyMs,
     keepAliveTimeout: 4_000,

@@ -35,11 +35,15 @@ const rulesOf = (manifests: Manifest[]): Rule[] => ruleOf(manifests).groups.flat
 const thresholds = (expr: string): Record<string, number> =>
   Object.fromEntries([...expr.matchAll(/([0-9.e+-]+) # (\w+)$/gm)].map((m) => [m[2]!, Number(m[1])]))
 
+/** prometheusRule.runbookBaseUrl, required with enabled: runbook links must open from Alertmanager */
+const DOCS = 'https://git.example.com/platform/sluice/-/blob/v0.2.0/docs'
+const RULES = { enabled: true, runbookBaseUrl: DOCS }
+
 const DOWN_ANNOTATIONS = {
   summary: 'No replica of egress-sluice is up',
   description:
     'No target of job egress-sluice has answered a scrape for a minute, or there is no target at all: apps cannot reach the API through it.',
-  runbook_url: 'docs/observability.md#sluicedown',
+  runbook_url: `${DOCS}/observability.md#sluicedown`,
 }
 
 const hasPromtool = spawnSync('promtool', ['--version']).status === 0
@@ -62,22 +66,29 @@ describe('prometheusRule.alerts in values.yaml', () => {
 
 describe.skipIf(!canRender)('the PrometheusRule rendered', () => {
   it("holds every rule, selecting only the release's namespace and job (the Service's name), each with its runbook", () => {
-    const rules = rulesOf(renderOk({ prometheusRule: { enabled: true } }).manifests)
+    const rules = rulesOf(renderOk({ prometheusRule: RULES }).manifests)
     expect(rules.map((r) => r.alert)).toEqual(opsRules.map((r) => r.alert))
     for (const [i, rule] of rules.entries()) {
       const source = opsRules[i]!
       expect(rule.expr, rule.alert).not.toContain('job="sluice"')
       expect(rule.expr, rule.alert).toBe(source.expr.replaceAll('job="sluice"', 'namespace="crm", job="egress-sluice"'))
-      expect(rule.annotations, rule.alert).toEqual(source.annotations)
-      expect(rule.annotations.runbook_url, rule.alert).toBe(`docs/observability.md#${rule.alert.toLowerCase()}`)
+      const runbook = `${DOCS}/observability.md#${rule.alert.toLowerCase()}`
+      expect(rule.annotations, rule.alert).toEqual({ ...source.annotations, runbook_url: runbook })
       expect([rule.for, rule.labels], rule.alert).toEqual([source.for, source.labels])
     }
   })
 
+  it('refuses to render without runbookBaseUrl, or with one that is not an absolute http(s) URL', () => {
+    const none = render({ prometheusRule: { enabled: true } })
+    expect(!none.ok && none.error).toContain('prometheusRule.enabled needs prometheusRule.runbookBaseUrl')
+    const relative = render({ prometheusRule: { enabled: true, runbookBaseUrl: 'docs/' } })
+    expect(!relative.ok && relative.error).toContain('prometheusRule.runbookBaseUrl')
+  })
+
   it("in sidecar mode selects the PodMonitor's job, <namespace>/<name>; prometheusRule.job overrides either", () => {
-    const sidecar = rulesOf(renderOk({ mode: 'sidecar', prometheusRule: { enabled: true } }).manifests)
+    const sidecar = rulesOf(renderOk({ mode: 'sidecar', prometheusRule: RULES }).manifests)
     expect(sidecar[0]!.expr).toContain('up{namespace="crm", job="crm/egress-sluice"}')
-    const own = rulesOf(renderOk({ prometheusRule: { enabled: true, job: 'sluice-egress' } }).manifests)
+    const own = rulesOf(renderOk({ prometheusRule: { ...RULES, job: 'sluice-egress' } }).manifests)
     expect(own[0]!.expr).toContain('up{namespace="crm", job="sluice-egress"}')
   })
 
@@ -126,7 +137,7 @@ describe.skipIf(!canRender)('the PrometheusRule rendered', () => {
     'fires for its own release only, at the threshold set in values (promtool test rules)',
     () => {
       const rule = ruleOf(
-        renderOk({ prometheusRule: { enabled: true, alerts: { SluiceQueueWaitHigh: { seconds: 20 } } } }).manifests,
+        renderOk({ prometheusRule: { ...RULES, alerts: { SluiceQueueWaitHigh: { seconds: 20 } } } }).manifests,
       )
       const dir = mkdtempSync(join(tmpdir(), 'sluice-chart-alerts-'))
       dirs.push(dir)

@@ -20,7 +20,7 @@ const everything: Tree = {
   credentials: { inject: true, orgKeys: [{ org: '1001', secretName: 'crm-key-1001' }], existingSecret: 'crm-keys' },
   autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 5 },
   serviceMonitor: { enabled: true, labels: { release: 'prometheus' } },
-  prometheusRule: { enabled: true },
+  prometheusRule: { enabled: true, runbookBaseUrl: 'https://git.example.com/platform/sluice/-/blob/v0.2.0/docs' },
   grafanaDashboard: { enabled: true, namespace: 'monitoring' },
   serviceAccount: { annotations: { 'example.com/role': 'egress' } },
   extraEnv: [{ name: 'NODE_EXTRA_CA_CERTS', value: '/etc/redis-ca/ca.crt' }],

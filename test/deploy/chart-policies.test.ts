@@ -96,11 +96,34 @@ describe.skipIf(!canRender)(`shared egress defaults ${needs('go + sprig')}`, () 
     ).toBeTruthy()
   })
 
-  it("spreads the replicas over zones and nodes (soft), by the pods' own labels; explicit constraints replace that", () => {
+  it('requires the admin token in shared egress unless adminToken.open says otherwise; a sidecar on loopback needs none', () => {
+    const refused = render({ adminToken: {} })
+    expect(!refused.ok && refused.error).toContain("the admin port (/status, /metrics) listens on the pod's IP")
+    expect(!refused.ok && refused.error).toContain('adminToken.existingSecret')
+    expect(render({ adminToken: { existingSecret: 'sluice-admin' } }).ok).toBe(true)
+    expect(render({ adminToken: { open: true } }).ok).toBe(true)
+    expect(render({ mode: 'sidecar', adminToken: {} }).ok).toBe(true)
+  })
+
+  it("spreads the replicas over zones (required with more than one) and nodes (soft), by the pods' own labels; explicit constraints replace that", () => {
     const { labels, spec } = podOf(deploymentOf(renderOk(REDIS).manifests))
-    expect(spec.topologySpreadConstraints!.map((c) => [c.topologyKey, c.whenUnsatisfiable])).toEqual([
+    const spread = (values: Record<string, unknown>) =>
+      podOf(deploymentOf(renderOk(values).manifests)).spec.topologySpreadConstraints!.map((c) => [
+        c.topologyKey,
+        c.whenUnsatisfiable,
+      ])
+    expect(spread(REDIS)).toEqual([
+      ['topology.kubernetes.io/zone', 'DoNotSchedule'],
+      ['kubernetes.io/hostname', 'ScheduleAnyway'],
+    ])
+    // one replica: nothing to spread, and a cluster without zone labels still schedules it
+    expect(spread({})).toEqual([
       ['topology.kubernetes.io/zone', 'ScheduleAnyway'],
       ['kubernetes.io/hostname', 'ScheduleAnyway'],
+    ])
+    expect(spread({ ...REDIS, topologySpread: { requiredKeys: [] } })[0]).toEqual([
+      'topology.kubernetes.io/zone',
+      'ScheduleAnyway',
     ])
     for (const c of spec.topologySpreadConstraints!) expect(labels).toMatchObject(c.labelSelector.matchLabels)
     const own = [
@@ -225,7 +248,7 @@ describe.skipIf(!canRender)(`helm test ${needs('go + sprig')}`, () => {
     expect(pod.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'test' })
     expect(pod.spec.restartPolicy).toBe('Never')
     const [container] = pod.spec.containers
-    expect(container!.image).toBe('registry.example.com/sluice:0.1.0')
+    expect(container!.image).toBe('registry.example.com/sluice:0.2.0')
     expect(container!.securityContext).toMatchObject({ runAsNonRoot: true, readOnlyRootFilesystem: true })
     const service = only(manifests, 'Service')
     expect(container!.command.join(' ')).toContain(`http://${service.metadata.name}:9090/readyz`)

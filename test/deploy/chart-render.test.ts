@@ -23,7 +23,7 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
     expect(deployment.spec.replicas).toBe(1)
     expect(deployment.spec.strategy).toEqual({ type: 'Recreate' }) // never two in-process limiters at once
     const sluice = sluiceIn(spec)
-    expect(sluice.image).toBe('sluice:0.1.0')
+    expect(sluice.image).toBe('sluice:0.2.0')
     expect(sluice.command).toBeUndefined() // the image's CMD: node dist/main.js
     expect(sluice.args).toBeUndefined()
 
@@ -33,7 +33,7 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
     const ports = Object.fromEntries(sluice.ports!.map((p) => [p.name, p.containerPort]))
     expect(ports).toEqual({ proxy: settings.port, admin: settings.adminPort })
     // sized in docs/deploy.md, "Memory: a budget": the request above the idle process, the limit for the budget full, the heap at half the limit
-    expect(sluice.resources).toEqual({ requests: { cpu: '100m', memory: '192Mi' }, limits: { memory: '512Mi' } })
+    expect(sluice.resources).toEqual({ requests: { cpu: '250m', memory: '192Mi' }, limits: { memory: '512Mi' } })
     expect(sluice.env.find((e) => e.name === 'NODE_OPTIONS')).toEqual({
       name: 'NODE_OPTIONS',
       value: '--max-old-space-size=256',
@@ -68,6 +68,8 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
     expect(labels).toMatchObject(service.spec.selector)
     expect(notes).toContain(`http://${service.metadata.name}.crm.svc:8080/v2`)
     expect(notes).toContain('helm test egress -n crm')
+    expect(notes).toContain('WARNING: adminToken.open')
+    expect(renderOk({ adminToken: { existingSecret: 'sluice-admin' } }).notes).not.toContain('adminToken.open')
   })
 
   it('refuses more than one replica without Redis, saying why and what to set', () => {
@@ -193,7 +195,10 @@ describe.skipIf(!canRender)(`helm/sluice rendered (Go text/template + sprig) ${n
     try {
       cpSync(CHART_DIR, copy, { recursive: true })
       rmSync(join(copy, 'files'), { recursive: true, force: true })
-      const values = { prometheusRule: { enabled: true }, grafanaDashboard: { enabled: true, namespace: 'monitoring' } }
+      const values = {
+        prometheusRule: { enabled: true, runbookBaseUrl: 'https://git.example.com/sluice/docs' },
+        grafanaDashboard: { enabled: true, namespace: 'monitoring' },
+      }
       const missing = render(values, { chartDir: copy })
       expect(!missing.ok && missing.error).toMatch(
         /needs files\/sluice-(alerts\.yaml|dashboard\.json) in the chart: run helm\/sync-ops\.sh/,

@@ -43,6 +43,9 @@ describe.skipIf(!canRender)("the sidecar in an app's pod", () => {
     const own = podOf(only(renderOk(SECRETS).manifests, 'Deployment'))
     expect(secretModes(own.spec.volumes as Volume[])).toEqual({ 'sluice-apps': 0o440, 'sluice-keys': 0o440 })
     expect((own.spec as unknown as { securityContext: { fsGroup: number } }).securityContext.fsGroup).toBe(1000)
+    // without the fsGroup the 0440 files would be unreadable: the chart refuses, saying why
+    const noGroup = render({ ...SECRETS, podSecurityContext: { fsGroup: null } })
+    expect(!noGroup.ok && noGroup.error).toContain('set podSecurityContext.fsGroup')
   })
 
   it("refuses an admin port on the pod's IP without the admin token, and says how to fix it", () => {

@@ -32,6 +32,14 @@ const ops = (stage: Stage, op: string): string[] => stage.instructions.filter((i
 const workdir = (stage: Stage): string => ops(stage, 'WORKDIR').at(-1) ?? '/'
 
 describe('Dockerfile', () => {
+  it("writes --build-arg REVISION where sluice_build_info reads it in the image (no .git there), and VERSION is package.json's", async () => {
+    const { REVISION_FILE } = await import('../../src/metrics/build-info.js')
+    const build = stageNamed('build')
+    expect(ops(build, 'ARG')).toContain('REVISION=unknown')
+    expect(ops(build, 'RUN').some((run) => run.includes(`"$REVISION" > ${REVISION_FILE}`))).toBe(true)
+    expect(ops(runtime, 'ARG')).toContain(`VERSION=${String(at(chartValues(), ['image', 'tag']))}`)
+  })
+
   it('runs `node dist/main.js` itself (exec form, no npm or shell in between, so SIGTERM reaches sluice)', () => {
     expect(ops(runtime, 'ENTRYPOINT')).toEqual([])
     const cmd = ops(runtime, 'CMD')

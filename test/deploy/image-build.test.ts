@@ -205,6 +205,8 @@ describe('the image, built', () => {
     const image = await startImage(builder, tag)
     expect((await fetch(`${image.adminUrl}/healthz`)).status).toBe(200)
     expect((await fetch(`${image.adminUrl}/readyz`)).status).toBe(200)
+    // the build wrote the commit into the image (dist/revision): sluice_build_info names it
+    expect(await (await fetch(`${image.adminUrl}/metrics`)).text()).toContain(`revision="${revision.slice(0, 12)}"`)
     image.stop()
   }, 900_000)
 })

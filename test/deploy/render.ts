@@ -45,10 +45,15 @@ export interface RenderOptions {
   readonly kubeVersion?: string
 }
 
+/**
+ * Renders the chart. Values without `adminToken` get `adminToken.open: true`, which shared egress
+ * requires without a token (docs/deploy.md, "Shared egress"): the tests of other things need no
+ * Secret; `test/deploy/chart-policies.test.ts` renders without it and sees the refusal.
+ */
 export function render(values: Tree = {}, options: RenderOptions = {}): Rendered {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-values-'))
   const valuesFile = join(dir, 'values.yaml')
-  writeFileSync(valuesFile, stringify(values))
+  writeFileSync(valuesFile, stringify('adminToken' in values ? values : { ...values, adminToken: { open: true } }))
   const args = [
     '-chart',
     options.chartDir ?? CHART_DIR,

@@ -154,6 +154,7 @@ describe('accessLogFields', () => {
       totalMs: 1234.6,
       queueMs: 1000.4,
       upstreamMs: 234.2,
+      socketWaitMs: 0,
       retries: 2,
       upstream429s: 2,
     })

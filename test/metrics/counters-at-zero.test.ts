@@ -1,4 +1,8 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { readBuildInfo, REVISION_FILE } from '../../src/metrics/build-info.js'
 import { createMemoryLimiter, type MemoryLimiter } from '../../src/limiter/memory/index.js'
 import { REDIS_OPERATIONS } from '../../src/limiter/redis/index.js'
 import { createMetrics, LIMITER_MODES } from '../../src/metrics/index.js'
@@ -80,5 +84,23 @@ describe('sluice_build_info', () => {
     const [info] = select(parsePromText((await metrics.scrape()).body), 'sluice_build_info')
     expect(info?.labels).toMatchObject({ version: pkg.version, node: process.versions.node })
     expect(info?.labels.revision).toMatch(/^([0-9a-f]{12}|unknown)$/)
+  })
+})
+
+describe('sluice_build_info in the image', () => {
+  // The image has no .git: its build writes the commit into dist/revision (Dockerfile, --build-arg REVISION).
+  it('reads the revision the build wrote when there is no git clone, and `unknown` without either', () => {
+    const root = mkdtempSync(join(tmpdir(), 'sluice-image-')) + '/'
+    try {
+      writeFileSync(`${root}package.json`, '{"version":"9.8.7"}')
+      expect(readBuildInfo(root)).toMatchObject({ version: '9.8.7', revision: 'unknown' })
+      mkdirSync(`${root}dist`)
+      writeFileSync(`${root}${REVISION_FILE}`, '0123456789abcdef0123456789abcdef01234567\n')
+      expect(readBuildInfo(root)).toMatchObject({ version: '9.8.7', revision: '0123456789ab' })
+      writeFileSync(`${root}${REVISION_FILE}`, 'unknown\n')
+      expect(readBuildInfo(root).revision).toBe('unknown')
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
   })
 })

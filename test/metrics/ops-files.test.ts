@@ -252,10 +252,16 @@ describe('ops/prometheus/sluice-alerts.yaml', () => {
         'SluiceAppRefusals',
         'SluiceClientErrors',
         'SluicePermitsOverLimit',
+        'SluiceRequestsRefused',
+        'SluiceRedisSlow',
+        'SluiceLearnedLimitAtFloor',
+        'SluiceEventLoopLag',
       ]),
     )
     for (const r of rules) {
       expect(['warning', 'critical'], r.alert).toContain(r.labels.severity)
+      // an alert that reads a state (not a counted event held by its window) waits before it fires
+      if (!/increase\(|absent\(/.test(r.expr) || r.alert === 'SluiceRedisErrors') expect(r.for, r.alert).toBeDefined()
       expect(r.annotations.summary.length, r.alert).toBeGreaterThan(10)
     }
   })

@@ -21,6 +21,7 @@ const OUTCOMES: readonly Outcome[] = [
   'unauthenticated',
   'forbidden',
   'unavailable',
+  'memory_budget',
   'client_timeout',
   'internal_error',
   'wait_too_long',

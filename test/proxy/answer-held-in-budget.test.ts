@@ -46,7 +46,7 @@ describe('answer bytes held for a client that does not read count in the memory 
 
       const refused = await send(proxy.url, '/v2/campaigns', { headers: { authorization: basic('org-other') } })
       expect(refused.status).toBe(503)
-      expect(refused.headers['retry-after']).toBe('1')
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1)
       expect(refused.json()).toMatchObject([{ code: 'SLUICE_MEMORY_BUDGET' }])
 
       deaf.destroy()

@@ -18,7 +18,7 @@ describe('waits are bounded: a full queue or a passed deadline is a 503 with Ret
     await until(() => keyStats(stack.sim, 'org1', SEARCH)?.inProgress === 1, 'first request upstream')
     const late = await send(stack.proxy.url, '/v2/accounts/search', search('org1'))
     expect(late.status).toBe(503)
-    expect(late.headers['retry-after']).toBe('1')
+    expect(Number(late.headers['retry-after'])).toBeGreaterThanOrEqual(1)
     expect(late.headers['content-type']).toBe('application/json; charset=utf-8')
     const [error] = late.json<[{ code: string; message: string }]>()
     expect(error.code).toBe('SLUICE_QUEUE_TIMEOUT')
@@ -51,7 +51,7 @@ describe('waits are bounded: a full queue or a passed deadline is a 503 with Ret
     await until(async () => (await statusOf(stack.proxy, 'org3', SEARCH))?.queued === 2, 'two waiting')
     const full = await send(stack.proxy.url, '/v2/accounts/search', search('org3'))
     expect(full.status).toBe(503)
-    expect(full.headers['retry-after']).toBe('1')
+    expect(Number(full.headers['retry-after'])).toBeGreaterThanOrEqual(1)
     expect(full.json()).toEqual([
       {
         code: 'SLUICE_QUEUE_FULL',

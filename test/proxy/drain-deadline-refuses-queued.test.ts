@@ -32,7 +32,7 @@ describe('SIGTERM: at shutdown.drainMs the still queued get 503 + Retry-After, t
     // the request upstream is held at the sim's gate until both queued answers are in: they cannot have been served
     for (const answer of await Promise.all(queued)) {
       expect(answer.status).toBe(503)
-      expect(answer.headers['retry-after']).toBe('1')
+      expect(Number(answer.headers['retry-after'])).toBeGreaterThanOrEqual(1)
       expect(answer.json()).toEqual([{ code: 'SLUICE_UNAVAILABLE', message: 'sluice is shutting down' }])
     }
     expect(proxy.child.exitCode).toBeNull()

@@ -54,7 +54,7 @@ describe('followers of identical calls are bounded by queue.maxLength', () => {
     expect(refused).toHaveLength(N - 1 - MAX_LENGTH)
     for (const a of refused) {
       expect(a.status).toBe(503)
-      expect(a.headers['retry-after']).toBe('1')
+      expect(Number(a.headers['retry-after'])).toBeGreaterThanOrEqual(1)
       expect(a.json()).toEqual([
         {
           code: 'SLUICE_QUEUE_FULL',

@@ -169,6 +169,14 @@ Included by templates/validate.yaml, so it runs in both modes.
 {{- fail (printf "sluice: settings.%s is set by the chart: use the chart value %s instead" $key $instead) -}}
 {{- end -}}
 {{- end -}}
+{{- /* Shared egress binds the admin port on the pod's IP: /status and /metrics (organisation ids, live permits) need the token unless opened on purpose. */ -}}
+{{- if and (eq $v.mode "deployment") (not $v.adminToken.existingSecret) (not $v.adminToken.open) -}}
+{{- fail "sluice: the admin port (/status, /metrics) listens on the pod's IP: set adminToken.existingSecret (a Secret holding a token of 16+ characters; the ServiceMonitor sends it, /healthz and /readyz stay open), or adminToken.open: true to serve it without one" -}}
+{{- end -}}
+{{- /* The Secret files are 0440 (sluice.secretFileMode) in the chart's own pod: readable by sluice only through the pod's fsGroup. */ -}}
+{{- if and (eq $v.mode "deployment") (or (and $v.apps.enabled $v.apps.existingSecret) (include "sluice.hasKeys" .)) (not ($v.podSecurityContext | default dict).fsGroup) -}}
+{{- fail "sluice: the app list and key files are mounted 0440, readable through the pod's group only: set podSecurityContext.fsGroup (1000, the group sluice runs as) or sluice cannot read them" -}}
+{{- end -}}
 {{- if hasKey $settings "adminToken" -}}
 {{- fail "sluice: settings.adminToken would put the admin token in a ConfigMap: put it in a Secret and name it in adminToken.existingSecret instead" -}}
 {{- end -}}
