@@ -160,7 +160,11 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     prefixes,
   )
   // Built before the proxy: the request id is chosen at arrival, and a client's own only when the request authenticates.
-  const apps = createAppGate(settings.apps, settings.credentials, settings.appHeader, { log: logger })
+  const apps = createAppGate(settings.apps, settings.credentials, settings.appHeader, {
+    log: logger,
+    upstreams: plans.slice(1).map((p) => p.name),
+    injects: plans.some((p) => p.credentials.inject),
+  })
   const authenticates = (headers: IncomingHttpHeaders): boolean => apps.authenticates(headers)
   const front = { maxHeaderBytes: settings.client.maxHeaderBytes, tracker, methods: PROXY_METHODS }
   const proxy = Fastify({
@@ -211,13 +215,21 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   limiter = rated
   const upstream = createUpstream(settings, deps.env)
   const routes = new Routes<UpstreamRoute>([
-    { ...prefixes.default, catalog, upstream, versioning, retryWithRetryAfter: plans[0]!.retryWithRetryAfter },
+    {
+      ...prefixes.default,
+      catalog,
+      upstream,
+      versioning,
+      retryWithRetryAfter: plans[0]!.retryWithRetryAfter,
+      credentials: plans[0]!.credentials,
+    },
     ...plans.slice(1).map((p, i) => ({
       ...prefixes.all[i + 1]!,
       catalog: p.catalog,
       upstream: createUpstream(settings, deps.env, p.url),
       versioning: p.versions ? versioning : NO_VERSION_POLICY,
       retryWithRetryAfter: p.retryWithRetryAfter,
+      credentials: p.credentials,
     })),
   ])
 
@@ -234,6 +246,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     tracker,
     reuse,
     apps,
+    credentials: plans[0]!.credentials,
     learnOf: learnOptionsCache(settings.learning),
     onUpstream429: (endpoint, instance) => metrics.upstream429(endpoint.id, instance),
     onUpstreamAttempt: (endpoint, seconds) => metrics.upstreamAttempt(endpoint.id, seconds),

@@ -3,6 +3,7 @@ import { parse as parseYaml } from 'yaml'
 import { compileCatalog, DEFAULT_CATALOG_FILE, loadCatalog } from '../catalog/index.js'
 import type { Catalog, CatalogOptions, Endpoint } from '../catalog/types.js'
 import { ConfigError } from '../errors/config-error.js'
+import { crmInjection, type Injection } from '../apps/injection.js'
 import { PROFILES } from './profiles.js'
 import { DEFAULT_UPSTREAM } from './scope.js'
 import { upstreamCatalogSchema, type InstanceRule, type UpstreamCatalog, type UpstreamEntry } from './settings.js'
@@ -24,6 +25,8 @@ export interface UpstreamPlan {
   readonly retryWithRetryAfter: ReadonlySet<number>
   /** whether the CRM's version policy applies */
   readonly versions: boolean
+  /** whether sluice injects its key, in which header and scheme (docs/upstreams.md, "Credentials") */
+  readonly credentials: Injection
 }
 
 /** What resolving reads of the settings. */
@@ -36,6 +39,8 @@ export interface UpstreamsInput {
     readonly rates?: CatalogOptions['rates']
   }
   readonly upstreams: readonly UpstreamEntry[]
+  /** `credentials.inject`: every upstream's default */
+  readonly credentials?: { readonly inject: boolean }
 }
 
 /** The id of the one key every path of a `per: upstream` catalog shares (not listed otherwise). */
@@ -54,6 +59,7 @@ export function resolveUpstreams(
     overrides: input.limits.overrides,
     ...(input.limits.rates === undefined ? {} : { rates: input.limits.rates }),
   })
+  const inject = input.credentials?.inject ?? false
   const plans: UpstreamPlan[] = [
     {
       name: DEFAULT_UPSTREAM,
@@ -63,6 +69,7 @@ export function resolveUpstreams(
       instance: { from: 'basic' },
       retryWithRetryAfter: new Set(),
       versions: true,
+      credentials: crmInjection(inject),
     },
   ]
   input.upstreams.forEach((entry, i) => {
@@ -84,6 +91,11 @@ export function resolveUpstreams(
       instance: entry.instance ?? profile?.instance ?? { from: 'upstream' },
       retryWithRetryAfter: new Set(entry.retryWithRetryAfter ?? profile?.retryWithRetryAfter ?? []),
       versions: profile?.versions === true && entry.catalog === undefined,
+      credentials: {
+        inject: entry.credentials?.inject ?? inject,
+        header: entry.credentials?.header ?? 'authorization',
+        scheme: entry.credentials?.scheme ?? 'basic',
+      },
     })
   })
   return plans

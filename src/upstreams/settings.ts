@@ -46,6 +46,20 @@ export const upstreamCatalogSchema = z.strictObject({
 })
 export type UpstreamCatalog = z.output<typeof upstreamCatalogSchema>
 
+/** How sluice's key for an instance of this upstream goes with its requests; absent: as `credentials.inject` says, in Basic auth. */
+export const upstreamCredentialsSchema = z.strictObject({
+  /** false: sluice holds no key here; the app's own credentials pass untouched (default: `credentials.inject`) */
+  inject: z.boolean().optional(),
+  /** the header that carries the key */
+  header: z
+    .string()
+    .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'a valid HTTP header name, such as authorization or x-api-key')
+    .transform((s) => s.toLowerCase())
+    .default('authorization'),
+  /** `basic`: Basic base64(<instance>:<key>); `bearer`: Bearer <key>; `none`: the key as it is (an x-api-key header) */
+  scheme: z.enum(['basic', 'bearer', 'none']).default('basic'),
+})
+
 export const upstreamSchema = z.strictObject({
   name: z.string().regex(UPSTREAM_NAME, 'lower-case letters, digits and -, starting with a letter (32 at most)'),
   /** the path prefix clients call, e.g. `/trial/v2` */
@@ -64,6 +78,8 @@ export const upstreamSchema = z.strictObject({
   instance: instanceRuleSchema.optional(),
   /** statuses besides 429 that send the request back into its queue when they carry Retry-After */
   retryWithRetryAfter: z.array(z.number().int().min(400).max(599)).optional(),
+  /** whether sluice injects this upstream's keys, in which header and scheme (docs/upstreams.md, "Credentials") */
+  credentials: upstreamCredentialsSchema.optional(),
 })
 export type UpstreamEntry = z.output<typeof upstreamSchema>
 
