@@ -82,7 +82,7 @@ export function resolveUpstreams(
     const catalog =
       source === undefined
         ? crm
-        : catalogOf(typeof source === 'string' ? readUpstreamCatalog(source, key, where) : source, key)
+        : catalogOf(typeof source === 'string' ? readUpstreamCatalog(source, key, where) : source, key, where)
     plans.push({
       name: entry.name,
       prefix: entry.prefix,
@@ -129,7 +129,7 @@ function readUpstreamCatalog(file: string, key: string, where: (key: string) => 
 }
 
 /** Compiles an upstream's catalog; `per: upstream` sends every path not listed to one shared key. */
-function catalogOf(source: UpstreamCatalog, key: string): Catalog {
+function catalogOf(source: UpstreamCatalog, key: string, where: (key: string) => string | undefined): Catalog {
   let compiled: Catalog
   try {
     compiled = compileCatalog(source.endpoints, {
@@ -138,7 +138,8 @@ function catalogOf(source: UpstreamCatalog, key: string): Catalog {
       ...(source.rate === undefined ? {} : { rates: { '*': source.rate } }),
     })
   } catch (err) {
-    throw new ConfigError(`invalid setting: ${key}: ${(err as Error).message}`, [key])
+    const from = where(key)
+    throw new ConfigError(`invalid setting: ${key}${from ? ` (${from})` : ''}: ${(err as Error).message}`, [key])
   }
   if (source.per === 'endpoint') return compiled
   const whole: Endpoint = Object.freeze({
