@@ -39,6 +39,7 @@ import { startTracing } from './tracing/index.js'
 import { readBuildInfo } from './metrics/build-info.js'
 import { namedCounts, withUpstream } from './admin/status-names.js'
 import { resolveUpstreams } from './upstreams/index.js'
+import { UpstreamsStatus } from './upstreams/status.js'
 import { instanceReader } from './proxy/instance.js'
 import { NO_VERSION_POLICY, Routes, type RouteBase, type UpstreamRoute } from './proxy/routes.js'
 
@@ -119,6 +120,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   let limiter: Limiter | undefined = undefined
   // The CRM's own upstream first, then `upstreams` (docs/upstreams.md); catalog files are read now.
   const plans = resolveUpstreams(settings, (key) => originOf(settings, key))
+  const upstreamsStatus = new UpstreamsStatus(plans)
   const catalog = plans[0]!.catalog
   // Every upstream's endpoints are named in logs, metrics and /status; an id no catalog knows is `unknown`.
   const endpoints = [...new Set(plans.map((p) => p.catalog))].flatMap((c) => c.endpoints)
@@ -248,7 +250,10 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     apps,
     credentials: plans[0]!.credentials,
     learnOf: learnOptionsCache(settings.learning),
-    onUpstream429: (endpoint, instance) => metrics.upstream429(endpoint.id, instance),
+    onUpstream429: (endpoint, instance) => {
+      metrics.upstream429(endpoint.id, instance)
+      upstreamsStatus.upstream429(instance)
+    },
     onUpstreamAttempt: (endpoint, seconds) => metrics.upstreamAttempt(endpoint.id, seconds),
     onAnswerHead: (key, status, headers, throttled) => rated.observeAnswer(key, status, headers, throttled),
     onPermit: (app) => metrics.permitHeld(app),
@@ -281,9 +286,13 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
         },
         // host:port and the variable, never the proxy's credentials (docs/configuration.md, "A forward proxy")
         ...forwardProxyField(upstream.egress),
+        // each upstream's route, credentials and 429s (docs/observability.md, "Status page")
+        upstreams: upstreamsStatus.snapshot(),
       }
     },
     endpointName: nameOf,
+    limitFrom: (upstream: string | undefined, endpoint: string, learnedValue: number | undefined) =>
+      upstreamsStatus.limitFrom(upstream, endpoint, learnedValue),
     token: settings.adminToken,
     protectHealth: settings.adminTokenHealth,
     hostNames: [...settings.adminHostNames, settings.adminHost],

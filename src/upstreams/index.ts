@@ -20,6 +20,8 @@ export interface UpstreamPlan {
   /** the target root */
   readonly url: string
   readonly catalog: Catalog
+  /** the limit of a path its catalog does not list */
+  readonly defaultLimit: number
   readonly instance: InstanceRule
   /** statuses besides 429 retried when they carry Retry-After */
   readonly retryWithRetryAfter: ReadonlySet<number>
@@ -66,6 +68,7 @@ export function resolveUpstreams(
       prefix: input.basePath,
       url: input.upstream,
       catalog: crm,
+      defaultLimit: input.limits.default,
       instance: { from: 'basic' },
       retryWithRetryAfter: new Set(),
       versions: true,
@@ -79,15 +82,24 @@ export function resolveUpstreams(
     const source =
       entry.catalog ?? (profile === undefined || 'crm' in profile.catalog ? undefined : profile.catalog.file)
     // no catalog of its own and none from the profile: the CRM's (the schema refuses an upstream with neither)
+    const own =
+      source === undefined ? undefined : typeof source === 'string' ? readUpstreamCatalog(source, key, where) : source
     const catalog =
-      source === undefined
+      own === undefined
         ? crm
-        : catalogOf(typeof source === 'string' ? readUpstreamCatalog(source, key, where) : source, key, where)
+        : catalogOf(
+            own,
+            key,
+            where,
+            // an own catalog's limits are the operator's; a profile's file holds what its API publishes
+            entry.catalog !== undefined,
+          )
     plans.push({
       name: entry.name,
       prefix: entry.prefix,
       url: entry.url,
       catalog,
+      defaultLimit: own?.default ?? input.limits.default,
       instance: entry.instance ?? profile?.instance ?? { from: 'upstream' },
       retryWithRetryAfter: new Set(entry.retryWithRetryAfter ?? profile?.retryWithRetryAfter ?? []),
       versions: profile?.versions === true && entry.catalog === undefined,
@@ -129,12 +141,18 @@ function readUpstreamCatalog(file: string, key: string, where: (key: string) => 
 }
 
 /** Compiles an upstream's catalog; `per: upstream` sends every path not listed to one shared key. */
-function catalogOf(source: UpstreamCatalog, key: string, where: (key: string) => string | undefined): Catalog {
+function catalogOf(
+  source: UpstreamCatalog,
+  key: string,
+  where: (key: string) => string | undefined,
+  configured: boolean,
+): Catalog {
   let compiled: Catalog
   try {
     compiled = compileCatalog(source.endpoints, {
       defaultLimit: source.default,
       overrides: {},
+      configured,
       ...(source.rate === undefined ? {} : { rates: { '*': source.rate } }),
     })
   } catch (err) {
@@ -147,7 +165,7 @@ function catalogOf(source: UpstreamCatalog, key: string, where: (key: string) =>
     method: 'ALL',
     template: '/*',
     limit: source.default,
-    limitSource: 'published',
+    limitSource: configured ? 'configured' : 'published',
     ...(source.rate === undefined ? {} : { rate: Object.freeze({ ...source.rate }) }),
   })
   const known = new Set(compiled.endpoints.map((e) => e.id))
@@ -155,7 +173,7 @@ function catalogOf(source: UpstreamCatalog, key: string, where: (key: string) =>
     endpoints: Object.freeze([...compiled.endpoints, whole]),
     match(method, rawPath) {
       const result = compiled.match(method, rawPath)
-      return result.ok && result.endpoint.limitSource === 'unknown' ? { ...result, endpoint: whole } : result
+      return result.ok && !known.has(result.endpoint.id) ? { ...result, endpoint: whole } : result
     },
     nameOf: (id) => (id === WHOLE_UPSTREAM_ENDPOINT || known.has(id) ? id : compiled.nameOf(id)),
   }
