@@ -212,6 +212,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     maxFollowers: settings.queue.maxLength,
     appsArePrincipals: settings.apps.enabled,
     budget,
+    warn: (fields, message) => log.warn(fields, message),
   })
   const rated = await createLimiter(settings, { log, observer: metrics.observer })
   limiter = rated
@@ -370,6 +371,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
         apps.close()
         // the last spans (every request has ended by now) go to the collector, within the exporter's timeout
         await tracing?.shutdown().catch(() => undefined)
+        log.info({ uptimeSeconds: Math.round((Date.now() - adminDeps.startedAt) / 1000) }, 'sluice stopped')
         lines.flush()
       })()
       return closed
