@@ -72,6 +72,16 @@ describe.skipIf(!canRender)(`helm/sluice upstreams ${needs('go + sprig')}`, () =
     )
   })
 
+  it('a change of an upstream or its catalogFile rolls the pods (the settings checksum)', () => {
+    const checksum = (values: Tree): string | undefined =>
+      podOf(only(renderOk(values).manifests, 'Deployment')).annotations['checksum/sluice-settings']
+    const base = example()
+    const upstreams = base.upstreams as Tree[]
+    const changed = upstreams.map((u) => (u.name === 'reports' ? { ...u, catalogFile: { default: 5 } } : u))
+    expect(checksum(base)).toMatch(/^[0-9a-f]{64}$/)
+    expect(checksum({ ...base, upstreams: changed })).not.toBe(checksum(base))
+  })
+
   it('no upstreams: the settings ConfigMap is as before', () => {
     const { manifests } = renderOk({ settings: { logLevel: 'info' } })
     const configMap = only(manifests, 'ConfigMap') as unknown as { data: Record<string, string> }
