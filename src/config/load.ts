@@ -6,6 +6,7 @@ import { ConfigError } from '../errors/config-error.js'
 import { ENV_PREFIX, envBindings, parseEnvValue } from './env.js'
 import { MASK, maskSecretText } from '../log/secret-text.js'
 import { settingsSchema, type Settings } from './schema.js'
+import { upstreamKeysAt } from '../upstreams/settings.js'
 
 
 const bindings = envBindings(settingsSchema)
@@ -124,7 +125,9 @@ function describe(issue: z.core.$ZodIssue, merged: Tree, origins: Origins): stri
     const where = key === '(root)' ? '' : ` in ${key}`
     const names = shown.map((k) => (key === '(root)' ? k : `${key}.${k}`))
     const from = originAt(origins, [...path, issue.keys[0]!])
-    return `unknown setting${issue.keys.length > 1 ? 's' : ''}${where}: ${shown.join(', ')}${from ? ` (${from}, key ${names.join(', ')})` : ''}`
+    const known = upstreamKeysAt(path)
+    const allowed = known === undefined ? '' : `; known here: ${known.join(', ')}`
+    return `unknown setting${issue.keys.length > 1 ? 's' : ''}${where}: ${shown.join(', ')}${from ? ` (${from}, key ${names.join(', ')})` : ''}${allowed}`
   }
   const value = valueAt(merged, issue.path)
   const source = origin === undefined ? '' : origin.startsWith('env ') ? ` (${origin})` : ` (${origin}, key ${key})`

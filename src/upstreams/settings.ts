@@ -118,3 +118,24 @@ export const upstreamSchema = z.strictObject({
 export type UpstreamEntry = z.output<typeof upstreamSchema>
 
 export const upstreamsSettingsSchema = z.array(upstreamSchema).default([])
+
+/**
+ * The keys an object under `upstreams` may hold, by its path (`upstreams.1.catalog`), for an error
+ * about an unknown one to say what is allowed there; undefined elsewhere.
+ */
+export function upstreamKeysAt(path: readonly string[]): readonly string[] | undefined {
+  if (path[0] !== 'upstreams') return undefined
+  const named = path.slice(2).filter((p) => !/^\d+$/.test(p))
+  const schema =
+    named.length === 0
+      ? upstreamSchema
+      : (
+          {
+            catalog: upstreamCatalogSchema,
+            endpoints: catalogEntrySchema,
+            rate: rateSchema,
+            credentials: upstreamCredentialsSchema,
+          } as Record<string, { shape?: Record<string, unknown> }>
+        )[named[named.length - 1]!]
+  return schema?.shape === undefined ? undefined : Object.keys(schema.shape)
+}

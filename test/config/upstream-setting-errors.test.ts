@@ -74,7 +74,7 @@ describe('an upstream setting that is wrong is refused naming its path, its orig
     const bad = { ...own, catalog: { default: 4, limit: 4 } }
     const message = errorOf(() => loadSettings({ SLUICE_UPSTREAMS: JSON.stringify([good, bad]) }))
     expect(message).toBe(
-      'invalid setting: unknown setting in upstreams.1.catalog: limit (env SLUICE_UPSTREAMS, key upstreams.1.catalog.limit)',
+      'invalid setting: unknown setting in upstreams.1.catalog: limit (env SLUICE_UPSTREAMS, key upstreams.1.catalog.limit); known here: endpoints, default, per, rate',
     )
   })
 
@@ -104,5 +104,18 @@ describe('an upstream setting that is wrong is refused naming its path, its orig
     })
     const message = errorOf(() => resolveUpstreams(settings, (key) => originOf(settings, key)))
     expect(message).toContain('upstreams.1.catalog (env SLUICE_UPSTREAMS): the endpoint catalog lists GET /x twice')
+  })
+})
+
+describe('an unknown key under upstreams says which keys are known there', () => {
+  it.each([
+    [{ ...own, catalog: { default: 4 }, limit: 4 }, 'upstreams.1: limit', 'name, prefix, url, profile, catalog, instance, retryWithRetryAfter, credentials'],
+    [{ ...own, catalog: { default: 4, rate: { requests: 1, windowMs: 1, window: 1 } } }, 'upstreams.1.catalog.rate: window', 'requests, windowMs, burst'],
+    [{ ...own, catalog: { default: 4, endpoints: [{ method: 'GET', path: '/x', limit: 1, max: 1 }] } }, 'upstreams.1.catalog.endpoints.0: max', 'method, path, limit, rate, since'],
+    [{ ...own, catalog: { default: 4 }, credentials: { inject: false, key: 'x' } }, 'upstreams.1.credentials: key', 'inject, header, scheme'],
+  ])('%#', (bad, where, known) => {
+    const message = errorOf(() => loadSettings({ SLUICE_UPSTREAMS: JSON.stringify([good, bad]) }))
+    expect(message).toContain(`unknown setting in ${where} (env SLUICE_UPSTREAMS`)
+    expect(message).toContain(`known here: ${known}`)
   })
 })
