@@ -8,6 +8,7 @@ import { createAppGate, type AppGate } from './apps/gate.js'
 import { UNKNOWN_ENDPOINT } from './catalog/index.js'
 import { originOf } from './config/load.js'
 import type { Settings } from './config/schema.js'
+import { httpServerOptions } from './server-options.js'
 import { createLimiter, learnOptionsCache } from './limiter/index.js'
 import { REDIS_OPERATIONS } from './limiter/redis/operations.js'
 import type { Limiter } from './limiter/types.js'
@@ -40,6 +41,7 @@ import { startTracing } from './tracing/index.js'
 import { readBuildInfo } from './metrics/build-info.js'
 import { namedCounts, withUpstream } from './admin/status-names.js'
 import { resolveUpstreams } from './upstreams/index.js'
+import { UpstreamsStatus } from './upstreams/status.js'
 import { instanceReader } from './proxy/instance.js'
 import { NO_VERSION_POLICY, Routes, type RouteBase, type UpstreamRoute } from './proxy/routes.js'
 
@@ -120,6 +122,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   let limiter: Limiter | undefined = undefined
   // The CRM's own upstream first, then `upstreams` (docs/upstreams.md); catalog files are read now.
   const plans = resolveUpstreams(settings, (key) => originOf(settings, key))
+  const upstreamsStatus = new UpstreamsStatus(plans)
   const catalog = plans[0]!.catalog
   // Every upstream's endpoints are named in logs, metrics and /status; an id no catalog knows is `unknown`.
   const endpoints = [...new Set(plans.map((p) => p.catalog))].flatMap((c) => c.endpoints)
@@ -162,7 +165,11 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     prefixes,
   )
   // Built before the proxy: the request id is chosen at arrival, and a client's own only when the request authenticates.
-  const apps = createAppGate(settings.apps, settings.credentials, settings.appHeader, { log: logger })
+  const apps = createAppGate(settings.apps, settings.credentials, settings.appHeader, {
+    log: logger,
+    upstreams: plans.slice(1).map((p) => p.name),
+    injects: plans.some((p) => p.credentials.inject),
+  })
   const authenticates = (headers: IncomingHttpHeaders): boolean => apps.authenticates(headers)
   const front = { maxHeaderBytes: settings.client.maxHeaderBytes, tracker, methods: PROXY_METHODS }
   const proxy = Fastify({
@@ -211,18 +218,27 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     budget,
     // an app's followers count toward its maxQueued (docs/reuse.md, "How many may follow")
     maxQueuedOf: (app) => fairShare.of(app).maxQueued,
+    warn: (fields, message) => log.warn(fields, message),
   })
   const rated = await createLimiter(settings, { log, observer: metrics.observer })
   limiter = rated
   const upstream = createUpstream(settings, deps.env)
   const routes = new Routes<UpstreamRoute>([
-    { ...prefixes.default, catalog, upstream, versioning, retryWithRetryAfter: plans[0]!.retryWithRetryAfter },
+    {
+      ...prefixes.default,
+      catalog,
+      upstream,
+      versioning,
+      retryWithRetryAfter: plans[0]!.retryWithRetryAfter,
+      credentials: plans[0]!.credentials,
+    },
     ...plans.slice(1).map((p, i) => ({
       ...prefixes.all[i + 1]!,
       catalog: p.catalog,
       upstream: createUpstream(settings, deps.env, p.url),
       versioning: p.versions ? versioning : NO_VERSION_POLICY,
       retryWithRetryAfter: p.retryWithRetryAfter,
+      credentials: p.credentials,
     })),
   ])
 
@@ -241,8 +257,12 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     tracker,
     reuse,
     apps,
+    credentials: plans[0]!.credentials,
     learnOf: learnOptionsCache(settings.learning),
-    onUpstream429: (endpoint, instance) => metrics.upstream429(endpoint.id, instance),
+    onUpstream429: (endpoint, instance) => {
+      metrics.upstream429(endpoint.id, instance)
+      upstreamsStatus.upstream429(instance)
+    },
     onUpstreamAttempt: (endpoint, seconds, socketWait) => metrics.upstreamAttempt(endpoint.id, seconds, socketWait),
     onAnswerHead: (key, status, headers, throttled) => rated.observeAnswer(key, status, headers, throttled),
     onPermit: (app) => metrics.permitHeld(app),
@@ -278,9 +298,13 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
         memory: budgetStatus(budget, settings.apps.enabled ? 'app' : 'org'),
         // host:port and the variable, never the proxy's credentials (docs/configuration.md, "A forward proxy")
         ...forwardProxyField(upstream.egress),
+        // each upstream's route, credentials and 429s (docs/observability.md, "Status page")
+        upstreams: upstreamsStatus.snapshot(),
       }
     },
     endpointName: nameOf,
+    limitFrom: (upstream: string | undefined, endpoint: string, learnedValue: number | undefined) =>
+      upstreamsStatus.limitFrom(upstream, endpoint, learnedValue),
     token: settings.adminToken,
     protectHealth: settings.adminTokenHealth,
     hostNames: [...settings.adminHostNames, settings.adminHost],
@@ -358,28 +382,10 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
         apps.close()
         // the last spans (every request has ended by now) go to the collector, within the exporter's timeout
         await tracing?.shutdown().catch(() => undefined)
+        log.info({ uptimeSeconds: Math.round((Date.now() - adminDeps.startedAt) / 1000) }, 'sluice stopped')
         lines.flush()
       })()
       return closed
     },
-  }
-}
-
-/** Node's HTTP server options from the client settings: header size and timeouts, checked every second. */
-function httpServerOptions(settings: Settings): {
-  maxHeaderSize: number
-  headersTimeout: number
-  requestTimeout: number
-  connectionsCheckingInterval: number
-  requireHostHeader: boolean
-} {
-  return {
-    // Node would answer a missing Host with a bare 400 of its own; the proxy answers it in the error shape.
-    requireHostHeader: false,
-    maxHeaderSize: settings.client.maxHeaderBytes,
-    headersTimeout: settings.client.headersTimeoutMs,
-    requestTimeout: settings.client.requestTimeoutMs,
-    // Node's default checks every 30 s, so a 10 s header timeout could fire after 40 s.
-    connectionsCheckingInterval: Math.min(1_000, settings.client.headersTimeoutMs),
   }
 }

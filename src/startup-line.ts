@@ -45,8 +45,13 @@ export function startupFields(
       missing: versions.missing === 'pin' ? `pin ${versions.pin}` : versions.missing,
       gate: versions.gate,
     },
+    // what SIGHUP (and the apps.reloadIntervalMs timer) re-reads; every other setting, upstreams and
+    // fairness classes included, is read once: a change needs a restart of every replica (README "Settings")
+    reload: { onSighup: RELOADED_ON_SIGHUP, otherSettings: 'restart every replica' },
   }
 }
+
+export const RELOADED_ON_SIGHUP = ['apps.file', 'credentials.keysDir']
 
 /**
  * `forwardProxy: 'host:port (HTTPS_PROXY, with credentials)'`, or `'none (NO_PROXY exempts the

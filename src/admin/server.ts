@@ -30,6 +30,8 @@ export interface AdminDeps {
   readonly hostNames?: readonly string[]
   /** the name of an endpoint id, as the access log and the metrics give it (src/catalog/names.ts); ids as they are when absent */
   readonly endpointName?: (endpointId: string) => string
+  /** where a key's limit comes from: published, configured or learned (src/upstreams/status.ts); not shown when absent */
+  readonly limitFrom?: (upstream: string | undefined, endpoint: string, learnedValue: number | undefined) => string
   /** the health port (`healthPort`): `/healthz` and `/readyz` only, every other path 404 */
   readonly probesOnly?: boolean
 }
@@ -98,6 +100,7 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
   for (const path of ['/', '/status.html'])
     admin.get(path, (_request, reply) => reply.headers(statusPageHeaders()).send(page))
   const nameOf = deps.endpointName
+  const limitFrom = deps.limitFrom
   admin.get('/status', async () => {
     const status = await deps.limiter.status()
     return {
@@ -106,7 +109,13 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
       uptimeSeconds: Math.round((Date.now() - deps.startedAt) / 1000),
       closing: deps.isClosing(),
       // named as in the access log and /metrics: an organisation's `unknown` keys are one row
-      keys: (nameOf === undefined ? status.keys : namedKeys(status.keys, nameOf)).map(withUpstream),
+      keys: (nameOf === undefined ? status.keys : namedKeys(status.keys, nameOf)).map((key) => {
+        const row = withUpstream(key)
+        const upstream = 'upstream' in row ? row.upstream : undefined
+        return limitFrom === undefined
+          ? row
+          : { ...row, limitSource: limitFrom(upstream, row.endpoint, row.learned?.value) }
+      }),
       // learned limits (README "Learned limits"): in process every key's, busy or not; with Redis only the busy keys'
       learned: (nameOf === undefined ? (status.learned ?? []) : namedLearned(status.learned ?? [], nameOf)).map(
         withUpstream,

@@ -36,12 +36,20 @@ const PAGE = `<!doctype html>
     <div class="tile"><div class="label">Oldest wait</div><div class="value" data-field="maxOldestWaitMs">0</div></div>
     <div class="tile"><div class="label">Permits saved</div><div class="value" data-field="totalSaved">0</div></div>
   </div>
+  <section id="upstreams" hidden>
+    <h2>Upstreams</h2>
+    <table>
+      <thead><tr><th>Upstream</th><th>Prefix</th><th>Credentials</th><th class="num">Active keys</th>
+        <th class="num">In flight</th><th class="num">Queued</th><th class="num">Upstream 429s</th></tr></thead>
+      <tbody></tbody>
+    </table>
+  </section>
   <section id="keys">
     <h2>Permits by instance and endpoint
       <input id="filter" type="search" placeholder="filter: instance or endpoint" aria-label="filter keys"></h2>
     <table>
       <thead><tr><th>Instance</th><th>Endpoint</th><th>Permits in use</th><th class="num">In flight</th>
-        <th class="num">Limit</th><th class="num">Queued</th><th class="num">Oldest wait</th><th>Apps: held · waiting</th></tr></thead>
+        <th class="num">Limit</th><th>Rate · next start</th><th class="num">Queued</th><th class="num">Oldest wait</th><th>Apps: held · waiting</th></tr></thead>
       <tbody></tbody>
     </table>
   </section>

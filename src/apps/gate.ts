@@ -7,6 +7,7 @@ import {
   NoApiKeyError,
   refusalOf,
 } from './errors.js'
+import { credentialValue, crmInjection, keyNames, shadowsUpstream, type Injection } from './injection.js'
 import { nameChanges, reloadChanged, type AppsLoaded, type AppsReloaded } from './loaded.js'
 import { readAppFile, readOrgKeys, type OrgKeys } from './sources.js'
 import type { AppList, AppSettings, CredentialSettings } from './settings.js'
@@ -20,6 +21,8 @@ export interface Caller {
   readonly app: string
   /** undefined: forward the client's Authorization as it is; null: drop it; a string: send this one */
   readonly authorization: string | null | undefined
+  /** a key injected into another header than Authorization (docs/upstreams.md, "Credentials") */
+  readonly injected?: { readonly header: string; readonly value: string }
 }
 
 export interface AppGate {
@@ -34,8 +37,16 @@ export interface AppGate {
    * The app of a request to `endpointId` for organisation `org`; throws the 401/403 answers when app
    * identity is on and the request may not pass. `user`: the username of an injected key, when
    * `org` is another upstream's scoped name (docs/upstreams.md, "Keys"); `org` itself by default.
+   * `injection`: how this upstream carries the key (the CRM's by default).
    */
-  resolve(headers: IncomingHttpHeaders, org: string, endpointId: string, method: string, user?: string): Caller
+  resolve(
+    headers: IncomingHttpHeaders,
+    org: string,
+    endpointId: string,
+    method: string,
+    user?: string,
+    injection?: Injection,
+  ): Caller
   /** what is loaded now: counts only (the start-up line) */
   loaded(): AppsLoaded
   /** re-reads `apps.file` and `credentials.keysDir` (SIGHUP calls it; so does the timer, which logs a change); keeps the old on error */
@@ -78,6 +89,10 @@ const NO_KEYS: OrgKeys = { keys: new Map(), files: 0 }
 export interface AppGateDeps {
   readonly log: FastifyBaseLogger
   readonly env?: NodeJS.ProcessEnv
+  /** the names of the upstreams besides the CRM's (docs/upstreams.md) */
+  readonly upstreams?: readonly string[]
+  /** whether some upstream has keys injected: they are read then (default `credentials.inject`) */
+  readonly injects?: boolean
 }
 
 /**
@@ -126,7 +141,10 @@ export function createAppGate(
 
   let list = loadList()
   let table = new TokenTable(list)
-  let orgKeys: OrgKeys = credentials.inject ? loadKeys() : NO_KEYS
+  const injects = deps.injects ?? credentials.inject
+  const upstreams = new Set(deps.upstreams ?? [])
+  const crm = crmInjection(credentials.inject)
+  let orgKeys: OrgKeys = injects ? loadKeys() : NO_KEYS
   let keys = orgKeys.keys
   const loaded = (): AppsLoaded => ({ identity: true, apps: table.size, apiKeys: keys.size, keyFiles: orgKeys.files })
   const reload = (): AppsReloaded => {
@@ -142,7 +160,7 @@ export function createAppGate(
         'app tokens not reloaded; the ones loaded before stay in force',
       )
     }
-    if (credentials.inject) {
+    if (injects) {
       try {
         orgKeys = loadKeys()
         keys = orgKeys.keys
@@ -172,7 +190,16 @@ export function createAppGate(
     const reloaded = reload()
     if (reloadChanged(reloaded)) deps.log.info({ ...reloaded, trigger: 'timer' }, 'app tokens and API keys re-read')
   }
-  const needsTimer = apps.file !== undefined || (credentials.inject && credentials.keysDir !== undefined)
+  const needsTimer = apps.file !== undefined || (injects && credentials.keysDir !== undefined)
+  const keyOf = (org: string): string | undefined => {
+    // the CRM's org is its own key name: no list made on the way of every request
+    if (org.indexOf(' ') < 0) return keys.get(org)
+    for (const name of keyNames(org)) {
+      const key = keys.get(name)
+      if (key !== undefined) return key
+    }
+    return undefined
+  }
   const timer = needsTimer ? setInterval(reloadOnTimer, apps.reloadIntervalMs) : undefined
   timer?.unref()
 
@@ -190,25 +217,27 @@ export function createAppGate(
       found.set(headers, app ?? null)
       return app !== undefined
     },
-    resolve(headers, org, endpointId, method, user = org) {
+    resolve(headers, org, endpointId, method, user = org, injection = crm) {
       const known = found.get(headers)
       const app = known === undefined ? identify(headers) : (known ?? undefined)
       if (app === undefined) throw new AppUnauthenticatedError()
-      if (!mayUseOrg(app, org)) throw refusalOf(new AppOrgForbiddenError(app.name, org), app.name, false)
+      // a CRM id shaped like another upstream's key name (`trial.1001`) is granted only by `*`, and has no key
+      const shadowed = shadowsUpstream(org, upstreams)
+      if (shadowed ? !app.anyOrg : !mayUseOrg(app, org))
+        throw refusalOf(new AppOrgForbiddenError(app.name, org), app.name, false)
       if (!mayUseEndpoint(app, endpointId, method))
         throw refusalOf(new AppEndpointForbiddenError(app.name, endpointId), app.name, true)
-      if (credentials.inject) {
-        const key = keys.get(org)
-        if (key === undefined) throw refusalOf(new NoApiKeyError(org), app.name, true)
-        return { app: app.name, authorization: 'Basic ' + Buffer.from(`${user}:${key}`, 'utf8').toString('base64') }
-      }
       // Without injection the client's Authorization goes on only when it holds no app token: a token in
       // the Basic password (the app's, not an API key), or sent there as well as in the token header, never does.
       const fromHeader = typeof headers[tokenHeader] === 'string'
-      return {
-        app: app.name,
-        authorization: fromHeader && !carriesToken(headers.authorization, table) ? undefined : null,
-      }
+      const own = fromHeader && !carriesToken(headers.authorization, table) ? undefined : null
+      if (!injection.inject) return { app: app.name, authorization: own }
+      const key = shadowed ? undefined : keyOf(org)
+      if (key === undefined) throw refusalOf(new NoApiKeyError(org), app.name, true)
+      const value = credentialValue(injection, user, key)
+      return injection.header === 'authorization'
+        ? { app: app.name, authorization: value }
+        : { app: app.name, authorization: own, injected: { header: injection.header, value } }
     },
     loaded,
     reload,

@@ -59,8 +59,20 @@ export class TokenTable {
   }
 }
 
-/** What an app may do: this organisation, this endpoint (by id or by method). */
-export const mayUseOrg = (app: KnownApp, org: string): boolean => app.anyOrg || app.orgs.has(org)
+/**
+ * What an app may do: this organisation, this endpoint (by id or by method). Another upstream's
+ * organisation (`trial 1001`, src/upstreams/scope.ts) is granted by `trial 1001`, `trial.1001`, or every
+ * one of that upstream by `trial *` / `trial.*` (docs/upstreams.md, "Credentials").
+ */
+export const mayUseOrg = (app: KnownApp, org: string): boolean =>
+  app.anyOrg || app.orgs.has(org) || grantedByUpstream(app.orgs, org)
+
+function grantedByUpstream(orgs: ReadonlySet<string>, scoped: string): boolean {
+  const space = scoped.indexOf(' ')
+  if (space < 0) return false
+  const upstream = scoped.slice(0, space)
+  return orgs.has(`${upstream} *`) || orgs.has(`${upstream}.*`) || orgs.has(`${upstream}.${scoped.slice(space + 1)}`)
+}
 /** A `GET` grant allows `HEAD` too: HTTP defines HEAD as GET without the body (RFC 9110 §9.3.2). */
 export const mayUseEndpoint = (app: KnownApp, endpointId: string, method: string): boolean =>
   app.anyEndpoint ||

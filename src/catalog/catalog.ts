@@ -120,7 +120,13 @@ export function compileCatalog(entries: readonly CatalogEntry[], options: Catalo
     if (byId.has(id)) throw new CatalogInvalidError(`the endpoint catalog lists ${id} twice`)
     const override = overrides.get(id)
     const limitSource: LimitSource =
-      override !== undefined ? 'override' : entry.limit === null ? 'unlisted' : 'published'
+      override !== undefined
+        ? 'override'
+        : options.configured === true
+          ? 'configured'
+          : entry.limit === null
+            ? 'unlisted'
+            : 'published'
     const rate = entry.rate ?? rates.get(id) ?? defaultRate
     const endpoint: Endpoint = Object.freeze({
       id,
@@ -208,7 +214,12 @@ export function compileCatalog(entries: readonly CatalogEntry[], options: Catalo
         method,
         template,
         limit: override ?? defaultLimit,
-        limitSource: override === undefined ? ('unknown' as const) : ('override' as const),
+        limitSource:
+          override !== undefined
+            ? ('override' as const)
+            : options.configured === true
+              ? ('configured' as const)
+              : ('unknown' as const),
         ...rateOf(rates.get(id) ?? defaultRate),
       })
     })

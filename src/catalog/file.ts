@@ -11,20 +11,25 @@ const TEMPLATE = /^\/$|^(?:\/(?:[A-Za-z0-9_-]+|\{[A-Za-z][A-Za-z0-9_]*\}))+$/
  * A rate, N requests per window (docs/redis-limiter.md, "Rates"), as an endpoint of the catalog or
  * `limits.rates` writes it: `{ requests: 100, windowMs: 10000 }`, optionally `burst` (default 1).
  */
+// Each message says what to write (docs/configuration.md, "When a setting is wrong").
+const REQUESTS = 'a whole number of requests ≥ 1, e.g. 100'
+const WINDOW = 'the window in ms, a whole number from 1 to 86400000, e.g. 10000'
+const BURST = 'how many may start together, a whole number ≥ 1 and at most requests'
 export const rateSchema = z
   .strictObject({
-    requests: z.number().int().positive(),
-    windowMs: z.number().int().min(1).max(86_400_000),
+    requests: z.number({ error: REQUESTS }).int(REQUESTS).positive(REQUESTS),
+    windowMs: z.number({ error: WINDOW }).int(WINDOW).min(1, WINDOW).max(86_400_000, WINDOW),
     /** how many may start together after a quiet spell; at most `requests` */
-    burst: z.number().int().positive().default(1),
+    burst: z.number({ error: BURST }).int(BURST).positive(BURST).default(1),
   })
   .refine((r) => r.burst <= r.requests, { path: ['burst'], message: 'must not be above requests' })
 
+const LIMIT = "a whole number ≥ 1 in progress at once, or null for the catalog's default"
 export const catalogEntrySchema = z.strictObject({
   method: z.string().regex(/^[A-Z]+$/, 'an upper-case HTTP method such as GET'),
   path: z.string().regex(TEMPLATE, 'a path template such as /accounts/{id}/contacts'),
   // null: the API publishes no limit ("–" in docs/api/limits-and-versions.md §4); the proxy applies `limits.default`
-  limit: z.number().int().positive().nullable(),
+  limit: z.number({ error: LIMIT }).int(LIMIT).positive(LIMIT).nullable(),
   /** a rate as well as (or instead of) the concurrency limit */
   rate: rateSchema.optional(),
   since: z

@@ -8,6 +8,8 @@ export type LimitSource =
   | 'unknown'
   /** set by `limits.overrides` in the settings */
   | 'override'
+  /** an own upstream's catalog (docs/upstreams.md): every limit is the operator's, none learned */
+  | 'configured'
 
 export interface Endpoint {
   /** `METHOD /template`, e.g. `GET /accounts/{id}/contacts`; the limiter key (and, but for some unknown paths, its name: Catalog.nameOf) */
@@ -83,4 +85,6 @@ export interface CatalogOptions {
   readonly overrides: Readonly<Record<string, number>>
   /** rates by endpoint id (`limits.rates`), `*` for every endpoint without its own; an endpoint's catalog rate comes first */
   readonly rates?: Readonly<Record<string, EndpointRate>>
+  /** every limit is the operator's (an own upstream's catalog): `configured`, never learned */
+  readonly configured?: boolean
 }

@@ -6,6 +6,7 @@ import { ConfigError } from '../errors/config-error.js'
 import { ENV_PREFIX, envBindings, parseEnvValue } from './env.js'
 import { MASK, maskSecretText } from '../log/secret-text.js'
 import { settingsSchema, type Settings } from './schema.js'
+import { upstreamKeysAt } from '../upstreams/settings.js'
 
 
 const bindings = envBindings(settingsSchema)
@@ -102,6 +103,18 @@ function shownPath(path: readonly PropertyKey[], merged: Tree): string[] {
   return ['apps', shownAppKey(raw[1]!, valueAt(merged, ['apps'])), ...raw.slice(2)]
 }
 
+/**
+ * A value that matches no branch of a union (a catalog: a file's path or a mapping) is reported by
+ * the branch of its kind, at the field inside it (`upstreams.1.catalog.default`), not as "Invalid
+ * input"; a value of no branch's kind keeps the union's own message, which says what to write.
+ */
+function unionBranch(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
+  if (issue.code !== 'invalid_union' || issue.errors.length === 0) return [issue]
+  const branch = issue.errors.find((b) => !b.every((i) => i.code === 'invalid_type' && i.path.length === 0))
+  if (branch === undefined) return [issue]
+  return branch.flatMap((i) => unionBranch({ ...i, path: [...issue.path, ...i.path] }))
+}
+
 function describe(issue: z.core.$ZodIssue, merged: Tree, origins: Origins): string {
   const path = issue.path.map(String)
   const underApps = path[0] === 'apps'
@@ -112,7 +125,9 @@ function describe(issue: z.core.$ZodIssue, merged: Tree, origins: Origins): stri
     const where = key === '(root)' ? '' : ` in ${key}`
     const names = shown.map((k) => (key === '(root)' ? k : `${key}.${k}`))
     const from = originAt(origins, [...path, issue.keys[0]!])
-    return `unknown setting${issue.keys.length > 1 ? 's' : ''}${where}: ${shown.join(', ')}${from ? ` (${from}, key ${names.join(', ')})` : ''}`
+    const known = upstreamKeysAt(path)
+    const allowed = known === undefined ? '' : `; known here: ${known.join(', ')}`
+    return `unknown setting${issue.keys.length > 1 ? 's' : ''}${where}: ${shown.join(', ')}${from ? ` (${from}, key ${names.join(', ')})` : ''}${allowed}`
   }
   const value = valueAt(merged, issue.path)
   const source = origin === undefined ? '' : origin.startsWith('env ') ? ` (${origin})` : ` (${origin}, key ${key})`
@@ -141,7 +156,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, overrides: Tr
   deepMerge(merged, overrides, origins)
   const result = settingsSchema.safeParse(merged)
   if (!result.success) {
-    const problems = result.error.issues.map((issue) => describe(issue, merged, origins))
+    const problems = result.error.issues.flatMap(unionBranch).map((issue) => describe(issue, merged, origins))
     throw new ConfigError(`invalid setting${problems.length > 1 ? 's' : ''}: ${problems.join('; ')}`, problems)
   }
   originsOf.set(result.data, origins)

@@ -39,6 +39,10 @@ export const settingsSchema = z.strictObject({
   if (settings.credentials.inject && !settings.apps.enabled) {
     ctx.addIssue({ code: 'custom', path: ['credentials', 'inject'], message: 'needs apps.enabled (SLUICE_APPS_ENABLED) on: without app identity anyone could use the keys' })
   }
+  settings.upstreams.forEach((u, i) => {
+    if (u.credentials?.inject === true && !settings.apps.enabled)
+      ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'credentials', 'inject'], message: 'needs apps.enabled (SLUICE_APPS_ENABLED) on: without app identity anyone could use the keys' })
+  })
   for (const problem of checkUpstreams(settings.basePath, settings.upstreams)) ctx.addIssue({ code: 'custom', ...problem })
 })
 

@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { appOfRefusal, orgAllowedInRefusal } from '../apps/errors.js'
 import type { AppGate, Caller } from '../apps/gate.js'
 import { UNKNOWN_ENDPOINT } from '../catalog/index.js'
+import type { Injection } from '../apps/injection.js'
 import type { Catalog, Endpoint } from '../catalog/types.js'
 import { QueueTimeoutError } from '../limiter/errors.js'
 import type { LearnOptions, Limiter, Permit, PermitKey } from '../limiter/types.js'
@@ -65,6 +66,8 @@ export interface ProxyContext {
   readonly upstreamName?: string
   /** statuses besides 429 retried when they carry Retry-After */
   readonly retryWithRetryAfter?: ReadonlySet<number>
+  /** whether sluice injects its key upstream, in which header and scheme; the CRM's rule when undefined */
+  readonly credentials?: Injection
 }
 
 /**
@@ -141,7 +144,7 @@ export function createProxyHandler(ctx: ProxyContext) {
       // The organisation as the limiter, identity, versions and reuse know it: scoped by the upstream (src/upstreams/scope.ts).
       const instance = upstreamName === undefined ? trace.instance : scopedInstance(upstreamName, trace.instance)
       // ── identity (src/apps), then the refusals that wait for it
-      const caller = identify(apps, request, trace, admission.endpoint, instance)
+      const caller = identify(apps, request, trace, admission.endpoint, instance, ctx.credentials)
       if (!admission.ok) throw admission.error
       // ── versions (src/versioning)
       const decision = decideVersion(versioning, request.headers, admission.endpoint, instance, trace, reply)
@@ -284,10 +287,17 @@ export function createProxyHandler(ctx: ProxyContext) {
 }
 
 /** Identity (src/apps): which app is calling, and which Authorization goes upstream; throws its 401/403. */
-function identify(apps: AppGate, request: FastifyRequest, trace: Trace, endpoint: Endpoint, instance: string): Caller {
+function identify(
+  apps: AppGate,
+  request: FastifyRequest,
+  trace: Trace,
+  endpoint: Endpoint,
+  instance: string,
+  injection: Injection | undefined,
+): Caller {
   let caller: Caller
   try {
-    caller = apps.resolve(request.headers, instance, endpoint.id, request.method, trace.instance)
+    caller = apps.resolve(request.headers, instance, endpoint.id, request.method, trace.instance, injection)
   } catch (err) {
     // a 403 of a known app is that app's refusal (metrics, access line); a 401 has no app, and
     // records no organisation, nor does a 403 for one the app may not use (what it names may be a token)

@@ -65,6 +65,7 @@ export function upstreamRequest(
   headers['x-request-id'] = request.id
   if (caller.authorization === null) delete headers.authorization
   else if (caller.authorization !== undefined) headers.authorization = caller.authorization
+  if (caller.injected !== undefined) headers[caller.injected.header] = caller.injected.value
   if (rules.appendAddress) appendForwardedFor(headers, request.raw.socket.remoteAddress)
   if (decision.upstream === undefined) delete headers[rules.versionHeader]
   else headers[rules.versionHeader] = decision.upstream

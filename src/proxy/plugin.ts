@@ -58,6 +58,7 @@ function routedHandler(ctx: ProxyContext): ReturnType<typeof createProxyHandler>
         versioning: route.versioning,
         upstreamName: route.name,
         retryWithRetryAfter: route.retryWithRetryAfter,
+        credentials: route.credentials,
       }),
     ]),
   )

@@ -1,3 +1,4 @@
+import type { Injection } from '../apps/injection.js'
 import type { Catalog } from '../catalog/types.js'
 import type { VersionDecision } from '../versioning/index.js'
 import { belowPrefix } from './admission.js'
@@ -26,6 +27,8 @@ export interface UpstreamRoute extends RouteBase {
   readonly versioning: ProxyVersioning
   /** statuses besides 429 that send the request back into its queue when they carry Retry-After */
   readonly retryWithRetryAfter: ReadonlySet<number>
+  /** whether sluice injects its key, in which header and scheme (docs/upstreams.md, "Credentials") */
+  readonly credentials: Injection
 }
 
 export class Routes<R extends RouteBase = UpstreamRoute> {

@@ -38,7 +38,15 @@ export interface ReuseDeps {
   readonly budget?: MemoryBudget
   /** each app's `maxQueued` (`fairness.apps`): its followers count toward it; none: Infinity */
   readonly maxQueuedOf?: (app: string) => number
+  /** told once per process, when one call first gathers HEAVY_FOLLOWERS followers (docs/reuse.md) */
+  readonly warn?: (fields: Record<string, unknown>, message: string) => void
 }
+
+/**
+ * Followers of one call that make identical reads "heavy": a load test of one URL then measures
+ * coalescing, not the API (docs/reuse.md, "Identical requests in a load test").
+ */
+export const HEAVY_FOLLOWERS = 20
 
 /** How often followers of a call that gave up before answering try to share another (then each calls alone). */
 const MAX_ROUNDS = 3
@@ -61,6 +69,7 @@ export class Reuse {
   readonly #maxFollowers: number
   readonly #cache: AnswerCache | undefined
   readonly #metrics: ReuseMetrics
+  #warn: ReuseDeps['warn']
 
   constructor(
     private readonly coalesce: CoalesceSettings,
@@ -76,6 +85,7 @@ export class Reuse {
       )
       throw new ConfigError(`invalid settings:\n  - ${problems.join('\n  - ')}`, problems)
     }
+    this.#warn = deps.warn
     this.#keys = new ReuseKeys(deps.appsArePrincipals)
     this.#maxFollowers = deps.maxFollowers
     this.#coalescer = new Coalescer(deps.maxFollowers, deps.maxQueuedOf)
@@ -102,6 +112,17 @@ export class Reuse {
   /** A request of `app` begins waiting for a permit on (instance, endpoint): its followers there may not fill its `maxQueued` meanwhile. */
   waitBegins(instance: string, endpointId: string, app: string): (() => void) | undefined {
     return this.#coalescer.waitBegins(`${instance}\n${endpointId}`, app)
+  }
+
+  /** A request follows a call that has `followers` now: the first heavy one is logged, once. */
+  followed(followers: number, request: ReuseRequest): void {
+    const warn = this.#warn
+    if (followers < HEAVY_FOLLOWERS || warn === undefined) return
+    this.#warn = undefined
+    warn(
+      { followers, app: request.app, endpoint: request.endpointId },
+      'identical GETs are being coalesced heavily (one upstream call answers them all): a load test of one URL measures sluice, not the API; vary the query or set coalesce.enabled: false (logged once)',
+    )
   }
 
   status(): ReuseStatus {
@@ -170,6 +191,7 @@ export class ReuseTicket {
         return undefined
       }
       const call = joined.follow
+      this.reuse.followed(call.followers, this.request)
       const result = await untilAborted(call.result, signal())
       coalescer.leave(call, app)
       if (result === undefined) return undefined // the client left; the proxy sees it gone

@@ -3,6 +3,7 @@ import { parse as parseYaml } from 'yaml'
 import { compileCatalog, DEFAULT_CATALOG_FILE, loadCatalog } from '../catalog/index.js'
 import type { Catalog, CatalogOptions, Endpoint } from '../catalog/types.js'
 import { ConfigError } from '../errors/config-error.js'
+import { crmInjection, type Injection } from './credentials.js'
 import { PROFILES } from './profiles.js'
 import { DEFAULT_UPSTREAM } from './scope.js'
 import { upstreamCatalogSchema, type InstanceRule, type UpstreamCatalog, type UpstreamEntry } from './settings.js'
@@ -19,11 +20,15 @@ export interface UpstreamPlan {
   /** the target root */
   readonly url: string
   readonly catalog: Catalog
+  /** the limit of a path its catalog does not list */
+  readonly defaultLimit: number
   readonly instance: InstanceRule
   /** statuses besides 429 retried when they carry Retry-After */
   readonly retryWithRetryAfter: ReadonlySet<number>
   /** whether the CRM's version policy applies */
   readonly versions: boolean
+  /** whether sluice injects its key, in which header and scheme (docs/upstreams.md, "Credentials") */
+  readonly credentials: Injection
 }
 
 /** What resolving reads of the settings. */
@@ -36,6 +41,8 @@ export interface UpstreamsInput {
     readonly rates?: CatalogOptions['rates']
   }
   readonly upstreams: readonly UpstreamEntry[]
+  /** `credentials.inject`: every upstream's default */
+  readonly credentials?: { readonly inject: boolean }
 }
 
 /** The id of the one key every path of a `per: upstream` catalog shares (not listed otherwise). */
@@ -54,15 +61,18 @@ export function resolveUpstreams(
     overrides: input.limits.overrides,
     ...(input.limits.rates === undefined ? {} : { rates: input.limits.rates }),
   })
+  const inject = input.credentials?.inject ?? false
   const plans: UpstreamPlan[] = [
     {
       name: DEFAULT_UPSTREAM,
       prefix: input.basePath,
       url: input.upstream,
       catalog: crm,
+      defaultLimit: input.limits.default,
       instance: { from: 'basic' },
       retryWithRetryAfter: new Set(),
       versions: true,
+      credentials: crmInjection(inject),
     },
   ]
   input.upstreams.forEach((entry, i) => {
@@ -72,18 +82,32 @@ export function resolveUpstreams(
     const source =
       entry.catalog ?? (profile === undefined || 'crm' in profile.catalog ? undefined : profile.catalog.file)
     // no catalog of its own and none from the profile: the CRM's (the schema refuses an upstream with neither)
+    const own =
+      source === undefined ? undefined : typeof source === 'string' ? readUpstreamCatalog(source, key, where) : source
     const catalog =
-      source === undefined
+      own === undefined
         ? crm
-        : catalogOf(typeof source === 'string' ? readUpstreamCatalog(source, key, where) : source, key)
+        : catalogOf(
+            own,
+            key,
+            where,
+            // an own catalog's limits are the operator's; a profile's file holds what its API publishes
+            entry.catalog !== undefined,
+          )
     plans.push({
       name: entry.name,
       prefix: entry.prefix,
       url: entry.url,
       catalog,
+      defaultLimit: own?.default ?? input.limits.default,
       instance: entry.instance ?? profile?.instance ?? { from: 'upstream' },
       retryWithRetryAfter: new Set(entry.retryWithRetryAfter ?? profile?.retryWithRetryAfter ?? []),
       versions: profile?.versions === true && entry.catalog === undefined,
+      credentials: {
+        inject: entry.credentials?.inject ?? inject,
+        header: entry.credentials?.header ?? 'authorization',
+        scheme: entry.credentials?.scheme ?? 'basic',
+      },
     })
   })
   return plans
@@ -117,16 +141,23 @@ function readUpstreamCatalog(file: string, key: string, where: (key: string) => 
 }
 
 /** Compiles an upstream's catalog; `per: upstream` sends every path not listed to one shared key. */
-function catalogOf(source: UpstreamCatalog, key: string): Catalog {
+function catalogOf(
+  source: UpstreamCatalog,
+  key: string,
+  where: (key: string) => string | undefined,
+  configured: boolean,
+): Catalog {
   let compiled: Catalog
   try {
     compiled = compileCatalog(source.endpoints, {
       defaultLimit: source.default,
       overrides: {},
+      configured,
       ...(source.rate === undefined ? {} : { rates: { '*': source.rate } }),
     })
   } catch (err) {
-    throw new ConfigError(`invalid setting: ${key}: ${(err as Error).message}`, [key])
+    const from = where(key)
+    throw new ConfigError(`invalid setting: ${key}${from ? ` (${from})` : ''}: ${(err as Error).message}`, [key])
   }
   if (source.per === 'endpoint') return compiled
   const whole: Endpoint = Object.freeze({
@@ -134,7 +165,7 @@ function catalogOf(source: UpstreamCatalog, key: string): Catalog {
     method: 'ALL',
     template: '/*',
     limit: source.default,
-    limitSource: 'published',
+    limitSource: configured ? 'configured' : 'published',
     ...(source.rate === undefined ? {} : { rate: Object.freeze({ ...source.rate }) }),
   })
   const known = new Set(compiled.endpoints.map((e) => e.id))
@@ -142,7 +173,7 @@ function catalogOf(source: UpstreamCatalog, key: string): Catalog {
     endpoints: Object.freeze([...compiled.endpoints, whole]),
     match(method, rawPath) {
       const result = compiled.match(method, rawPath)
-      return result.ok && result.endpoint.limitSource === 'unknown' ? { ...result, endpoint: whole } : result
+      return result.ok && !known.has(result.endpoint.id) ? { ...result, endpoint: whole } : result
     },
     nameOf: (id) => (id === WHOLE_UPSTREAM_ENDPOINT || known.has(id) ? id : compiled.nameOf(id)),
   }

@@ -126,6 +126,7 @@ describe('helm/sluice read as text', () => {
       'redis-tls.yaml',
       'shared-egress.yaml',
       'sidecar.yaml',
+      'upstreams.yaml',
     ])
     for (const file of files) {
       const example = readYamlFile(file) as Tree

@@ -89,6 +89,7 @@ describe('the start-up line', () => {
       coalescing: true,
       fairness: { interactive: ['web'], batch: ['batch (weight 2)'], unlisted: 'interactive', interactiveBoost: 4 },
       versions: { calendar: 'built-in', retired: 'rewrite to next', missing: 'pin 2.10', gate: 'warn' },
+      reload: { onSighup: ['apps.file', 'credentials.keysDir'], otherSettings: 'restart every replica' },
     })
   })
 

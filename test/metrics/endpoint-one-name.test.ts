@@ -58,6 +58,8 @@ describe('an endpoint outside the catalog has one name in the log, /metrics and 
         endpoint: 'GET /accounts/{id}',
         limit: 5,
         learned: { value: 5, ceiling: 50 },
+        // learnable, but still at its start (limits.default): configured, not learned (src/upstreams/status.ts)
+        limitSource: 'configured',
         inFlight: 2,
         queued: 0,
         oldestWaitMs: 0,
@@ -94,6 +96,7 @@ describe('an endpoint outside the catalog has one name in the log, /metrics and 
         instance: 'org8',
         endpoint: 'unknown',
         limit: 10,
+        limitSource: 'configured',
         inFlight: 3,
         queued: 0,
         oldestWaitMs: 0,

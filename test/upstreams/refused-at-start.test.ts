@@ -76,7 +76,7 @@ describe('an upstream list that cannot be served is refused at start', () => {
     expect(
       await refusal(upstreams([{ name: 'x', prefix: '/x', url: 'https://x.example', catalog: { default: 0 } }])),
     ).toBe(
-      'sluice: invalid setting: upstreams.0.catalog.default (env SLUICE_UPSTREAMS): Too small: expected number to be >0; got 0',
+      'sluice: invalid setting: upstreams.0.catalog.default (env SLUICE_UPSTREAMS): the limit of every path not listed, a whole number ≥ 1 (e.g. default: 4); got 0',
     )
     const dir = mkdtempSync(join(tmpdir(), 'sluice-upstreams-'))
     const catalog = join(dir, 'catalog.yaml')

@@ -81,7 +81,7 @@ Every SLUICE_* name used here is a real setting: test/deploy checks them against
           name: {{ . }}
           key: {{ $v.adminToken.existingSecretKey }}
     {{- end }}
-    {{- if $v.settings }}
+    {{- if include "sluice.settingsDoc" $ctx }}
     - name: SLUICE_CONFIG
       value: {{ include "sluice.settingsPath" $ctx }}
     {{- end }}
@@ -138,7 +138,7 @@ Every SLUICE_* name used here is a real setting: test/deploy checks them against
   volumeMounts:
     - name: sluice-tmp
       mountPath: /tmp
-    {{- if $v.settings }}
+    {{- if include "sluice.settingsDoc" $ctx }}
     - name: sluice-settings
       mountPath: {{ include "sluice.settingsPath" $ctx | dir }}
       readOnly: true
@@ -164,7 +164,7 @@ Every SLUICE_* name used here is a real setting: test/deploy checks them against
 - name: sluice-tmp
   emptyDir:
     sizeLimit: 16Mi
-{{- if .Values.settings }}
+{{- if include "sluice.settingsDoc" . }}
 - name: sluice-settings
   configMap:
     name: {{ include "sluice.fullname" . }}-settings
@@ -195,6 +195,16 @@ Every SLUICE_* name used here is a real setting: test/deploy checks them against
           items:
             - key: {{ .secretKey | default "apiKey" }}
               path: {{ .org | quote }}
+      {{- end }}
+      {{- /* Another upstream's keys as <name>.<instance>: a name a Secret key and a file may both have (docs/upstreams.md, "Credentials"). */}}
+      {{- range $u := .Values.upstreams }}
+      {{- range $u.keys }}
+      - secret:
+          name: {{ .secretName }}
+          items:
+            - key: {{ .secretKey | default "apiKey" }}
+              path: {{ printf "%s.%s" $u.name (toString .instance) | quote }}
+      {{- end }}
       {{- end }}
 {{- end }}
 {{- with .Values.extraVolumes }}

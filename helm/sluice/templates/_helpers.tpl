@@ -151,7 +151,33 @@ mounts the volume, so "others" there is sluice itself (docs/deploy.md, "Sidecar"
 
 {{/* "true" when any Secret holds organisations' API keys for injection. */}}
 {{- define "sluice.hasKeys" -}}
-{{- if and .Values.credentials.inject (or .Values.credentials.existingSecret .Values.credentials.orgKeys) -}}true{{- end -}}
+{{- if or (and .Values.credentials.inject (or .Values.credentials.existingSecret .Values.credentials.orgKeys)) (include "sluice.upstreamKeys" .) -}}true{{- end -}}
+{{- end -}}
+
+{{/* Whether some upstream of the chart value upstreams names keys (each injected, docs/upstreams.md "Credentials"). */}}
+{{- define "sluice.upstreamKeys" -}}
+{{- range .Values.upstreams -}}{{- if .keys -}}true{{- end -}}{{- end -}}
+{{- end -}}
+
+{{/*
+The settings file: settings, with settings.upstreams from the chart value upstreams: each entry as it
+is but for its keys (projected into the keys directory as <name>.<instance>) and its catalogFile
+(shipped in the same ConfigMap as catalog-<name>.yaml and named as its catalog). Empty: no file.
+*/}}
+{{- define "sluice.settingsDoc" -}}
+{{- $settings := deepCopy (.Values.settings | default dict) -}}
+{{- if .Values.upstreams -}}
+{{- $list := list -}}
+{{- range .Values.upstreams -}}
+{{- $u := omit . "keys" "catalogFile" -}}
+{{- if .catalogFile -}}
+{{- $_ := set $u "catalog" (printf "/etc/sluice/catalog-%s.yaml" .name) -}}
+{{- end -}}
+{{- $list = append $list $u -}}
+{{- end -}}
+{{- $_ := set $settings "upstreams" $list -}}
+{{- end -}}
+{{- if $settings -}}{{- toYaml $settings -}}{{- end -}}
 {{- end -}}
 
 {{/*
@@ -183,6 +209,22 @@ Included by templates/validate.yaml, so it runs in both modes.
 {{- range $key := list "enabled" "file" -}}
 {{- if hasKey (dig "apps" dict $settings) $key -}}
 {{- fail (printf "sluice: settings.apps.%s is set by the chart: use the chart values apps.enabled and apps.existingSecret (the app list as a mounted Secret) instead" $key) -}}
+{{- end -}}
+{{- end -}}
+{{- if and (hasKey $settings "upstreams") $v.upstreams -}}
+{{- fail "sluice: both settings.upstreams and the chart value upstreams are set: list the upstreams once, in upstreams (it also takes their catalogFile and keys)" -}}
+{{- end -}}
+{{- $names := list -}}
+{{- range $v.upstreams -}}
+{{- if has .name $names -}}
+{{- fail (printf "sluice: upstreams names %s twice" .name) -}}
+{{- end -}}
+{{- $names = append $names .name -}}
+{{- if and .catalogFile .catalog -}}
+{{- fail (printf "sluice: upstreams %s has both catalog and catalogFile: give one" .name) -}}
+{{- end -}}
+{{- if and .keys (not $v.apps.enabled) -}}
+{{- fail (printf "sluice: upstreams %s has keys, which sluice injects: that needs apps.enabled (without app identity anyone who reaches sluice could use them)" .name) -}}
 {{- end -}}
 {{- end -}}
 {{- if hasKey $settings "credentials" -}}
@@ -281,7 +323,7 @@ settings file and the Secrets above. The Deployment carries them; an app's pod t
 the sidecar includes "sluice.sidecarPodAnnotations" (_sidecar.tpl) for the same.
 */}}
 {{- define "sluice.podChecksums" -}}
-checksum/sluice-settings: {{ toYaml .Values.settings | sha256sum }}
+checksum/sluice-settings: {{ print (include "sluice.settingsDoc" .) (.Values.upstreams | default list | toYaml) | sha256sum }}
 {{- with include "sluice.secretChecksum" . }}
 checksum/sluice-secret: {{ . }}
 {{- end }}

@@ -69,21 +69,72 @@
   function keyId(k) {
     return orgOf(k) + '|' + k.endpoint
   }
+  // keys grouped by upstream, the CRM's (no `upstream`) first, then by instance and endpoint
+  function byUpstream(a, b) {
+    var u = a.upstream || '',
+      v = b.upstream || ''
+    if (u !== v) return u < v ? -1 : 1
+    var x = orgOf(a),
+      y = orgOf(b)
+    return x < y ? -1 : x > y ? 1 : a.endpoint < b.endpoint ? -1 : a.endpoint > b.endpoint ? 1 : 0
+  }
 
-  function renderKeys(keys) {
+  // A key's rate from /status `rates` (docs/redis-limiter.md, "Rates"): N per window, where it came
+  // from when /status says, and the next free start.
+  function ratesById(rates) {
+    var byId = new Map()
+    if (Array.isArray(rates))
+      rates.forEach(function (r) {
+        byId.set(keyId(r), r)
+      })
+    return byId
+  }
+  function rateText(r) {
+    var rate = r && (r.learned || r.rate)
+    if (!rate) return '—'
+    var text = num(rate.requests) + ' / ' + duration(rate.windowMs)
+    if (r.source) text += ' ' + r.source
+    else if (r.learned) text += ' learned'
+    var next = num(r.nextStartMs)
+    return text + (next > 0 ? ' · next in ' + duration(next) : ' · next now')
+  }
+  function renderRate(cell, r) {
+    setText(cell, rateText(r))
+    cell.setAttribute('data-next-start-ms', String(r ? num(r.nextStartMs) : 0))
+  }
+
+  // The limit and where it comes from: published by the API, configured, or learned (README "Learned limits")
+  function renderLimit(cell, k, limit) {
+    var learned = k.learned && typeof k.learned.value === 'number' ? k.learned : null
+    // /status says where the limit comes from; without it (an older replica), a learned value is called learned
+    var source = k.limitSource || (learned ? 'learned' : '')
+    setNum(cell, limit, source ? limit + ' ' + source : undefined)
+    cell.setAttribute('data-source', source)
+    cell.classList.toggle('learned', source === 'learned')
+    if (learned) {
+      cell.setAttribute('data-learned', String(learned.value))
+      cell.setAttribute(
+        'title',
+        'learned from the answers of the API: ' + learned.value.toFixed(2) + ', never above ' + learned.ceiling,
+      )
+    } else {
+      cell.removeAttribute('data-learned')
+      cell.removeAttribute('title')
+    }
+  }
+
+  function renderKeys(keys, rates) {
     var body = $('#keys tbody')
     var filter = ($('#filter').value || '').trim().toLowerCase()
-    var sorted = keys.slice().sort(function (a, b) {
-      var x = orgOf(a),
-        y = orgOf(b)
-      return x < y ? -1 : x > y ? 1 : a.endpoint < b.endpoint ? -1 : a.endpoint > b.endpoint ? 1 : 0
-    })
+    var rateOf = ratesById(rates)
+    var sorted = keys.slice().sort(byUpstream)
     var existing = new Map()
     body.querySelectorAll('tr[data-key]').forEach(function (tr) {
       existing.set(tr.getAttribute('data-key'), tr)
     })
     var seen = new Set()
     var prevInstance = null
+    var prevUpstream = null
     var shown = 0
     // rows are moved only when out of place, so a steady table causes no DOM churn
     var next = body.firstElementChild
@@ -96,21 +147,8 @@
         queued = num(k.queued),
         oldest = num(k.oldestWaitMs)
       setNum(tr.querySelector('[data-field=inFlight]'), inFlight)
-      var limitCell = tr.querySelector('[data-field=limit]')
-      var learned = k.learned && typeof k.learned.value === 'number' ? k.learned : null
-      // a learned limit is marked, with the learned value and its ceiling on hover (README "Learned limits")
-      setNum(limitCell, limit, learned ? limit + ' learned' : undefined)
-      limitCell.classList.toggle('learned', !!learned)
-      if (learned) {
-        limitCell.setAttribute('data-learned', String(learned.value))
-        limitCell.setAttribute(
-          'title',
-          'learned from the answers of the API: ' + learned.value.toFixed(2) + ', never above ' + learned.ceiling,
-        )
-      } else {
-        limitCell.removeAttribute('data-learned')
-        limitCell.removeAttribute('title')
-      }
+      renderLimit(tr.querySelector('[data-field=limit]'), k, limit)
+      renderRate(tr.querySelector('[data-field=rate]'), rateOf.get(id))
       setNum(tr.querySelector('[data-field=queued]'), queued)
       var o = tr.querySelector('[data-field=oldestWaitMs]')
       setNum(o, oldest, duration(oldest))
@@ -128,7 +166,9 @@
       tr.hidden = !visible
       if (visible) {
         tr.classList.toggle('instance-first', orgOf(k) !== prevInstance)
+        tr.classList.toggle('upstream-first', (k.upstream || '') !== prevUpstream && shown > 0)
         prevInstance = orgOf(k)
+        prevUpstream = k.upstream || ''
         shown++
       }
       if (tr === next) next = next.nextElementSibling
@@ -141,7 +181,7 @@
     if (shown === 0) {
       if (!empty) {
         empty = el('tr', { class: 'empty' })
-        empty.appendChild(el('td', { colspan: '8' }))
+        empty.appendChild(el('td', { colspan: '9' }))
       }
       setText(
         empty.firstChild,
@@ -167,7 +207,7 @@
   }
 
   function newKeyRow(k) {
-    var tr = el('tr', { 'data-key': keyId(k) })
+    var tr = el('tr', { 'data-key': keyId(k), 'data-upstream': k.upstream || 'neon' })
     tr.appendChild(el('td', { class: 'instance', 'data-field': 'instance' }, orgOf(k)))
     tr.appendChild(el('td', { class: 'endpoint', 'data-field': 'endpoint' }, k.endpoint))
     var barCell = el('td', { class: 'bar-cell' })
@@ -175,11 +215,48 @@
     bar.appendChild(el('span'))
     barCell.appendChild(bar)
     tr.appendChild(barCell)
-    ;['inFlight', 'limit', 'queued', 'oldestWaitMs'].forEach(function (f) {
+    ;['inFlight', 'limit', 'rate', 'queued', 'oldestWaitMs'].forEach(function (f) {
       tr.appendChild(el('td', { class: 'num', 'data-field': f }))
     })
     tr.appendChild(el('td', { class: 'apps', 'data-field': 'apps' }))
     return tr
+  }
+
+  // Each upstream (docs/upstreams.md): its route, whether sluice injects its keys, its active keys
+  // and their load from `keys`, and the 429s it answered (/status `upstreams`).
+  function renderUpstreams(upstreams, keys) {
+    var section = $('#upstreams')
+    var body = $('#upstreams tbody')
+    var rows = Array.isArray(upstreams) ? upstreams : []
+    section.hidden = rows.length === 0
+    while (body.firstChild) body.firstChild.remove()
+    rows.forEach(function (u) {
+      var mine = keys.filter(function (k) {
+        return (k.upstream || 'neon') === u.name
+      })
+      var sum = function (f) {
+        return mine.reduce(function (n, k) {
+          return n + num(k[f])
+        }, 0)
+      }
+      var tr = el('tr', { 'data-upstream': String(u.name) })
+      tr.appendChild(el('td', { 'data-field': 'name' }, u.name))
+      tr.appendChild(el('td', { 'data-field': 'prefix' }, u.prefix))
+      var creds = u.credentials === 'injected' ? 'key injected (' + u.header + ')' : "apps' own"
+      tr.appendChild(el('td', { 'data-field': 'credentials' }, creds))
+      ;[
+        ['keys', mine.length],
+        ['inFlight', sum('inFlight')],
+        ['queued', sum('queued')],
+        ['upstream429s', num(u.upstream429s)],
+      ].forEach(function (f) {
+        var td = el('td', { class: 'num', 'data-field': f[0] })
+        setNum(td, f[1])
+        tr.appendChild(td)
+      })
+      if (num(u.upstream429s) > 0) tr.querySelector('[data-field=upstream429s]').classList.add('late-text')
+      body.appendChild(tr)
+    })
   }
 
   // Each app's share of a key (README "Fair share between apps"): the permits it holds and the waiters
@@ -376,7 +453,9 @@
 
   function render(s) {
     renderHeader(s)
-    renderKeys(Array.isArray(s.keys) ? s.keys : [])
+    var keys = Array.isArray(s.keys) ? s.keys : []
+    renderUpstreams(s.upstreams, keys)
+    renderKeys(keys, s.rates)
     renderSaved(s.reuse)
     renderShares(s.memory, s.reuse)
     renderVersions(s.versions)
@@ -426,7 +505,7 @@
   }
 
   $('#filter').addEventListener('input', function () {
-    if (last) renderKeys(Array.isArray(last.keys) ? last.keys : [])
+    if (last) renderKeys(Array.isArray(last.keys) ? last.keys : [], last.rates)
   })
   setText($('[data-field=refresh]'), refreshMs / 1000 + ' s')
   poll()

@@ -39,6 +39,7 @@ td.learned { font-style: italic; }
 td.endpoint { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }
 tr.instance-first td.instance { font-weight: 600; }
 tr:not(.instance-first) td.instance { color: transparent; }
+tr.upstream-first td { border-top: 2px solid var(--muted); }
 tr.waiting { background: #fff8e6; }
 tr.late { background: #fdecec; }
 td.bar-cell { width: 32%; min-width: 160px; }
