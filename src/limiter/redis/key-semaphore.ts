@@ -11,6 +11,8 @@ import { Waiter, type WaiterState, type WaiterWatch } from './waiter.js'
 /** Every 30th sync also clears dead replicas' liveness fields from the meta hash (it reads the whole hash). */
 const SWEEP_EVERY = 30
 
+/** Epochs a sync writes: unique in this process, so a state older than a key's last sync never holds the one expected. */
+let epochs = 0
 /**
  * One shared semaphore — an (instance, endpoint) pair — as this replica knows it, and the one owner of
  * that state (docs/redis-limiter.md, "The replica's side"): its waiters and their lifecycle
@@ -37,6 +39,10 @@ export class KeySemaphore {
   #drops: Set<string> | undefined
   /** a script found that Redis no longer knew this replica (it lost its data): the next sync counts held permits again */
   #recount = false
+  /** Redis may be another server or an older state (a reconnect): the next sync removes this replica's ghosts */
+  #reconcile = false
+  /** the epoch the last sync wrote ('' when not known: none yet, or the sync failed) */
+  #epoch = ''
   #safety: NodeJS.Timeout | undefined
   #safetyAt = 0
   #syncing: Promise<void> | undefined
@@ -155,7 +161,7 @@ export class KeySemaphore {
     this.#bounds.moved(waiter, from, to)
     if (!waiter.live) {
       if (this.#waiters.get(waiter.id) === waiter) this.#waiters.delete(waiter.id)
-      this.#context.left(waiter)
+      this.#context.left(waiter, from)
     }
     this.#context.moved?.(waiter, from, to)
   }
@@ -224,13 +230,6 @@ export class KeySemaphore {
     else this.#bounds.enter(waiter)
     waiter.move('sending')
     return waiter
-  }
-
-  /** ids of the waiters Redis has in the queue (for sync) */
-  #queuedIds(): string[] {
-    const ids: string[] = []
-    for (const w of this.#waiters.values()) if (w.state === 'queued') ids.push(w.id)
-    return ids
   }
 
   /** The waiter of that id, if it is queued. */
@@ -312,15 +311,34 @@ export class KeySemaphore {
     const drop = this.#drops === undefined ? [] : [...this.#drops]
     this.#drops = undefined
     const sweep = this.#syncs++ % SWEEP_EVERY === 0
+    // queued, and others Redis may have (an acquire on its way, a grant being confirmed): a reconciliation keeps both
+    const waiting: string[] = []
+    const keep: string[] = []
+    for (const w of this.#waiters.values()) if (w.sent) (w.state === 'queued' ? waiting : keep).push(w.id)
     return {
       sentAt: now,
       mark: this.head.mark,
-      waiting: this.#queuedIds(),
+      waiting,
       drop,
       renewing: this.held.ids(),
       recount: this.#recount,
       sweep,
+      expectEpoch: this.#epoch,
+      epoch: `${++epochs}`,
+      reconcile: this.#reconcile,
+      keep,
     }
+  }
+
+  /** Redis may come back as another server or an older state (a failover): reconcile and count again (docs/redis-limiter.md, "Failure modes"). */
+  mayHaveMoved(): void {
+    this.#reconcile = true
+    this.#recount = true
+  }
+
+  /** A sync failed: it may or may not have run, so the epoch it wrote is not known. */
+  syncFailed(): void {
+    this.#epoch = ''
   }
 
   /** What every sync reply says: held permits counted again, liveness announced, limit, head. */
@@ -329,6 +347,8 @@ export class KeySemaphore {
     reply: { readonly limit: number | undefined; readonly head: string | undefined; readonly forgot: boolean },
   ): void {
     if (sent.recount) this.#recount = false
+    if (sent.reconcile) this.#reconcile = false
+    this.#epoch = sent.epoch
     // It found Redis had lost its data: a grant made before the loss but read after this sync went
     // out was not in its list, so the next sync counts again too (once: that one finds us known).
     if (reply.forgot) this.#recount = true

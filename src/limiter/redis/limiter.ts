@@ -18,7 +18,7 @@ import type {
 import { connect, type Connections } from './connection.js'
 import { Fallback } from './fallback.js'
 import { LeaseLostError } from './errors.js'
-import type { RedisLimiterDeps, RedisLimiterLog } from './limiter-deps.js'
+import { dataLossLogs, type RedisLimiterDeps, type RedisLimiterLog } from './limiter-deps.js'
 import { heartbeat } from './heartbeat/index.js'
 import { globalKeysOf, grantChannelPrefix, type GlobalKeys } from './keys.js'
 import { limiterStatus } from './limiter-status.js'
@@ -109,11 +109,7 @@ export class RedisLimiter implements Limiter {
         keyBroken: (key, err) => this.#keyBroken(key, err),
         reroute: (ticket) => this.#route(ticket),
         lost: (permit) => this.#permitLost(permit),
-        recounted: (key, { counted, heldBack }) =>
-          this.#log.warn(
-            { instance: key.instance, endpoint: key.endpoint, count: counted, heldBack },
-            'limiter: Redis had lost its data; the permits in flight were counted again, those not sent yet given back',
-          ),
+        ...dataLossLogs(this.#log),
         bug: (err) =>
           this.#log.error({ err }, 'limiter: bug: a waiter was asked for a move its lifecycle does not allow; refused'),
       },

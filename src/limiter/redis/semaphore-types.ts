@@ -25,6 +25,12 @@ export interface SyncSent {
   readonly renewing: readonly string[]
   readonly recount: boolean
   readonly sweep: boolean
+  /** the epoch the previous sync wrote ('' unknown) and the one this sync writes (docs/redis-limiter.md, "Failure modes") */
+  readonly expectEpoch: string
+  readonly epoch: string
+  readonly reconcile: boolean
+  /** ids Redis may have of waiters not queued (an acquire on its way, a grant being confirmed): a reconciliation keeps them */
+  readonly keep: readonly string[]
 }
 
 /** What a semaphore needs from the replica around it. */
@@ -33,7 +39,8 @@ export interface SemaphoreContext {
   readonly syncMs: number
   /** a waiter was made (`new`) or reached an end: the replica's index of waiters by id follows */
   joined(waiter: Waiter): void
-  left(waiter: Waiter): void
+  /** `from`: the state it left (it was in Redis's queue: a grant of its id may still come) */
+  left(waiter: Waiter, from: WaiterState): void
   /** a script said which limit is in force */
   limitHeard(sem: KeySemaphore, limit: number): void
   illegal(err: IllegalTransitionError): void

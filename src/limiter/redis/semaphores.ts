@@ -8,6 +8,8 @@ import type { IllegalTransitionError, Waiter, WaiterState } from './waiter.js'
 
 /** How many keys the memos below keep, least recently used forgotten first; past it a key costs a hash, an announcement or a learned start again. */
 const KEYS_REMEMBERED = 10_000
+/** How many waiters done here are remembered by id, for a grant that comes for one (see `retired`). */
+const RETIRED_REMEMBERED = 4_096
 
 export interface SemaphoresConfig {
   readonly prefix: string
@@ -27,6 +29,11 @@ export class Semaphores {
   readonly #tags = new BoundedMap<string, string>(KEYS_REMEMBERED)
   /** the limit in force each semaphore last had: a key used again starts from it */
   readonly #known = new BoundedMap<string, number>(KEYS_REMEMBERED)
+  /**
+   * Waiters that were in Redis's queue and are done here, by id: a grant of one (a message after a
+   * withdrawal, or after Redis's state went back in time and the id became a ghost) is given back.
+   */
+  readonly #retired = new BoundedMap<string, KeySemaphore>(RETIRED_REMEMBERED)
   /** When this replica last announced itself to a forgotten key, so a key used again soon announces only a third of a lease later. */
   readonly #announced = new BoundedMap<string, { readonly at: number; readonly arg: string }>(KEYS_REMEMBERED)
   /**
@@ -42,8 +49,11 @@ export class Semaphores {
     this.#context = {
       syncMs: config.syncMs,
       joined: (waiter) => void this.#waiters.set(waiter.id, waiter),
-      left: (waiter) => {
+      left: (waiter, from) => {
         if (this.#waiters.get(waiter.id) === waiter) this.#waiters.delete(waiter.id)
+        // it was in Redis's queue (never the uncontended path: granted by its acquire's reply)
+        if (from === 'queued' || from === 'confirming' || (from === 'sending' && waiter.state !== 'granted'))
+          this.#retired.set(waiter.id, waiter.semaphore)
       },
       limitHeard: (sem, limit) => this.#known.set(sem.tag, limit),
       illegal: (err) => config.illegal(err),
@@ -91,6 +101,13 @@ export class Semaphores {
     return this.#waiters.get(id)
   }
 
+  /** The semaphore of a waiter that was queued in Redis and is done here, unless its id is a permit held now (granted by a reply). */
+  retired(id: string): KeySemaphore | undefined {
+    const sem = this.#retired.get(id)
+    if (sem === undefined || (this.#byTag.get(sem.tag) ?? sem).held.get(id) !== undefined) return undefined
+    return this.#byTag.get(sem.tag) ?? sem
+  }
+
   /** A key's limit as this replica last heard it from Redis (for the fallback's share while Redis is away). */
   knownLimit(key: PermitKey, limits: LimitOptions): number {
     const tag = this.#tagOf(key)
@@ -113,6 +130,7 @@ export class Semaphores {
    */
   detached(): Waiter[] {
     this.#announced.clear()
+    for (const sem of this.#byTag.values()) sem.mayHaveMoved()
     this.#detachedAt = this.#config.now()
     return [...this.#waiters.values()]
   }

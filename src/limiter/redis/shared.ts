@@ -49,6 +49,8 @@ export interface SharedHooks {
    * (`counted`), those not sent yet were given back (`heldBack`: each also reported `lost`)
    */
   recounted?(key: PermitKey, counts: { readonly counted: number; readonly heldBack: number }): void
+  /** a sync removed this replica's entries that served no live request (Redis's state went back in time) */
+  reconciled?(key: PermitKey, removed: number): void
   /** a waiter move the lifecycle does not allow (waiter.ts): a bug, refused; thrown when not given */
   bug?(err: IllegalTransitionError): void
   /** every waiter move (tests follow the lifecycle with it) */

@@ -62,8 +62,13 @@ export class SyncLoop {
         drop: sent.drop,
         sweep: sent.sweep,
         recount: sent.recount,
+        expectEpoch: sent.expectEpoch,
+        epoch: sent.epoch,
+        reconcile: sent.reconcile,
+        keep: sent.keep,
       })
     } catch (err) {
+      sem.syncFailed()
       sem.dropLater(sent.drop)
       throw err
     }
@@ -73,6 +78,7 @@ export class SyncLoop {
       if (permit) this.#d.hooks.lost(permit)
     }
     if (reply.recounted.length > 0) this.#recounted(sem, reply.recounted)
+    if (reply.ghosts > 0) this.#d.hooks.reconciled?.(sem.key, reply.ghosts)
     // renewed (or counted again) by this script: each lease now lasts at least a lease from when it was sent
     sem.held.renewed(sent.renewing, sent.sentAt + this.#leaseMs)
     for (const id of reply.granted) {
