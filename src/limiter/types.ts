@@ -13,7 +13,7 @@ export type LimiterMode =
   | 'memory'
   /** Redis backend, permits shared by every replica */
   | 'redis'
-  /** Redis unreachable: each replica limits alone at max(1, floor(limit / replicas)) */
+  /** Redis unreachable: each replica limits alone at its share; the shares of the replicas alive add up to the limit */
   | 'local'
   /** Redis unreachable: forward without limits */
   | 'open'

@@ -29,8 +29,8 @@ export interface FallbackHooks {
   makePermit(key: PermitKey, limits: LimitOptions, grant: Grant, waitedMs: number, app: string): SluicePermit
   /** the key's limit as last known (a learned one as Redis last said, else where it starts) */
   limitOf?(key: PermitKey, limits: LimitOptions): number
-  /** how many replicas share the limits (the `local` mode's share is max(1, floor(limit / replicas))) */
-  replicas(): number
+  /** this replica's share of a limit in `local` mode: the shares of the replicas alive add up to it (local-share.ts) */
+  shareOf(key: PermitKey, limit: number): number
   /** a permit was granted by the fallback after Redis came back: it must be counted there */
   grantedAfterRecovery(): void
   /** whether Redis serves permits again */
@@ -59,10 +59,7 @@ export class Fallback {
   }
 
   #localLimit(key: PermitKey, limits: LimitOptions): number {
-    return Math.max(
-      1,
-      Math.floor((this.hooks.limitOf?.(key, limits) ?? limits.limit) / Math.max(1, this.hooks.replicas())),
-    )
+    return this.hooks.shareOf(key, this.hooks.limitOf?.(key, limits) ?? limits.limit)
   }
 
   /** Serves a ticket while Redis is unreachable. */
