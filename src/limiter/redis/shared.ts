@@ -1,5 +1,5 @@
 import { FairShare } from '../fairness/policy.js'
-import type { LimitChange, PermitKey, PermitOutcome } from '../types.js'
+import type { KeyStatus, LimitChange, PermitKey, PermitOutcome } from '../types.js'
 import { adoptPermits } from './adoption.js'
 import { parseGrantMessage } from './grant-message.js'
 import type { GlobalKeys } from './keys.js'
@@ -8,6 +8,7 @@ import { ReplicaScripts } from './replica-scripts.js'
 import type { ScriptRunner } from './script.js'
 import { Semaphores } from './semaphores.js'
 import { sharedStatus, type SharedStatus } from './status/index.js'
+import { StuckKeys, type StuckHolders } from './stuck-keys.js'
 import { SyncLoop } from './sync-loop.js'
 import type { Grant, LimitOptions, SluicePermit, Ticket } from './ticket.js'
 import type { IllegalTransitionError, WaiterState } from './waiter.js'
@@ -51,6 +52,8 @@ export interface SharedHooks {
   recounted?(key: PermitKey, counts: { readonly counted: number; readonly heldBack: number }): void
   /** a sync removed this replica's entries that served no live request (Redis's state went back in time) */
   reconciled?(key: PermitKey, removed: number): void
+  /** a status read found a key with waiters and no grant for longer than a lease (once per spell) */
+  stuck?(key: PermitKey, holders: StuckHolders): void
   /** a waiter move the lifecycle does not allow (waiter.ts): a bug, refused; thrown when not given */
   bug?(err: IllegalTransitionError): void
   /** every waiter move (tests follow the lifecycle with it) */
@@ -70,6 +73,7 @@ export class SharedPermits {
   readonly #fairness: FairShare
   readonly #now: () => number
   readonly #nextId: ReturnType<typeof waiterIds>
+  readonly #stuck: StuckKeys
 
   constructor(
     scripts: ScriptRunner,
@@ -80,6 +84,7 @@ export class SharedPermits {
     this.#now = now
     this.#fairness = config.fairness ?? new FairShare()
     this.#nextId = waiterIds(config.replicaId)
+    this.#stuck = new StuckKeys(config.leaseMs, now, (key, holders) => hooks.stuck?.(key, holders))
     this.#semaphores = new Semaphores({
       prefix: config.prefix,
       syncMs: config.syncMs,
@@ -196,12 +201,13 @@ export class SharedPermits {
   }
 
   /** `/status` from Redis: the semaphores busy on any replica, and their learned limits. */
-  status(globalKeys: GlobalKeys): Promise<SharedStatus> {
-    return sharedStatus(this.#scripts.runner, globalKeys, {
+  async status(globalKeys: GlobalKeys): Promise<Omit<SharedStatus, 'keys'> & { keys: KeyStatus[] }> {
+    const read = await sharedStatus(this.#scripts.runner, globalKeys, {
       prefix: this.config.prefix,
       idleMs: this.config.idleMs,
       localTags: () => this.activeTags(),
     })
+    return { ...read, keys: this.#stuck.read(read.keys) }
   }
 
   /** The limiter is draining (shutdown): parked waiters are not let in any more, only failed (Waiting.closing). */
