@@ -134,3 +134,36 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`the switch into local fallba
     expect(inFlight, 'requests upstream on a limit-1 key').toBe(1)
   })
 })
+
+describe('a key stalled ghost after ghost (the issue: one ghost granted per lease, 0 requests served for minutes)', () => {
+  it('is reported stuck: a grant to a holder that serves no request is not progress', async () => {
+    const { StuckKeys } = await import('../../../src/limiter/redis/stuck-keys.js')
+    const LEASE = 2_000
+    let now = 0
+    const told: string[] = []
+    const stuck = new StuckKeys(
+      LEASE,
+      () => now,
+      (k) => told.push(k.instance),
+    )
+    const flags: (number | undefined)[] = []
+    // each read a lease and a little apart: a new ghost holds the slot, the same live waiters queue behind
+    for (let i = 0; i < 6; i++) {
+      const [out] = stuck.read([
+        {
+          instance: 'org1',
+          endpoint: 'POST /accounts/search',
+          limit: 1,
+          inFlight: 1,
+          queued: 11,
+          oldestWaitMs: now,
+          holders: [{ replica: 'a.1', app: 'default', ageMs: 60_000 + now }],
+          progress: `a.1/ghost${i} |b.2/live0`,
+        },
+      ])
+      flags.push(out!.stuckMs)
+      now += LEASE + 100
+    }
+    expect(told, '11 waiters, 0 served for 6 leases').toEqual(['org1'])
+  })
+})
