@@ -167,3 +167,27 @@ describe('a key stalled ghost after ghost (the issue: one ghost granted per leas
     expect(told, '11 waiters, 0 served for 6 leases').toEqual(['org1'])
   })
 })
+
+describe('the memory of waiters done here (Semaphores.#retired, 4,096 ids across every key)', () => {
+  it('a ghost grant for a waiter done ~4,100 contended requests ago is still given back at once', async () => {
+    const { fakeShared, QUEUED, idOf, settle } = await import('./fake-scripts.js')
+    const t = fakeShared()
+    current = t
+    const churn = async (): Promise<string> => {
+      const gone = new AbortController()
+      t.request(1, { signal: gone.signal })
+      const acquire = t.scripts.take('acquire')
+      acquire.answer(QUEUED)
+      await settle()
+      gone.abort()
+      await settle()
+      t.scripts.take('release') // its withdrawal (left unanswered: nothing depends on it)
+      return idOf(acquire)
+    }
+    const ghost = await churn()
+    for (let i = 0; i < 4_100; i++) await churn() // ~10 s of a busy replica's contended traffic
+    t.shared.onGrantMessage(ghost) // the copy a failover promoted still queued it, and granted it
+    await settle()
+    expect(t.scripts.names(), 'the ghost’s slot given back (else it is held for a lease)').toEqual(['release'])
+  })
+})
