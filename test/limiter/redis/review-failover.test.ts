@@ -191,3 +191,12 @@ describe('the memory of waiters done here (Semaphores.#retired, 4,096 ids across
     expect(t.scripts.names(), 'the ghost’s slot given back (else it is held for a lease)').toEqual(['release'])
   })
 })
+
+describe('starts in local fallback (LIMITER-CHECKLIST: "Rates — every item above, for starts as well as slots")', () => {
+  it('a rate of 1 start per window on 3 replicas: the replicas’ local shares add up to 1 start, not 3', async () => {
+    const { shareOf } = await import('../../../src/limiter/rate/gcra.js')
+    const rate = { windowMs: 1_000, spaced: 1, intervalMs: 1_000, toleranceMs: 0 }
+    const starts = [0, 1, 2].map(() => shareOf(rate, 3).spaced).reduce((a, b) => a + b, 0)
+    expect(starts, 'starts per window in all').toBeLessThanOrEqual(1)
+  })
+})
