@@ -15,6 +15,20 @@ export interface Held {
  */
 export class HeldPermits {
   readonly #held = new Map<string, { permit: SluicePermit; leaseUntil: number; grantedAt: number }>()
+  #others = 0
+
+  /**
+   * Redis counted `total` permits of the key (a queued acquire's or a sync's reply): the others'
+   * are kept, so the local fallback counts their permits still in flight (docs/redis-limiter.md, "Failure modes").
+   */
+  heardTotal(total: number | undefined): void {
+    if (total !== undefined) this.#others = Math.max(0, total - this.#held.size)
+  }
+
+  /** Other replicas' permits as Redis last counted them (0 when never heard: an uncontended key). */
+  get others(): number {
+    return this.#others
+  }
 
   get size(): number {
     return this.#held.size

@@ -3,7 +3,7 @@ import type { PermitKey } from '../types.js'
 import { HeadHint } from './head-hint.js'
 import { HeldPermits } from './held-permits.js'
 import type { SemaphoreKeys } from './keys.js'
-import type { AcquireSent, Admission, SemaphoreContext, SyncSent } from './semaphore-types.js'
+import type { AcquireSent, Admission, ReplyHeard, SemaphoreContext, SyncSent } from './semaphore-types.js'
 import { QueueBounds, type Full } from './queue-bounds.js'
 import type { LimitOptions, SluicePermit, Ticket } from './ticket.js'
 import { Waiter, type WaiterState, type WaiterWatch } from './waiter.js'
@@ -184,10 +184,11 @@ export class KeySemaphore {
   }
 
   /** What every acquire reply says, whatever became of its waiter. */
-  acquireAnswered(sent: AcquireSent, reply: { readonly forgot: boolean; readonly limit: number | undefined }): void {
+  acquireAnswered(sent: AcquireSent, reply: ReplyHeard): void {
     if (sent.announce) this.#announcedAt = Math.max(this.#announcedAt, sent.sentAt)
     if (reply.forgot && sent.announcedBefore) this.#recount = true
     this.heardLimit(reply.limit)
+    this.held.heardTotal(reply.held)
   }
 
   /** Redis queued it; `atHead`: as the head (asked for when every permit is here). */
@@ -342,10 +343,7 @@ export class KeySemaphore {
   }
 
   /** What every sync reply says: held permits counted again, liveness announced, limit, head. */
-  synced(
-    sent: SyncSent,
-    reply: { readonly limit: number | undefined; readonly head: string | undefined; readonly forgot: boolean },
-  ): void {
+  synced(sent: SyncSent, reply: ReplyHeard & { readonly head: string | undefined }): void {
     if (sent.recount) this.#recount = false
     if (sent.reconcile) this.#reconcile = false
     this.#epoch = sent.epoch
@@ -354,6 +352,7 @@ export class KeySemaphore {
     if (reply.forgot) this.#recount = true
     this.#announcedAt = Math.max(this.#announcedAt, sent.sentAt)
     this.heardLimit(reply.limit)
+    this.held.heardTotal(reply.held)
     this.head.fromReply(reply.head, sent.mark)
   }
 

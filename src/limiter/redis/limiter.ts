@@ -295,7 +295,7 @@ export class RedisLimiter implements Limiter {
       `limiter: Redis unreachable, falling back to ${this.#settings.fallback}`,
     )
     this.#setMode(this.#settings.fallback)
-    this.#fallback.pinAll(this.#shared.heldPermits())
+    this.#fallback.pinAll(this.#shared.heldPermits(), this.#shared.othersHeld())
     for (const ticket of this.#shared.detachWaiters()) this.#route(ticket)
   }
 

@@ -46,3 +46,10 @@ export interface SemaphoreContext {
   illegal(err: IllegalTransitionError): void
   moved?(waiter: Waiter, from: WaiterState, to: WaiterState): void
 }
+
+/** What a script's reply tells a semaphore whatever its operation: the loss of this replica, the limit in force, the permits counted (every replica's). */
+export interface ReplyHeard {
+  readonly forgot: boolean
+  readonly limit: number | undefined
+  readonly held?: number | undefined
+}

@@ -15,6 +15,14 @@ import type { IllegalTransitionError, WaiterState } from './waiter.js'
 import { waiterIds } from './waiter-id.js'
 import { Waiting } from './waiting.js'
 
+/** Permits of other replicas counted on a key, kept counted by the local fallback for `forMs` (docs/redis-limiter.md, "Failure modes"). */
+export interface OthersHeld {
+  readonly key: PermitKey
+  readonly limit: number
+  readonly count: number
+  readonly forMs: number
+}
+
 /** Timings derived from the lease, and names. */
 export interface SharedConfig {
   readonly prefix: string
@@ -182,6 +190,14 @@ export class SharedPermits {
   /** Every permit this replica holds from Redis. */
   heldPermits(): SluicePermit[] {
     return this.#semaphores.all().flatMap((s) => s.held.permits())
+  }
+
+  /** Other replicas' permits Redis last counted on the keys this replica uses, each for at most a lease (Fallback.pinAll). */
+  othersHeld(): OthersHeld[] {
+    return this.#semaphores
+      .all()
+      .filter((s) => s.held.others > 0)
+      .map((s) => ({ key: s.key, limit: s.limit, count: s.held.others, forMs: this.config.leaseMs }))
   }
 
   /** Tags of the semaphores this replica holds permits of or waits for. */

@@ -50,6 +50,8 @@ export interface SyncReply {
   readonly forgot: boolean
   /** entries of this replica serving no live request that a reconciliation removed */
   readonly ghosts: number
+  /** the permits counted after it, every replica's (for the local fallback's share) */
+  readonly held: number | undefined
 }
 
 export async function sync(scripts: ScriptRunner, keys: SemaphoreKeys, a: SyncArgs): Promise<SyncReply> {
@@ -85,6 +87,7 @@ export async function sync(scripts: ScriptRunner, keys: SemaphoreKeys, a: SyncAr
     number | undefined,
     number | undefined,
     number | undefined,
+    number | undefined,
   ]
   return {
     nearestExpiryMs: Number(reply[0]),
@@ -96,5 +99,6 @@ export async function sync(scripts: ScriptRunner, keys: SemaphoreKeys, a: SyncAr
     limit: reply[6] == null ? undefined : Number(reply[6]),
     forgot: reply[7] === 1,
     ghosts: Number(reply[8] ?? 0),
+    held: reply[9] == null ? undefined : Number(reply[9]),
   }
 }

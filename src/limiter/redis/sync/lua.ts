@@ -9,7 +9,8 @@ import { withPrelude } from '../lua-prelude.js'
  * Reply: {nearestExpiryMs, {lost-id...}, {granted-id...}, {missing-id...}, head waiter or nil, {recounted-id...}, limit in force,
  *         forgot: 1 when Redis had lost the replica (liveness gone, the `!<replica>` mark, or the epoch this
  *         replica's last sync wrote is not there: the state went back in time), whatever `recount` said,
- *         ghosts: how many of this replica's entries serving no live request the reconciliation removed}
+ *         ghosts: how many of this replica's entries serving no live request the reconciliation removed,
+ *         held: the permits counted after it (every replica's: the local fallback keeps the others' counted)}
  * Reconciliation (docs/redis-limiter.md, "Failure modes": rollback): with `reconcile`, or whenever it finds Redis
  * forgot this replica, every holder of this replica not held or waiting here, and every queued entry not a
  * waiter here (`waiting`, or `keep`: acquires on their way or grants being confirmed), is removed.
@@ -119,7 +120,7 @@ for _, id in ipairs(held_ids) do
   end
 end
 redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
-local _, head = grant(holders, queue, meta, lease, chan, limit, redis.call('ZCARD', holders), idle, nil, true)
+local held_now, head = grant(holders, queue, meta, lease, chan, limit, redis.call('ZCARD', holders), idle, nil, true)
 
 local granted, missing = {}, {}
 for _, id in ipairs(wait_ids) do
@@ -131,7 +132,7 @@ for _, id in ipairs(wait_ids) do
 end
 redis.call('PEXPIRE', holders, idle)
 redis.call('PEXPIRE', queue, idle)
-return {nearest_expiry(holders, now), lost, granted, missing, head, recounted, limit, forgotten and 1 or 0, ghosts}
+return {nearest_expiry(holders, now), lost, granted, missing, head, recounted, limit, forgotten and 1 or 0, ghosts, held_now}
 `
 
 /** The script sent: the body with the shared Lua it uses (lua-prelude.ts). */
