@@ -381,14 +381,12 @@ export class KeySemaphore {
 
   /** Nothing of this replica is left in the semaphore: its state can be forgotten. */
   isIdle(): boolean {
-    return (
-      this.held.size === 0 && this.#waiters.size === 0 && (this.#drops?.size ?? 0) === 0 && this.#syncing === undefined
-    )
+    return !this.isBusy() && this.#syncing === undefined
   }
 
-  /** Something to renew, flush or check in Redis. */
+  /** Something to renew, flush, check or reconcile in Redis. */
   isBusy(): boolean {
-    return this.held.size > 0 || this.#waiters.size > 0 || (this.#drops?.size ?? 0) > 0
+    return this.held.size > 0 || this.#waiters.size > 0 || (this.#drops?.size ?? 0) > 0 || this.#reconcile
   }
 
   /** It holds permits or has waiters (the heartbeat lists it for `/status`). */

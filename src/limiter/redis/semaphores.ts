@@ -14,10 +14,20 @@ const RETIRED_REMEMBERED = 4_096
 export interface SemaphoresConfig {
   readonly prefix: string
   readonly syncMs: number
+  /** how long a key forgotten here is reconciled after a reconnect or a rollback: its Redis keys' idle expiry */
+  readonly recentMs?: number
   readonly now: () => number
   /** a waiter move the lifecycle does not allow (waiter.ts) */
   illegal(err: IllegalTransitionError): void
   moved?(waiter: Waiter, from: WaiterState, to: WaiterState): void
+}
+
+/** A key forgotten here: enough to reconcile it (sync/lua.ts) without a request. */
+interface Recent {
+  readonly key: PermitKey
+  readonly arg: string
+  readonly limit: number
+  readonly at: number
 }
 
 /** The semaphores this replica keeps state for, its waiters by id (a grant message names only the id), and what is kept of forgotten keys. */
@@ -34,6 +44,13 @@ export class Semaphores {
    * withdrawal, or after Redis's state went back in time and the id became a ghost) is given back.
    */
   readonly #retired = new BoundedMap<string, KeySemaphore>(RETIRED_REMEMBERED)
+  /**
+   * Keys forgotten here within `recentMs`, oldest first: Redis's state after a failover or a rollback
+   * may still hold this replica's ghosts there, so they are reconciled too (`mayHaveMoved`).
+   */
+  readonly #recent = new BoundedMap<string, Recent>(KEYS_REMEMBERED)
+  /** Semaphores made only to reconcile, with when they were forgotten (a use here makes them ordinary). */
+  readonly #revived = new Map<KeySemaphore, number>()
   /** When this replica last announced itself to a forgotten key, so a key used again soon announces only a third of a lease later. */
   readonly #announced = new BoundedMap<string, { readonly at: number; readonly arg: string }>(KEYS_REMEMBERED)
   /**
@@ -88,7 +105,7 @@ export class Semaphores {
         this.#context,
       )
       this.#byTag.set(tag, sem)
-    }
+    } else if (this.#revived.size > 0) this.#revived.delete(sem)
     sem.useLimits(arg, limits)
     return sem
   }
@@ -120,6 +137,12 @@ export class Semaphores {
     sem.stopSafety()
     if (this.#byTag.get(sem.tag) !== sem) return
     this.#byTag.delete(sem.tag)
+    const now = this.#config.now()
+    const at = this.#revived.get(sem) ?? now
+    this.#revived.delete(sem)
+    this.#recent.delete(sem.tag) // re-set: the map stays in the order the keys were forgotten
+    if (now - at < (this.#config.recentMs ?? 0))
+      this.#recent.set(sem.tag, { key: sem.key, arg: sem.arg, limit: sem.limit, at })
     if (sem.announcedAt <= this.#detachedAt) return
     this.#announced.set(sem.tag, { at: sem.announcedAt, arg: sem.arg })
   }
@@ -130,9 +153,28 @@ export class Semaphores {
    */
   detached(): Waiter[] {
     this.#announced.clear()
-    for (const sem of this.#byTag.values()) sem.mayHaveMoved()
+    this.mayHaveMoved()
     this.#detachedAt = this.#config.now()
     return [...this.#waiters.values()]
+  }
+
+  /**
+   * Redis's state may be another's or older (a reconnect, a rollback a sync found): every key this
+   * replica used within `recentMs` — the ones it keeps state for, and those forgotten since — is
+   * reconciled by its next sync, so no ghost of this replica keeps a slot (docs/redis-limiter.md, "Failure modes").
+   */
+  mayHaveMoved(): void {
+    for (const sem of this.#byTag.values()) sem.mayHaveMoved()
+    const now = this.#config.now()
+    for (const [tag, recent] of [...this.#recent.entries()]) {
+      this.#recent.delete(tag)
+      if (now - recent.at >= (this.#config.recentMs ?? 0) || this.#byTag.has(tag)) continue
+      const { key, arg, limit } = recent
+      const sem = new KeySemaphore(key, semaphoreKeysOf(this.#config.prefix, tag), arg, limit, -Infinity, this.#context)
+      sem.mayHaveMoved()
+      this.#byTag.set(tag, sem)
+      this.#revived.set(sem, recent.at)
+    }
   }
 
   all(): KeySemaphore[] {

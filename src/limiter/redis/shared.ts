@@ -96,6 +96,7 @@ export class SharedPermits {
     this.#semaphores = new Semaphores({
       prefix: config.prefix,
       syncMs: config.syncMs,
+      recentMs: config.idleMs,
       now,
       illegal: (err) => {
         if (hooks.bug === undefined) throw err

@@ -73,6 +73,8 @@ export class SyncLoop {
       throw err
     }
     sem.synced(sent, reply)
+    // the first sign that Redis's state went back (or lost this replica): every key used lately is reconciled
+    if (reply.forgot && !sent.reconcile) this.#d.semaphores.mayHaveMoved()
     for (const id of reply.lost) {
       const permit = sem.held.lose(id)
       if (permit) this.#d.hooks.lost(permit)
