@@ -42,6 +42,14 @@ export class HeldPermits {
     return [...this.#held.keys()]
   }
 
+  /** The ids to renew, those whose lease lasts past `sureUntil` first (a sync finding one missing sees a rollback), and how many those are. */
+  renewing(sureUntil: number): { readonly ids: string[]; readonly sure: number } {
+    const sure: string[] = []
+    const rest: string[] = []
+    for (const [id, held] of this.#held) (held.leaseUntil > sureUntil ? sure : rest).push(id)
+    return { ids: sure.length === 0 ? rest : [...sure, ...rest], sure: sure.length }
+  }
+
   permits(): SluicePermit[] {
     return [...this.#held.values()].map((h) => h.permit)
   }

@@ -316,12 +316,14 @@ export class KeySemaphore {
     const waiting: string[] = []
     const keep: string[] = []
     for (const w of this.#waiters.values()) if (w.sent) (w.state === 'queued' ? waiting : keep).push(w.id)
+    const { ids: renewing, sure } = this.held.renewing(now + this.#context.syncMs)
     return {
       sentAt: now,
       mark: this.head.mark,
       waiting,
       drop,
-      renewing: this.held.ids(),
+      renewing,
+      sure,
       recount: this.#recount,
       sweep,
       expectEpoch: this.#epoch,

@@ -31,6 +31,8 @@ export interface SyncSent {
   readonly reconcile: boolean
   /** ids Redis may have of waiters not queued (an acquire on its way, a grant being confirmed): a reconciliation keeps them */
   readonly keep: readonly string[]
+  /** how many of the first `renewing` ids have a lease that cannot have run out before the sync runs */
+  readonly sure: number
 }
 
 /** What a semaphore needs from the replica around it. */

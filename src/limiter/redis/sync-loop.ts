@@ -66,6 +66,7 @@ export class SyncLoop {
         epoch: sent.epoch,
         reconcile: sent.reconcile,
         keep: sent.keep,
+        sure: sent.sure,
       })
     } catch (err) {
       sem.syncFailed()

@@ -32,6 +32,8 @@ export interface SyncArgs {
   readonly reconcile?: boolean
   /** ids Redis may have besides `held` and `waiting` (acquires on their way, grants being confirmed), kept by a reconciliation */
   readonly keep?: readonly string[]
+  /** how many of the first `held` ids have a lease that cannot have run out: one missing means the state went back */
+  readonly sure?: number
 }
 
 export interface SyncReply {
@@ -77,6 +79,7 @@ export async function sync(scripts: ScriptRunner, keys: SemaphoreKeys, a: SyncAr
     a.reconcile === true ? '1' : '0',
     a.keep?.length ?? 0,
     ...(a.keep ?? []),
+    a.sure ?? 0,
   ])) as [
     number,
     unknown,

@@ -5,7 +5,8 @@ import { withPrelude } from '../lua-prelude.js'
  * "Scripts" and "Failure modes": renewals, sweeps, dropped ids, lost leases, grants whose message was lost).
  * KEYS: holders queue meta learned
  * ARGV: replica limit leaseMs liveMs idleMs channelPrefix instance endpoint sweep recount
- *       nHeld held-id... nWaiting waiting-id... nDrop drop-id... expectEpoch epoch reconcile nKeep keep-id...
+ *       nHeld held-id... nWaiting waiting-id... nDrop drop-id... expectEpoch epoch reconcile nKeep keep-id... nSure
+ *       (the first nSure held ids have a lease that cannot have run out: one missing is a rollback)
  * Reply: {nearestExpiryMs, {lost-id...}, {granted-id...}, {missing-id...}, head waiter or nil, {recounted-id...}, limit in force,
  *         forgot: 1 when Redis had lost the replica (liveness gone, the `!<replica>` mark, or the epoch this
  *         replica's last sync wrote is not there: the state went back in time), whatever `recount` said,
@@ -35,11 +36,19 @@ i = i + n_drop
 local expect, epoch, asked = ARGV[i] or '', ARGV[i + 1] or '', ARGV[i + 2] == '1'
 local n_keep = tonumber(ARGV[i + 3] or '0')
 i = i + 4
+local n_sure = tonumber(ARGV[i + n_keep] or '0')
 
+-- The first n_sure held ids are permits whose lease cannot have run out yet: one missing means its
+-- grant or renewal is gone, so Redis's state went back in time (the same ZSCOREs as the renewals below).
+local present, gone = {}, false
+for j = 1, n_held do
+  present[j] = redis.call('ZSCORE', holders, held_ids[j])
+  if j <= n_sure and not present[j] then gone = true end
+end
 local seen = redis.call('HMGET', meta, '@' .. rid, '!' .. rid, 'e:' .. rid)
 if seen[2] then redis.call('HDEL', meta, '!' .. rid) end
 -- the epoch this replica's previous sync wrote, gone or another: Redis's state is not the one it wrote to
-local rolled_back = expect ~= '' and seen[3] ~= expect
+local rolled_back = (expect ~= '' and seen[3] ~= expect) or gone
 local forgotten = seen[1] == false or (seen[2] and tonumber(seen[2]) + lease > now) or rolled_back
 local known = ARGV[10] ~= '1' and not forgotten
 local reconcile = asked or forgotten
@@ -107,8 +116,8 @@ if reconcile then
 end
 
 local lost, recounted = {}, {}
-for _, id in ipairs(held_ids) do
-  if redis.call('ZSCORE', holders, id) then
+for j, id in ipairs(held_ids) do
+  if present[j] then
     redis.call('ZADD', holders, 'XX', now + lease, id)
   else
     if known then
