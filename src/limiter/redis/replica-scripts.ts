@@ -86,7 +86,7 @@ export class ReplicaScripts {
     sem: ScriptTarget,
     a: Pick<
       SyncArgs,
-      'held' | 'waiting' | 'drop' | 'sweep' | 'recount' | 'expectEpoch' | 'epoch' | 'reconcile' | 'keep'
+      'held' | 'waiting' | 'drop' | 'sweep' | 'recount' | 'expectEpoch' | 'epoch' | 'reconcile' | 'keep' | 'below'
     >,
   ): Promise<SyncReply> {
     const { replicaId, leaseMs, liveMs, idleMs, channelPrefix } = this.replica

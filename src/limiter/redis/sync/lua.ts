@@ -5,7 +5,7 @@ import { withPrelude } from '../lua-prelude.js'
  * "Scripts" and "Failure modes": renewals, sweeps, dropped ids, lost leases, grants whose message was lost).
  * KEYS: holders queue meta learned
  * ARGV: replica limit leaseMs liveMs idleMs channelPrefix instance endpoint sweep recount
- *       nHeld held-id... nWaiting waiting-id... nDrop drop-id... expectEpoch epoch reconcile nKeep keep-id...
+ *       nHeld held-id... nWaiting waiting-id... nDrop drop-id... expectEpoch epoch reconcile nKeep keep-id... below
  * Reply: {nearestExpiryMs, {lost-id...}, {granted-id...}, {missing-id...}, head waiter or nil, {recounted-id...}, limit in force,
  *         forgot: 1 when Redis had lost the replica (liveness gone, the `!<replica>` mark, or the epoch this
  *         replica's last sync wrote is not there: the state went back in time), whatever `recount` said,
@@ -82,6 +82,12 @@ local mine = {}
 for _, id in ipairs(held_ids) do mine[id] = 'held' end
 for _, id in ipairs(wait_ids) do mine[id] = 'waiting' end
 for j = 1, n_keep do mine[ARGV[i]] = 'waiting'; i = i + 1 end
+-- ids this replica made after the sync was sent (their sequence from 'below' on) are never ghosts
+local below = ARGV[i] or ''
+local function made_before(id)
+  local seq = string.match(id, '~(%w+):[^/]*$')
+  return below == '' or seq == nil or seq < below
+end
 
 -- Reconciliation: this replica's entries that serve no live request here are ghosts (a waiter served
 -- or given up on a newer state, a holder released there); a held permit found in the queue leaves it
@@ -90,14 +96,14 @@ for j = 1, n_keep do mine[ARGV[i]] = 'waiting'; i = i + 1 end
 local ghosts = 0
 if reconcile then
   for _, id in ipairs(redis.call('ZRANGE', holders, 0, -1)) do
-    if replica_of(id) == rid and mine[id] == nil then
+    if replica_of(id) == rid and mine[id] == nil and made_before(id) then
       redis.call('ZREM', holders, id)
       ghosts = ghosts + 1
     end
   end
   local q = redis.call('ZRANGE', queue, 0, -1, 'WITHSCORES')
   for k = 1, #q, 2 do
-    if replica_of(q[k]) == rid and mine[q[k]] ~= 'waiting' then
+    if replica_of(q[k]) == rid and mine[q[k]] ~= 'waiting' and made_before(q[k]) then
       redis.call('ZREM', queue, q[k])
       left_queue(meta, q[k], true, q[k + 1])
       ghosts = ghosts + 1
