@@ -24,9 +24,10 @@ export function waiterId(p: WaiterIdParts): string {
  * Ids of one replica, numbered in order: `next(policy, arrivedAt)` carries the app, its cap and the
  * arrival, which the scripts read there.
  */
-export function waiterIds(
-  replicaId: string,
-): ((policy: { readonly app: string; readonly maxHeld: number }, arrivedAt: number) => string) & {
+export function waiterIds(replicaId: string): ((
+  policy: { readonly app: string; readonly maxHeld: number },
+  arrivedAt: number,
+) => string) & {
   readonly next: () => string
 } {
   let sequence = 0
