@@ -86,7 +86,17 @@ export class ReplicaScripts {
     sem: ScriptTarget,
     a: Pick<
       SyncArgs,
-      'held' | 'waiting' | 'drop' | 'sweep' | 'recount' | 'expectEpoch' | 'epoch' | 'reconcile' | 'keep' | 'sure'
+      | 'held'
+      | 'waiting'
+      | 'drop'
+      | 'sweep'
+      | 'recount'
+      | 'expectEpoch'
+      | 'epoch'
+      | 'reconcile'
+      | 'keep'
+      | 'below'
+      | 'sure'
     >,
   ): Promise<SyncReply> {
     const { replicaId, leaseMs, liveMs, idleMs, channelPrefix } = this.replica

@@ -111,7 +111,7 @@ export class SharedPermits {
     const common = { scripts: this.#scripts, semaphores: this.#semaphores, hooks, now }
     this.#waiting = new Waiting({ ...common, fairness: this.#fairness, nextId: this.#nextId, release })
     this.#releases = new Releases({ ...common, waiting: () => this.#waiting })
-    this.#sync = new SyncLoop({ ...common, waiting: this.#waiting, release })
+    this.#sync = new SyncLoop({ ...common, waiting: this.#waiting, release, nextSequence: this.#nextId.next })
   }
 
   /** A key's limit as this replica last heard it from Redis (for the fallback's share while Redis is away). */

@@ -14,6 +14,8 @@ export interface SyncLoopDeps {
   readonly waiting: Pick<Waiting, 'grant' | 'requeue'>
   /** gives ids back to Redis (Releases.release) */
   readonly release: (sem: KeySemaphore, ids: string[]) => Promise<void>
+  /** the sequence of the next id this replica makes (waiter-id.ts): a reconciliation spares the ids from it on */
+  readonly nextSequence?: () => string
 }
 
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)))
@@ -66,6 +68,7 @@ export class SyncLoop {
         epoch: sent.epoch,
         reconcile: sent.reconcile,
         keep: sent.keep,
+        below: this.#d.nextSequence?.() ?? '',
         sure: sent.sure,
       })
     } catch (err) {

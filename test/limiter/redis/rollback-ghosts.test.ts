@@ -9,6 +9,10 @@ import { useRedis } from '../../support/use-redis.js'
 import { fakeShared, GRANTED, idOf, permitId, QUEUED, settle, type Call } from './fake-scripts.js'
 import { closeAll, eventually, key, opts, redisLimiter, testSettings } from './helpers.js'
 import { sharedOnRedis } from './shared-on-redis.js'
+import { Scripts } from '../../../src/limiter/redis/script.js'
+import { sync } from '../../../src/limiter/redis/sync/index.js'
+import { waiterId } from '../../../src/limiter/redis/waiter-id.js'
+import { uniquePrefix } from '../../support/redis.js'
 
 // Redis's state older than a replica's — a failover to a replica that had not caught up, a restart
 // from an RDB — holds entries of this replica that serve no live request: waiters it served or
@@ -35,7 +39,8 @@ function syncSent(call: Call) {
   list() // drop
   const [expectEpoch, epoch, reconcile] = [a[i], a[i + 1], a[i + 2]]
   i += 3
-  return { recount: a[9], held, waiting, expectEpoch, epoch, reconcile, keep: list() }
+  const keep = list()
+  return { recount: a[9], held, waiting, expectEpoch, epoch, reconcile, keep, below: a[i] }
 }
 
 // sync reply: nearest expiry, lost, granted, missing, head, recounted, limit, forgot, ghosts
@@ -148,6 +153,40 @@ describe(`ghosts on a real redis-server ${needs('redis-server')}`, () => {
     }).toEqual({ holders: [held], queue: [], lost: 0 })
     expect((second.permit as Permit).canStart()).toBe(true)
     second.permit!.release()
+  })
+})
+
+describe(`a reconciliation spares ids made after its sync was sent ${needs('redis-server')}`, () => {
+  it("a sync re-sent after NOSCRIPT that runs after a later acquire does not take that acquire's id for a ghost", async () => {
+    const client = redis.client()
+    const prefix = uniquePrefix('rollback-below')
+    const keys = semaphoreKeysOf(prefix, tagOf(key))
+    const arrivedAt = Date.now()
+    const id = (sequence: number): string =>
+      waiterId({ replicaId: 'a', sequence, arrivedAt, maxHeld: Infinity, app: 'web' })
+    // a ghost (sequence 1, made before the sync) and a waiter whose acquire ran after it was sent (sequence 3)
+    await client.zadd(keys.queue, '1', id(1), '2', id(3))
+    await sync(new Scripts(client, undefined, 5_000), keys, {
+      replicaId: 'a',
+      limit: '1',
+      instance: key.instance,
+      endpoint: key.endpoint,
+      leaseMs: 60_000,
+      liveMs: 60_000,
+      idleMs: 180_000,
+      channelPrefix: `${prefix}:grant:`,
+      held: [],
+      waiting: [],
+      drop: [],
+      sweep: false,
+      recount: false,
+      reconcile: true,
+      below: (3).toString(36).padStart(8, '0'), // ids 1 and 2 were made when it was sent
+    })
+    // the ghost gone; the later waiter kept (and granted the free slot: its replica hears it as usual)
+    expect([...(await client.zrange(keys.holders, 0, -1)), ...(await client.zrange(keys.queue, 0, -1))]).toEqual([
+      id(3),
+    ])
   })
 })
 

@@ -32,6 +32,11 @@ export interface SyncArgs {
   readonly reconcile?: boolean
   /** ids Redis may have besides `held` and `waiting` (acquires on their way, grants being confirmed), kept by a reconciliation */
   readonly keep?: readonly string[]
+  /**
+   * the sequence of this replica's next id (waiter-id.ts): a reconciliation removes only ids made before
+   * it, so a sync re-sent after NOSCRIPT, run after a later acquire, never takes that acquire's id for a ghost
+   */
+  readonly below?: string
   /** how many of the first `held` ids have a lease that cannot have run out: one missing means the state went back */
   readonly sure?: number
 }
@@ -79,6 +84,7 @@ export async function sync(scripts: ScriptRunner, keys: SemaphoreKeys, a: SyncAr
     a.reconcile === true ? '1' : '0',
     a.keep?.length ?? 0,
     ...(a.keep ?? []),
+    a.below ?? '',
     a.sure ?? 0,
   ])) as [
     number,

@@ -5,7 +5,7 @@ import { withPrelude } from '../lua-prelude.js'
  * "Scripts" and "Failure modes": renewals, sweeps, dropped ids, lost leases, grants whose message was lost).
  * KEYS: holders queue meta learned
  * ARGV: replica limit leaseMs liveMs idleMs channelPrefix instance endpoint sweep recount
- *       nHeld held-id... nWaiting waiting-id... nDrop drop-id... expectEpoch epoch reconcile nKeep keep-id... nSure
+ *       nHeld held-id... nWaiting waiting-id... nDrop drop-id... expectEpoch epoch reconcile nKeep keep-id... below nSure
  *       (the first nSure held ids have a lease that cannot have run out: one missing is a rollback)
  * Reply: {nearestExpiryMs, {lost-id...}, {granted-id...}, {missing-id...}, head waiter or nil, {recounted-id...}, limit in force,
  *         forgot: 1 when Redis had lost the replica (liveness gone, the `!<replica>` mark, or the epoch this
@@ -36,7 +36,7 @@ i = i + n_drop
 local expect, epoch, asked = ARGV[i] or '', ARGV[i + 1] or '', ARGV[i + 2] == '1'
 local n_keep = tonumber(ARGV[i + 3] or '0')
 i = i + 4
-local n_sure = tonumber(ARGV[i + n_keep] or '0')
+local n_sure = tonumber(ARGV[i + n_keep + 1] or '0')
 
 -- The first n_sure held ids are permits whose lease cannot have run out yet: one missing means its
 -- grant or renewal is gone, so Redis's state went back in time (the same ZSCOREs as the renewals below).
@@ -92,6 +92,12 @@ local mine = {}
 for _, id in ipairs(held_ids) do mine[id] = 'held' end
 for _, id in ipairs(wait_ids) do mine[id] = 'waiting' end
 for j = 1, n_keep do mine[ARGV[i]] = 'waiting'; i = i + 1 end
+-- ids this replica made after the sync was sent (their sequence from 'below' on) are never ghosts
+local below = ARGV[i] or ''
+local function made_before(id)
+  local seq = string.match(id, '~(%w+):[^/]*$')
+  return below == '' or seq == nil or seq < below
+end
 
 -- Reconciliation: this replica's entries that serve no live request here are ghosts (a waiter served
 -- or given up on a newer state, a holder released there); a held permit found in the queue leaves it
@@ -100,14 +106,14 @@ for j = 1, n_keep do mine[ARGV[i]] = 'waiting'; i = i + 1 end
 local ghosts = 0
 if reconcile then
   for _, id in ipairs(redis.call('ZRANGE', holders, 0, -1)) do
-    if replica_of(id) == rid and mine[id] == nil then
+    if replica_of(id) == rid and mine[id] == nil and made_before(id) then
       redis.call('ZREM', holders, id)
       ghosts = ghosts + 1
     end
   end
   local q = redis.call('ZRANGE', queue, 0, -1, 'WITHSCORES')
   for k = 1, #q, 2 do
-    if replica_of(q[k]) == rid and mine[q[k]] ~= 'waiting' then
+    if replica_of(q[k]) == rid and mine[q[k]] ~= 'waiting' and made_before(q[k]) then
       redis.call('ZREM', queue, q[k])
       left_queue(meta, q[k], true, q[k + 1])
       ghosts = ghosts + 1
