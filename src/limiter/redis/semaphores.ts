@@ -8,8 +8,35 @@ import type { IllegalTransitionError, Waiter, WaiterState } from './waiter.js'
 
 /** How many keys the memos below keep, least recently used forgotten first; past it a key costs a hash, an announcement or a learned start again. */
 const KEYS_REMEMBERED = 10_000
-/** How many waiters done here are remembered by id, for a grant that comes for one (see `retired`). */
-const RETIRED_REMEMBERED = 4_096
+/**
+ * How many waiters done here are remembered by id at most, for a grant that comes for one (see `retired`):
+ * each is kept for `recentMs` (3 leases) — 50,000 is ~3,300 contended requests a second over the default
+ * 15 s, at ~150 B each (~7.5 MB at the bound); past it the oldest go first.
+ */
+const RETIRED_REMEMBERED = 50_000
+
+/** Ids by when they were put, oldest first, each kept `keepMs` and at most `max` of them. */
+class RetiredIds {
+  readonly #ids = new Map<string, { readonly sem: KeySemaphore; readonly at: number }>()
+  constructor(
+    private readonly keepMs: number,
+    private readonly max: number,
+  ) {}
+
+  set(id: string, sem: KeySemaphore, now: number): void {
+    this.#ids.delete(id)
+    this.#ids.set(id, { sem, at: now })
+    for (const [old, { at }] of this.#ids) {
+      if (this.#ids.size <= this.max && now - at < this.keepMs) break
+      this.#ids.delete(old)
+    }
+  }
+
+  get(id: string, now: number): KeySemaphore | undefined {
+    const kept = this.#ids.get(id)
+    return kept !== undefined && now - kept.at < this.keepMs ? kept.sem : undefined
+  }
+}
 
 export interface SemaphoresConfig {
   readonly prefix: string
@@ -43,7 +70,7 @@ export class Semaphores {
    * Waiters that were in Redis's queue and are done here, by id: a grant of one (a message after a
    * withdrawal, or after Redis's state went back in time and the id became a ghost) is given back.
    */
-  readonly #retired = new BoundedMap<string, KeySemaphore>(RETIRED_REMEMBERED)
+  readonly #retired: RetiredIds
   /**
    * Keys forgotten here within `recentMs`, oldest first: Redis's state after a failover or a rollback
    * may still hold this replica's ghosts there, so they are reconciled too (`mayHaveMoved`).
@@ -63,6 +90,7 @@ export class Semaphores {
 
   constructor(config: SemaphoresConfig) {
     this.#config = config
+    this.#retired = new RetiredIds(config.recentMs ?? Number.POSITIVE_INFINITY, RETIRED_REMEMBERED)
     this.#context = {
       syncMs: config.syncMs,
       joined: (waiter) => void this.#waiters.set(waiter.id, waiter),
@@ -70,7 +98,7 @@ export class Semaphores {
         if (this.#waiters.get(waiter.id) === waiter) this.#waiters.delete(waiter.id)
         // it was in Redis's queue (never the uncontended path: granted by its acquire's reply)
         if (from === 'queued' || from === 'confirming' || (from === 'sending' && waiter.state !== 'granted'))
-          this.#retired.set(waiter.id, waiter.semaphore)
+          this.#retired.set(waiter.id, waiter.semaphore, config.now())
       },
       limitHeard: (sem, limit) => this.#known.set(sem.tag, limit),
       illegal: (err) => config.illegal(err),
@@ -120,7 +148,7 @@ export class Semaphores {
 
   /** The semaphore of a waiter that was queued in Redis and is done here, unless its id is a permit held now (granted by a reply). */
   retired(id: string): KeySemaphore | undefined {
-    const sem = this.#retired.get(id)
+    const sem = this.#retired.get(id, this.#config.now())
     if (sem === undefined || (this.#byTag.get(sem.tag) ?? sem).held.get(id) !== undefined) return undefined
     return this.#byTag.get(sem.tag) ?? sem
   }
