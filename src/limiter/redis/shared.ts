@@ -193,12 +193,21 @@ export class SharedPermits {
     return this.#semaphores.all().flatMap((s) => s.held.permits())
   }
 
-  /** Other replicas' permits Redis last counted on the keys this replica uses, each for at most a lease (Fallback.pinAll). */
+  /**
+   * Other replicas' permits Redis last counted on the keys this replica uses (Fallback.pinAll), kept for
+   * `L − L/3`: the least a lease renewed every `L/3` still had at the switch — longer, and a limit-1
+   * key would go over a lease without a start.
+   */
   othersHeld(): OthersHeld[] {
     return this.#semaphores
       .all()
       .filter((s) => s.held.others > 0)
-      .map((s) => ({ key: s.key, limit: s.limit, count: s.held.others, forMs: this.config.leaseMs }))
+      .map((s) => ({
+        key: s.key,
+        limit: s.limit,
+        count: s.held.others,
+        forMs: this.config.leaseMs - this.config.syncMs,
+      }))
   }
 
   /** Tags of the semaphores this replica holds permits of or waits for. */
