@@ -296,6 +296,7 @@ export class KeySemaphore {
   /** The key is broken (Redis refuses it): nothing to withdraw from it; kept, the ids would keep its state for ever. */
   forgetDrops(): void {
     this.#drops = undefined
+    this.#reconcile = false // nor can its keys be reconciled: kept, the broken key would be synced in vain forever
   }
 
   /** One sync at a time per key: the one running, or the one `run` starts; `done` after it ends. */
@@ -383,7 +384,7 @@ export class KeySemaphore {
 
   /** Nothing of this replica is left in the semaphore: its state can be forgotten. */
   isIdle(): boolean {
-    return !this.isBusy() && this.#syncing === undefined
+    return !this.isActive() && (this.#drops?.size ?? 0) === 0 && this.#syncing === undefined
   }
 
   /** Something to renew, flush, check or reconcile in Redis. */

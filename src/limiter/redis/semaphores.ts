@@ -76,6 +76,8 @@ export class Semaphores {
    * may still hold this replica's ghosts there, so they are reconciled too (`mayHaveMoved`).
    */
   readonly #recent = new BoundedMap<string, Recent>(KEYS_REMEMBERED)
+  /** `mayHaveMoved` was called: the next sync of every key reconciles the recent ones too (not made before: an outage keeps no state) */
+  #reviving = false
   /** Semaphores made only to reconcile, with when they were forgotten (a use here makes them ordinary). */
   readonly #revived = new Map<KeySemaphore, number>()
   /** When this replica last announced itself to a forgotten key, so a key used again soon announces only a third of a lease later. */
@@ -193,6 +195,13 @@ export class Semaphores {
    */
   mayHaveMoved(): void {
     for (const sem of this.#byTag.values()) sem.mayHaveMoved()
+    this.#reviving = true
+  }
+
+  /** Before a sync of every key: the keys forgotten here within `recentMs`, if `mayHaveMoved` was called since, get a semaphore to reconcile them. */
+  reviveRecent(): void {
+    if (!this.#reviving) return
+    this.#reviving = false
     const now = this.#config.now()
     for (const [tag, recent] of [...this.#recent.entries()]) {
       this.#recent.delete(tag)

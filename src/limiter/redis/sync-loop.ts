@@ -35,6 +35,7 @@ export class SyncLoop {
    * Redis is unreachable; a broken key is reported (hooks.keyBroken) and does not fail the rest.
    */
   async syncAll(): Promise<void> {
+    this.#d.semaphores.reviveRecent()
     const busy = this.#d.semaphores.all().filter((s) => s.isBusy())
     const results = await Promise.allSettled(busy.map((s) => this.syncState(s)))
     let unreachable: Error | undefined
