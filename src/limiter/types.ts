@@ -13,7 +13,7 @@ export type LimiterMode =
   | 'memory'
   /** Redis backend, permits shared by every replica */
   | 'redis'
-  /** Redis unreachable: each replica limits alone at max(1, floor(limit / replicas)) */
+  /** Redis unreachable: each replica limits alone at its share; the shares of the replicas alive add up to the limit */
   | 'local'
   /** Redis unreachable: forward without limits */
   | 'open'
@@ -111,6 +111,10 @@ export interface KeyStatus {
   readonly oldestWaitMs: number
   /** each app's share, apps with nothing held or queued left out; absent when the backend cannot tell */
   readonly apps?: readonly AppShare[]
+  /** Redis: who holds its permits — replica, app, and the age in ms of the request holding each (from its arrival) */
+  readonly holders?: readonly { readonly replica: string; readonly app: string; readonly ageMs: number }[]
+  /** Redis: waiters, and no grant for longer than a lease (docs/redis-limiter.md, "Status and metrics"): for how long, ms */
+  readonly stuckMs?: number
 }
 
 /** A key's rate, as `/status` lists it. */

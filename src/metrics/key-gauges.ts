@@ -25,6 +25,8 @@ interface LimitRow {
 interface Snapshot {
   readonly rows: KeyRow[]
   readonly limits: LimitRow[]
+  /** keys with waiters and no grant for longer than a lease (Redis backend: details.stuckKeys) */
+  readonly stuck?: number
 }
 
 export interface KeyGaugeOptions {
@@ -100,6 +102,14 @@ export function registerKeyGauges(options: KeyGaugeOptions): void {
   )
   registerCountGauges(registry, labelNames, snapshot)
   new Gauge({
+    name: 'sluice_keys_stuck',
+    help: 'Keys with waiters and no grant for longer than a lease, as this replica read them (Redis backend; docs/observability.md, SluiceKeyStuck)',
+    registers: [registry],
+    async collect() {
+      this.set((await snapshot()).stuck ?? 0)
+    },
+  })
+  new Gauge({
     name: 'sluice_active_keys',
     help: 'Active (instance, endpoint) keys known to the limiter',
     registers: [registry],
@@ -146,8 +156,11 @@ async function readRows(options: KeyGaugeOptions): Promise<Snapshot> {
   const limiter = options.limiter()
   if (!limiter) return { rows: [], limits: [] }
   let keys: readonly KeyStatus[]
+  let stuck: number
   try {
-    keys = (await limiter.status()).keys
+    const status = await limiter.status()
+    keys = status.keys
+    stuck = Number(status.details?.stuckKeys ?? 0)
   } catch {
     // A limiter that cannot say (Redis away) must not break the whole scrape: the gauges go empty.
     return { rows: [], limits: [] }
@@ -187,5 +200,5 @@ async function readRows(options: KeyGaugeOptions): Promise<Snapshot> {
       row.atFloor += floor
     }
   }
-  return { rows: [...rows.values()], limits: [...limits.values()] }
+  return { rows: [...rows.values()], limits: [...limits.values()], stuck }
 }

@@ -3,7 +3,7 @@ import { DEFAULT_APP } from '../../apps/gate.js'
 import type { FairShare } from '../fairness/policy.js'
 import { createMemoryLimiter, type MemoryLimiter } from '../memory/index.js'
 import type { KeyStatus, Permit, PermitKey } from '../types.js'
-import type { SharedPermits } from './shared.js'
+import type { OthersHeld, SharedPermits } from './shared.js'
 import type { Grant, LimitOptions, SluicePermit, Ticket } from './ticket.js'
 
 /** What a replica does while Redis is unreachable (README: "Redis limiter", `redis.fallback`). */
@@ -29,8 +29,8 @@ export interface FallbackHooks {
   makePermit(key: PermitKey, limits: LimitOptions, grant: Grant, waitedMs: number, app: string): SluicePermit
   /** the key's limit as last known (a learned one as Redis last said, else where it starts) */
   limitOf?(key: PermitKey, limits: LimitOptions): number
-  /** how many replicas share the limits (the `local` mode's share is max(1, floor(limit / replicas))) */
-  replicas(): number
+  /** this replica's share of a limit in `local` mode: the shares of the replicas alive add up to it (local-share.ts) */
+  shareOf(key: PermitKey, limit: number): number
   /** a permit was granted by the fallback after Redis came back: it must be counted there */
   grantedAfterRecovery(): void
   /** whether Redis serves permits again */
@@ -48,6 +48,8 @@ export class Fallback {
   readonly #pins = new Map<SluicePermit, Pin>()
   /** permits granted by the fallback and not (yet) counted in Redis */
   readonly #unshared = new Set<SluicePermit>()
+  /** local slots held for other replicas' Redis permits, each for a lease at most: its timer ends it */
+  readonly #others = new Set<() => void>()
 
   constructor(
     readonly mode: FallbackMode,
@@ -59,10 +61,7 @@ export class Fallback {
   }
 
   #localLimit(key: PermitKey, limits: LimitOptions): number {
-    return Math.max(
-      1,
-      Math.floor((this.hooks.limitOf?.(key, limits) ?? limits.limit) / Math.max(1, this.hooks.replicas())),
-    )
+    return this.hooks.shareOf(key, this.hooks.limitOf?.(key, limits) ?? limits.limit)
   }
 
   /** Serves a ticket while Redis is unreachable. */
@@ -158,9 +157,14 @@ export class Fallback {
     }
   }
 
-  /** Entering `local`: Redis permits still in flight take local slots first, so they are not granted twice. */
-  pinAll(permits: readonly SluicePermit[]): void {
+  /**
+   * Entering `local`: Redis permits still in flight take local slots first, so they are not granted
+   * twice — this replica's until released, other replicas' (as Redis last counted them) for a lease:
+   * by then Redis would have given theirs back (docs/redis-limiter.md, "Failure modes").
+   */
+  pinAll(permits: readonly SluicePermit[], others: readonly OthersHeld[] = []): void {
     if (this.mode !== 'local') return
+    for (const held of others) for (let i = 0; i < held.count; i++) this.#holdForOther(held)
     for (const permit of permits) {
       if (this.#pins.has(permit)) continue
       const pin: Pin = { abort: new AbortController(), local: undefined, done: false }
@@ -185,6 +189,37 @@ export class Fallback {
     }
   }
 
+  #holdForOther({ key, limit, forMs }: OthersHeld): void {
+    const abort = new AbortController()
+    let local: Permit | undefined
+    const end = (): void => {
+      clearTimeout(timer)
+      this.#others.delete(end)
+      if (local) local.release()
+      else abort.abort()
+    }
+    const timer = setTimeout(end, forMs)
+    timer.unref()
+    this.#others.add(end)
+    this.#local
+      .acquire(key, {
+        limit: this.hooks.shareOf(key, limit),
+        deadline: Date.now() + forMs,
+        signal: abort.signal,
+        arrivedAt: 0,
+        maxQueue: Number.MAX_SAFE_INTEGER,
+        app: DEFAULT_APP,
+        uncapped: true,
+      })
+      .then(
+        (permit) => {
+          if (this.#others.has(end)) local = permit
+          else permit.release()
+        },
+        () => {}, // its lease ran out before a slot was free
+      )
+  }
+
   /** A permit adopted by Redis while the fallback still serves: its local slot becomes its pin, released with it. */
   pinWith(permit: SluicePermit, local: Permit): void {
     this.#pins.set(permit, { abort: new AbortController(), local, done: false })
@@ -202,6 +237,7 @@ export class Fallback {
 
   unpinAll(): void {
     for (const permit of [...this.#pins.keys()]) this.unpin(permit)
+    for (const end of [...this.#others]) end()
   }
 
   /** Takes back every ticket still waiting for a local slot, oldest first (Redis is back: they move there). */
@@ -227,6 +263,7 @@ export class Fallback {
   }
 
   close(): Promise<void> {
+    for (const end of [...this.#others]) end()
     return this.#local.close()
   }
 }

@@ -15,6 +15,20 @@ export interface Held {
  */
 export class HeldPermits {
   readonly #held = new Map<string, { permit: SluicePermit; leaseUntil: number; grantedAt: number }>()
+  #others = 0
+
+  /**
+   * Redis counted `total` permits of the key (a queued acquire's or a sync's reply): the others'
+   * are kept, so the local fallback counts their permits still in flight (docs/redis-limiter.md, "Failure modes").
+   */
+  heardTotal(total: number | undefined): void {
+    if (total !== undefined) this.#others = Math.max(0, total - this.#held.size)
+  }
+
+  /** Other replicas' permits as Redis last counted them (0 when never heard: an uncontended key). */
+  get others(): number {
+    return this.#others
+  }
 
   get size(): number {
     return this.#held.size
@@ -26,6 +40,14 @@ export class HeldPermits {
 
   ids(): string[] {
     return [...this.#held.keys()]
+  }
+
+  /** The ids to renew, those whose lease lasts past `sureUntil` first (a sync finding one missing sees a rollback), and how many those are. */
+  renewing(sureUntil: number): { readonly ids: string[]; readonly sure: number } {
+    const sure: string[] = []
+    const rest: string[] = []
+    for (const [id, held] of this.#held) (held.leaseUntil > sureUntil ? sure : rest).push(id)
+    return { ids: sure.length === 0 ? rest : [...sure, ...rest], sure: sure.length }
   }
 
   permits(): SluicePermit[] {

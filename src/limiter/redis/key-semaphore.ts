@@ -3,7 +3,7 @@ import type { PermitKey } from '../types.js'
 import { HeadHint } from './head-hint.js'
 import { HeldPermits } from './held-permits.js'
 import type { SemaphoreKeys } from './keys.js'
-import type { AcquireSent, Admission, SemaphoreContext, SyncSent } from './semaphore-types.js'
+import type { AcquireSent, Admission, ReplyHeard, SemaphoreContext, SyncSent } from './semaphore-types.js'
 import { QueueBounds, type Full } from './queue-bounds.js'
 import type { LimitOptions, SluicePermit, Ticket } from './ticket.js'
 import { Waiter, type WaiterState, type WaiterWatch } from './waiter.js'
@@ -11,6 +11,8 @@ import { Waiter, type WaiterState, type WaiterWatch } from './waiter.js'
 /** Every 30th sync also clears dead replicas' liveness fields from the meta hash (it reads the whole hash). */
 const SWEEP_EVERY = 30
 
+/** Epochs a sync writes: unique in this process, so a state older than a key's last sync never holds the one expected. */
+let epochs = 0
 /**
  * One shared semaphore — an (instance, endpoint) pair — as this replica knows it, and the one owner of
  * that state (docs/redis-limiter.md, "The replica's side"): its waiters and their lifecycle
@@ -37,6 +39,10 @@ export class KeySemaphore {
   #drops: Set<string> | undefined
   /** a script found that Redis no longer knew this replica (it lost its data): the next sync counts held permits again */
   #recount = false
+  /** Redis may be another server or an older state (a reconnect): the next sync removes this replica's ghosts */
+  #reconcile = false
+  /** the epoch the last sync wrote ('' when not known: none yet, or the sync failed) */
+  #epoch = ''
   #safety: NodeJS.Timeout | undefined
   #safetyAt = 0
   #syncing: Promise<void> | undefined
@@ -155,7 +161,7 @@ export class KeySemaphore {
     this.#bounds.moved(waiter, from, to)
     if (!waiter.live) {
       if (this.#waiters.get(waiter.id) === waiter) this.#waiters.delete(waiter.id)
-      this.#context.left(waiter)
+      this.#context.left(waiter, from)
     }
     this.#context.moved?.(waiter, from, to)
   }
@@ -178,10 +184,11 @@ export class KeySemaphore {
   }
 
   /** What every acquire reply says, whatever became of its waiter. */
-  acquireAnswered(sent: AcquireSent, reply: { readonly forgot: boolean; readonly limit: number | undefined }): void {
+  acquireAnswered(sent: AcquireSent, reply: ReplyHeard): void {
     if (sent.announce) this.#announcedAt = Math.max(this.#announcedAt, sent.sentAt)
     if (reply.forgot && sent.announcedBefore) this.#recount = true
     this.heardLimit(reply.limit)
+    this.held.heardTotal(reply.held)
   }
 
   /** Redis queued it; `atHead`: as the head (asked for when every permit is here). */
@@ -224,13 +231,6 @@ export class KeySemaphore {
     else this.#bounds.enter(waiter)
     waiter.move('sending')
     return waiter
-  }
-
-  /** ids of the waiters Redis has in the queue (for sync) */
-  #queuedIds(): string[] {
-    const ids: string[] = []
-    for (const w of this.#waiters.values()) if (w.state === 'queued') ids.push(w.id)
-    return ids
   }
 
   /** The waiter of that id, if it is queued. */
@@ -296,6 +296,7 @@ export class KeySemaphore {
   /** The key is broken (Redis refuses it): nothing to withdraw from it; kept, the ids would keep its state for ever. */
   forgetDrops(): void {
     this.#drops = undefined
+    this.#reconcile = false // nor can its keys be reconciled: kept, the broken key would be synced in vain forever
   }
 
   /** One sync at a time per key: the one running, or the one `run` starts; `done` after it ends. */
@@ -312,28 +313,49 @@ export class KeySemaphore {
     const drop = this.#drops === undefined ? [] : [...this.#drops]
     this.#drops = undefined
     const sweep = this.#syncs++ % SWEEP_EVERY === 0
+    // queued, and others Redis may have (an acquire on its way, a grant being confirmed): a reconciliation keeps both
+    const waiting: string[] = []
+    const keep: string[] = []
+    for (const w of this.#waiters.values()) if (w.sent) (w.state === 'queued' ? waiting : keep).push(w.id)
+    const { ids: renewing, sure } = this.held.renewing(now + this.#context.syncMs)
     return {
       sentAt: now,
       mark: this.head.mark,
-      waiting: this.#queuedIds(),
+      waiting,
       drop,
-      renewing: this.held.ids(),
+      renewing,
+      sure,
       recount: this.#recount,
       sweep,
+      expectEpoch: this.#epoch,
+      epoch: `${++epochs}`,
+      reconcile: this.#reconcile,
+      keep,
     }
   }
 
+  /** Redis may come back as another server or an older state (a failover): reconcile and count again (docs/redis-limiter.md, "Failure modes"). */
+  mayHaveMoved(): void {
+    this.#reconcile = true
+    this.#recount = true
+  }
+
+  /** A sync failed: it may or may not have run, so the epoch it wrote is not known. */
+  syncFailed(): void {
+    this.#epoch = ''
+  }
+
   /** What every sync reply says: held permits counted again, liveness announced, limit, head. */
-  synced(
-    sent: SyncSent,
-    reply: { readonly limit: number | undefined; readonly head: string | undefined; readonly forgot: boolean },
-  ): void {
+  synced(sent: SyncSent, reply: ReplyHeard & { readonly head: string | undefined }): void {
     if (sent.recount) this.#recount = false
+    if (sent.reconcile) this.#reconcile = false
+    this.#epoch = sent.epoch
     // It found Redis had lost its data: a grant made before the loss but read after this sync went
     // out was not in its list, so the next sync counts again too (once: that one finds us known).
     if (reply.forgot) this.#recount = true
     this.#announcedAt = Math.max(this.#announcedAt, sent.sentAt)
     this.heardLimit(reply.limit)
+    this.held.heardTotal(reply.held)
     this.head.fromReply(reply.head, sent.mark)
   }
 
@@ -362,14 +384,12 @@ export class KeySemaphore {
 
   /** Nothing of this replica is left in the semaphore: its state can be forgotten. */
   isIdle(): boolean {
-    return (
-      this.held.size === 0 && this.#waiters.size === 0 && (this.#drops?.size ?? 0) === 0 && this.#syncing === undefined
-    )
+    return !this.isActive() && (this.#drops?.size ?? 0) === 0 && this.#syncing === undefined
   }
 
-  /** Something to renew, flush or check in Redis. */
+  /** Something to renew, flush, check or reconcile in Redis. */
   isBusy(): boolean {
-    return this.held.size > 0 || this.#waiters.size > 0 || (this.#drops?.size ?? 0) > 0
+    return this.held.size > 0 || this.#waiters.size > 0 || (this.#drops?.size ?? 0) > 0 || this.#reconcile
   }
 
   /** It holds permits or has waiters (the heartbeat lists it for `/status`). */

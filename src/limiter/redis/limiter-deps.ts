@@ -1,5 +1,6 @@
 import type { FairShare } from '../fairness/policy.js'
-import type { LimiterObserver } from '../types.js'
+import type { LimiterObserver, PermitKey } from '../types.js'
+import type { StuckHolders } from './stuck-keys.js'
 
 export interface RedisLimiterLog {
   info(obj: object, msg: string): void
@@ -15,3 +16,22 @@ export interface RedisLimiterDeps {
   /** weights and caps per app (README "Fair share between apps"); default: every app weight 1, no caps */
   readonly fairness?: FairShare
 }
+
+/** What a replica logs when Redis's data was lost or older than its own, or a key is stuck (docs/redis-limiter.md, "Failure modes"). */
+export const dataLossLogs = (log: RedisLimiterLog) => ({
+  recounted: (key: PermitKey, { counted, heldBack }: { readonly counted: number; readonly heldBack: number }) =>
+    log.warn(
+      { instance: key.instance, endpoint: key.endpoint, count: counted, heldBack },
+      'limiter: Redis had lost its data; the permits in flight were counted again, those not sent yet given back',
+    ),
+  stuck: (key: PermitKey, holders: StuckHolders) =>
+    log.warn(
+      { instance: key.instance, endpoint: key.endpoint, holders },
+      'limiter: a key has waiters and no grant for longer than a lease; holders (replica, app, age of the request in ms) follow',
+    ),
+  reconciled: (key: PermitKey, removed: number) =>
+    log.warn(
+      { instance: key.instance, endpoint: key.endpoint, removed },
+      "limiter: Redis's state was older than this replica's (a failover, a restart from old data); its entries serving no request were removed",
+    ),
+})

@@ -18,12 +18,14 @@ export async function limiterStatus(
   if (mode === 'redis') {
     try {
       const { keys: busy, learned, broken } = await shared.status(global)
+      // `sluice_keys_stuck` reads it (docs/observability.md, "SluiceKeyStuck")
+      const stuckKeys = busy.filter((k) => k.stuckMs !== undefined).length
       return {
         backend: 'redis',
         mode,
         keys: busy,
         learned,
-        details: broken ? { ...details, brokenKeys: broken } : details,
+        details: { ...details, stuckKeys, ...(broken ? { brokenKeys: broken } : {}) },
       }
     } catch (err) {
       details.statusError = err instanceof Error ? err.message : String(err)

@@ -17,8 +17,9 @@ import type {
 } from '../types.js'
 import { connect, type Connections } from './connection.js'
 import { Fallback } from './fallback.js'
+import { localShare } from './local-share.js'
 import { LeaseLostError } from './errors.js'
-import type { RedisLimiterDeps, RedisLimiterLog } from './limiter-deps.js'
+import { dataLossLogs, type RedisLimiterDeps, type RedisLimiterLog } from './limiter-deps.js'
 import { heartbeat } from './heartbeat/index.js'
 import { globalKeysOf, grantChannelPrefix, type GlobalKeys } from './keys.js'
 import { limiterStatus } from './limiter-status.js'
@@ -55,6 +56,8 @@ export class RedisLimiter implements Limiter {
   #mode: LimiterMode
   #reached = false // Redis answered once since start (ready())
   #replicas = 1
+  /** the replicas alive at the last heartbeat: the `local` fallback's shares follow them */
+  #alive: readonly string[] = []
   #closing: string | undefined
   #closed = false
   #recovering: Promise<void> | undefined
@@ -82,7 +85,7 @@ export class RedisLimiter implements Limiter {
       {
         makePermit: (key, limits, grant, waitedMs, app) => this.#permit(key, limits, grant, waitedMs, app),
         limitOf: (key, limits) => this.#shared.knownLimit(key, limits),
-        replicas: () => this.#replicas,
+        shareOf: (key, limit) => localShare(limit, key, this.replicaId, this.#alive),
         grantedAfterRecovery: () => void this.#adoptUnshared(),
         redisIsBack: () => this.#mode === 'redis',
       },
@@ -109,11 +112,7 @@ export class RedisLimiter implements Limiter {
         keyBroken: (key, err) => this.#keyBroken(key, err),
         reroute: (ticket) => this.#route(ticket),
         lost: (permit) => this.#permitLost(permit),
-        recounted: (key, { counted, heldBack }) =>
-          this.#log.warn(
-            { instance: key.instance, endpoint: key.endpoint, count: counted, heldBack },
-            'limiter: Redis had lost its data; the permits in flight were counted again, those not sent yet given back',
-          ),
+        ...dataLossLogs(this.#log),
         bug: (err) =>
           this.#log.error({ err }, 'limiter: bug: a waiter was asked for a move its lifecycle does not allow; refused'),
       },
@@ -296,7 +295,7 @@ export class RedisLimiter implements Limiter {
       `limiter: Redis unreachable, falling back to ${this.#settings.fallback}`,
     )
     this.#setMode(this.#settings.fallback)
-    this.#fallback.pinAll(this.#shared.heldPermits())
+    this.#fallback.pinAll(this.#shared.heldPermits(), this.#shared.othersHeld())
     for (const ticket of this.#shared.detachWaiters()) this.#route(ticket)
   }
 
@@ -313,7 +312,7 @@ export class RedisLimiter implements Limiter {
   async #doRecover(): Promise<void> {
     let done: () => void
     try {
-      this.#replicas = await this.#heartbeat(false)
+      await this.#heartbeat(false)
       await this.#shared.syncAll()
       done = await this.#fallback.countIn(this.#shared)
     } catch (err) {
@@ -339,20 +338,23 @@ export class RedisLimiter implements Limiter {
     }
   }
 
-  async #heartbeat(leave: boolean): Promise<number> {
-    return heartbeat(this.#scripts, this.#global, {
+  async #heartbeat(leave: boolean): Promise<void> {
+    const alive = await heartbeat(this.#scripts, this.#global, {
       replicaId: this.replicaId,
       ttlMs: this.#settings.leaseMs,
       leave,
       activeTags: leave ? [] : this.#shared.announcedTags(),
     })
+    if (leave) return
+    this.#alive = alive
+    this.#replicas = Math.max(1, alive.length)
   }
 
   /** Every lease third: renew leases and liveness, find lost grants, tell the registry we live. */
   async #tick(): Promise<void> {
     if (this.#mode !== 'redis' || this.#closed) return
     try {
-      this.#replicas = await this.#heartbeat(false)
+      await this.#heartbeat(false)
       await this.#shared.syncAll()
     } catch (err) {
       this.#redisFailed(err)

@@ -82,7 +82,23 @@ export class ReplicaScripts {
     return renew(this.runner, sem.keys, { id, leaseMs: this.replica.leaseMs, idleMs: this.replica.idleMs })
   }
 
-  sync(sem: ScriptTarget, a: Pick<SyncArgs, 'held' | 'waiting' | 'drop' | 'sweep' | 'recount'>): Promise<SyncReply> {
+  sync(
+    sem: ScriptTarget,
+    a: Pick<
+      SyncArgs,
+      | 'held'
+      | 'waiting'
+      | 'drop'
+      | 'sweep'
+      | 'recount'
+      | 'expectEpoch'
+      | 'epoch'
+      | 'reconcile'
+      | 'keep'
+      | 'below'
+      | 'sure'
+    >,
+  ): Promise<SyncReply> {
     const { replicaId, leaseMs, liveMs, idleMs, channelPrefix } = this.replica
     const { instance, endpoint } = sem.key
     return sync(this.runner, sem.keys, {

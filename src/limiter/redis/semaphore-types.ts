@@ -25,6 +25,14 @@ export interface SyncSent {
   readonly renewing: readonly string[]
   readonly recount: boolean
   readonly sweep: boolean
+  /** the epoch the previous sync wrote ('' unknown) and the one this sync writes (docs/redis-limiter.md, "Failure modes") */
+  readonly expectEpoch: string
+  readonly epoch: string
+  readonly reconcile: boolean
+  /** ids Redis may have of waiters not queued (an acquire on its way, a grant being confirmed): a reconciliation keeps them */
+  readonly keep: readonly string[]
+  /** how many of the first `renewing` ids have a lease that cannot have run out before the sync runs */
+  readonly sure: number
 }
 
 /** What a semaphore needs from the replica around it. */
@@ -33,9 +41,17 @@ export interface SemaphoreContext {
   readonly syncMs: number
   /** a waiter was made (`new`) or reached an end: the replica's index of waiters by id follows */
   joined(waiter: Waiter): void
-  left(waiter: Waiter): void
+  /** `from`: the state it left (it was in Redis's queue: a grant of its id may still come) */
+  left(waiter: Waiter, from: WaiterState): void
   /** a script said which limit is in force */
   limitHeard(sem: KeySemaphore, limit: number): void
   illegal(err: IllegalTransitionError): void
   moved?(waiter: Waiter, from: WaiterState, to: WaiterState): void
+}
+
+/** What a script's reply tells a semaphore whatever its operation: the loss of this replica, the limit in force, the permits counted (every replica's). */
+export interface ReplyHeard {
+  readonly forgot: boolean
+  readonly limit: number | undefined
+  readonly held?: number | undefined
 }

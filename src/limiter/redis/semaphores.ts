@@ -8,14 +8,53 @@ import type { IllegalTransitionError, Waiter, WaiterState } from './waiter.js'
 
 /** How many keys the memos below keep, least recently used forgotten first; past it a key costs a hash, an announcement or a learned start again. */
 const KEYS_REMEMBERED = 10_000
+/**
+ * How many waiters done here are remembered by id at most, for a grant that comes for one (see `retired`):
+ * each is kept for `recentMs` (3 leases) — 50,000 is ~3,300 contended requests a second over the default
+ * 15 s, at ~150 B each (~7.5 MB at the bound); past it the oldest go first.
+ */
+const RETIRED_REMEMBERED = 50_000
+
+/** Ids by when they were put, oldest first, each kept `keepMs` and at most `max` of them. */
+class RetiredIds {
+  readonly #ids = new Map<string, { readonly sem: KeySemaphore; readonly at: number }>()
+  constructor(
+    private readonly keepMs: number,
+    private readonly max: number,
+  ) {}
+
+  set(id: string, sem: KeySemaphore, now: number): void {
+    this.#ids.delete(id)
+    this.#ids.set(id, { sem, at: now })
+    for (const [old, { at }] of this.#ids) {
+      if (this.#ids.size <= this.max && now - at < this.keepMs) break
+      this.#ids.delete(old)
+    }
+  }
+
+  get(id: string, now: number): KeySemaphore | undefined {
+    const kept = this.#ids.get(id)
+    return kept !== undefined && now - kept.at < this.keepMs ? kept.sem : undefined
+  }
+}
 
 export interface SemaphoresConfig {
   readonly prefix: string
   readonly syncMs: number
+  /** how long a key forgotten here is reconciled after a reconnect or a rollback: its Redis keys' idle expiry */
+  readonly recentMs?: number
   readonly now: () => number
   /** a waiter move the lifecycle does not allow (waiter.ts) */
   illegal(err: IllegalTransitionError): void
   moved?(waiter: Waiter, from: WaiterState, to: WaiterState): void
+}
+
+/** A key forgotten here: enough to reconcile it (sync/lua.ts) without a request. */
+interface Recent {
+  readonly key: PermitKey
+  readonly arg: string
+  readonly limit: number
+  readonly at: number
 }
 
 /** The semaphores this replica keeps state for, its waiters by id (a grant message names only the id), and what is kept of forgotten keys. */
@@ -27,6 +66,20 @@ export class Semaphores {
   readonly #tags = new BoundedMap<string, string>(KEYS_REMEMBERED)
   /** the limit in force each semaphore last had: a key used again starts from it */
   readonly #known = new BoundedMap<string, number>(KEYS_REMEMBERED)
+  /**
+   * Waiters that were in Redis's queue and are done here, by id: a grant of one (a message after a
+   * withdrawal, or after Redis's state went back in time and the id became a ghost) is given back.
+   */
+  readonly #retired: RetiredIds
+  /**
+   * Keys forgotten here within `recentMs`, oldest first: Redis's state after a failover or a rollback
+   * may still hold this replica's ghosts there, so they are reconciled too (`mayHaveMoved`).
+   */
+  readonly #recent = new BoundedMap<string, Recent>(KEYS_REMEMBERED)
+  /** `mayHaveMoved` was called: the next sync of every key reconciles the recent ones too (not made before: an outage keeps no state) */
+  #reviving = false
+  /** Semaphores made only to reconcile, with when they were forgotten (a use here makes them ordinary). */
+  readonly #revived = new Map<KeySemaphore, number>()
   /** When this replica last announced itself to a forgotten key, so a key used again soon announces only a third of a lease later. */
   readonly #announced = new BoundedMap<string, { readonly at: number; readonly arg: string }>(KEYS_REMEMBERED)
   /**
@@ -39,11 +92,15 @@ export class Semaphores {
 
   constructor(config: SemaphoresConfig) {
     this.#config = config
+    this.#retired = new RetiredIds(config.recentMs ?? Number.POSITIVE_INFINITY, RETIRED_REMEMBERED)
     this.#context = {
       syncMs: config.syncMs,
       joined: (waiter) => void this.#waiters.set(waiter.id, waiter),
-      left: (waiter) => {
+      left: (waiter, from) => {
         if (this.#waiters.get(waiter.id) === waiter) this.#waiters.delete(waiter.id)
+        // it was in Redis's queue (never the uncontended path: granted by its acquire's reply)
+        if (from === 'queued' || from === 'confirming' || (from === 'sending' && waiter.state !== 'granted'))
+          this.#retired.set(waiter.id, waiter.semaphore, config.now())
       },
       limitHeard: (sem, limit) => this.#known.set(sem.tag, limit),
       illegal: (err) => config.illegal(err),
@@ -78,7 +135,7 @@ export class Semaphores {
         this.#context,
       )
       this.#byTag.set(tag, sem)
-    }
+    } else if (this.#revived.size > 0) this.#revived.delete(sem)
     sem.useLimits(arg, limits)
     return sem
   }
@@ -89,6 +146,13 @@ export class Semaphores {
 
   waiter(id: string): Waiter | undefined {
     return this.#waiters.get(id)
+  }
+
+  /** The semaphore of a waiter that was queued in Redis and is done here, unless its id is a permit held now (granted by a reply). */
+  retired(id: string): KeySemaphore | undefined {
+    const sem = this.#retired.get(id, this.#config.now())
+    if (sem === undefined || (this.#byTag.get(sem.tag) ?? sem).held.get(id) !== undefined) return undefined
+    return this.#byTag.get(sem.tag) ?? sem
   }
 
   /** A key's limit as this replica last heard it from Redis (for the fallback's share while Redis is away). */
@@ -103,6 +167,12 @@ export class Semaphores {
     sem.stopSafety()
     if (this.#byTag.get(sem.tag) !== sem) return
     this.#byTag.delete(sem.tag)
+    const now = this.#config.now()
+    const at = this.#revived.get(sem) ?? now
+    this.#revived.delete(sem)
+    this.#recent.delete(sem.tag) // re-set: the map stays in the order the keys were forgotten
+    if (now - at < (this.#config.recentMs ?? 0))
+      this.#recent.set(sem.tag, { key: sem.key, arg: sem.arg, limit: sem.limit, at })
     if (sem.announcedAt <= this.#detachedAt) return
     this.#announced.set(sem.tag, { at: sem.announcedAt, arg: sem.arg })
   }
@@ -113,8 +183,35 @@ export class Semaphores {
    */
   detached(): Waiter[] {
     this.#announced.clear()
+    this.mayHaveMoved()
     this.#detachedAt = this.#config.now()
     return [...this.#waiters.values()]
+  }
+
+  /**
+   * Redis's state may be another's or older (a reconnect, a rollback a sync found): every key this
+   * replica used within `recentMs` — the ones it keeps state for, and those forgotten since — is
+   * reconciled by its next sync, so no ghost of this replica keeps a slot (docs/redis-limiter.md, "Failure modes").
+   */
+  mayHaveMoved(): void {
+    for (const sem of this.#byTag.values()) sem.mayHaveMoved()
+    this.#reviving = true
+  }
+
+  /** Before a sync of every key: the keys forgotten here within `recentMs`, if `mayHaveMoved` was called since, get a semaphore to reconcile them. */
+  reviveRecent(): void {
+    if (!this.#reviving) return
+    this.#reviving = false
+    const now = this.#config.now()
+    for (const [tag, recent] of [...this.#recent.entries()]) {
+      this.#recent.delete(tag)
+      if (now - recent.at >= (this.#config.recentMs ?? 0) || this.#byTag.has(tag)) continue
+      const { key, arg, limit } = recent
+      const sem = new KeySemaphore(key, semaphoreKeysOf(this.#config.prefix, tag), arg, limit, -Infinity, this.#context)
+      sem.mayHaveMoved()
+      this.#byTag.set(tag, sem)
+      this.#revived.set(sem, recent.at)
+    }
   }
 
   all(): KeySemaphore[] {

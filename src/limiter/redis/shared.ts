@@ -1,5 +1,5 @@
 import { FairShare } from '../fairness/policy.js'
-import type { LimitChange, PermitKey, PermitOutcome } from '../types.js'
+import type { KeyStatus, LimitChange, PermitKey, PermitOutcome } from '../types.js'
 import { adoptPermits } from './adoption.js'
 import { parseGrantMessage } from './grant-message.js'
 import type { GlobalKeys } from './keys.js'
@@ -8,11 +8,20 @@ import { ReplicaScripts } from './replica-scripts.js'
 import type { ScriptRunner } from './script.js'
 import { Semaphores } from './semaphores.js'
 import { sharedStatus, type SharedStatus } from './status/index.js'
+import { StuckKeys, type StuckHolders } from './stuck-keys.js'
 import { SyncLoop } from './sync-loop.js'
 import type { Grant, LimitOptions, SluicePermit, Ticket } from './ticket.js'
 import type { IllegalTransitionError, WaiterState } from './waiter.js'
 import { waiterIds } from './waiter-id.js'
 import { Waiting } from './waiting.js'
+
+/** Permits of other replicas counted on a key, kept counted by the local fallback for `forMs` (docs/redis-limiter.md, "Failure modes"). */
+export interface OthersHeld {
+  readonly key: PermitKey
+  readonly limit: number
+  readonly count: number
+  readonly forMs: number
+}
 
 /** Timings derived from the lease, and names. */
 export interface SharedConfig {
@@ -49,6 +58,10 @@ export interface SharedHooks {
    * (`counted`), those not sent yet were given back (`heldBack`: each also reported `lost`)
    */
   recounted?(key: PermitKey, counts: { readonly counted: number; readonly heldBack: number }): void
+  /** a sync removed this replica's entries that served no live request (Redis's state went back in time) */
+  reconciled?(key: PermitKey, removed: number): void
+  /** a status read found a key with waiters and no grant for longer than a lease (once per spell) */
+  stuck?(key: PermitKey, holders: StuckHolders): void
   /** a waiter move the lifecycle does not allow (waiter.ts): a bug, refused; thrown when not given */
   bug?(err: IllegalTransitionError): void
   /** every waiter move (tests follow the lifecycle with it) */
@@ -68,6 +81,7 @@ export class SharedPermits {
   readonly #fairness: FairShare
   readonly #now: () => number
   readonly #nextId: ReturnType<typeof waiterIds>
+  readonly #stuck: StuckKeys
 
   constructor(
     scripts: ScriptRunner,
@@ -78,9 +92,11 @@ export class SharedPermits {
     this.#now = now
     this.#fairness = config.fairness ?? new FairShare()
     this.#nextId = waiterIds(config.replicaId)
+    this.#stuck = new StuckKeys(config.leaseMs, now, (key, holders) => hooks.stuck?.(key, holders))
     this.#semaphores = new Semaphores({
       prefix: config.prefix,
       syncMs: config.syncMs,
+      recentMs: config.idleMs,
       now,
       illegal: (err) => {
         if (hooks.bug === undefined) throw err
@@ -95,7 +111,7 @@ export class SharedPermits {
     const common = { scripts: this.#scripts, semaphores: this.#semaphores, hooks, now }
     this.#waiting = new Waiting({ ...common, fairness: this.#fairness, nextId: this.#nextId, release })
     this.#releases = new Releases({ ...common, waiting: () => this.#waiting })
-    this.#sync = new SyncLoop({ ...common, waiting: this.#waiting, release })
+    this.#sync = new SyncLoop({ ...common, waiting: this.#waiting, release, nextSequence: this.#nextId.next })
   }
 
   /** A key's limit as this replica last heard it from Redis (for the fallback's share while Redis is away). */
@@ -177,6 +193,23 @@ export class SharedPermits {
     return this.#semaphores.all().flatMap((s) => s.held.permits())
   }
 
+  /**
+   * Other replicas' permits Redis last counted on the keys this replica uses (Fallback.pinAll), kept for
+   * `L − L/3`: the least a lease renewed every `L/3` still had at the switch — longer, and a limit-1
+   * key would go over a lease without a start.
+   */
+  othersHeld(): OthersHeld[] {
+    return this.#semaphores
+      .all()
+      .filter((s) => s.held.others > 0)
+      .map((s) => ({
+        key: s.key,
+        limit: s.limit,
+        count: s.held.others,
+        forMs: this.config.leaseMs - this.config.syncMs,
+      }))
+  }
+
   /** Tags of the semaphores this replica holds permits of or waits for. */
   activeTags(): string[] {
     return this.#semaphores
@@ -194,12 +227,13 @@ export class SharedPermits {
   }
 
   /** `/status` from Redis: the semaphores busy on any replica, and their learned limits. */
-  status(globalKeys: GlobalKeys): Promise<SharedStatus> {
-    return sharedStatus(this.#scripts.runner, globalKeys, {
+  async status(globalKeys: GlobalKeys): Promise<Omit<SharedStatus, 'keys'> & { keys: KeyStatus[] }> {
+    const read = await sharedStatus(this.#scripts.runner, globalKeys, {
       prefix: this.config.prefix,
       idleMs: this.config.idleMs,
       localTags: () => this.activeTags(),
     })
+    return { ...read, keys: this.#stuck.read(read.keys) }
   }
 
   /** The limiter is draining (shutdown): parked waiters are not let in any more, only failed (Waiting.closing). */

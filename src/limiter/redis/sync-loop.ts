@@ -14,6 +14,8 @@ export interface SyncLoopDeps {
   readonly waiting: Pick<Waiting, 'grant' | 'requeue'>
   /** gives ids back to Redis (Releases.release) */
   readonly release: (sem: KeySemaphore, ids: string[]) => Promise<void>
+  /** the sequence of the next id this replica makes (waiter-id.ts): a reconciliation spares the ids from it on */
+  readonly nextSequence?: () => string
 }
 
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)))
@@ -33,6 +35,7 @@ export class SyncLoop {
    * Redis is unreachable; a broken key is reported (hooks.keyBroken) and does not fail the rest.
    */
   async syncAll(): Promise<void> {
+    this.#d.semaphores.reviveRecent()
     const busy = this.#d.semaphores.all().filter((s) => s.isBusy())
     const results = await Promise.allSettled(busy.map((s) => this.syncState(s)))
     let unreachable: Error | undefined
@@ -62,17 +65,27 @@ export class SyncLoop {
         drop: sent.drop,
         sweep: sent.sweep,
         recount: sent.recount,
+        expectEpoch: sent.expectEpoch,
+        epoch: sent.epoch,
+        reconcile: sent.reconcile,
+        keep: sent.keep,
+        below: this.#d.nextSequence?.() ?? '',
+        sure: sent.sure,
       })
     } catch (err) {
+      sem.syncFailed()
       sem.dropLater(sent.drop)
       throw err
     }
     sem.synced(sent, reply)
+    // the first sign that Redis's state went back (or lost this replica): every key used lately is reconciled
+    if (reply.forgot && !sent.reconcile) this.#d.semaphores.mayHaveMoved()
     for (const id of reply.lost) {
       const permit = sem.held.lose(id)
       if (permit) this.#d.hooks.lost(permit)
     }
     if (reply.recounted.length > 0) this.#recounted(sem, reply.recounted)
+    if (reply.ghosts > 0) this.#d.hooks.reconciled?.(sem.key, reply.ghosts)
     // renewed (or counted again) by this script: each lease now lasts at least a lease from when it was sent
     sem.held.renewed(sent.renewing, sent.sentAt + this.#leaseMs)
     for (const id of reply.granted) {

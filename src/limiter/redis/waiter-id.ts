@@ -24,12 +24,17 @@ export function waiterId(p: WaiterIdParts): string {
  * Ids of one replica, numbered in order: `next(policy, arrivedAt)` carries the app, its cap and the
  * arrival, which the scripts read there.
  */
-export function waiterIds(
-  replicaId: string,
-): (policy: { readonly app: string; readonly maxHeld: number }, arrivedAt: number) => string {
+export function waiterIds(replicaId: string): ((
+  policy: { readonly app: string; readonly maxHeld: number },
+  arrivedAt: number,
+) => string) & {
+  readonly next: () => string
+} {
   let sequence = 0
-  return (policy, arrivedAt) =>
+  const make = (policy: { readonly app: string; readonly maxHeld: number }, arrivedAt: number): string =>
     waiterId({ replicaId, sequence: ++sequence, arrivedAt, maxHeld: policy.maxHeld, app: policy.app })
+  // the sequence the next id will carry, as the ids write it: ids made before compare below it (sync's reconciliation)
+  return Object.assign(make, { next: () => (sequence + 1).toString(36).padStart(8, '0') })
 }
 
 /** The app an id names; undefined for an id of the older form `<replica>/<sequence>`. */

@@ -250,7 +250,14 @@ export class Waiting {
   /** A grant message: Redis made one of our waiters a holder, and `head` is the waiter it left at the head of the queue. */
   onGrantMessage(id: string, head?: string): void {
     const waiter = this.#d.semaphores.waiter(id)
-    if (!waiter) return // withdrawn: its release takes care of the permit
+    if (!waiter) {
+      // Done here (withdrawn, re-queued, served): a slot Redis gave it now serves nobody, so it goes back
+      // at once — not left for a lease (a ghost after Redis's state went back in time: docs/redis-limiter.md,
+      // "Failure modes"). After a withdrawal's own release it finds nothing: one script, no harm.
+      const sem = this.#d.semaphores.retired(id)
+      if (sem !== undefined) void this.#d.release(sem, [id])
+      return
+    }
     waiter.semaphore.head.named(head)
     this.granted(waiter)
   }

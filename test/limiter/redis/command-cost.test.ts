@@ -361,13 +361,14 @@ describe('redis scripts: commands per request', () => {
     // (alone in the queue: its PEXPIRE)
     expect(queued).toEqual({ zcard: 1, hmget: 1, hset: 1, zadd: 1, zrange: 1, pexpire: 1 })
     // the limit in force was not read, so the reply names none (the replica keeps what it knew)
-    expect(reply).toEqual({ kind: 'queued', head: false, forgot: false, limit: undefined })
+    // the holders counted, every replica's (the local fallback keeps the others' counted: no command more)
+    expect(reply).toEqual({ kind: 'queued', head: false, forgot: false, limit: undefined, held: 2 })
     expect(await commandsOf(client, () => acq(id()))).toEqual({ zcard: 1, hmget: 1, hset: 1, zadd: 1, zrange: 1 })
     // asked for the head (every permit here): the limit decides whether one is named, so it is read
     let withHead: Awaited<ReturnType<typeof acq>> | undefined
     const head = await commandsOf(client, async () => (withHead = await acq(id(), { wantHead: true })))
     expect(head).toEqual({ hget: 1, zcard: 1, hmget: 1, hset: 1, zadd: 1, zrange: 1 })
     // two holders above the learned limit 1: no head named
-    expect(withHead).toEqual({ kind: 'queued', head: false, forgot: false, limit: 1 })
+    expect(withHead).toEqual({ kind: 'queued', head: false, forgot: false, limit: 1, held: 2 })
   })
 })

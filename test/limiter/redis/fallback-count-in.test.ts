@@ -51,7 +51,7 @@ describe('fallback: counting its permits in Redis when one key succeeds and anot
     }
     const fallback: Fallback = new Fallback('local', {
       makePermit: (k, limit, grant, waitedMs) => new SluicePermit(k, limit, grant, waitedMs, release, () => true),
-      replicas: () => 1,
+      shareOf: (_key, limit) => limit,
       grantedAfterRecovery: () => {},
       redisIsBack: () => false,
     })

@@ -33,7 +33,7 @@ describe('local fallback: pins of Redis permits in flight and maxQueued', () => 
             () => true,
             app,
           ),
-        replicas: () => 3,
+        shareOf: () => 1,
         grantedAfterRecovery: () => {},
         redisIsBack: () => false,
       },

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import type { LimiterMode, Permit } from '../../../src/limiter/types.js'
 import { leftInRedis } from '../../support/redis.js'
 import { useRedis } from '../../support/use-redis.js'
+import { localShare } from '../../../src/limiter/redis/local-share.js'
 import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
 import { needs } from '../../support/tools.js'
 
@@ -43,7 +44,7 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
       await limiter.close()
     })
 
-    it('local: each replica takes max(1, floor(limit / replicas)) of the limit', async () => {
+    it('local: each replica takes its share of the limit (whole shares, the remainder to the replicas ranked first for the key)', async () => {
       const settings = testSettings(redis.url, { fallback: 'local' })
       const limiters = [await redisLimiter(settings), await redisLimiter(settings), await redisLimiter(settings)]
       // let every replica see the others through the heartbeat registry
@@ -55,14 +56,20 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
       await redis.stop()
       await eventually(() => limiters.every((l) => l.mode() === 'local'), 5_000, 'local mode')
       const [a] = limiters
-      const first = await a!.acquire(key, opts(5)) // floor(5 / 3) = 1
+      const share = localShare(
+        5,
+        key,
+        a!.replicaId,
+        limiters.map((l) => l.replicaId),
+      ) // floor(5 / 3) = 1, or 2 for the two ranked first
+      const first = await Promise.all(Array.from({ length: share }, () => a!.acquire(key, opts(5))))
       let second: Permit | undefined
       const waiting = a!.acquire(key, opts(5)).then((p) => (second = p))
       await sleep(50)
       expect(second).toBeUndefined()
-      first.release()
+      first[0]!.release()
       await waiting
-      second!.release()
+      for (const p of [...first.slice(1), second!]) p.release()
       await closeAll(limiters)
     })
 

@@ -191,6 +191,8 @@ describe('shared permits: races, deterministically (fake script runner and clock
     shared.onGrantMessage(idOf(acquire)) // the stale grant's second word (its message after the reply)
     await settle()
     expect(w.permit).toBeUndefined()
+    // the old id serves nobody here: given back, whatever Redis still has of it (here nothing)
+    expect(scripts.take('release').args.slice(7)).toEqual([idOf(acquire)])
     expect(scripts.names()).toEqual([])
     shared.onGrantMessage(idOf(again)) // Redis's grant of the new wait
     await settle()
@@ -215,6 +217,7 @@ describe('shared permits: races, deterministically (fake script runner and clock
     again.answer(QUEUED) // Redis has the waiter in its queue, not among the holders
     await settle()
     expect(w.permit).toBeUndefined()
+    expect(scripts.take('release').args.slice(7)).toEqual([idOf(acquire)]) // the old id given back
     expect(scripts.names()).toEqual([])
     shared.onGrantMessage(idOf(again))
     await settle()

@@ -48,7 +48,8 @@ function replica(replicaId: string) {
       })
       return { id, ...reply }
     },
-    sync: (limit: number, held: string[], recount = false, sweep = false) =>
+    // keep: waiters whose acquire's reply is not read yet (on their way): a reconciliation keeps them
+    sync: (limit: number, held: string[], recount = false, sweep = false, keep: string[] = []) =>
       sync(on.scripts, on.keys, {
         ...common(),
         replicaId,
@@ -58,6 +59,7 @@ function replica(replicaId: string) {
         drop: [],
         sweep,
         recount,
+        keep,
       }),
   }
 }
@@ -70,7 +72,7 @@ describe('redis scripts: a sync sent before the reply of the acquire that found 
     await on.client.flushall()
     const next = await r1.acquire(2, '2') // writes r1's liveness back, and the mark
     expect([next.kind, next.forgot]).toEqual(['granted', true])
-    const reply = await r1.sync(2, [held.id]) // sent before that reply was read: no recount
+    const reply = await r1.sync(2, [held.id], false, false, [next.id]) // sent before that reply was read: no recount
     expect({ lost: reply.lost, recounted: reply.recounted }).toEqual({ lost: [], recounted: [held.id] })
     expect(await on.client.zrange(on.keys.holders, 0, -1)).toEqual(expect.arrayContaining([held.id, next.id]))
     expect(await on.client.hexists(on.keys.meta, '!r1')).toBe(0)

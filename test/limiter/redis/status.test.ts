@@ -31,6 +31,8 @@ describe('redis limiter: status', () => {
           { app: 'batch', held: 1, queued: 1 },
           { app: 'web', held: 0, queued: 1 },
         ],
+        // who holds it, and how old the request holding it is
+        holders: [{ replica: a.replicaId, app: 'batch', ageMs: expect.any(Number) as number }],
       },
       {
         instance: 'org2',
@@ -43,6 +45,10 @@ describe('redis limiter: status', () => {
           { app: 'default', held: 1, queued: 0 },
           { app: 'web', held: 1, queued: 0 },
         ],
+        holders: expect.arrayContaining([
+          { replica: b.replicaId, app: 'default', ageMs: expect.any(Number) as number },
+          { replica: b.replicaId, app: 'web', ageMs: expect.any(Number) as number },
+        ]) as unknown,
       },
     ]
     // `a` never touched org2's key: it learns of it through b's heartbeat

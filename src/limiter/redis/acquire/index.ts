@@ -36,6 +36,8 @@ export type AcquireReply = (
   readonly forgot: boolean
   /** the limit in force (learned or fixed) */
   readonly limit: number | undefined
+  /** queued: the permits Redis counted (every replica's), for the local fallback's share */
+  readonly held?: number
 }
 
 export async function acquire(
@@ -65,10 +67,11 @@ export async function acquire(
       a.cost.toPrecision(17),
     ],
     options,
-  )) as [number, number, number, number | undefined]
+  )) as [number, number, number, number | null | undefined, number | undefined]
   const forgot = reply[2] === 1
-  const limit = reply[3] === undefined ? undefined : Number(reply[3])
+  const limit = reply[3] == null ? undefined : Number(reply[3])
   if (reply[0] === 1) return { kind: 'granted', forgot, limit }
   if (reply[0] === 2) return { kind: 'full', forgot, limit }
-  return { kind: 'queued', head: reply[1] === 1, forgot, limit }
+  const held = reply[4] == null ? undefined : Number(reply[4])
+  return { kind: 'queued', head: reply[1] === 1, forgot, limit, held }
 }

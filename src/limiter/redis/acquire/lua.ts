@@ -9,6 +9,8 @@ import { withPrelude } from '../lua-prelude.js'
  *        · {2, 0, f, L} refused, full. f: Redis no longer knew this replica (it lost its data; a `!<replica>`
  *        mark is left for sync). L: the limit in force; left out when the holders fill the ceiling of a
  *        learned limit, so no limit it could be lets anyone in (the learned value is not read).
+ *        A queued reply also carries H, the holders counted (\`{0, h, f, L, H}\`, L false when left out):
+ *        the local fallback keeps other replicas' permits counted (docs/redis-limiter.md, "Failure modes").
  * announce: '0' no, '1' yes (first time on this key), '2' yes, and it announced here before.
  */
 export const ACQUIRE_BODY = `
@@ -90,8 +92,8 @@ if at_head and first[2] then
     end
   end
 end
-if want_head and at_head then return {0, 1, forgot, limit} end
-return {0, 0, forgot, limit}
+if want_head and at_head then return {0, 1, forgot, limit or false, held} end
+return {0, 0, forgot, limit or false, held}
 `
 
 /** The script sent: the body with the shared Lua it uses (lua-prelude.ts). */

@@ -1,5 +1,5 @@
 import type { GlobalKeys } from '../keys.js'
-import type { ScriptDef, ScriptRunner } from '../script.js'
+import { stringsOf, type ScriptDef, type ScriptRunner } from '../script.js'
 import { HEARTBEAT_LUA } from './lua.js'
 
 export const HEARTBEAT_SCRIPT: ScriptDef = { name: 'heartbeat', numberOfKeys: 2, lua: HEARTBEAT_LUA }
@@ -13,12 +13,12 @@ export interface HeartbeatArgs {
   readonly activeTags: readonly string[]
 }
 
-/** Resolves with the number of live replicas. */
-export async function heartbeat(scripts: ScriptRunner, keys: GlobalKeys, a: HeartbeatArgs): Promise<number> {
+/** Resolves with the ids of the live replicas (the `local` fallback's shares follow them: local-share.ts). */
+export async function heartbeat(scripts: ScriptRunner, keys: GlobalKeys, a: HeartbeatArgs): Promise<string[]> {
   const reply = await scripts.run(
     HEARTBEAT_SCRIPT,
     [keys.replicas, keys.active],
     [a.replicaId, a.ttlMs, a.leave ? '1' : '0', ...a.activeTags],
   )
-  return Number(reply)
+  return stringsOf(reply)
 }

@@ -2,7 +2,7 @@
  * heartbeat: a replica says it is alive and which semaphores it uses (docs/redis-limiter.md, "Scripts").
  * KEYS: replicas active   (both in the `{global}` slot)
  * ARGV: replica ttlMs leave tag...
- * Reply: how many replicas are alive (this one included unless leaving)
+ * Reply: the ids of the replicas alive (this one included unless leaving)
  */
 export const HEARTBEAT_LUA = `
 if redis.replicate_commands then redis.replicate_commands() end
@@ -22,5 +22,5 @@ redis.call('ZREMRANGEBYSCORE', replicas, '-inf', now)
 redis.call('ZREMRANGEBYSCORE', active, '-inf', now)
 redis.call('PEXPIRE', replicas, ttl * 4)
 redis.call('PEXPIRE', active, ttl * 4)
-return redis.call('ZCARD', replicas)
+return redis.call('ZRANGE', replicas, 0, -1)
 `

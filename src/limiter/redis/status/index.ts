@@ -6,8 +6,8 @@ import { ACTIVE_LUA, STATUS_LUA } from './lua.js'
 export const STATUS_SCRIPT: ScriptDef = { name: 'status', numberOfKeys: 4, lua: STATUS_LUA }
 export const ACTIVE_SCRIPT: ScriptDef = { name: 'active', numberOfKeys: 1, lua: ACTIVE_LUA }
 
-/** One semaphore as `/status` shows it: the limiter interface's KeyStatus. */
-export type SemaphoreStatus = KeyStatus
+/** One semaphore as `/status` shows it: the limiter interface's KeyStatus, and what changes with every grant (`progress`). */
+export type SemaphoreStatus = KeyStatus & { readonly progress: string }
 
 /** Live holders and waiters of one semaphore, across every replica. */
 export async function semaphoreStatus(
@@ -25,7 +25,13 @@ export async function semaphoreStatus(
     unknown,
     string | null | undefined,
     number | null | undefined,
+    unknown,
+    string | undefined,
   ]
+  const held = Array.isArray(r[9]) ? (r[9] as unknown[]) : []
+  const holders: { replica: string; app: string; ageMs: number }[] = []
+  for (let i = 0; i + 2 < held.length; i += 3)
+    holders.push({ replica: String(held[i]), app: String(held[i + 1]), ageMs: Number(held[i + 2]) })
   const flat = Array.isArray(r[6]) ? (r[6] as unknown[]) : []
   const apps: AppShare[] = []
   for (let i = 0; i + 2 < flat.length; i += 3)
@@ -39,6 +45,8 @@ export async function semaphoreStatus(
     endpoint: String(r[5]),
     apps,
     ...(typeof r[7] === 'string' ? { learned: { value: Number(r[7]), ceiling: Number(r[8]) } } : {}),
+    holders,
+    progress: String(r[10] ?? ''),
   }
 }
 
@@ -91,7 +99,7 @@ async function mapLimited<T, R>(
 
 /** What `/status` shows of Redis; `broken`: the keys whose status script Redis refused (left out). */
 export interface SharedStatus {
-  readonly keys: KeyStatus[]
+  readonly keys: SemaphoreStatus[]
   readonly learned: LearnedLimitStatus[]
   readonly broken?: { readonly count: number; readonly tags: readonly string[] }
 }
@@ -114,10 +122,7 @@ export async function sharedStatus(
   // code-unit order: localeCompare (ICU) took 13 ms of a scrape's CPU profile (docs/benchmarks.md, "Many keys touched once")
   const order = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
   const byKey = (a: KeyStatus, b: KeyStatus): number => order(a.instance, b.instance) || order(a.endpoint, b.endpoint)
-  const keys = all
-    .filter((s) => s.inFlight > 0 || s.queued > 0)
-    .map((s) => ({ ...s }))
-    .sort(byKey)
+  const keys = all.filter((s) => s.inFlight > 0 || s.queued > 0).sort(byKey)
   const learned = all
     .filter((s) => s.learned !== undefined && s.instance !== '')
     .sort(byKey)

@@ -4,7 +4,9 @@ import { withPrelude } from '../lua-prelude.js'
  * status: the shared picture of one semaphore for `/status`, live entries only (docs/redis-limiter.md, "Scripts").
  * KEYS: holders queue meta learned
  * ARGV: idleMs
- * Reply: {inFlight, queued, oldestWaitMs, limit, instance, endpoint, {app, held, queued, ...}, learned or nil, ceiling or nil}
+ * Reply: {inFlight, queued, oldestWaitMs, limit, instance, endpoint, {app, held, queued, ...}, learned or nil, ceiling or nil,
+ *         {replica, app, ageMs, ...} of each holder (age of its request, from the arrival in its id; -1 unknown),
+ *         progress: the holders' ids and the head waiter's, which change with every grant}
  */
 export const STATUS_BODY = `
 local holders, queue, meta, learned = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -37,10 +39,16 @@ local function share(app)
   return s
 end
 local in_flight = 0
+local held_list, held_ids = {}, {}
 for _, id in ipairs(redis.call('ZRANGE', holders, 0, -1)) do
   in_flight = in_flight + 1
   local s = share(app_of(id))
   s[1] = s[1] + 1
+  local t = arrived_of(id)
+  held_list[#held_list + 1] = replica_of(id) or ''
+  held_list[#held_list + 1] = app_of(id)
+  held_list[#held_list + 1] = t and math.max(0, now - t) or -1
+  held_ids[#held_ids + 1] = id
 end
 local queued, oldest = 0, nil
 local entries = redis.call('ZRANGE', queue, 0, -1, 'WITHSCORES')
@@ -48,6 +56,7 @@ for e = 1, #entries, 2 do
   local id = entries[e]
   local rid = replica_of(id)
   if rid and alive[rid] then
+    if queued == 0 then held_ids[#held_ids + 1] = '|' .. id end
     queued = queued + 1
     local s = share(app_of(id))
     s[2] = s[2] + 1
@@ -75,7 +84,7 @@ if not spec.fixed then
   value = redis.call('HGET', learned, 'v') or tostring(spec.start)
   ceiling = spec.ceiling
 end
-return {in_flight, queued, oldest_ms, effective_limit(learned, spec) or 0, info['instance'] or '', info['endpoint'] or '', apps, value, ceiling}
+return {in_flight, queued, oldest_ms, effective_limit(learned, spec) or 0, info['instance'] or '', info['endpoint'] or '', apps, value, ceiling, held_list, table.concat(held_ids, ' ')}
 `
 
 /**

@@ -24,6 +24,21 @@ export interface SyncArgs {
   readonly sweep: boolean
   /** an earlier script found that Redis no longer knew this replica (it lost its data): count held permits again */
   readonly recount: boolean
+  /** the epoch this replica's previous sync of the key wrote ('' or absent when unknown: not checked) */
+  readonly expectEpoch?: string
+  /** the epoch this sync writes */
+  readonly epoch?: string
+  /** remove this replica's entries that serve no live request here (after a reconnect: Redis may be another server) */
+  readonly reconcile?: boolean
+  /** ids Redis may have besides `held` and `waiting` (acquires on their way, grants being confirmed), kept by a reconciliation */
+  readonly keep?: readonly string[]
+  /**
+   * the sequence of this replica's next id (waiter-id.ts): a reconciliation removes only ids made before
+   * it, so a sync re-sent after NOSCRIPT, run after a later acquire, never takes that acquire's id for a ghost
+   */
+  readonly below?: string
+  /** how many of the first `held` ids have a lease that cannot have run out: one missing means the state went back */
+  readonly sure?: number
 }
 
 export interface SyncReply {
@@ -38,8 +53,12 @@ export interface SyncReply {
   readonly recounted: readonly string[]
   /** the limit in force (learned or fixed) */
   readonly limit: number | undefined
-  /** this script found that Redis had lost this replica (its liveness gone, or the mark an acquire left): it lost its data */
+  /** this script found that Redis had lost this replica (its liveness gone, the mark an acquire left, its epoch gone): it lost its data */
   readonly forgot: boolean
+  /** entries of this replica serving no live request that a reconciliation removed */
+  readonly ghosts: number
+  /** the permits counted after it, every replica's (for the local fallback's share) */
+  readonly held: number | undefined
 }
 
 export async function sync(scripts: ScriptRunner, keys: SemaphoreKeys, a: SyncArgs): Promise<SyncReply> {
@@ -60,7 +79,25 @@ export async function sync(scripts: ScriptRunner, keys: SemaphoreKeys, a: SyncAr
     ...a.waiting,
     a.drop.length,
     ...a.drop,
-  ])) as [number, unknown, unknown, unknown, string | null | undefined, unknown, number | undefined, number | undefined]
+    a.expectEpoch ?? '',
+    a.epoch ?? '',
+    a.reconcile === true ? '1' : '0',
+    a.keep?.length ?? 0,
+    ...(a.keep ?? []),
+    a.below ?? '',
+    a.sure ?? 0,
+  ])) as [
+    number,
+    unknown,
+    unknown,
+    unknown,
+    string | null | undefined,
+    unknown,
+    number | undefined,
+    number | undefined,
+    number | undefined,
+    number | undefined,
+  ]
   return {
     nearestExpiryMs: Number(reply[0]),
     lost: stringsOf(reply[1]),
@@ -70,5 +107,7 @@ export async function sync(scripts: ScriptRunner, keys: SemaphoreKeys, a: SyncAr
     recounted: stringsOf(reply[5]),
     limit: reply[6] == null ? undefined : Number(reply[6]),
     forgot: reply[7] === 1,
+    ghosts: Number(reply[8] ?? 0),
+    held: reply[9] == null ? undefined : Number(reply[9]),
   }
 }

@@ -1,0 +1,202 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { semaphoreKeysOf, tagOf } from '../../../src/limiter/redis/keys.js'
+import type { RedisLimiter } from '../../../src/limiter/redis/index.js'
+import { localShare } from '../../../src/limiter/redis/local-share.js'
+import type { SluicePermit } from '../../../src/limiter/redis/ticket.js'
+import type { Permit, PermitKey } from '../../../src/limiter/types.js'
+import { rollBack, snapshot } from '../../support/rollback.js'
+import { needs } from '../../support/tools.js'
+import { useRedis } from '../../support/use-redis.js'
+import { permitId } from './fake-scripts.js'
+import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
+import { sharedOnRedis } from './shared-on-redis.js'
+
+// Review of the failover change (rollback ghosts, local shares). Each test here FAILS on the branch
+// as reviewed (13d46a5): it states what the issue asks and the change does not yet do.
+
+const keys: PermitKey[] = Array.from({ length: 40 }, (_, i) => ({ instance: `org${i}`, endpoint: 'POST /x' }))
+
+describe('local shares when the replicas last heard differ (stale heartbeat views)', () => {
+  it('a replica gone (crashed, or left) but still in the list the others last heard owns no slot: a limit-1 key is still served', () => {
+    // b owns the key's only slot by the hash; b is dead, a's last heartbeat still listed it
+    const k = keys.find((x) => localShare(1, x, 'b', ['a', 'b']) === 1)!
+    expect(localShare(1, k, 'a', ['a', 'b']), 'the only live replica serves the key').toBe(1)
+  })
+
+  it('views one heartbeat apart (c joined after a and b last heard the registry) add up to no more than the limit', () => {
+    const over = keys.filter((k) => {
+      const shares = [
+        localShare(1, k, 'a', ['a', 'b']),
+        localShare(1, k, 'b', ['a', 'b']),
+        localShare(1, k, 'c', ['a', 'b', 'c']),
+      ]
+      return shares.reduce((x, y) => x + y, 0) > 1
+    })
+    expect(
+      over.map((k) => k.instance),
+      'limit-1 keys with 2 slots',
+    ).toEqual([])
+  })
+
+  it('a replica that never heard the registry (started while Redis was down) does not take the whole limit', () => {
+    expect(
+      localShare(1, key, 'late', []) + localShare(1, key, 'a', ['a', 'b']) + localShare(1, key, 'b', ['a', 'b']),
+    ).toBeLessThanOrEqual(1)
+  })
+})
+
+let current: { close(): void } | undefined
+afterEach(() => current?.close())
+const redis = useRedis()
+
+describe(`ghosts the change leaves ${needs('redis-server')}`, () => {
+  it('a rollback that reaches back less than one sync, without a reconnect (a proxy in front, a redirecting shard failover): the ghost holder is removed and the live permit not lost', async () => {
+    const client = redis.client()
+    const a = sharedOnRedis(client, { replicaId: 'a' })
+    current = a
+    const keys = semaphoreKeysOf(a.prefix, tagOf(key))
+    const first = a.request(1)
+    await eventually(() => first.permit !== undefined, 5_000, 'the first grant')
+    const second = a.request(1, { app: 'other' }) // another app: granted by Redis, not handed over here
+    await eventually(async () => (await client.zcard(keys.queue)) === 1, 5_000, 'the second queued')
+    await a.shared.syncAll()
+    const old = await snapshot(client, a.prefix) // taken after the last sync: the epoch in it is the one expected
+    first.permit!.release()
+    await eventually(() => second.permit !== undefined, 5_000, 'the second grant')
+    ;(second.permit as SluicePermit).markSent() // its request is upstream
+    await rollBack(client, a.prefix, old) // a few ms of writes lost; the connection stays up
+    await a.shared.syncAll()
+    expect({
+      holders: await client.zrange(keys.holders, 0, -1),
+      queue: await client.zrange(keys.queue, 0, -1),
+      lost: a.lost.length,
+    }).toEqual({ holders: [permitId(second.permit)], queue: [], lost: 0 })
+    second.permit!.release()
+  })
+
+  it('a key this replica was idle on at the reconnect is not reconciled: its ghost holder keeps the slot for a lease', async () => {
+    const client = redis.client()
+    const a = sharedOnRedis(client, { replicaId: 'a' }) // lease 60 s
+    current = a
+    const keys = semaphoreKeysOf(a.prefix, tagOf(key))
+    const first = a.request(1)
+    await eventually(() => first.permit !== undefined, 5_000, 'the first grant')
+    await a.shared.syncAll()
+    const old = await snapshot(client, a.prefix)
+    first.permit!.release() // the key is idle here now: its state is forgotten
+    await eventually(async () => (await client.zcard(keys.holders)) === 0, 5_000, 'released')
+    await eventually(() => a.shared.trackedKeys() === 0, 5_000, 'the key forgotten here')
+    await rollBack(client, a.prefix, old)
+    a.shared.detachWaiters() // the reconnect of a failover
+    await a.shared.syncAll()
+    const next = a.request(1)
+    await eventually(() => next.permit !== undefined, 3_000, 'served without waiting out the ghost (lease 60 s)')
+    next.permit!.release()
+  })
+})
+
+let limiters: RedisLimiter[] = []
+afterEach(async () => {
+  await closeAll(limiters)
+  limiters = []
+})
+
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`the switch into local fallback ${needs('redis-server')}`, () => {
+  it('limit 1, two replicas: the one owning the slot in fallback does not grant it while the other replica’s Redis permit is upstream', async () => {
+    const settings = testSettings(redis.url, { leaseMs: 600 })
+    const a = await redisLimiter(settings, { replicaId: 'a' })
+    const b = await redisLimiter(settings, { replicaId: 'b' })
+    limiters = [a, b]
+    await eventually(() => a.replicas() === 2 && b.replicas() === 2, 5_000, 'both seeing two')
+    const ids = [a.replicaId, b.replicaId]
+    const owner = localShare(1, key, a.replicaId, ids) === 1 ? a : b
+    const other = owner === a ? b : a
+    const client = redis.client()
+    const rk = semaphoreKeysOf(settings.keyPrefix, tagOf(key))
+    const held = (await other.acquire(key, opts(1, { deadlineMs: 30_000 }))) as SluicePermit
+    held.markSent() // upstream
+    const gone = new AbortController()
+    let second: Permit | undefined
+    owner.acquire(key, opts(1, { deadlineMs: 30_000, signal: gone.signal })).then(
+      (p) => (second = p),
+      () => {},
+    )
+    await eventually(async () => (await client.zcard(rk.queue)) === 1, 5_000, 'the owner’s waiter queued')
+    client.disconnect()
+    await redis.stop() // a blip is enough: every detached waiter is re-routed to the fallback at once
+    await eventually(() => a.mode() === 'local' && b.mode() === 'local', 10_000, 'both in local')
+    await sleep(300)
+    const inFlight = second === undefined ? 1 : 2
+    gone.abort()
+    second?.release()
+    held.release()
+    await redis.start()
+    expect(inFlight, 'requests upstream on a limit-1 key').toBe(1)
+  })
+})
+
+describe('a key stalled ghost after ghost (the issue: one ghost granted per lease, 0 requests served for minutes)', () => {
+  it('is reported stuck: a grant to a holder that serves no request is not progress', async () => {
+    const { StuckKeys } = await import('../../../src/limiter/redis/stuck-keys.js')
+    const LEASE = 2_000
+    let now = 0
+    const told: string[] = []
+    const stuck = new StuckKeys(
+      LEASE,
+      () => now,
+      (k) => told.push(k.instance),
+    )
+    const flags: (number | undefined)[] = []
+    // each read a lease and a little apart: a new ghost holds the slot, the same live waiters queue behind
+    for (let i = 0; i < 6; i++) {
+      const [out] = stuck.read([
+        {
+          instance: 'org1',
+          endpoint: 'POST /accounts/search',
+          limit: 1,
+          inFlight: 1,
+          queued: 11,
+          oldestWaitMs: now,
+          holders: [{ replica: 'a.1', app: 'default', ageMs: 60_000 + now }],
+          progress: `a.1/ghost${i} |b.2/live0`,
+        },
+      ])
+      flags.push(out!.stuckMs)
+      now += LEASE + 100
+    }
+    expect(told, '11 waiters, 0 served for 6 leases').toEqual(['org1'])
+  })
+})
+
+describe('the memory of waiters done here (Semaphores.#retired, 4,096 ids across every key)', () => {
+  it('a ghost grant for a waiter done ~4,100 contended requests ago is still given back at once', async () => {
+    const { fakeShared, QUEUED, idOf, settle } = await import('./fake-scripts.js')
+    const t = fakeShared()
+    current = t
+    const churn = async (): Promise<string> => {
+      const gone = new AbortController()
+      t.request(1, { signal: gone.signal })
+      const acquire = t.scripts.take('acquire')
+      acquire.answer(QUEUED)
+      await settle()
+      gone.abort()
+      await settle()
+      t.scripts.take('release') // its withdrawal (left unanswered: nothing depends on it)
+      return idOf(acquire)
+    }
+    const ghost = await churn()
+    for (let i = 0; i < 4_100; i++) await churn() // ~10 s of a busy replica's contended traffic
+    t.shared.onGrantMessage(ghost) // the copy a failover promoted still queued it, and granted it
+    await settle()
+    expect(t.scripts.names(), 'the ghost’s slot given back (else it is held for a lease)').toEqual(['release'])
+  })
+})
+
+describe('starts in local fallback (LIMITER-CHECKLIST: "Rates — every item above, for starts as well as slots")', () => {
+  it('a rate of 1 start per window on 3 replicas: the replicas’ local shares add up to 1 start, not 3', async () => {
+    const { shareOf } = await import('../../../src/limiter/rate/gcra.js')
+    const rate = { windowMs: 1_000, spaced: 1, intervalMs: 1_000, toleranceMs: 0 }
+    const starts = [0, 1, 2].map(() => shareOf(rate, 3).spaced).reduce((a, b) => a + b, 0)
+    expect(starts, 'starts per window in all').toBeLessThanOrEqual(1)
+  })
+})
