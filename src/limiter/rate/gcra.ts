@@ -59,38 +59,55 @@ export interface Reservation {
   readonly delayMs: number
   /** false: the start is later than `maxWaitMs`; nothing was reserved */
   readonly granted: boolean
+  /** granted: the TAT this reservation left, to give the start back while nobody has reserved after it */
+  readonly tat?: number
 }
 
 /**
- * One reservation: the request starts at max(now, TAT − tolerance), and the TAT moves one interval past
- * max(TAT, start). A start later than `maxWaitMs` is refused and reserves nothing.
+ * One reservation: the request starts at max(now, TAT − tolerance, the hold's end), and the TAT moves one
+ * interval past max(TAT, start). A start later than `maxWaitMs` is refused and reserves nothing. A hold
+ * is its own number, not the TAT: a reservation's tolerance never reaches into it (docs/redis-limiter.md, "Rates").
  */
 export function gcraReserve(
   tat: number,
   now: number,
   p: GcraParams,
   maxWaitMs: number,
+  holdUntil = 0,
 ): { readonly reservation: Reservation; readonly tat: number } {
-  const start = Math.max(now, tat - p.toleranceMs)
+  const start = Math.max(now, tat - p.toleranceMs, holdUntil)
   const delayMs = start - now
   if (delayMs > maxWaitMs) return { reservation: { delayMs, granted: false }, tat }
-  return { reservation: { delayMs, granted: true }, tat: Math.max(tat, start) + p.intervalMs }
+  const next = Math.max(tat, start) + p.intervalMs
+  return { reservation: { delayMs, granted: true, tat: next }, tat: next }
 }
 
-/** Nobody starts before `until`: the TAT moves to at least until + tolerance (no burst right after a hold). */
+/** After a hold until `until`: the TAT moves to at least until + tolerance (no burst right after a hold). */
 export function gcraHold(tat: number, until: number, p: GcraParams): number {
   return Math.max(tat, until + p.toleranceMs)
 }
 
+/**
+ * A start taken and not sent, given back: only while the TAT is still the one its reservation left
+ * (nobody reserved after it), so giving back never lets a start in earlier than the rule would have.
+ */
+export function gcraGiveBack(tat: number, taken: number, p: GcraParams): number {
+  return tat === taken ? tat - p.intervalMs : tat
+}
+
 /** The same rule in Lua, pasted into the Redis script (times in whole ms, Redis's clock). */
 export const LUA_GCRA = `
-local function gcra_reserve(tat, now, interval, tolerance, maxwait)
-  local start = math.max(now, tat - tolerance)
+local function gcra_reserve(tat, now, interval, tolerance, maxwait, holduntil)
+  local start = math.max(now, tat - tolerance, holduntil)
   local delay = start - now
   if delay > maxwait then return delay, tat, 0 end
   return delay, math.max(tat, start) + interval, 1
 end
 local function gcra_hold(tat, untilms, tolerance)
   return math.max(tat, untilms + tolerance)
+end
+local function gcra_give_back(tat, taken, interval)
+  if tat == taken then return tat - interval end
+  return tat
 end
 `

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
+import { performance } from 'node:perf_hooks'
 import { BoundedMap } from '../../bounded/index.js'
-import { LimiterClosedError, WaitTooLongError } from '../errors.js'
+import { LimiterClosedError, QueueTimeoutError, WaitTooLongError } from '../errors.js'
 import type {
   AcquireOptions,
   Limiter,
@@ -13,7 +14,9 @@ import type {
 } from '../types.js'
 import { hasRateFields, readRateEvidence } from './answer-fields.js'
 import type { RateGate } from './gate.js'
-import { gcraParams, HOLD_ONLY, stricter, type GcraParams, type Rate } from './gcra.js'
+import { gcraParams, HOLD_ONLY, stricter, type GcraParams, type Rate, type Reservation } from './gcra.js'
+import { RatedPermit } from './rated-permit.js'
+import { StartLines } from './start-line.js'
 
 /** What answers may teach (docs/learned-limits.md, "Rates"). */
 export interface RateLearning {
@@ -38,11 +41,16 @@ const withMargin = (rate: Rate, marginMs: number): GcraParams =>
   gcraParams(marginMs === 0 ? rate : { ...rate, windowMs: rate.windowMs + marginMs })
 
 const idOf = (key: PermitKey): string => `${key.instance}\0${key.endpoint}`
+const describe = (key: PermitKey): string => `${key.endpoint} (instance ${key.instance})`
+
+/** The least time a taken start may take to be sent, whatever the margin (a send takes a few ms of the event loop). */
+const MIN_SEND_SLACK_MS = 20
 
 /**
  * Rates beside the concurrency limit (docs/redis-limiter.md, "Rates"): a request first gets its permit in
- * the fair queue, then reserves its start from the rate gate in grant order, and waits for it holding the
- * permit. A start past the deadline is refused at once (503 SLUICE_WAIT_TOO_LONG) and reserves nothing.
+ * the fair queue, then takes its start from the rate gate in grant order — only when a start is free now,
+ * so a start is spent by a request about to be sent, never reserved ahead for one that may leave — and is
+ * sent at once. A start past the deadline is refused at once (503 SLUICE_WAIT_TOO_LONG) and takes nothing.
  * A key with no rate configured, learned or held goes straight to the backend: one property read.
  */
 export class RatedLimiter implements Limiter {
@@ -54,14 +62,20 @@ export class RatedLimiter implements Limiter {
   readonly #drained = new AbortController()
   /** configured rates are frozen catalog objects: their constants once each */
   readonly #params = new WeakMap<Rate, GcraParams>()
+  /** this replica's requests waiting for a start, per key, in grant order */
+  readonly #lines = new StartLines()
+  readonly #slackMs: number
 
   constructor(
     private readonly inner: Limiter,
     private readonly gate: RateGate,
     private readonly learning: RateLearning,
     private readonly observer: LimiterObserver | undefined,
-    private readonly now: () => number = Date.now,
-  ) {}
+    /** monotonic: a wall-clock step changes no rate, hold or expiry (docs/redis-limiter.md, "Rates") */
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.#slackMs = Math.max(MIN_SEND_SLACK_MS, learning.marginMs)
+  }
 
   get backend(): 'memory' | 'redis' {
     return this.inner.backend
@@ -104,31 +118,61 @@ export class RatedLimiter implements Limiter {
 
   async #acquireRated(key: PermitKey, options: AcquireOptions, params: GcraParams): Promise<Permit> {
     const permit = await this.inner.acquire(key, options)
-    if (this.#drained.signal.aborted) {
-      permit.release('neutral')
-      throw this.#drained.signal.reason as Error
-    }
-    let delayMs: number
+    const began = performance.now()
+    let taken: { reservation: Reservation; waited: boolean }
     try {
-      const maxWaitMs = options.deadline - this.now()
-      const reservation = await this.gate.reserve(key, params, maxWaitMs)
-      delayMs = reservation.delayMs
-      if (!reservation.granted) {
-        const err = new WaitTooLongError(
-          `${key.endpoint} (instance ${key.instance})`,
-          Math.round(delayMs),
-          Math.max(0, Math.round(maxWaitMs)),
-        )
-        throw Object.assign(err, { headers: { 'retry-after': String(Math.max(1, Math.ceil(delayMs / 1000))) } })
-      }
-      if (delayMs > 0) await sleep(delayMs, options.signal, this.#drained.signal)
+      if (this.#drained.signal.aborted) throw this.#drained.signal.reason as Error
+      taken = await this.#takeStart(key, options, params)
     } catch (err) {
       // the permit was never used: back at once, saying nothing about the limit
       permit.release('neutral')
       throw err
     }
-    this.observer?.rateWaited?.(key, delayMs / 1000)
-    return permit
+    const at = performance.now()
+    this.observer?.rateWaited?.(key, (at - began) / 1000)
+    const id = idOf(key)
+    const tat = taken.reservation.tat
+    return new RatedPermit(permit, {
+      at,
+      slackMs: this.#slackMs,
+      waited: taken.waited,
+      signal: options.signal,
+      giveBack: () => (tat === undefined ? undefined : this.gate.giveBack(key, params, tat)),
+      rateBinds: () => this.#lines.waiting(id) > 0,
+    })
+  }
+
+  /**
+   * In line behind this replica's earlier grants, then a start taken when one is free: asked again after
+   * every wait, so a timer that fired late (a stalled event loop) takes its start at the time it runs,
+   * never bunched with the others that fired late.
+   */
+  async #takeStart(
+    key: PermitKey,
+    options: AcquireOptions,
+    params: GcraParams,
+  ): Promise<{ reservation: Reservation; waited: boolean }> {
+    if (options.signal?.aborted === true) throw options.signal.reason as Error
+    const place = this.#lines.join(idOf(key))
+    try {
+      let waited = place.ahead > 0
+      if (waited) {
+        const predicted = this.gate.nextFreeMs(key, params) + place.ahead * params.intervalMs
+        const maxWaitMs = options.deadline - Date.now()
+        if (predicted > maxWaitMs) throw tooLong(key, predicted, maxWaitMs)
+        await turnOf(place.turn, maxWaitMs, options.signal, this.#drained.signal, key)
+      }
+      for (;;) {
+        const maxWaitMs = options.deadline - Date.now()
+        const reservation = await this.gate.reserve(key, params, 0)
+        if (reservation.granted) return { reservation, waited }
+        if (reservation.delayMs > maxWaitMs) throw tooLong(key, reservation.delayMs, maxWaitMs)
+        waited = true
+        await sleep(reservation.delayMs, options.signal, this.#drained.signal)
+      }
+    } finally {
+      place.leave()
+    }
   }
 
   /**
@@ -140,7 +184,8 @@ export class RatedLimiter implements Limiter {
   observeAnswer(key: PermitKey, status: number, headers: IncomingHttpHeaders, throttled: boolean): boolean {
     if (!this.learning.enabled || !hasRateFields(headers, throttled)) return false
     const now = this.now()
-    const evidence = readRateEvidence(headers, throttled, now)
+    // an HTTP-date Retry-After is read against the wall clock, the one it is written in
+    const evidence = readRateEvidence(headers, throttled, Date.now())
     if (evidence.rate === undefined && evidence.holdMs === undefined) return false
     const id = idOf(key)
     const taught = this.#taught.get(id) ?? { learnedUntil: 0, heldUntil: 0 }
@@ -239,26 +284,61 @@ export class RatedLimiter implements Limiter {
   }
 }
 
+/** A start past the deadline: refused at once, with when to try again. */
+function tooLong(key: PermitKey, delayMs: number, maxWaitMs: number): Error {
+  const err = new WaitTooLongError(describe(key), Math.round(delayMs), Math.max(0, Math.round(maxWaitMs)))
+  return Object.assign(err, { headers: { 'retry-after': String(Math.max(1, Math.ceil(delayMs / 1000))) } })
+}
+
+/** Waits for a turn in line, at most `maxWaitMs` (then the queue's timeout), or rejects with the first signal's reason. */
+async function turnOf(
+  turn: Promise<void>,
+  maxWaitMs: number,
+  signal: AbortSignal | undefined,
+  drained: AbortSignal,
+  key: PermitKey,
+): Promise<void> {
+  const began = performance.now()
+  const stop = new AbortController()
+  const timedOut = sleep(maxWaitMs, signal, drained, stop.signal).then(() => {
+    if (!stop.signal.aborted) throw new QueueTimeoutError(Math.round(performance.now() - began), describe(key))
+  })
+  try {
+    await Promise.race([turn, timedOut])
+  } finally {
+    stop.abort()
+  }
+}
+
 /** Sleeps `ms`, or rejects with the reason of the first signal to abort; the timer is unref'd and never above 2^31−1. */
-function sleep(ms: number, signal: AbortSignal | undefined, drained: AbortSignal): Promise<void> {
+function sleep(ms: number, signal: AbortSignal | undefined, drained: AbortSignal, stop?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason as Error)
-    const onAbort = (event: Event): void => {
+    if (drained.aborted) return reject(drained.reason as Error)
+    const done = (): void => {
       clearTimeout(timer)
       signal?.removeEventListener('abort', onAbort)
       drained.removeEventListener('abort', onAbort)
+      stop?.removeEventListener('abort', onStop)
+    }
+    const onAbort = (event: Event): void => {
+      done()
       reject((event.target as AbortSignal).reason as Error)
+    }
+    const onStop = (): void => {
+      done()
+      resolve()
     }
     const timer = setTimeout(
       () => {
-        signal?.removeEventListener('abort', onAbort)
-        drained.removeEventListener('abort', onAbort)
+        done()
         resolve()
       },
-      Math.min(ms, 2 ** 31 - 1),
+      Math.min(Math.max(0, ms), 2 ** 31 - 1),
     )
     timer.unref()
     signal?.addEventListener('abort', onAbort, { once: true })
     drained.addEventListener('abort', onAbort, { once: true })
+    stop?.addEventListener('abort', onStop, { once: true })
   })
 }

@@ -40,7 +40,8 @@ describe('redis rate gate: start times shared by every replica', () => {
     expect(rateKey).toBeDefined()
     const ttl = await inspect.pttl(rateKey!)
     expect(ttl).toBeGreaterThan(0)
-    expect(ttl).toBeLessThanOrEqual(4_000)
+    // a window (2 s) past its TAT: a replica that started within it tells a lost key from an idle one
+    expect(ttl).toBeLessThanOrEqual(6_000)
     await closeAll([a, b])
   })
 
