@@ -72,4 +72,21 @@ describe('the rate gate under faults (in process)', () => {
     // 4 per second, spaced 250 ms: no 900 ms span holds more than 4 (bunched, 4 went out together)
     expect(mostWithin(starts, 900)).toBeLessThanOrEqual(4)
   })
+
+  it('waiting for a start is not concurrency saturation: a learned limit does not climb while the rate binds', async () => {
+    const limiter = new RatedLimiter(createMemoryLimiter({}), new MemoryRateGate(), learning, undefined)
+    onTestFinished(() => limiter.close())
+    const learn = { ceiling: 50, floor: 1, idleMs: 60_000 }
+    const o = options({ limit: 2, learn, rate: { requests: 20, windowMs: 1000, burst: 1 } })
+    // 12 requests at 20/s: both permits are held all along, mostly by requests waiting for their start
+    await Promise.all(
+      Array.from({ length: 12 }, () =>
+        limiter.acquire(key, o).then((permit) => {
+          permit.markSent()
+          permit.release('success')
+        }),
+      ),
+    )
+    expect(limiter.limitOf(key, o)).toBe(2)
+  })
 })
