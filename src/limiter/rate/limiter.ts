@@ -15,6 +15,7 @@ import type {
 import { hasRateFields, readRateEvidence } from './answer-fields.js'
 import type { RateGate } from './gate.js'
 import { gcraParams, HOLD_ONLY, stricter, type GcraParams, type Rate, type Reservation } from './gcra.js'
+import { RateEstimate } from './estimate.js'
 import { RatedPermit } from './rated-permit.js'
 import { StartLines } from './start-line.js'
 
@@ -32,6 +33,10 @@ export interface RateLearning {
 interface Taught {
   learned?: Rate
   learnedParams?: GcraParams
+  /** `published`: the API's own fields said it; `learned`: found from its 429s (RateEstimate) */
+  source?: 'published' | 'learned'
+  /** while the key's 429s teach its rate (kept as long as the learned rate) */
+  estimate?: RateEstimate
   learnedUntil: number
   heldUntil: number
 }
@@ -101,13 +106,13 @@ export class RatedLimiter implements Limiter {
     const taught = this.#taught.get(idOf(key))
     if (taught === undefined) return params
     const now = this.now()
-    if (taught.learnedParams !== undefined && taught.learnedUntil > now)
-      params = params === undefined ? taught.learnedParams : stricter(params, taught.learnedParams)
-    else if (taught.heldUntil <= now) {
+    if (taught.learnedUntil <= now && taught.heldUntil <= now) {
       this.#taught.delete(idOf(key))
       return params
     }
-    return params ?? HOLD_ONLY
+    if (taught.learnedParams !== undefined && taught.learnedUntil > now)
+      params = params === undefined ? taught.learnedParams : stricter(params, taught.learnedParams)
+    return taught.heldUntil > now ? (params ?? HOLD_ONLY) : params
   }
 
   #paramsFor(rate: Rate): GcraParams {
@@ -182,7 +187,10 @@ export class RatedLimiter implements Limiter {
    * a quota per window is spent: the rate's 429, which learned concurrency limits do not count.
    */
   observeAnswer(key: PermitKey, status: number, headers: IncomingHttpHeaders, throttled: boolean): boolean {
-    if (!this.learning.enabled || !hasRateFields(headers, throttled)) return false
+    if (!this.learning.enabled) return false
+    // an accepted start of a key whose rate its 429s teach: one map lookup, once any key was taught
+    if (!throttled && status < 500 && this.#taught.size > 0) this.#countAccepted(key)
+    if (!hasRateFields(headers, throttled)) return false
     const now = this.now()
     // an HTTP-date Retry-After is read against the wall clock, the one it is written in
     const evidence = readRateEvidence(headers, throttled, Date.now())
@@ -190,23 +198,24 @@ export class RatedLimiter implements Limiter {
     const id = idOf(key)
     const taught = this.#taught.get(id) ?? { learnedUntil: 0, heldUntil: 0 }
     if (evidence.rate !== undefined) {
-      const params = withMargin(evidence.rate, this.learning.marginMs)
       const changed =
         taught.learned === undefined ||
+        taught.source !== 'published' ||
         taught.learned.requests !== evidence.rate.requests ||
         taught.learned.windowMs !== evidence.rate.windowMs
-      taught.learned = evidence.rate
-      taught.learnedParams = params
-      taught.learnedUntil = now + this.learning.idleMs
       if (changed) {
-        this.gate.learn(key, params, this.learning.idleMs)
+        const params = this.#learnRate(key, taught, evidence.rate, 'published')
         // The starts made before the rate was known count against it: as many as the API says it has
         // counted in its window, else this answer's own request (docs/learned-limits.md, "Rates").
         const made = Math.min(evidence.used ?? 1, evidence.rate.requests)
         for (let i = 0; i < made; i++) void this.gate.reserve(key, params, Infinity)
-        this.observer?.rateLearned?.(key, 'rate')
-      }
+      } else taught.learnedUntil = now + this.learning.idleMs
     }
+    // a 429 with a Retry-After and nothing else: its rate is found from the starts accepted before it
+    const found =
+      throttled && evidence.rate === undefined && evidence.quotaSpent !== true && evidence.holdMs !== undefined
+        ? this.#estimate(key, taught, evidence.holdMs, now)
+        : false
     if (evidence.holdMs !== undefined) {
       const holdMs = Math.min(evidence.holdMs, this.learning.idleMs)
       taught.heldUntil = Math.max(taught.heldUntil, now + holdMs)
@@ -214,7 +223,37 @@ export class RatedLimiter implements Limiter {
       this.observer?.rateLearned?.(key, 'hold')
     }
     this.#taught.set(id, taught)
-    return throttled && evidence.quotaSpent === true
+    return throttled && (evidence.quotaSpent === true || found)
+  }
+
+  /** A rate in force for the key from now, shared with every replica; its constants. */
+  #learnRate(key: PermitKey, taught: Taught, rate: Rate, source: 'published' | 'learned'): GcraParams {
+    const params = withMargin(rate, this.learning.marginMs)
+    taught.learned = rate
+    taught.learnedParams = params
+    taught.source = source
+    taught.learnedUntil = this.now() + this.learning.idleMs
+    this.gate.learn(key, params, this.learning.idleMs)
+    this.observer?.rateLearned?.(key, source === 'published' ? 'rate' : 'estimated', rate)
+    return params
+  }
+
+  /** A throttle with only a Retry-After: true once the key's rate is being learned from them (the 429 is the rate's). */
+  #estimate(key: PermitKey, taught: Taught, retryAfterMs: number, now: number): boolean {
+    if (taught.source === 'published') return false
+    taught.estimate ??= new RateEstimate(retryAfterMs)
+    const rate = taught.estimate.throttled(retryAfterMs, now)
+    if (rate !== undefined) this.#learnRate(key, taught, rate, 'learned')
+    else taught.learnedUntil = Math.max(taught.learnedUntil, now + this.learning.idleMs)
+    return taught.estimate.rate !== undefined
+  }
+
+  #countAccepted(key: PermitKey): void {
+    const id = idOf(key)
+    const taught = this.#taught.get(id)
+    if (taught?.estimate === undefined) return
+    const raised = taught.estimate.accepted(this.now(), this.#lines.waiting(id) > 0)
+    if (raised !== undefined) this.#learnRate(key, taught, raised, 'learned')
   }
 
   async status(): Promise<LimiterStatus> {
@@ -255,9 +294,15 @@ export class RatedLimiter implements Limiter {
         ? { ...taught.learned, expiresInMs: taught.learnedUntil - now }
         : undefined
     const params = this.#paramsOf(key, rate) ?? HOLD_ONLY
+    // where the rate in force comes from: a configured one, unless an answer taught a stricter one
+    const configured = rate === undefined ? undefined : this.#paramsFor(rate)
+    const taughtWins =
+      learned !== undefined && (configured === undefined || taught!.learnedParams!.intervalMs > configured.intervalMs)
+    const source = taughtWins ? taught!.source! : configured !== undefined ? 'configured' : 'learned'
     return {
       instance: key.instance,
       endpoint: key.endpoint,
+      source,
       ...(rate === undefined ? {} : { rate }),
       ...(learned === undefined ? {} : { learned }),
       nextStartMs: this.gate.nextFreeMs(key, params),
