@@ -4,8 +4,9 @@ import type { Rate } from './gcra.js'
  * A rate nobody publishes, found from `429` + `Retry-After` alone (docs/learned-limits.md, "Rates"): the
  * starts the API accepted in the window before a throttle are what it allows per window. The window is
  * the longest Retry-After seen (at least a second). Cut once per window (a burst's 429s are one
- * signal), to the accepted count and below the rate that still drew a 429; raised by a tenth (at least
- * one) after two windows without a 429 while the rate binds, so a loosened API is found again.
+ * signal), to the accepted count and below the rate that still drew a 429; raised while the rate binds
+ * — by half after a quiet window while far below the rate that drew the last cut, by one after two
+ * quiet windows near it — so a loosened API is found again.
  */
 export class RateEstimate {
   /** the window, ms: the longest Retry-After seen, at least a second */
@@ -16,9 +17,14 @@ export class RateEstimate {
   #requests = 0
   #cutAt = -Infinity
   #changedAt = -Infinity
+  /** one above what the API accepted in the window of the last cut (0: none yet): probes near it go one at a time */
+  #bad = 0
+  /** when counting began: the first estimate waits for a whole window counted */
+  readonly #since: number
 
-  constructor(retryAfterMs: number) {
+  constructor(retryAfterMs: number, now: number) {
     this.#windowMs = Math.max(MIN_WINDOW_MS, retryAfterMs)
+    this.#since = now
   }
 
   get rate(): Rate | undefined {
@@ -31,8 +37,11 @@ export class RateEstimate {
     if (widened) this.#windowMs = retryAfterMs
     if (now - this.#cutAt < this.#windowMs && !widened) return undefined
     const accepted = this.#within(now)
-    if (accepted === 0) return undefined
+    // the starts before counting began are not in the log: a first estimate needs a whole window counted
+    if (accepted === 0 || (this.#requests === 0 && now - this.#since < this.#windowMs)) return undefined
     const next = this.#requests === 0 ? accepted : Math.max(1, Math.min(accepted, this.#requests - 1))
+    // the API took `accepted` in its window and refused one more: one above is where probing goes slowly
+    this.#bad = accepted + 1
     this.#cutAt = this.#changedAt = now
     if (next === this.#requests && !widened) return undefined
     this.#requests = next
@@ -43,9 +52,13 @@ export class RateEstimate {
   accepted(now: number, binds: boolean): Rate | undefined {
     if (this.#accepted.length < MAX_LOG) this.#accepted.push(now)
     this.#within(now)
-    const quiet = 2 * this.#windowMs
+    // far below the rate that drew the last cut (or none yet): half again after a quiet window; near
+    // it, one more after two, so the API's rate is tried about every other window (learned-limits.md, "Rates")
+    const near = this.#bad > 0 && this.#requests + 1 >= this.#bad
+    const quiet = (near ? 2 : 1) * this.#windowMs
     if (this.#requests === 0 || !binds || now - this.#changedAt < quiet || now - this.#cutAt < quiet) return undefined
-    this.#requests += Math.max(1, Math.floor(this.#requests / 10))
+    const step = near ? 1 : Math.max(1, Math.floor(this.#requests / 2))
+    this.#requests = this.#bad > 0 && !near ? Math.min(this.#bad - 1, this.#requests + step) : this.#requests + step
     this.#changedAt = now
     return this.rate
   }

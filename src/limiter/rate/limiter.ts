@@ -92,11 +92,16 @@ export class RatedLimiter implements Limiter {
 
   acquire(key: PermitKey, options: AcquireOptions): Promise<Permit> {
     const rate = options.rate
-    if (rate === undefined && this.#taught.size === 0) return this.inner.acquire(key, options)
-    if (rate !== undefined) this.#used.set(idOf(key), { key, rate, at: this.now() })
-    const params = this.#paramsOf(key, rate)
-    if (params === undefined) return this.inner.acquire(key, options)
-    return this.#acquireRated(key, options, params)
+    if (rate !== undefined) {
+      this.#used.set(idOf(key), { key, rate, at: this.now() })
+      return this.inner.acquire(key, options).then((permit) => this.#afterGrant(key, options, rate, permit))
+    }
+    // What the rule is is read at the grant, not at the arrival: a hold or a rate an answer taught while
+    // the request queued applies to it (docs/redis-limiter.md, "Rates"). Until any answer taught any
+    // key something, one map size read more than the backend.
+    return this.inner
+      .acquire(key, options)
+      .then((permit) => (this.#taught.size === 0 ? permit : this.#afterGrant(key, options, undefined, permit)))
   }
 
   /** The rule in force for a key: the configured rate, made stricter by a learned one; a hold alone is HOLD_ONLY. */
@@ -121,8 +126,9 @@ export class RatedLimiter implements Limiter {
     return p
   }
 
-  async #acquireRated(key: PermitKey, options: AcquireOptions, params: GcraParams): Promise<Permit> {
-    const permit = await this.inner.acquire(key, options)
+  async #afterGrant(key: PermitKey, options: AcquireOptions, rate: Rate | undefined, permit: Permit): Promise<Permit> {
+    const params = this.#paramsOf(key, rate)
+    if (params === undefined) return permit
     const began = performance.now()
     let taken: { reservation: Reservation; waited: boolean }
     try {
@@ -241,7 +247,7 @@ export class RatedLimiter implements Limiter {
   /** A throttle with only a Retry-After: true once the key's rate is being learned from them (the 429 is the rate's). */
   #estimate(key: PermitKey, taught: Taught, retryAfterMs: number, now: number): boolean {
     if (taught.source === 'published') return false
-    taught.estimate ??= new RateEstimate(retryAfterMs)
+    taught.estimate ??= new RateEstimate(retryAfterMs, now)
     const rate = taught.estimate.throttled(retryAfterMs, now)
     if (rate !== undefined) this.#learnRate(key, taught, rate, 'learned')
     else taught.learnedUntil = Math.max(taught.learnedUntil, now + this.learning.idleMs)
