@@ -39,6 +39,15 @@ export interface AllowanceRow {
   readonly api429sPer100: number
   readonly achievedOfAllowed: number
   readonly clientNon200: number
+  /** EVALSHAs of the `rate` script per request, every replica's (Redis only) */
+  readonly rateScriptsPerRequest?: number
+}
+
+/** Runs of the `rate` script a replica counted (its `sluice_redis_command_duration_seconds_count{operation="rate"}`). */
+async function rateScripts(proxy: ProxyProcess): Promise<number> {
+  const text = await (await fetch(`${proxy.adminUrl}/metrics`)).text()
+  const line = text.split('\n').find((l) => l.startsWith('sluice_redis_command_duration_seconds_count{operation="rate"'))
+  return line === undefined ? 0 : Number(line.split(' ').pop())
 }
 
 async function job(proxies: readonly ProxyProcess[]): Promise<number> {
@@ -66,7 +75,12 @@ async function one(style: Style, replicas: number, redisUrl: string | undefined)
       env.SLUICE_REDIS_URL = redisUrl
       env.SLUICE_REDIS_KEY_PREFIX = `bench-rates-${Date.now()}-${Math.random().toString(36).slice(2)}`
     }
-    const non200 = await withProxies(replicas, env, job)
+    let scripts = 0
+    const non200 = await withProxies(replicas, env, async (proxies) => {
+      const n = await job(proxies)
+      for (const p of proxies) scripts += await rateScripts(p)
+      return n
+    })
     const starts = sim
       .stats()
       .arrivals.filter((a) => a.endpoint === ENDPOINT && a.outcome === 'admitted')
@@ -81,6 +95,7 @@ async function one(style: Style, replicas: number, redisUrl: string | undefined)
       api429sPer100: (100 * stats.overRate) / (2 * BURST),
       achievedOfAllowed: starts.length / allowed,
       clientNon200: non200,
+      ...(redisUrl === undefined ? {} : { rateScriptsPerRequest: scripts / (2 * BURST) }),
     }
   } finally {
     await sim.close()
@@ -99,12 +114,12 @@ export async function runAllowanceBench(): Promise<string> {
   const lines = [
     `A bursty job (${BURST} at once, twice) against ${RATE.requests} per ${RATE.windowMs / 1000} s, sim at 20 ms a request`,
     '',
-    '| how the rate is known | setup | API 429s per 100 requests | starts achieved ÷ allowed | clients not 200 |',
-    '|---|---|---:|---:|---:|',
+    '| how the rate is known | setup | API 429s per 100 requests | starts achieved ÷ allowed | clients not 200 | `rate` scripts per request |',
+    '|---|---|---:|---:|---:|---:|',
   ]
   for (const r of rows)
     lines.push(
-      `| ${r.style} | ${r.setup} | ${r.api429sPer100.toFixed(1)} | ${r.achievedOfAllowed.toFixed(2)} | ${r.clientNon200} |`,
+      `| ${r.style} | ${r.setup} | ${r.api429sPer100.toFixed(1)} | ${r.achievedOfAllowed.toFixed(2)} | ${r.clientNon200} | ${r.rateScriptsPerRequest?.toFixed(2) ?? '–'} |`,
     )
   return lines.join('\n')
 }

@@ -1,4 +1,6 @@
-import { describe, expect, it, onTestFinished } from 'vitest'
+import { performance } from 'node:perf_hooks'
+import { describe, expect, it, onTestFinished, vi } from 'vitest'
+import { RatedLimiter } from '../../../src/limiter/rate/limiter.js'
 import { gcraParams, HOLD_ONLY } from '../../../src/limiter/rate/gcra.js'
 import { RedisRateGate } from '../../../src/limiter/redis/index.js'
 import type { LimiterMode } from '../../../src/limiter/types.js'
@@ -30,7 +32,7 @@ async function twoGates() {
     modes[i] = mode
     gates[i]!.modeChanged(mode)
   }
-  return { gates: gates as [RedisRateGate, RedisRateGate], setMode, prefix: settings.keyPrefix }
+  return { gates: gates as [RedisRateGate, RedisRateGate], setMode, prefix: settings.keyPrefix, limiters }
 }
 
 const untilWritten = async (prefix: string): Promise<void> => {
@@ -71,5 +73,36 @@ describe('the Redis rate gate under faults', () => {
     const r = await gates[1].reserve(key, params, 0)
     expect(r.granted).toBe(false)
     expect(r.delayMs).toBeGreaterThan(800)
+  })
+
+  it('starts whose timers fire late (a 1.2 s stall) are checked again through Redis, never bunched', async () => {
+    const { gates, limiters } = await twoGates()
+    const limiter = new RatedLimiter(limiters[0]!, gates[0], { enabled: true, idleMs: 60_000, marginMs: 0 }, undefined)
+    const starts: number[] = []
+    const options = {
+      limit: 50,
+      deadline: Date.now() + 60_000,
+      maxQueue: 1000,
+      rate: { requests: 4, windowMs: 1000, burst: 1 },
+    }
+    const all = Array.from({ length: 8 }, () =>
+      limiter.acquire(key, options).then((permit) => {
+        starts.push(performance.now())
+        permit.markSent()
+        permit.release('success')
+      }),
+    )
+    await vi.waitUntil(() => starts.length >= 1, { timeout: 5_000 })
+    const until = performance.now() + 1_200
+    while (performance.now() < until);
+    await Promise.all(all)
+    // 4 per second, 250 ms apart: no 900 ms span holds more than 4
+    const sorted = [...starts].sort((a, b) => a - b)
+    let most = 0
+    for (let i = 0, j = 0; i < sorted.length; i++) {
+      while (sorted[i]! - sorted[j]! >= 900) j++
+      most = Math.max(most, i - j + 1)
+    }
+    expect(most).toBeLessThanOrEqual(4)
   })
 })
