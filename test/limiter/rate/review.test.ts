@@ -39,3 +39,19 @@ describe('review: holds', () => {
     expect(together).toBe(1)
   })
 })
+
+describe('review: a burst of the whole window', () => {
+  it('N at once and N again a window later (issue 38, "What must be true"): burst = requests keeps the API\'s full allowance', () => {
+    let now = 0
+    const gate = new MemoryRateGate(() => now)
+    const params = gcraParams({ requests: 20, windowMs: 2000, burst: 20 })
+    let first = 0
+    while (gate.reserve(key, params, 0).granted) first++
+    expect(first).toBe(20)
+    now = 2000
+    let second = 0
+    while (gate.reserve(key, params, 0).granted) second++
+    // on the branch GCRA's interval is the whole window (spaced = 1): one start per window after the burst
+    expect(second).toBe(20)
+  })
+})

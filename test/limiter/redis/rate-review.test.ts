@@ -125,4 +125,39 @@ describe('review: rates through Redis', () => {
     expect(mostWithin(sends, 1000)).toBeLessThanOrEqual(4)
     expect(mostWithin(sends, 100)).toBeLessThanOrEqual(1)
   })
+
+  it('two replicas with demand on one key share its starts: the one nearer Redis does not take every start', async () => {
+    const { gates, limiters } = await twoGates(5_000)
+    const a = new RatedLimiter(limiters[0]!, gates[0], learning, undefined)
+    const slow = gates[1]
+    // replica B is 5 ms further from Redis than A (another zone, a busier event loop)
+    const far: RateGate = {
+      reserve: async (k: PermitKey, p: GcraParams, w: number) => {
+        await new Promise((r) => setTimeout(r, 5))
+        return slow.reserve(k, p, w)
+      },
+      giveBack: (k, p, t) => slow.giveBack(k, p, t),
+      hold: (k, f, p) => slow.hold(k, f, p),
+      learn: (k, p, t) => slow.learn(k, p, t),
+      nextFreeMs: (k, p) => slow.nextFreeMs(k, p),
+      close: () => slow.close(),
+    }
+    const b = new RatedLimiter(limiters[1]!, far, learning, undefined)
+    const options = {
+      limit: 50,
+      deadline: Date.now() + 60_000,
+      maxQueue: 1000,
+      rate: { requests: 10, windowMs: 1000, burst: 1 },
+    }
+    const order: string[] = []
+    const one = (limiter: RatedLimiter, name: string) => async (): Promise<void> => {
+      const permit = await limiter.acquire(key, options)
+      order.push(name)
+      permit.markSent()
+      permit.release('success')
+    }
+    await Promise.all([...Array.from({ length: 16 }, one(a, 'a')), ...Array.from({ length: 4 }, one(b, 'b'))])
+    // B's first start within the first 8 (each replica's head asks as its start comes due; A's always arrives first)
+    expect(order.indexOf('b')).toBeLessThan(8)
+  })
 })
