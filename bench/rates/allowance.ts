@@ -46,7 +46,9 @@ export interface AllowanceRow {
 /** Runs of the `rate` script a replica counted (its `sluice_redis_command_duration_seconds_count{operation="rate"}`). */
 async function rateScripts(proxy: ProxyProcess): Promise<number> {
   const text = await (await fetch(`${proxy.adminUrl}/metrics`)).text()
-  const line = text.split('\n').find((l) => l.startsWith('sluice_redis_command_duration_seconds_count{operation="rate"'))
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith('sluice_redis_command_duration_seconds_count{operation="rate"'))
   return line === undefined ? 0 : Number(line.split(' ').pop())
 }
 
