@@ -55,3 +55,20 @@ describe('review: a burst of the whole window', () => {
     expect(second).toBe(20)
   })
 })
+
+describe('review: a longer Retry-After widens the window', () => {
+  it('the starts counted for the wider window are the wider window\'s, not the last second\'s', () => {
+    // the API takes 10/s; it answers 429 with Retry-After: 1, and once Retry-After: 60 (a minute's quota, a penalty)
+    const e = new RateEstimate(1000, 0)
+    let t = 0
+    const second = (): void => {
+      for (let i = 0; i < 10; i++) e.accepted((t += 100), false)
+    }
+    second(), second(), second()
+    expect(e.throttled(1000, t)).toEqual({ requests: 10, windowMs: 1000, burst: 1 })
+    for (let s = 0; s < 5; s++) second()
+    const r = e.throttled(60_000, t)
+    // on the branch the log was trimmed to the 1 s window: 9 per 60 s, a 66x cut (and +1 per 2 minutes back)
+    expect((r!.requests / r!.windowMs) * 1000).toBeGreaterThanOrEqual(5)
+  })
+})
