@@ -5,7 +5,7 @@ import type { Permit, PermitOutcome } from '../types.js'
 export interface StartTaken {
   /** when the start was taken (monotonic ms) */
   readonly at: number
-  /** longer than this between the start and the send, and the start is no longer the one taken: checked again */
+  /** longer than this between the start and its hand-over to undici, and the start is no longer the one taken: checked again */
   readonly slackMs: number
   /** the request waited for its start (the rate bound it) */
   readonly waited: boolean
@@ -19,13 +19,17 @@ export interface StartTaken {
 
 /**
  * A permit whose start was taken from the rate gate (docs/redis-limiter.md, "Rates"). The start is spent
- * when the request is sent; one not sent in time — a client gone, a late timer, undici waiting for a
- * socket past the slack — is given back, and the request waits again at its place (`canStart()` false).
- * A success while the rate binds says nothing about the concurrency limit: released as no word.
+ * when the request is sent; one not handed to undici in time — a client gone, a late timer, a stall — is
+ * given back, and the request waits again at its place (`canStart()` false). Lateness is measured to the
+ * first `canStart()` that said yes (the hand-over), not to the write: the connection undici makes after
+ * it (TCP + TLS, often longer than the slack) would otherwise hold back every attempt and destroy each
+ * fresh socket. A success while the rate binds says nothing about the concurrency limit: released as no word.
  */
 export class RatedPermit implements Permit {
   #sent = false
   #givenBack = false
+  /** a `canStart()` said yes within the slack: the start is this request's until it is sent or released */
+  #handed = false
 
   constructor(
     private readonly inner: Permit,
@@ -47,11 +51,16 @@ export class RatedPermit implements Permit {
   canStart(): boolean {
     if (!this.inner.canStart()) return false
     if (this.#sent) return true
-    if (this.start.signal?.aborted === true || performance.now() - this.start.at > this.start.slackMs) {
+    if (this.#givenBack) return false
+    if (
+      this.start.signal?.aborted === true ||
+      (!this.#handed && performance.now() - this.start.at > this.start.slackMs)
+    ) {
       this.#giveBack()
       return false
     }
-    return !this.#givenBack
+    this.#handed = true
+    return true
   }
 
   markSent(): void {
