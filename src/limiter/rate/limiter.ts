@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { performance } from 'node:perf_hooks'
 import { BoundedMap } from '../../bounded/index.js'
-import { LimiterClosedError, QueueTimeoutError, WaitTooLongError } from '../errors.js'
+import { LimiterClosedError } from '../errors.js'
 import type {
   AcquireOptions,
   Limiter,
@@ -18,6 +18,7 @@ import { gcraParams, HOLD_ONLY, stricter, type GcraParams, type Rate, type Reser
 import { RateEstimate } from './estimate.js'
 import { RatedPermit } from './rated-permit.js'
 import { StartLines } from './start-line.js'
+import { sleep, tooLong, turnOf } from './waits.js'
 
 /** What answers may teach (docs/learned-limits.md, "Rates"). */
 export interface RateLearning {
@@ -41,12 +42,18 @@ interface Taught {
   heldUntil: number
 }
 
+/** A start taken: its reservation, whether the rate made it wait, and when it was asked for (monotonic ms). */
+interface Taken {
+  readonly reservation: Reservation
+  readonly waited: boolean
+  readonly askedAt: number
+}
+
 /** A rate's GCRA constants, its window widened by the margin. */
 const withMargin = (rate: Rate, marginMs: number): GcraParams =>
   gcraParams(marginMs === 0 ? rate : { ...rate, windowMs: rate.windowMs + marginMs })
 
 const idOf = (key: PermitKey): string => `${key.instance}\0${key.endpoint}`
-const describe = (key: PermitKey): string => `${key.endpoint} (instance ${key.instance})`
 
 /** The least time a taken start may take to be sent, whatever the margin (a send takes a few ms of the event loop). */
 const MIN_SEND_SLACK_MS = 20
@@ -130,7 +137,7 @@ export class RatedLimiter implements Limiter {
     const params = this.#paramsOf(key, rate)
     if (params === undefined) return permit
     const began = performance.now()
-    let taken: { reservation: Reservation; waited: boolean }
+    let taken: Taken
     try {
       if (this.#drained.signal.aborted) throw this.#drained.signal.reason as Error
       taken = await this.#takeStart(key, options, params)
@@ -139,8 +146,10 @@ export class RatedLimiter implements Limiter {
       permit.release('neutral')
       throw err
     }
-    const at = performance.now()
-    this.observer?.rateWaited?.(key, (at - began) / 1000)
+    // the start counts from when it was asked for, not from when the reply was read: a stall between
+    // Redis's grant and the read makes it late, checked again before the send, never bunched
+    const at = taken.askedAt
+    this.observer?.rateWaited?.(key, (performance.now() - began) / 1000)
     const id = idOf(key)
     const tat = taken.reservation.tat
     return new RatedPermit(permit, {
@@ -158,11 +167,7 @@ export class RatedLimiter implements Limiter {
    * every wait, so a timer that fired late (a stalled event loop) takes its start at the time it runs,
    * never bunched with the others that fired late.
    */
-  async #takeStart(
-    key: PermitKey,
-    options: AcquireOptions,
-    params: GcraParams,
-  ): Promise<{ reservation: Reservation; waited: boolean }> {
+  async #takeStart(key: PermitKey, options: AcquireOptions, params: GcraParams): Promise<Taken> {
     if (options.signal?.aborted === true) throw options.signal.reason as Error
     const place = this.#lines.join(idOf(key))
     try {
@@ -175,8 +180,9 @@ export class RatedLimiter implements Limiter {
       }
       for (;;) {
         const maxWaitMs = options.deadline - Date.now()
+        const askedAt = performance.now()
         const reservation = await this.gate.reserve(key, params, 0)
-        if (reservation.granted) return { reservation, waited }
+        if (reservation.granted) return { reservation, waited, askedAt }
         if (reservation.delayMs > maxWaitMs) throw tooLong(key, reservation.delayMs, maxWaitMs)
         waited = true
         await sleep(reservation.delayMs, options.signal, this.#drained.signal)
@@ -333,63 +339,4 @@ export class RatedLimiter implements Limiter {
     this.gate.close()
     await this.inner.close()
   }
-}
-
-/** A start past the deadline: refused at once, with when to try again. */
-function tooLong(key: PermitKey, delayMs: number, maxWaitMs: number): Error {
-  const err = new WaitTooLongError(describe(key), Math.round(delayMs), Math.max(0, Math.round(maxWaitMs)))
-  return Object.assign(err, { headers: { 'retry-after': String(Math.max(1, Math.ceil(delayMs / 1000))) } })
-}
-
-/** Waits for a turn in line, at most `maxWaitMs` (then the queue's timeout), or rejects with the first signal's reason. */
-async function turnOf(
-  turn: Promise<void>,
-  maxWaitMs: number,
-  signal: AbortSignal | undefined,
-  drained: AbortSignal,
-  key: PermitKey,
-): Promise<void> {
-  const began = performance.now()
-  const stop = new AbortController()
-  const timedOut = sleep(maxWaitMs, signal, drained, stop.signal).then(() => {
-    if (!stop.signal.aborted) throw new QueueTimeoutError(Math.round(performance.now() - began), describe(key))
-  })
-  try {
-    await Promise.race([turn, timedOut])
-  } finally {
-    stop.abort()
-  }
-}
-
-/** Sleeps `ms`, or rejects with the reason of the first signal to abort; the timer is unref'd and never above 2^31−1. */
-function sleep(ms: number, signal: AbortSignal | undefined, drained: AbortSignal, stop?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason as Error)
-    if (drained.aborted) return reject(drained.reason as Error)
-    const done = (): void => {
-      clearTimeout(timer)
-      signal?.removeEventListener('abort', onAbort)
-      drained.removeEventListener('abort', onAbort)
-      stop?.removeEventListener('abort', onStop)
-    }
-    const onAbort = (event: Event): void => {
-      done()
-      reject((event.target as AbortSignal).reason as Error)
-    }
-    const onStop = (): void => {
-      done()
-      resolve()
-    }
-    const timer = setTimeout(
-      () => {
-        done()
-        resolve()
-      },
-      Math.min(Math.max(0, ms), 2 ** 31 - 1),
-    )
-    timer.unref()
-    signal?.addEventListener('abort', onAbort, { once: true })
-    drained.addEventListener('abort', onAbort, { once: true })
-    stop?.addEventListener('abort', onStop, { once: true })
-  })
 }
