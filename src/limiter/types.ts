@@ -176,6 +176,22 @@ export interface Limiter {
   drain(): void
   /** Stops timers and connections. */
   close(): Promise<void>
+  /** what another replica's answers taught of a key's rate, shared through the backend (none in process) */
+  onRateNews?(listener: (news: RateNews) => void): void
+}
+
+/**
+ * A hold or a rate one replica's answers taught, told to every replica (docs/redis-limiter.md, "Rates"):
+ * a replica hearing it takes the key's starts through the gate until it lapses.
+ */
+export interface RateNews {
+  readonly key: PermitKey
+  /** a hold (Retry-After, a spent quota) of this long from now */
+  readonly holdMs?: number
+  /** a rate learned for `ttlMs` from now, and where it came from */
+  readonly rate?: Rate
+  readonly source?: 'published' | 'learned'
+  readonly ttlMs?: number
 }
 
 /** Hooks through which a backend reports what metrics need; every one optional and cheap. */

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import type { PermitKey } from '../types.js'
-import { gcraGiveBack, gcraHold, gcraReserve, type GcraParams, type Reservation } from './gcra.js'
+import { gcraGiveBack, gcraHold, gcraReserve, type GcraParams, type Rate, type Reservation } from './gcra.js'
 
 /** Where start times are reserved: in process, or in Redis for every replica (docs/redis-limiter.md, "Rates"). */
 export interface RateGate {
@@ -13,8 +13,11 @@ export interface RateGate {
   giveBack(key: PermitKey, params: GcraParams, tat: number): void
   /** Nobody starts on `key` for `forMs` (an upstream's Retry-After), whatever burst a later reservation has. Never throws. */
   hold(key: PermitKey, forMs: number, params: GcraParams): void
-  /** A rate learned from an answer, applied by every replica's reservations for `ttlMs` (the in-process gate: nothing to share). */
-  learn(key: PermitKey, params: GcraParams, ttlMs: number): void
+  /**
+   * A rate learned from an answer (`rate`, its constants `params`), applied by every replica's reservations
+   * for `ttlMs` and told to them (the in-process gate: nothing to share).
+   */
+  learn(key: PermitKey, params: GcraParams, ttlMs: number, rate?: Rate, source?: 'published' | 'learned'): void
   /** ms until the next start free on `key` as this replica last saw it, 0 when free now */
   nextFreeMs(key: PermitKey, params: GcraParams): number
   close(): void

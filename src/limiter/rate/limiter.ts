@@ -10,6 +10,7 @@ import type {
   LimiterStatus,
   Permit,
   PermitKey,
+  RateNews,
   RateStatus,
 } from '../types.js'
 import { hasRateFields, readRateEvidence } from './answer-fields.js'
@@ -87,6 +88,7 @@ export class RatedLimiter implements Limiter {
     private readonly now: () => number = () => performance.now(),
   ) {
     this.#slackMs = Math.max(MIN_SEND_SLACK_MS, learning.marginMs)
+    if (learning.enabled) inner.onRateNews?.((news) => this.#heard(news))
   }
 
   get backend(): 'memory' | 'redis' {
@@ -245,7 +247,7 @@ export class RatedLimiter implements Limiter {
     taught.learnedParams = params
     taught.source = source
     taught.learnedUntil = this.now() + this.learning.idleMs
-    this.gate.learn(key, params, this.learning.idleMs)
+    this.gate.learn(key, params, this.learning.idleMs, rate, source)
     this.observer?.rateLearned?.(key, source === 'published' ? 'rate' : 'estimated', rate)
     return params
   }
@@ -258,6 +260,29 @@ export class RatedLimiter implements Limiter {
     if (rate !== undefined) this.#learnRate(key, taught, rate, 'learned')
     else taught.learnedUntil = Math.max(taught.learnedUntil, now + this.learning.idleMs)
     return taught.estimate.rate !== undefined
+  }
+
+  /**
+   * Another replica's answer taught a hold or a rate (shared in Redis): this replica takes the key's starts
+   * through the gate until it lapses, as if it had seen the answer (docs/redis-limiter.md, "Rates").
+   */
+  #heard(news: RateNews): void {
+    const now = this.now()
+    const id = idOf(news.key)
+    const taught = this.#taught.get(id) ?? { learnedUntil: 0, heldUntil: 0 }
+    if (news.holdMs !== undefined) taught.heldUntil = Math.max(taught.heldUntil, now + news.holdMs)
+    if (news.rate !== undefined && news.ttlMs !== undefined) {
+      const params = withMargin(news.rate, this.learning.marginMs)
+      // its own learned rate stays unless the news is stricter (Redis applies the last one shared anyway)
+      const mine = taught.learnedUntil > now ? taught.learnedParams : undefined
+      if (mine === undefined || params.intervalMs > mine.intervalMs) {
+        taught.learned = news.rate
+        taught.learnedParams = params
+        taught.source = news.source ?? 'learned'
+      }
+      taught.learnedUntil = Math.max(taught.learnedUntil, now + news.ttlMs)
+    }
+    this.#taught.set(id, taught)
   }
 
   #countAccepted(key: PermitKey): void {

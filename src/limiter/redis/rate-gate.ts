@@ -1,10 +1,11 @@
 import { performance } from 'node:perf_hooks'
 import { MemoryRateGate, type RateGate } from '../rate/gate.js'
-import { HOLD_ONLY, shareOf, type GcraParams, type Reservation } from '../rate/gcra.js'
-import type { LimiterMode, PermitKey } from '../types.js'
+import { HOLD_ONLY, shareOf, type GcraParams, type Rate, type Reservation } from '../rate/gcra.js'
+import type { LimiterMode, PermitKey, RateNews } from '../types.js'
 import { BoundedMap } from '../../bounded/index.js'
 import { tagOf } from './keys.js'
-import { giveStartBack, holdStarts, reserveStart, shareLearnedRate } from './rate/index.js'
+import { giveStartBack, holdStarts, reserveStart, shareLearnedRate, type News } from './rate/index.js'
+import { encodeRateNews, rateNewsChannel } from './rate/news.js'
 import type { ScriptRunner } from './script.js'
 
 /** What the gate needs of the Redis limiter beside it: its scripts, its mode, how many replicas share. */
@@ -47,6 +48,11 @@ export class RedisRateGate implements RateGate {
     private readonly now: () => number = () => performance.now(),
   ) {
     this.#local = new MemoryRateGate(now)
+  }
+
+  /** news for every replica's subscriber (docs/redis-limiter.md, "Rates"): those that never used the key hear of it */
+  #news(news: RateNews): News {
+    return { channel: rateNewsChannel(this.host.keyPrefix), message: encodeRateNews(news) }
   }
 
   #redisKey(key: PermitKey): string {
@@ -135,7 +141,8 @@ export class RedisRateGate implements RateGate {
     // remembered as a next free start, so a fallback that begins meanwhile honours it too
     const id = `${key.instance}\0${key.endpoint}`
     this.#nextFree.set(id, Math.max(this.#nextFree.get(id) ?? 0, this.now() + forMs))
-    holdStarts(this.host.scripts, this.#redisKey(key), forMs, params).catch((err: unknown) => {
+    const news = this.#news({ key, holdMs: forMs })
+    holdStarts(this.host.scripts, this.#redisKey(key), forMs, params, news).catch((err: unknown) => {
       this.log.warn(
         { err, instance: key.instance, endpoint: key.endpoint },
         'limiter: could not share a Retry-After hold through Redis; held on this replica only',
@@ -145,9 +152,10 @@ export class RedisRateGate implements RateGate {
   }
 
   /** A learned rate, shared so every replica's reservations apply it until `ttlMs` passes. */
-  learn(key: PermitKey, params: GcraParams, ttlMs: number): void {
+  learn(key: PermitKey, params: GcraParams, ttlMs: number, rate?: Rate, source?: 'published' | 'learned'): void {
     if (this.host.mode() !== 'redis') return
-    shareLearnedRate(this.host.scripts, this.#redisKey(key), params, ttlMs).catch((err: unknown) => {
+    const news = rate === undefined ? undefined : this.#news({ key, rate, ttlMs, source: source ?? 'learned' })
+    shareLearnedRate(this.host.scripts, this.#redisKey(key), params, ttlMs, news).catch((err: unknown) => {
       this.log.warn(
         { err, instance: key.instance, endpoint: key.endpoint },
         'limiter: could not share a learned rate through Redis',

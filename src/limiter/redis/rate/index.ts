@@ -38,8 +38,22 @@ export async function giveStartBack(scripts: ScriptRunner, key: string, p: GcraP
   await scripts.run(RATE_SCRIPT, [key], ['g', p.intervalMs, tat])
 }
 
-export async function holdStarts(scripts: ScriptRunner, key: string, forMs: number, p: GcraParams): Promise<void> {
-  await scripts.run(RATE_SCRIPT, [key], ['h', Math.ceil(forMs), p.toleranceMs])
+/** A channel and a message the script publishes once it has written the state: every replica hears of it. */
+export interface News {
+  readonly channel: string
+  readonly message: string
+}
+
+const told = (news: News | undefined): string[] => (news === undefined ? [] : [news.channel, news.message])
+
+export async function holdStarts(
+  scripts: ScriptRunner,
+  key: string,
+  forMs: number,
+  p: GcraParams,
+  news?: News,
+): Promise<void> {
+  await scripts.run(RATE_SCRIPT, [key], ['h', Math.ceil(forMs), p.toleranceMs, ...told(news)])
 }
 
 export async function shareLearnedRate(
@@ -47,6 +61,7 @@ export async function shareLearnedRate(
   key: string,
   p: GcraParams,
   ttlMs: number,
+  news?: News,
 ): Promise<void> {
-  await scripts.run(RATE_SCRIPT, [key], ['l', p.intervalMs, p.toleranceMs, Math.ceil(ttlMs)])
+  await scripts.run(RATE_SCRIPT, [key], ['l', p.intervalMs, p.toleranceMs, Math.ceil(ttlMs), ...told(news)])
 }

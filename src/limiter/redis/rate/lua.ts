@@ -9,8 +9,9 @@ import { LUA_GCRA } from '../../rate/gcra.js'
  *       Redis lost its data: nobody starts for `lost` ms (a window), as the starts before the loss
  *       may fill it
  *   g interval tat                             a start taken and not sent, back while the TAT is its own
- *   h forms tolerance                          nobody starts for forms ms, at any burst
- *   l interval tolerance ttlms                 a learned rate, applied by every replica's reserve until it expires
+ *   h forms tolerance [channel message]        nobody starts for forms ms, at any burst
+ *   l interval tolerance ttlms [channel message]  a learned rate, applied by every replica's reserve until it expires
+ *       `channel message`: published once written, so replicas that never used the key hear of it
  * The key lives a window past its TAT, its hold and its learned rate, then expires: an idle key costs
  * nothing, and a replica that started within the window finds it unless Redis lost it.
  */
@@ -64,11 +65,13 @@ elseif verb == 'h' then
   hu = math.max(hu, untilms)
   redis.call('HSET', key, 't', newtat, 'hu', hu)
   keep(newtat)
+  if ARGV[5] then redis.call('PUBLISH', ARGV[4], ARGV[5]) end
   return 1
 elseif verb == 'l' then
   le = now + tonumber(ARGV[4])
   redis.call('HSET', key, 'li', ARGV[2], 'lt', ARGV[3], 'le', le)
   keep(tat)
+  if ARGV[6] then redis.call('PUBLISH', ARGV[5], ARGV[6]) end
   return 1
 end
 return redis.error_reply('ERR unknown rate verb')
