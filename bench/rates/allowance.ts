@@ -72,7 +72,8 @@ async function one(style: Style, replicas: number, redisUrl: string | undefined)
   const sim = await startSim({ rates: { [ENDPOINT]: { ...RATE, fields: style.fields } }, latencyMs: 20 })
   try {
     const env: Record<string, string> = { SLUICE_UPSTREAM: sim.apiUrl, SLUICE_REQUEST_LOG: 'false' }
-    if (style.configured) env.SLUICE_LIMITS_RATES = JSON.stringify({ [ENDPOINT]: RATE })
+    // configured as the API counts: N at once, N again a window later (burst = requests, a sliding log)
+    if (style.configured) env.SLUICE_LIMITS_RATES = JSON.stringify({ [ENDPOINT]: { ...RATE, burst: RATE.requests } })
     if (redisUrl !== undefined) {
       env.SLUICE_REDIS_URL = redisUrl
       env.SLUICE_REDIS_KEY_PREFIX = `bench-rates-${Date.now()}-${Math.random().toString(36).slice(2)}`

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks'
 import type { PermitKey } from '../types.js'
 import { gcraGiveBack, gcraHold, gcraReserve, type GcraParams, type Rate, type Reservation } from './gcra.js'
+import { logGiveBack, logNextFreeMs, logReserve } from './sliding-log.js'
 
 /** Where start times are reserved: in process, or in Redis for every replica (docs/redis-limiter.md, "Rates"). */
 export interface RateGate {
@@ -32,6 +33,8 @@ const SWEEP_EVERY = 1_024
 interface KeyState {
   tat: number
   holdUntil: number
+  /** the last N start times, for a rate whose burst is its count (sliding-log.ts) */
+  log?: number[]
 }
 
 /**
@@ -49,6 +52,16 @@ export class MemoryRateGate implements RateGate {
     if (++this.#sinceSweep >= SWEEP_EVERY) this.#sweep(now)
     const id = keyOf(key)
     const state = this.#keys.get(id)
+    if (params.log !== undefined) {
+      const r = logReserve(state?.log ?? [], now, params, maxWaitMs, state?.holdUntil ?? 0)
+      if (r.reservation.granted) {
+        // a log key's `tat` is when its last start leaves the window: the sweep keeps it until then
+        const until = r.log[r.log.length - 1]! + params.windowMs
+        if (state === undefined) this.#keys.set(id, { tat: until, holdUntil: 0, log: r.log })
+        else Object.assign(state, { log: r.log, tat: Math.max(state.tat, until) })
+      }
+      return r.reservation
+    }
     const { reservation, tat } = gcraReserve(state?.tat ?? 0, now, params, maxWaitMs, state?.holdUntil ?? 0)
     if (reservation.granted) {
       if (state === undefined) this.#keys.set(id, { tat, holdUntil: 0 })
@@ -59,7 +72,9 @@ export class MemoryRateGate implements RateGate {
 
   giveBack(key: PermitKey, params: GcraParams, tat: number): void {
     const state = this.#keys.get(keyOf(key))
-    if (state !== undefined) state.tat = gcraGiveBack(state.tat, tat, params)
+    if (state === undefined) return
+    if (params.log !== undefined) state.log = logGiveBack(state.log ?? [], tat)
+    else state.tat = gcraGiveBack(state.tat, tat, params)
   }
 
   hold(key: PermitKey, forMs: number, params: GcraParams): void {
@@ -80,7 +95,10 @@ export class MemoryRateGate implements RateGate {
   nextFreeMs(key: PermitKey, params: GcraParams): number {
     const state = this.#keys.get(keyOf(key))
     if (state === undefined) return 0
-    return Math.max(0, state.tat - params.toleranceMs - this.now(), state.holdUntil - this.now())
+    const now = this.now()
+    const next =
+      params.log !== undefined ? logNextFreeMs(state.log ?? [], now, params) : state.tat - params.toleranceMs - now
+    return Math.max(0, next, state.holdUntil - now)
   }
 
   /** drops a key's state (the Redis gate, once Redis holds what this replica reserved in a fallback) */

@@ -21,6 +21,8 @@ export interface GcraParams {
   readonly intervalMs: number
   /** the tolerance: how far ahead of the TAT a start may go, (burst − 1) intervals */
   readonly toleranceMs: number
+  /** N when the burst is the whole count: the rule is a sliding log of the last N starts (sliding-log.ts) */
+  readonly log?: number
 }
 
 /**
@@ -29,6 +31,11 @@ export interface GcraParams {
  */
 export function gcraParams(rate: Rate): GcraParams {
   const burst = Math.min(Math.max(1, rate.burst), rate.requests)
+  // burst = requests: N at once and N again a window later (a sliding log), not N then one per window
+  if (burst === rate.requests && burst > 1) {
+    const intervalMs = Math.ceil(rate.windowMs / rate.requests)
+    return { windowMs: rate.windowMs, spaced: rate.requests, intervalMs, toleranceMs: 0, log: rate.requests }
+  }
   const spaced = rate.requests - burst + 1
   const intervalMs = Math.ceil(rate.windowMs / spaced)
   return { windowMs: rate.windowMs, spaced, intervalMs, toleranceMs: (burst - 1) * intervalMs }
@@ -38,7 +45,9 @@ export function gcraParams(rate: Rate): GcraParams {
 export function stricter(a: GcraParams, b: GcraParams | undefined): GcraParams {
   if (b === undefined) return a
   const slower = a.intervalMs >= b.intervalMs ? a : b
-  return { ...slower, toleranceMs: Math.min(a.toleranceMs, b.toleranceMs) }
+  // two rules at once: the spacing of the slower, no log (never looser than either)
+  const { windowMs, spaced, intervalMs } = slower
+  return { windowMs, spaced, intervalMs, toleranceMs: Math.min(a.toleranceMs, b.toleranceMs) }
 }
 
 /**

@@ -59,4 +59,24 @@ describe('redis rate gate: start times shared by every replica', () => {
     expect(r.delayMs).toBeGreaterThan(4_000)
     await closeAll([a, b])
   })
+
+  it('burst = requests, a sliding log: N at once on two replicas, N again a window later, a start given back reused', async () => {
+    const settings = testSettings(redis.url)
+    const a = await redisLimiter(settings, { replicaId: 'a' })
+    const b = await redisLimiter(settings, { replicaId: 'b' })
+    const gates = [gateOf(a, settings.keyPrefix), gateOf(b, settings.keyPrefix)]
+    const params = gcraParams({ requests: 4, windowMs: 2000, burst: 4 })
+    const delays: number[] = []
+    for (let i = 0; i < 8; i++) delays.push((await gates[i % 2]!.reserve(key, params, 60_000)).delayMs)
+    const expected = [0, 0, 0, 0, 2000, 2000, 2000, 2000]
+    delays.forEach((d, i) => expect(Math.abs(d - expected[i]!), `reservation ${i}: ${d}`).toBeLessThan(200))
+    // the next one a window after those; one taken and given back frees its place
+    const other = { ...key, endpoint: 'GET /other' }
+    const taken = await gates[0]!.reserve(other, params, 0)
+    gates[0]!.giveBack(other, params, taken.tat!)
+    await new Promise((r) => setTimeout(r, 50))
+    for (let i = 0; i < 4; i++) expect((await gates[1]!.reserve(other, params, 0)).granted).toBe(true)
+    expect((await gates[1]!.reserve(other, params, 0)).granted).toBe(false)
+    await closeAll([a, b])
+  })
 })

@@ -24,7 +24,7 @@ describe('a rate nobody configured, learned from the answers (RateLimit-Policy, 
         instance: 'org1',
         endpoint: ENDPOINT,
         source: 'published',
-        learned: { requests: 3, windowMs: 1000, burst: 1, expiresInMs: expect.any(Number) as number },
+        learned: { requests: 3, windowMs: 1000, burst: 3, expiresInMs: expect.any(Number) as number },
         nextStartMs: expect.any(Number) as number,
       },
     ])

@@ -23,7 +23,7 @@ export async function reserveStart(
   const reply = (await scripts.run(
     RATE_SCRIPT,
     [key],
-    ['r', p.intervalMs, p.toleranceMs, Math.max(0, Math.floor(maxWaitMs)), p.windowMs, Math.ceil(lostMs)],
+    ['r', p.intervalMs, p.toleranceMs, Math.max(0, Math.floor(maxWaitMs)), p.windowMs, Math.ceil(lostMs), p.log ?? 0],
   )) as [number, number, number, number]
   const granted = Number(reply[1]) === 1
   return {
@@ -35,7 +35,7 @@ export async function reserveStart(
 }
 
 export async function giveStartBack(scripts: ScriptRunner, key: string, p: GcraParams, tat: number): Promise<void> {
-  await scripts.run(RATE_SCRIPT, [key], ['g', p.intervalMs, tat])
+  await scripts.run(RATE_SCRIPT, [key], ['g', p.intervalMs, tat, p.log ?? 0])
 }
 
 /** A channel and a message the script publishes once it has written the state: every replica hears of it. */
