@@ -84,10 +84,13 @@ export function gcraReserve(
   maxWaitMs: number,
   holdUntil = 0,
 ): { readonly reservation: Reservation; readonly tat: number } {
-  const start = Math.max(now, tat - p.toleranceMs, holdUntil)
+  // no burst right after a hold, whatever params wrote it (a hold alone is HOLD_ONLY, tolerance 0): the
+  // TAT is at least the hold's end plus this rate's tolerance, so starts are spaced from its end
+  const t = holdUntil > 0 ? Math.max(tat, holdUntil + p.toleranceMs) : tat
+  const start = Math.max(now, t - p.toleranceMs, holdUntil)
   const delayMs = start - now
   if (delayMs > maxWaitMs) return { reservation: { delayMs, granted: false }, tat }
-  const next = Math.max(tat, start) + p.intervalMs
+  const next = Math.max(t, start) + p.intervalMs
   return { reservation: { delayMs, granted: true, tat: next }, tat: next }
 }
 
@@ -107,10 +110,12 @@ export function gcraGiveBack(tat: number, taken: number, p: GcraParams): number 
 /** The same rule in Lua, pasted into the Redis script (times in whole ms, Redis's clock). */
 export const LUA_GCRA = `
 local function gcra_reserve(tat, now, interval, tolerance, maxwait, holduntil)
-  local start = math.max(now, tat - tolerance, holduntil)
+  local t = tat
+  if holduntil > 0 then t = math.max(tat, holduntil + tolerance) end
+  local start = math.max(now, t - tolerance, holduntil)
   local delay = start - now
   if delay > maxwait then return delay, tat, 0 end
-  return delay, math.max(tat, start) + interval, 1
+  return delay, math.max(t, start) + interval, 1
 end
 local function gcra_hold(tat, untilms, tolerance)
   return math.max(tat, untilms + tolerance)

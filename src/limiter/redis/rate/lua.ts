@@ -86,7 +86,10 @@ elseif verb == 'h' then
   local newtat = gcra_hold(tat, untilms, tonumber(ARGV[3]))
   hu = math.max(hu, untilms)
   redis.call('HSET', key, 't', newtat, 'hu', hu)
-  keep(newtat)
+  -- kept as long again past the hold's end (a window if longer): the first start after it still finds
+  -- the hold, so no burst follows it (a fresh key's window is 0: it expired at the hold's end)
+  local ttl = math.max(newtat - now, le - now, hu - now, 0) + math.max(win, hu - now)
+  redis.call('PEXPIRE', key, math.max(1, math.ceil(ttl)))
   if ARGV[5] then redis.call('PUBLISH', ARGV[4], ARGV[5]) end
   return 1
 elseif verb == 'l' then
