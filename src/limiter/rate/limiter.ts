@@ -130,7 +130,7 @@ export class RatedLimiter implements Limiter {
     const params = this.#paramsOf(key, rate)
     if (params === undefined) return permit
     const began = performance.now()
-    let taken: { reservation: Reservation; waited: boolean }
+    let taken: { reservation: Reservation; waited: boolean; askedAt: number }
     try {
       if (this.#drained.signal.aborted) throw this.#drained.signal.reason as Error
       taken = await this.#takeStart(key, options, params)
@@ -139,8 +139,10 @@ export class RatedLimiter implements Limiter {
       permit.release('neutral')
       throw err
     }
-    const at = performance.now()
-    this.observer?.rateWaited?.(key, (at - began) / 1000)
+    // the start was taken at most when it was asked for: the slack before the send counts from there,
+    // so a slow reply from Redis is part of it (docs/redis-limiter.md, "Rates")
+    const at = taken.askedAt
+    this.observer?.rateWaited?.(key, (performance.now() - began) / 1000)
     const id = idOf(key)
     const tat = taken.reservation.tat
     return new RatedPermit(permit, {
@@ -162,7 +164,7 @@ export class RatedLimiter implements Limiter {
     key: PermitKey,
     options: AcquireOptions,
     params: GcraParams,
-  ): Promise<{ reservation: Reservation; waited: boolean }> {
+  ): Promise<{ reservation: Reservation; waited: boolean; askedAt: number }> {
     if (options.signal?.aborted === true) throw options.signal.reason as Error
     const place = this.#lines.join(idOf(key))
     try {
@@ -175,8 +177,9 @@ export class RatedLimiter implements Limiter {
       }
       for (;;) {
         const maxWaitMs = options.deadline - Date.now()
+        const askedAt = performance.now()
         const reservation = await this.gate.reserve(key, params, 0)
-        if (reservation.granted) return { reservation, waited }
+        if (reservation.granted) return { reservation, waited, askedAt }
         if (reservation.delayMs > maxWaitMs) throw tooLong(key, reservation.delayMs, maxWaitMs)
         waited = true
         await sleep(reservation.delayMs, options.signal, this.#drained.signal)
