@@ -148,8 +148,8 @@ export class RatedLimiter implements Limiter {
       permit.release('neutral')
       throw err
     }
-    // the start counts from when it was asked for, not from when the reply was read: a stall between
-    // Redis's grant and the read makes it late, checked again before the send, never bunched
+    // the start was taken at most when it was asked for: the slack before the send counts from there,
+    // so a slow reply from Redis is part of it (docs/redis-limiter.md, "Rates")
     const at = taken.askedAt
     this.observer?.rateWaited?.(key, (performance.now() - began) / 1000)
     const id = idOf(key)
