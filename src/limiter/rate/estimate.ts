@@ -6,7 +6,7 @@ import type { Rate } from './gcra.js'
  * the longest Retry-After seen (at least a second). Cut once per window (a burst's 429s are one
  * signal), to the accepted count and below the rate that still drew a 429; raised while the rate binds
  * — by half after a quiet window while far below the rate that drew the last cut, by one after two
- * quiet windows near it — so a loosened API is found again.
+ * quiet windows near it, by half again once at it for two quiet windows — so a loosened API is found again.
  */
 export class RateEstimate {
   /** the window, ms: the longest Retry-After seen, at least a second */
@@ -54,9 +54,15 @@ export class RateEstimate {
     this.#within(now)
     // far below the rate that drew the last cut (or none yet): half again after a quiet window; near
     // it, one more after two, so the API's rate is tried about every other window (learned-limits.md, "Rates")
-    const near = this.#bad > 0 && this.#requests + 1 >= this.#bad
+    let near = this.#bad > 0 && this.#requests + 1 >= this.#bad
     const quiet = (near ? 2 : 1) * this.#windowMs
     if (this.#requests === 0 || !binds || now - this.#changedAt < quiet || now - this.#cutAt < quiet) return undefined
+    // at or past the rate that drew the last cut, and no 429 for two windows: the API allows it (it loosened,
+    // or the cut came low) — that rate no longer slows the probe, which grows by half again
+    if (near && this.#requests >= this.#bad) {
+      this.#bad = 0
+      near = false
+    }
     const step = near ? 1 : Math.max(1, Math.floor(this.#requests / 2))
     this.#requests = this.#bad > 0 && !near ? Math.min(this.#bad - 1, this.#requests + step) : this.#requests + step
     this.#changedAt = now
