@@ -19,8 +19,8 @@ export class RateEstimate {
   #changedAt = -Infinity
   /** one above what the API accepted in the window of the last cut (0: none yet): probes near it go one at a time */
   #bad = 0
-  /** when counting began: the first estimate waits for a whole window counted */
-  readonly #since: number
+  /** since when the log counts every accepted start: the first estimate waits for a whole window counted */
+  #since: number
 
   constructor(retryAfterMs: number, now: number) {
     this.#windowMs = Math.max(MIN_WINDOW_MS, retryAfterMs)
@@ -34,7 +34,19 @@ export class RateEstimate {
   /** A throttle with its Retry-After: the new rate, or undefined when unchanged. */
   throttled(retryAfterMs: number, now: number): Rate | undefined {
     const widened = retryAfterMs > this.#windowMs
-    if (widened) this.#windowMs = retryAfterMs
+    if (widened) {
+      // the log holds only the old window's starts, not the wider one's: the rate in force is carried over
+      // to the wider window (scaled) and cut by one, as any throttle; the next throttle counts it whole
+      const scale = retryAfterMs / this.#windowMs
+      this.#since = Math.max(this.#since, now - this.#windowMs)
+      this.#windowMs = retryAfterMs
+      if (this.#requests > 0) {
+        this.#requests = Math.max(1, Math.floor(this.#requests * scale) - 1)
+        if (this.#bad > 0) this.#bad = Math.floor(this.#bad * scale)
+        this.#cutAt = this.#changedAt = now
+        return this.rate
+      }
+    }
     if (now - this.#cutAt < this.#windowMs && !widened) return undefined
     const accepted = this.#within(now)
     // the starts before counting began are not in the log: a first estimate needs a whole window counted
