@@ -272,15 +272,11 @@ export class RatedLimiter implements Limiter {
     const taught = this.#taught.get(id) ?? { learnedUntil: 0, heldUntil: 0 }
     if (news.holdMs !== undefined) taught.heldUntil = Math.max(taught.heldUntil, now + news.holdMs)
     if (news.rate !== undefined && news.ttlMs !== undefined) {
-      const params = withMargin(news.rate, this.learning.marginMs)
-      // its own learned rate stays unless the news is stricter (Redis applies the last one shared anyway)
-      const mine = taught.learnedUntil > now ? taught.learnedParams : undefined
-      if (mine === undefined || params.intervalMs > mine.intervalMs) {
-        taught.learned = news.rate
-        taught.learnedParams = params
-        taught.source = news.source ?? 'learned'
-      }
-      taught.learnedUntil = Math.max(taught.learnedUntil, now + news.ttlMs)
+      // the last rate written applies to every replica, as in Redis (an estimate here goes on counting)
+      taught.learned = news.rate
+      taught.learnedParams = withMargin(news.rate, this.learning.marginMs)
+      taught.source = news.source ?? 'learned'
+      taught.learnedUntil = now + news.ttlMs
     }
     this.#taught.set(id, taught)
   }

@@ -48,6 +48,21 @@ describe('rate news between replicas', () => {
     ])
   })
 
+  it('the last rate written applies on every replica: a looser one after a stricter replaces it', async () => {
+    const [a, b] = await twoReplicas()
+    const learnedOnB = async (requests: number): Promise<boolean> => {
+      for (let i = 0; i < 100; i++) {
+        if ((await b.status()).rates?.[0]?.learned?.requests === requests) return true
+        await new Promise((r) => setTimeout(r, 20))
+      }
+      return false
+    }
+    a.observeAnswer(key, 200, { 'ratelimit-policy': '"default";q=5;w=1' }, false)
+    expect(await learnedOnB(5)).toBe(true)
+    a.observeAnswer(key, 200, { 'ratelimit-policy': '"default";q=20;w=1' }, false)
+    expect(await learnedOnB(20)).toBe(true)
+  })
+
   it('messages round-trip; a broken or unknown one is ignored', () => {
     const rate = { requests: 5, windowMs: 1000, burst: 1 }
     expect(decodeRateNews(encodeRateNews({ key, holdMs: 5000 }))).toEqual({ key, holdMs: 5000 })
