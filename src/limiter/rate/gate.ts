@@ -35,6 +35,8 @@ interface KeyState {
   holdUntil: number
   /** the last N start times, for a rate whose burst is its count (sliding-log.ts) */
   log?: number[]
+  /** a hold is kept as long again past its end (as in Redis): the first start after it finds it, no burst */
+  keep?: number
 }
 
 /**
@@ -81,10 +83,12 @@ export class MemoryRateGate implements RateGate {
     const id = keyOf(key)
     const until = this.now() + forMs
     const state = this.#keys.get(id)
-    if (state === undefined) this.#keys.set(id, { tat: gcraHold(0, until, params), holdUntil: until })
+    const keep = until + forMs
+    if (state === undefined) this.#keys.set(id, { tat: gcraHold(0, until, params), holdUntil: until, keep })
     else {
       state.tat = gcraHold(state.tat, until, params)
       state.holdUntil = Math.max(state.holdUntil, until)
+      state.keep = Math.max(state.keep ?? 0, keep)
     }
   }
 
@@ -113,7 +117,8 @@ export class MemoryRateGate implements RateGate {
 
   #sweep(now: number): void {
     this.#sinceSweep = 0
-    for (const [id, state] of this.#keys) if (state.tat <= now && state.holdUntil <= now) this.#keys.delete(id)
+    for (const [id, state] of this.#keys)
+      if (state.tat <= now && state.holdUntil <= now && (state.keep ?? 0) <= now) this.#keys.delete(id)
   }
 
   close(): void {

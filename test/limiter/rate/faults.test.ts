@@ -29,6 +29,19 @@ const options = (o: Partial<AcquireOptions> = {}): AcquireOptions => ({
 })
 
 describe('the rate gate under faults (in process)', () => {
+  it('a hold swept at its end is not forgotten: the first starts after it are spaced, no burst', () => {
+    let now = 0
+    const gate = new MemoryRateGate(() => now)
+    const params = gcraParams({ requests: 10, windowMs: 1000, burst: 5 })
+    gate.hold(key, 5000, HOLD_ONLY)
+    now = 5000
+    // other keys' starts run the sweep (every 1,024) right at the hold's end
+    for (let i = 0; i < 1100; i++) gate.reserve({ ...key, endpoint: `GET /other/${i}` }, params, 0)
+    let together = 0
+    while (gate.reserve(key, params, 0).granted) together++
+    expect(together).toBe(1)
+  })
+
   it('a Retry-After hold stops every start until it ends, at any burst', () => {
     let now = 0
     const gate = new MemoryRateGate(() => now)
