@@ -131,7 +131,9 @@ async function main(): Promise<void> {
   }
 
   if (only === undefined || only === 'rates') {
-    out('## Rates: what a key without a rate pays (nothing), and one with a rate in process\n')
+    out(
+      '## Rates: what a key without a rate pays, one with a rate in process, and the API allowance a bursty job gets\n',
+    )
     out(await runRatesBench())
     out('')
   }

@@ -3,13 +3,16 @@
  * In one process, the in-process limiter's acquire + release of one free key, N times, interleaved runs:
  *   bare       the memory limiter alone (what sluice did before rates)
  *   unrated    the same through RatedLimiter, the key without a rate (every CRM endpoint today)
- *   rated      through RatedLimiter with a rate far above the load (a reservation per request, no wait)
+ *   rated      through RatedLimiter with a rate far above the load (a start taken per request, no wait)
+ *   taught     the unrated key again, once an answer has taught another key a hold (one map lookup at the grant)
+ * Then how close to the API's allowance a bursty job gets (allowance.ts).
  */
 import { performance } from 'node:perf_hooks'
 import { createMemoryLimiter } from '../../src/limiter/memory/index.js'
 import { MemoryRateGate } from '../../src/limiter/rate/gate.js'
 import { RatedLimiter } from '../../src/limiter/rate/limiter.js'
 import type { AcquireOptions, Limiter } from '../../src/limiter/types.js'
+import { runAllowanceBench } from './allowance.js'
 
 const N = Number(process.env.SLUICE_BENCH_RATES_N ?? 200_000)
 const ROUNDS = 5
@@ -31,11 +34,14 @@ export async function runRatesBench(): Promise<string> {
   }
   const bare = createMemoryLimiter({})
   const wrapped = new RatedLimiter(createMemoryLimiter({}), new MemoryRateGate(), learning, undefined)
-  const rows: Record<string, number[]> = { bare: [], unrated: [], rated: [] }
+  const taught = new RatedLimiter(createMemoryLimiter({}), new MemoryRateGate(), learning, undefined)
+  taught.observeAnswer({ instance: 'org2', endpoint: key.endpoint }, 429, { 'retry-after': '3000' }, true)
+  const rows: Record<string, number[]> = { bare: [], unrated: [], rated: [], taught: [] }
   for (let r = 0; r < ROUNDS; r++) {
     rows.bare!.push(await loop(bare, plain))
     rows.unrated!.push(await loop(wrapped, plain))
     rows.rated!.push(await loop(wrapped, withRate))
+    rows.taught!.push(await loop(taught, plain))
   }
   const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
   const lines = [
@@ -47,6 +53,8 @@ export async function runRatesBench(): Promise<string> {
   for (const [name, xs] of Object.entries(rows)) lines.push(`| ${name} | ${Math.round(median(xs))} |`)
   await bare.close()
   await wrapped.close()
+  await taught.close()
+  lines.push('', await runAllowanceBench())
   return lines.join('\n')
 }
 

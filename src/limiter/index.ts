@@ -63,10 +63,27 @@ export async function createLimiter(
   return new RatedLimiter(redis, gate, learning, observer)
 }
 
-/** Every change of a learned limit is one log line (from, to, why; README "Learned limits"), then goes to the observer. */
+/**
+ * Every change of a learned limit, and every rate an answer taught, is one log line naming the key
+ * (README "Learned limits", docs/learned-limits.md "Rates"), then goes to the observer.
+ */
 function withLimitLog(observer: LimiterObserver | undefined, log: LimiterDeps['log']): LimiterObserver {
   return {
     ...observer,
+    rateLearned(key, what, rate) {
+      if (rate !== undefined)
+        log.info(
+          {
+            instance: key.instance,
+            endpoint: key.endpoint,
+            requests: rate.requests,
+            windowMs: rate.windowMs,
+            how: what,
+          },
+          `limiter: rate of ${key.endpoint} (instance ${key.instance}) ${what === 'rate' ? 'published by the API' : 'learned from its 429s'}: ${rate.requests} per ${rate.windowMs} ms`,
+        )
+      observer?.rateLearned?.(key, what, rate)
+    },
     limitChanged(key, change) {
       const why =
         change.reason === 'throttled'

@@ -121,6 +121,11 @@ export interface KeyStatus {
 export interface RateStatus {
   readonly instance: string
   readonly endpoint: string
+  /**
+   * where the rate in force comes from: `configured` (catalog, `limits.rates`), `published` (the API's
+   * RateLimit / X-RateLimit fields) or `learned` (found from its 429s and Retry-After, or a hold alone)
+   */
+  readonly source: 'configured' | 'published' | 'learned'
   /** the configured rate, if any */
   readonly rate?: Rate
   /** a rate learned from the API's answers, if any, and for how much longer it holds */
@@ -175,6 +180,22 @@ export interface Limiter {
   drain(): void
   /** Stops timers and connections. */
   close(): Promise<void>
+  /** what another replica's answers taught of a key's rate, shared through the backend (none in process) */
+  onRateNews?(listener: (news: RateNews) => void): void
+}
+
+/**
+ * A hold or a rate one replica's answers taught, told to every replica (docs/redis-limiter.md, "Rates"):
+ * a replica hearing it takes the key's starts through the gate until it lapses.
+ */
+export interface RateNews {
+  readonly key: PermitKey
+  /** a hold (Retry-After, a spent quota) of this long from now */
+  readonly holdMs?: number
+  /** a rate learned for `ttlMs` from now, and where it came from */
+  readonly rate?: Rate
+  readonly source?: 'published' | 'learned'
+  readonly ttlMs?: number
 }
 
 /** Hooks through which a backend reports what metrics need; every one optional and cheap. */
@@ -189,8 +210,11 @@ export interface LimiterObserver {
   limitChanged?(key: PermitKey, change: LimitChange): void
   /** a request waited this long for its start under a rate, after its permit (docs/redis-limiter.md, "Rates") */
   rateWaited?(key: PermitKey, seconds: number): void
-  /** an answer taught a key's rate: a published rate, or a hold (Retry-After, a spent quota) */
-  rateLearned?(key: PermitKey, what: 'rate' | 'hold'): void
+  /**
+   * an answer taught a key's rate: a published rate, one `estimated` from 429s and Retry-After (with the
+   * rate now in force), or a hold (Retry-After, a spent quota)
+   */
+  rateLearned?(key: PermitKey, what: 'rate' | 'estimated' | 'hold', rate?: Rate): void
 }
 
 /** A learned limit that went up or down, and why (the log line and the counter of changes). */

@@ -62,10 +62,17 @@ export function createLimiterMetrics(registry: Registry, options: LimiterMetrics
   )
   const rateLearned = new CellCounter(
     'sluice_rate_learned_total',
-    "What upstream answers taught about a rate, by endpoint and kind: 'rate' (a published rate) or 'hold' (a Retry-After, a spent quota)",
+    "What upstream answers taught about a rate, by endpoint and kind: 'rate' (a published rate), 'estimated' (found from 429s and Retry-After) or 'hold' (a Retry-After, a spent quota)",
     ['endpoint', 'kind'],
     registry,
   )
+  // set when taught, never collected: nothing at scrape time per key
+  const rateLearnedValue = new Gauge({
+    name: 'sluice_rate_learned_per_second',
+    help: 'The rate last published or learned for the endpoint (any organisation), in requests per second',
+    labelNames: ['endpoint'],
+    registers: [registry],
+  })
 
   let observedMode: LimiterMode | undefined
   new Gauge({
@@ -110,9 +117,10 @@ export function createLimiterMetrics(registry: Registry, options: LimiterMetrics
       const { endpoint } = keyLabels(key.endpoint, key.instance)
       ;(rateWait.find(endpoint) ?? rateWait.cellByKey(endpoint, { endpoint })).observe(seconds)
     },
-    rateLearned(key, kind) {
+    rateLearned(key, kind, rate) {
       const { endpoint } = keyLabels(key.endpoint, key.instance)
       rateLearned.cell({ endpoint, kind }).n++
+      if (rate !== undefined) rateLearnedValue.set({ endpoint }, (rate.requests * 1000) / rate.windowMs)
     },
   }
 }

@@ -77,6 +77,9 @@ function listItems(text: string): Array<Map<string, string>> {
   return items
 }
 
+/** The largest published quota followed as a sliding log (N start times per key: docs/learned-limits.md, "Rates"). */
+export const PUBLISHED_LOG_MAX = 256
+
 const wholeNumber = (v: string | undefined): number | undefined =>
   v !== undefined && /^\d{1,12}$/.test(v) ? Number(v) : undefined
 
@@ -93,7 +96,8 @@ function strictestPolicy(text: string | undefined): Rate | undefined {
     const w = wholeNumber(params.get('w'))
     const unit = params.get('qu')
     if (q === undefined || w === undefined || q < 1 || w < 1 || (unit !== undefined && unit !== '"requests"')) continue
-    const rate: Rate = { requests: q, windowMs: w * 1000, burst: 1 }
+    // q at once and q again a window later (a sliding log) while its memory stays small; else evenly spaced
+    const rate: Rate = { requests: q, windowMs: w * 1000, burst: q <= PUBLISHED_LOG_MAX ? q : 1 }
     if (best === undefined || rate.windowMs / rate.requests > best.windowMs / best.requests) best = rate
   }
   return best

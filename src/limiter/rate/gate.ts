@@ -1,14 +1,24 @@
+import { performance } from 'node:perf_hooks'
 import type { PermitKey } from '../types.js'
-import { gcraHold, gcraReserve, type GcraParams, type Reservation } from './gcra.js'
+import { gcraGiveBack, gcraHold, gcraReserve, type GcraParams, type Rate, type Reservation } from './gcra.js'
+import { logGiveBack, logNextFreeMs, logReserve } from './sliding-log.js'
 
 /** Where start times are reserved: in process, or in Redis for every replica (docs/redis-limiter.md, "Rates"). */
 export interface RateGate {
-  /** Reserves a start for `key` no later than `maxWaitMs` from now, or refuses without reserving. Never rejects. */
+  /**
+   * Reserves a start for `key` no later than `maxWaitMs` from now, or refuses without reserving. Never rejects.
+   * The limiter takes its starts with `maxWaitMs` 0: a start is spent only when it is free now.
+   */
   reserve(key: PermitKey, params: GcraParams, maxWaitMs: number): Reservation | Promise<Reservation>
-  /** Nobody starts on `key` for `forMs` (an upstream's Retry-After). Never throws. */
+  /** A start taken (its reservation's `tat`) and not sent: back, if nobody reserved after it. Never throws. */
+  giveBack(key: PermitKey, params: GcraParams, tat: number): void
+  /** Nobody starts on `key` for `forMs` (an upstream's Retry-After), whatever burst a later reservation has. Never throws. */
   hold(key: PermitKey, forMs: number, params: GcraParams): void
-  /** A rate learned from an answer, applied by every replica's reservations for `ttlMs` (the in-process gate: nothing to share). */
-  learn(key: PermitKey, params: GcraParams, ttlMs: number): void
+  /**
+   * A rate learned from an answer (`rate`, its constants `params`), applied by every replica's reservations
+   * for `ttlMs` and told to them (the in-process gate: nothing to share).
+   */
+  learn(key: PermitKey, params: GcraParams, ttlMs: number, rate?: Rate, source?: 'published' | 'learned'): void
   /** ms until the next start free on `key` as this replica last saw it, 0 when free now */
   nextFreeMs(key: PermitKey, params: GcraParams): number
   close(): void
@@ -16,28 +26,70 @@ export interface RateGate {
 
 const keyOf = (key: PermitKey): string => `${key.instance}\0${key.endpoint}`
 
-/** How many reservations between sweeps of TATs already past (a TAT in the past is the same as none). */
+/** How many reservations between sweeps of keys already past (a TAT and a hold in the past are the same as none). */
 const SWEEP_EVERY = 1_024
 
-/** The in-process gate: one TAT per key, the replica's clock. Also the Redis gate's fallback. */
+/** One key's state: the TAT, and the end of a hold (kept apart, so no tolerance reaches into it). */
+interface KeyState {
+  tat: number
+  holdUntil: number
+  /** the last N start times, for a rate whose burst is its count (sliding-log.ts) */
+  log?: number[]
+  /** a hold is kept as long again past its end (as in Redis): the first start after it finds it, no burst */
+  keep?: number
+}
+
+/**
+ * The in-process gate: one TAT and one hold per key, on a monotonic clock (`performance.now()`: a
+ * wall-clock step changes nothing). Also the Redis gate's fallback.
+ */
 export class MemoryRateGate implements RateGate {
-  readonly #tats = new Map<string, number>()
+  readonly #keys = new Map<string, KeyState>()
   #sinceSweep = 0
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(private readonly now: () => number = () => performance.now()) {}
 
   reserve(key: PermitKey, params: GcraParams, maxWaitMs: number): Reservation {
     const now = this.now()
     if (++this.#sinceSweep >= SWEEP_EVERY) this.#sweep(now)
     const id = keyOf(key)
-    const { reservation, tat } = gcraReserve(this.#tats.get(id) ?? 0, now, params, maxWaitMs)
-    if (reservation.granted) this.#tats.set(id, tat)
+    const state = this.#keys.get(id)
+    if (params.log !== undefined) {
+      const r = logReserve(state?.log ?? [], now, params, maxWaitMs, state?.holdUntil ?? 0)
+      if (r.reservation.granted) {
+        // a log key's `tat` is when its last start leaves the window: the sweep keeps it until then
+        const until = r.log[r.log.length - 1]! + params.windowMs
+        if (state === undefined) this.#keys.set(id, { tat: until, holdUntil: 0, log: r.log })
+        else Object.assign(state, { log: r.log, tat: Math.max(state.tat, until) })
+      }
+      return r.reservation
+    }
+    const { reservation, tat } = gcraReserve(state?.tat ?? 0, now, params, maxWaitMs, state?.holdUntil ?? 0)
+    if (reservation.granted) {
+      if (state === undefined) this.#keys.set(id, { tat, holdUntil: 0 })
+      else state.tat = tat
+    }
     return reservation
+  }
+
+  giveBack(key: PermitKey, params: GcraParams, tat: number): void {
+    const state = this.#keys.get(keyOf(key))
+    if (state === undefined) return
+    if (params.log !== undefined) state.log = logGiveBack(state.log ?? [], tat)
+    else state.tat = gcraGiveBack(state.tat, tat, params)
   }
 
   hold(key: PermitKey, forMs: number, params: GcraParams): void {
     const id = keyOf(key)
-    this.#tats.set(id, gcraHold(this.#tats.get(id) ?? 0, this.now() + forMs, params))
+    const until = this.now() + forMs
+    const state = this.#keys.get(id)
+    const keep = until + forMs
+    if (state === undefined) this.#keys.set(id, { tat: gcraHold(0, until, params), holdUntil: until, keep })
+    else {
+      state.tat = gcraHold(state.tat, until, params)
+      state.holdUntil = Math.max(state.holdUntil, until)
+      state.keep = Math.max(state.keep ?? 0, keep)
+    }
   }
 
   learn(): void {
@@ -45,26 +97,31 @@ export class MemoryRateGate implements RateGate {
   }
 
   nextFreeMs(key: PermitKey, params: GcraParams): number {
-    const tat = this.#tats.get(keyOf(key))
-    return tat === undefined ? 0 : Math.max(0, tat - params.toleranceMs - this.now())
+    const state = this.#keys.get(keyOf(key))
+    if (state === undefined) return 0
+    const now = this.now()
+    const next =
+      params.log !== undefined ? logNextFreeMs(state.log ?? [], now, params) : state.tat - params.toleranceMs - now
+    return Math.max(0, next, state.holdUntil - now)
   }
 
-  /** drops a key's TAT (the Redis gate, once Redis holds what this replica reserved in a fallback) */
+  /** drops a key's state (the Redis gate, once Redis holds what this replica reserved in a fallback) */
   forget(key: PermitKey): void {
-    this.#tats.delete(keyOf(key))
+    this.#keys.delete(keyOf(key))
   }
 
-  /** keys with a TAT still ahead (tests read it: an idle key costs nothing once its TAT has passed) */
+  /** keys with a TAT or a hold still ahead (tests read it: an idle key costs nothing once they have passed) */
   get size(): number {
-    return this.#tats.size
+    return this.#keys.size
   }
 
   #sweep(now: number): void {
     this.#sinceSweep = 0
-    for (const [id, tat] of this.#tats) if (tat <= now) this.#tats.delete(id)
+    for (const [id, state] of this.#keys)
+      if (state.tat <= now && state.holdUntil <= now && (state.keep ?? 0) <= now) this.#keys.delete(id)
   }
 
   close(): void {
-    this.#tats.clear()
+    this.#keys.clear()
   }
 }

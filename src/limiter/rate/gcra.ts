@@ -21,6 +21,8 @@ export interface GcraParams {
   readonly intervalMs: number
   /** the tolerance: how far ahead of the TAT a start may go, (burst − 1) intervals */
   readonly toleranceMs: number
+  /** N when the burst is the whole count: the rule is a sliding log of the last N starts (sliding-log.ts) */
+  readonly log?: number
 }
 
 /**
@@ -29,6 +31,11 @@ export interface GcraParams {
  */
 export function gcraParams(rate: Rate): GcraParams {
   const burst = Math.min(Math.max(1, rate.burst), rate.requests)
+  // burst = requests: N at once and N again a window later (a sliding log), not N then one per window
+  if (burst === rate.requests && burst > 1) {
+    const intervalMs = Math.ceil(rate.windowMs / rate.requests)
+    return { windowMs: rate.windowMs, spaced: rate.requests, intervalMs, toleranceMs: 0, log: rate.requests }
+  }
   const spaced = rate.requests - burst + 1
   const intervalMs = Math.ceil(rate.windowMs / spaced)
   return { windowMs: rate.windowMs, spaced, intervalMs, toleranceMs: (burst - 1) * intervalMs }
@@ -38,7 +45,9 @@ export function gcraParams(rate: Rate): GcraParams {
 export function stricter(a: GcraParams, b: GcraParams | undefined): GcraParams {
   if (b === undefined) return a
   const slower = a.intervalMs >= b.intervalMs ? a : b
-  return { ...slower, toleranceMs: Math.min(a.toleranceMs, b.toleranceMs) }
+  // two rules at once: the spacing of the slower, no log (never looser than either)
+  const { windowMs, spaced, intervalMs } = slower
+  return { windowMs, spaced, intervalMs, toleranceMs: Math.min(a.toleranceMs, b.toleranceMs) }
 }
 
 /**
@@ -59,38 +68,60 @@ export interface Reservation {
   readonly delayMs: number
   /** false: the start is later than `maxWaitMs`; nothing was reserved */
   readonly granted: boolean
+  /** granted: the TAT this reservation left, to give the start back while nobody has reserved after it */
+  readonly tat?: number
 }
 
 /**
- * One reservation: the request starts at max(now, TAT − tolerance), and the TAT moves one interval past
- * max(TAT, start). A start later than `maxWaitMs` is refused and reserves nothing.
+ * One reservation: the request starts at max(now, TAT − tolerance, the hold's end), and the TAT moves one
+ * interval past max(TAT, start). A start later than `maxWaitMs` is refused and reserves nothing. A hold
+ * is its own number, not the TAT: a reservation's tolerance never reaches into it (docs/redis-limiter.md, "Rates").
  */
 export function gcraReserve(
   tat: number,
   now: number,
   p: GcraParams,
   maxWaitMs: number,
+  holdUntil = 0,
 ): { readonly reservation: Reservation; readonly tat: number } {
-  const start = Math.max(now, tat - p.toleranceMs)
+  // no burst right after a hold, whatever params wrote it (a hold alone is HOLD_ONLY, tolerance 0): the
+  // TAT is at least the hold's end plus this rate's tolerance, so starts are spaced from its end
+  const t = holdUntil > 0 ? Math.max(tat, holdUntil + p.toleranceMs) : tat
+  const start = Math.max(now, t - p.toleranceMs, holdUntil)
   const delayMs = start - now
   if (delayMs > maxWaitMs) return { reservation: { delayMs, granted: false }, tat }
-  return { reservation: { delayMs, granted: true }, tat: Math.max(tat, start) + p.intervalMs }
+  const next = Math.max(t, start) + p.intervalMs
+  return { reservation: { delayMs, granted: true, tat: next }, tat: next }
 }
 
-/** Nobody starts before `until`: the TAT moves to at least until + tolerance (no burst right after a hold). */
+/** After a hold until `until`: the TAT moves to at least until + tolerance (no burst right after a hold). */
 export function gcraHold(tat: number, until: number, p: GcraParams): number {
   return Math.max(tat, until + p.toleranceMs)
 }
 
+/**
+ * A start taken and not sent, given back: only while the TAT is still the one its reservation left
+ * (nobody reserved after it), so giving back never lets a start in earlier than the rule would have.
+ */
+export function gcraGiveBack(tat: number, taken: number, p: GcraParams): number {
+  return tat === taken ? tat - p.intervalMs : tat
+}
+
 /** The same rule in Lua, pasted into the Redis script (times in whole ms, Redis's clock). */
 export const LUA_GCRA = `
-local function gcra_reserve(tat, now, interval, tolerance, maxwait)
-  local start = math.max(now, tat - tolerance)
+local function gcra_reserve(tat, now, interval, tolerance, maxwait, holduntil)
+  local t = tat
+  if holduntil > 0 then t = math.max(tat, holduntil + tolerance) end
+  local start = math.max(now, t - tolerance, holduntil)
   local delay = start - now
   if delay > maxwait then return delay, tat, 0 end
-  return delay, math.max(tat, start) + interval, 1
+  return delay, math.max(t, start) + interval, 1
 end
 local function gcra_hold(tat, untilms, tolerance)
   return math.max(tat, untilms + tolerance)
+end
+local function gcra_give_back(tat, taken, interval)
+  if tat == taken then return tat - interval end
+  return tat
 end
 `

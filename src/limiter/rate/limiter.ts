@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
+import { performance } from 'node:perf_hooks'
 import { BoundedMap } from '../../bounded/index.js'
-import { LimiterClosedError, WaitTooLongError } from '../errors.js'
+import { LimiterClosedError } from '../errors.js'
 import type {
   AcquireOptions,
   Limiter,
@@ -9,11 +10,16 @@ import type {
   LimiterStatus,
   Permit,
   PermitKey,
+  RateNews,
   RateStatus,
 } from '../types.js'
 import { hasRateFields, readRateEvidence } from './answer-fields.js'
 import type { RateGate } from './gate.js'
-import { gcraParams, HOLD_ONLY, stricter, type GcraParams, type Rate } from './gcra.js'
+import { gcraParams, HOLD_ONLY, stricter, type GcraParams, type Rate, type Reservation } from './gcra.js'
+import { RateEstimate } from './estimate.js'
+import { RatedPermit } from './rated-permit.js'
+import { StartLines } from './start-line.js'
+import { sleep, tooLong, turnOf } from './waits.js'
 
 /** What answers may teach (docs/learned-limits.md, "Rates"). */
 export interface RateLearning {
@@ -29,8 +35,19 @@ export interface RateLearning {
 interface Taught {
   learned?: Rate
   learnedParams?: GcraParams
+  /** `published`: the API's own fields said it; `learned`: found from its 429s (RateEstimate) */
+  source?: 'published' | 'learned'
+  /** while the key's 429s teach its rate (kept as long as the learned rate) */
+  estimate?: RateEstimate
   learnedUntil: number
   heldUntil: number
+}
+
+/** A start taken: its reservation, whether the rate made it wait, and when it was asked for (monotonic ms). */
+interface Taken {
+  readonly reservation: Reservation
+  readonly waited: boolean
+  readonly askedAt: number
 }
 
 /** A rate's GCRA constants, its window widened by the margin. */
@@ -39,10 +56,14 @@ const withMargin = (rate: Rate, marginMs: number): GcraParams =>
 
 const idOf = (key: PermitKey): string => `${key.instance}\0${key.endpoint}`
 
+/** The least time a taken start may take to be sent, whatever the margin (a send takes a few ms of the event loop). */
+const MIN_SEND_SLACK_MS = 20
+
 /**
  * Rates beside the concurrency limit (docs/redis-limiter.md, "Rates"): a request first gets its permit in
- * the fair queue, then reserves its start from the rate gate in grant order, and waits for it holding the
- * permit. A start past the deadline is refused at once (503 SLUICE_WAIT_TOO_LONG) and reserves nothing.
+ * the fair queue, then takes its start from the rate gate in grant order — only when a start is free now,
+ * so a start is spent by a request about to be sent, never reserved ahead for one that may leave — and is
+ * sent at once. A start past the deadline is refused at once (503 SLUICE_WAIT_TOO_LONG) and takes nothing.
  * A key with no rate configured, learned or held goes straight to the backend: one property read.
  */
 export class RatedLimiter implements Limiter {
@@ -54,14 +75,21 @@ export class RatedLimiter implements Limiter {
   readonly #drained = new AbortController()
   /** configured rates are frozen catalog objects: their constants once each */
   readonly #params = new WeakMap<Rate, GcraParams>()
+  /** this replica's requests waiting for a start, per key, in grant order */
+  readonly #lines = new StartLines()
+  readonly #slackMs: number
 
   constructor(
     private readonly inner: Limiter,
     private readonly gate: RateGate,
     private readonly learning: RateLearning,
     private readonly observer: LimiterObserver | undefined,
-    private readonly now: () => number = Date.now,
-  ) {}
+    /** monotonic: a wall-clock step changes no rate, hold or expiry (docs/redis-limiter.md, "Rates") */
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.#slackMs = Math.max(MIN_SEND_SLACK_MS, learning.marginMs)
+    if (learning.enabled) inner.onRateNews?.((news) => this.#heard(news))
+  }
 
   get backend(): 'memory' | 'redis' {
     return this.inner.backend
@@ -73,11 +101,16 @@ export class RatedLimiter implements Limiter {
 
   acquire(key: PermitKey, options: AcquireOptions): Promise<Permit> {
     const rate = options.rate
-    if (rate === undefined && this.#taught.size === 0) return this.inner.acquire(key, options)
-    if (rate !== undefined) this.#used.set(idOf(key), { key, rate, at: this.now() })
-    const params = this.#paramsOf(key, rate)
-    if (params === undefined) return this.inner.acquire(key, options)
-    return this.#acquireRated(key, options, params)
+    if (rate !== undefined) {
+      this.#used.set(idOf(key), { key, rate, at: this.now() })
+      return this.inner.acquire(key, options).then((permit) => this.#afterGrant(key, options, rate, permit))
+    }
+    // What the rule is is read at the grant, not at the arrival: a hold or a rate an answer taught while
+    // the request queued applies to it (docs/redis-limiter.md, "Rates"). Until any answer taught any
+    // key something, one map size read more than the backend.
+    return this.inner
+      .acquire(key, options)
+      .then((permit) => (this.#taught.size === 0 ? permit : this.#afterGrant(key, options, undefined, permit)))
   }
 
   /** The rule in force for a key: the configured rate, made stricter by a learned one; a hold alone is HOLD_ONLY. */
@@ -87,13 +120,13 @@ export class RatedLimiter implements Limiter {
     const taught = this.#taught.get(idOf(key))
     if (taught === undefined) return params
     const now = this.now()
-    if (taught.learnedParams !== undefined && taught.learnedUntil > now)
-      params = params === undefined ? taught.learnedParams : stricter(params, taught.learnedParams)
-    else if (taught.heldUntil <= now) {
+    if (taught.learnedUntil <= now && taught.heldUntil <= now) {
       this.#taught.delete(idOf(key))
       return params
     }
-    return params ?? HOLD_ONLY
+    if (taught.learnedParams !== undefined && taught.learnedUntil > now)
+      params = params === undefined ? taught.learnedParams : stricter(params, taught.learnedParams)
+    return taught.heldUntil > now ? (params ?? HOLD_ONLY) : params
   }
 
   #paramsFor(rate: Rate): GcraParams {
@@ -102,33 +135,63 @@ export class RatedLimiter implements Limiter {
     return p
   }
 
-  async #acquireRated(key: PermitKey, options: AcquireOptions, params: GcraParams): Promise<Permit> {
-    const permit = await this.inner.acquire(key, options)
-    if (this.#drained.signal.aborted) {
-      permit.release('neutral')
-      throw this.#drained.signal.reason as Error
-    }
-    let delayMs: number
+  async #afterGrant(key: PermitKey, options: AcquireOptions, rate: Rate | undefined, permit: Permit): Promise<Permit> {
+    const params = this.#paramsOf(key, rate)
+    if (params === undefined) return permit
+    const began = performance.now()
+    let taken: Taken
     try {
-      const maxWaitMs = options.deadline - this.now()
-      const reservation = await this.gate.reserve(key, params, maxWaitMs)
-      delayMs = reservation.delayMs
-      if (!reservation.granted) {
-        const err = new WaitTooLongError(
-          `${key.endpoint} (instance ${key.instance})`,
-          Math.round(delayMs),
-          Math.max(0, Math.round(maxWaitMs)),
-        )
-        throw Object.assign(err, { headers: { 'retry-after': String(Math.max(1, Math.ceil(delayMs / 1000))) } })
-      }
-      if (delayMs > 0) await sleep(delayMs, options.signal, this.#drained.signal)
+      if (this.#drained.signal.aborted) throw this.#drained.signal.reason as Error
+      taken = await this.#takeStart(key, options, params)
     } catch (err) {
       // the permit was never used: back at once, saying nothing about the limit
       permit.release('neutral')
       throw err
     }
-    this.observer?.rateWaited?.(key, delayMs / 1000)
-    return permit
+    // the start was taken at most when it was asked for: the slack before the send counts from there,
+    // so a slow reply from Redis is part of it (docs/redis-limiter.md, "Rates")
+    const at = taken.askedAt
+    this.observer?.rateWaited?.(key, (performance.now() - began) / 1000)
+    const id = idOf(key)
+    const tat = taken.reservation.tat
+    return new RatedPermit(permit, {
+      at,
+      slackMs: this.#slackMs,
+      waited: taken.waited,
+      signal: options.signal,
+      giveBack: () => (tat === undefined ? undefined : this.gate.giveBack(key, params, tat)),
+      rateBinds: () => this.#lines.waiting(id) > 0,
+    })
+  }
+
+  /**
+   * In line behind this replica's earlier grants, then a start taken when one is free: asked again after
+   * every wait, so a timer that fired late (a stalled event loop) takes its start at the time it runs,
+   * never bunched with the others that fired late.
+   */
+  async #takeStart(key: PermitKey, options: AcquireOptions, params: GcraParams): Promise<Taken> {
+    if (options.signal?.aborted === true) throw options.signal.reason as Error
+    const place = this.#lines.join(idOf(key))
+    try {
+      let waited = place.ahead > 0
+      if (waited) {
+        const predicted = this.gate.nextFreeMs(key, params) + place.ahead * params.intervalMs
+        const maxWaitMs = options.deadline - Date.now()
+        if (predicted > maxWaitMs) throw tooLong(key, predicted, maxWaitMs)
+        await turnOf(place.turn, maxWaitMs, options.signal, this.#drained.signal, key)
+      }
+      for (;;) {
+        const maxWaitMs = options.deadline - Date.now()
+        const askedAt = performance.now()
+        const reservation = await this.gate.reserve(key, params, 0)
+        if (reservation.granted) return { reservation, waited, askedAt }
+        if (reservation.delayMs > maxWaitMs) throw tooLong(key, reservation.delayMs, maxWaitMs)
+        waited = true
+        await sleep(reservation.delayMs, options.signal, this.#drained.signal)
+      }
+    } finally {
+      place.leave()
+    }
   }
 
   /**
@@ -138,30 +201,35 @@ export class RatedLimiter implements Limiter {
    * a quota per window is spent: the rate's 429, which learned concurrency limits do not count.
    */
   observeAnswer(key: PermitKey, status: number, headers: IncomingHttpHeaders, throttled: boolean): boolean {
-    if (!this.learning.enabled || !hasRateFields(headers, throttled)) return false
+    if (!this.learning.enabled) return false
+    // an accepted start of a key whose rate its 429s teach: one map lookup, once any key was taught
+    if (!throttled && status < 500 && this.#taught.size > 0) this.#countAccepted(key)
+    if (!hasRateFields(headers, throttled)) return false
     const now = this.now()
-    const evidence = readRateEvidence(headers, throttled, now)
+    // an HTTP-date Retry-After is read against the wall clock, the one it is written in
+    const evidence = readRateEvidence(headers, throttled, Date.now())
     if (evidence.rate === undefined && evidence.holdMs === undefined) return false
     const id = idOf(key)
     const taught = this.#taught.get(id) ?? { learnedUntil: 0, heldUntil: 0 }
     if (evidence.rate !== undefined) {
-      const params = withMargin(evidence.rate, this.learning.marginMs)
       const changed =
         taught.learned === undefined ||
+        taught.source !== 'published' ||
         taught.learned.requests !== evidence.rate.requests ||
         taught.learned.windowMs !== evidence.rate.windowMs
-      taught.learned = evidence.rate
-      taught.learnedParams = params
-      taught.learnedUntil = now + this.learning.idleMs
       if (changed) {
-        this.gate.learn(key, params, this.learning.idleMs)
+        const params = this.#learnRate(key, taught, evidence.rate, 'published')
         // The starts made before the rate was known count against it: as many as the API says it has
         // counted in its window, else this answer's own request (docs/learned-limits.md, "Rates").
         const made = Math.min(evidence.used ?? 1, evidence.rate.requests)
         for (let i = 0; i < made; i++) void this.gate.reserve(key, params, Infinity)
-        this.observer?.rateLearned?.(key, 'rate')
-      }
+      } else taught.learnedUntil = now + this.learning.idleMs
     }
+    // a 429 with a Retry-After and nothing else: its rate is found from the starts accepted before it
+    const found =
+      throttled && evidence.rate === undefined && evidence.quotaSpent !== true && evidence.holdMs !== undefined
+        ? this.#estimate(key, taught, evidence.holdMs, now)
+        : false
     if (evidence.holdMs !== undefined) {
       const holdMs = Math.min(evidence.holdMs, this.learning.idleMs)
       taught.heldUntil = Math.max(taught.heldUntil, now + holdMs)
@@ -169,7 +237,56 @@ export class RatedLimiter implements Limiter {
       this.observer?.rateLearned?.(key, 'hold')
     }
     this.#taught.set(id, taught)
-    return throttled && evidence.quotaSpent === true
+    return throttled && (evidence.quotaSpent === true || found)
+  }
+
+  /** A rate in force for the key from now, shared with every replica; its constants. */
+  #learnRate(key: PermitKey, taught: Taught, rate: Rate, source: 'published' | 'learned'): GcraParams {
+    const params = withMargin(rate, this.learning.marginMs)
+    taught.learned = rate
+    taught.learnedParams = params
+    taught.source = source
+    taught.learnedUntil = this.now() + this.learning.idleMs
+    this.gate.learn(key, params, this.learning.idleMs, rate, source)
+    this.observer?.rateLearned?.(key, source === 'published' ? 'rate' : 'estimated', rate)
+    return params
+  }
+
+  /** A throttle with only a Retry-After: true once the key's rate is being learned from them (the 429 is the rate's). */
+  #estimate(key: PermitKey, taught: Taught, retryAfterMs: number, now: number): boolean {
+    if (taught.source === 'published') return false
+    taught.estimate ??= new RateEstimate(retryAfterMs, now)
+    const rate = taught.estimate.throttled(retryAfterMs, now)
+    if (rate !== undefined) this.#learnRate(key, taught, rate, 'learned')
+    else taught.learnedUntil = Math.max(taught.learnedUntil, now + this.learning.idleMs)
+    return taught.estimate.rate !== undefined
+  }
+
+  /**
+   * Another replica's answer taught a hold or a rate (shared in Redis): this replica takes the key's starts
+   * through the gate until it lapses, as if it had seen the answer (docs/redis-limiter.md, "Rates").
+   */
+  #heard(news: RateNews): void {
+    const now = this.now()
+    const id = idOf(news.key)
+    const taught = this.#taught.get(id) ?? { learnedUntil: 0, heldUntil: 0 }
+    if (news.holdMs !== undefined) taught.heldUntil = Math.max(taught.heldUntil, now + news.holdMs)
+    if (news.rate !== undefined && news.ttlMs !== undefined) {
+      // the last rate written applies to every replica, as in Redis (an estimate here goes on counting)
+      taught.learned = news.rate
+      taught.learnedParams = withMargin(news.rate, this.learning.marginMs)
+      taught.source = news.source ?? 'learned'
+      taught.learnedUntil = now + news.ttlMs
+    }
+    this.#taught.set(id, taught)
+  }
+
+  #countAccepted(key: PermitKey): void {
+    const id = idOf(key)
+    const taught = this.#taught.get(id)
+    if (taught?.estimate === undefined) return
+    const raised = taught.estimate.accepted(this.now(), this.#lines.waiting(id) > 0)
+    if (raised !== undefined) this.#learnRate(key, taught, raised, 'learned')
   }
 
   async status(): Promise<LimiterStatus> {
@@ -210,9 +327,15 @@ export class RatedLimiter implements Limiter {
         ? { ...taught.learned, expiresInMs: taught.learnedUntil - now }
         : undefined
     const params = this.#paramsOf(key, rate) ?? HOLD_ONLY
+    // where the rate in force comes from: a configured one, unless an answer taught a stricter one
+    const configured = rate === undefined ? undefined : this.#paramsFor(rate)
+    const taughtWins =
+      learned !== undefined && (configured === undefined || taught!.learnedParams!.intervalMs > configured.intervalMs)
+    const source = taughtWins ? taught!.source! : configured !== undefined ? 'configured' : 'learned'
     return {
       instance: key.instance,
       endpoint: key.endpoint,
+      source,
       ...(rate === undefined ? {} : { rate }),
       ...(learned === undefined ? {} : { learned }),
       nextStartMs: this.gate.nextFreeMs(key, params),
@@ -237,28 +360,4 @@ export class RatedLimiter implements Limiter {
     this.gate.close()
     await this.inner.close()
   }
-}
-
-/** Sleeps `ms`, or rejects with the reason of the first signal to abort; the timer is unref'd and never above 2^31−1. */
-function sleep(ms: number, signal: AbortSignal | undefined, drained: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason as Error)
-    const onAbort = (event: Event): void => {
-      clearTimeout(timer)
-      signal?.removeEventListener('abort', onAbort)
-      drained.removeEventListener('abort', onAbort)
-      reject((event.target as AbortSignal).reason as Error)
-    }
-    const timer = setTimeout(
-      () => {
-        signal?.removeEventListener('abort', onAbort)
-        drained.removeEventListener('abort', onAbort)
-        resolve()
-      },
-      Math.min(ms, 2 ** 31 - 1),
-    )
-    timer.unref()
-    signal?.addEventListener('abort', onAbort, { once: true })
-    drained.addEventListener('abort', onAbort, { once: true })
-  })
 }

@@ -110,3 +110,19 @@ export function connect(settings: RedisSettings): Connections {
       : { ...common, host: url.hostname, port: Number(url.port || 6379) }
   return { command: new Redis(base), subscriber: new Redis({ ...base, ...subscriberOverrides }) }
 }
+
+/** Resolves once the connection is ready, has failed once, or after `ms`, whichever comes first. */
+export function firstReady(command: RedisClient, ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms)
+    timer.unref()
+    const done = (): void => {
+      clearTimeout(timer)
+      command.off('ready', done)
+      command.off('error', done)
+      resolve()
+    }
+    command.once('ready', done)
+    command.once('error', done)
+  })
+}

@@ -14,8 +14,9 @@ import type {
   Permit,
   PermitKey,
   PermitOutcome,
+  RateNews,
 } from '../types.js'
-import { connect, type Connections } from './connection.js'
+import { connect, firstReady, type Connections } from './connection.js'
 import { Fallback } from './fallback.js'
 import { localShare } from './local-share.js'
 import { LeaseLostError } from './errors.js'
@@ -23,6 +24,7 @@ import { dataLossLogs, type RedisLimiterDeps, type RedisLimiterLog } from './lim
 import { heartbeat } from './heartbeat/index.js'
 import { globalKeysOf, grantChannelPrefix, type GlobalKeys } from './keys.js'
 import { limiterStatus } from './limiter-status.js'
+import { RateNewsHub, rateNewsChannel } from './rate/news.js'
 import { Scripts } from './script.js'
 import type { RedisSettings } from './settings.js'
 import { SharedPermits } from './shared.js'
@@ -50,6 +52,7 @@ export class RedisLimiter implements Limiter {
   readonly #shared: SharedPermits
   readonly #global: GlobalKeys
   readonly #channel: string
+  readonly #rateNews: RateNewsHub
   readonly #fallback: Fallback
   readonly #syncMs: number
 
@@ -80,6 +83,7 @@ export class RedisLimiter implements Limiter {
     this.#global = globalKeysOf(settings.keyPrefix)
     const channelPrefix = grantChannelPrefix(settings.keyPrefix)
     this.#channel = channelPrefix + this.replicaId
+    this.#rateNews = new RateNewsHub(rateNewsChannel(settings.keyPrefix))
     this.#fallback = new Fallback(
       settings.fallback,
       {
@@ -126,8 +130,10 @@ export class RedisLimiter implements Limiter {
     subscriber.on('error', (err: Error) => this.#connectionError(err))
     command.on('close', () => this.#redisFailed(new Error('connection to Redis closed')))
     command.on('ready', () => void this.#recover())
-    subscriber.on('message', (_channel: string, message: string) => this.#shared.onMessage(message))
-    const subscribed = subscriber.subscribe(this.#channel).catch((err: unknown) => {
+    subscriber.on('message', (channel: string, message: string) =>
+      channel === this.#channel ? this.#shared.onMessage(message) : this.#rateNews.heard(message),
+    )
+    const subscribed = subscriber.subscribe(this.#channel, this.#rateNews.channel).catch((err: unknown) => {
       this.#log.warn(
         { err },
         'limiter: cannot subscribe to the grant channel yet; grants are found by the sync until then',
@@ -144,18 +150,7 @@ export class RedisLimiter implements Limiter {
       if (this.#mode !== 'redis') void this.#recover()
     })
 
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, START_WAIT_MS)
-      timer.unref()
-      const done = (): void => {
-        clearTimeout(timer)
-        command.off('ready', done)
-        command.off('error', done)
-        resolve()
-      }
-      command.once('ready', done)
-      command.once('error', done)
-    })
+    await firstReady(command, START_WAIT_MS)
     if (command.status === 'ready') {
       await this.#recover()
       await Promise.race([subscribed, new Promise((r) => setTimeout(r, START_WAIT_MS).unref())])
@@ -181,6 +176,11 @@ export class RedisLimiter implements Limiter {
 
   replicas(): number {
     return this.#replicas
+  }
+
+  /** Holds and rates other replicas' answers taught (rate/news.ts), for the rate limiter around this one. */
+  onRateNews(listener: (news: RateNews) => void): void {
+    this.#rateNews.listen(listener)
   }
 
   /** In `closed`, Ready once Redis answered since start: through an outage the replica answers 503 + Retry-After

@@ -1,9 +1,11 @@
+import { performance } from 'node:perf_hooks'
 import { MemoryRateGate, type RateGate } from '../rate/gate.js'
-import { HOLD_ONLY, shareOf, type GcraParams, type Reservation } from '../rate/gcra.js'
-import type { LimiterMode, PermitKey } from '../types.js'
+import { HOLD_ONLY, shareOf, type GcraParams, type Rate, type Reservation } from '../rate/gcra.js'
+import type { LimiterMode, PermitKey, RateNews } from '../types.js'
 import { BoundedMap } from '../../bounded/index.js'
 import { tagOf } from './keys.js'
-import { holdStarts, reserveStart, shareLearnedRate } from './rate/index.js'
+import { giveStartBack, holdStarts, reserveStart, shareLearnedRate, type News } from './rate/index.js'
+import { encodeRateNews, rateNewsChannel } from './rate/news.js'
 import type { ScriptRunner } from './script.js'
 
 /** What the gate needs of the Redis limiter beside it: its scripts, its mode, how many replicas share. */
@@ -27,10 +29,14 @@ export class RedisRateGate implements RateGate {
   readonly #local: MemoryRateGate
   /** the Redis key of each (instance, endpoint) seen lately: a SHA-1 each, so kept (10,000 keys: the limiter's own bound) */
   readonly #keys = new BoundedMap<string, string>(10_000)
-  /** the next free start as the last reservation here saw it (ms on this replica's clock), for `/status` */
+  /** the next free start as the last reservation here saw it (ms on this replica's monotonic clock), for `/status` */
   readonly #nextFree = new BoundedMap<string, number>(10_000)
-  /** when this replica last left a fallback (ms, its clock); Infinity while in one */
+  /** when this replica last took a start of each key through Redis (monotonic ms): a key missing within a window of it was lost */
+  readonly #lastTaken = new BoundedMap<string, number>(10_000)
+  /** when this replica last left a fallback (ms, its monotonic clock); Infinity while in one */
   #fallbackEndedAt = -Infinity
+  /** when the fallback in force began (ms, its monotonic clock) */
+  #fallbackBeganAt = -Infinity
   /** how many replicas shared Redis when the last fallback began */
   #replicasBefore = 1
   /** keys whose local starts were put after what Redis last said, since the fallback began */
@@ -39,9 +45,14 @@ export class RedisRateGate implements RateGate {
   constructor(
     private readonly host: RateGateHost,
     private readonly log: { warn(obj: object, msg: string): void },
-    now: () => number = Date.now,
+    private readonly now: () => number = () => performance.now(),
   ) {
     this.#local = new MemoryRateGate(now)
+  }
+
+  /** news for every replica's subscriber (docs/redis-limiter.md, "Rates"): those that never used the key hear of it */
+  #news(news: RateNews): News {
+    return { channel: rateNewsChannel(this.host.keyPrefix), message: encodeRateNews(news) }
   }
 
   #redisKey(key: PermitKey): string {
@@ -57,7 +68,7 @@ export class RedisRateGate implements RateGate {
     // Right after a fallback, other replicas may still reserve locally at their share: this one keeps to
     // its share too, through Redis, until they have all seen Redis back (docs/redis-limiter.md, "Rates").
     const share =
-      Date.now() < this.#fallbackEndedAt + this.host.settleMs
+      this.now() < this.#fallbackEndedAt + this.host.settleMs
         ? shareOf(params, Math.max(this.host.replicas(), this.#replicasBefore))
         : params
     // Back from a fallback: starts this replica reserved meanwhile are still ahead; Redis holds its
@@ -69,11 +80,16 @@ export class RedisRateGate implements RateGate {
             this.#forgetLocal(key),
           )
         : Promise.resolve()
+    // Taken less than a window ago here: a key Redis no longer has was lost, and holds for a window.
+    const taken = this.#lastTaken.get(id)
+    const lostMs = taken !== undefined && this.now() - taken < share.windowMs ? share.windowMs : 0
     return sent
-      .then(() => reserveStart(this.host.scripts, this.#redisKey(key), share, maxWaitMs))
+      .then(() => reserveStart(this.host.scripts, this.#redisKey(key), share, maxWaitMs, lostMs))
       .then(
         (r) => {
-          this.#nextFree.set(id, Date.now() + r.nextFreeMs)
+          const now = this.now()
+          this.#nextFree.set(id, now + r.nextFreeMs)
+          if (r.granted) this.#lastTaken.set(id, now)
           return r
         },
         (err: unknown) => {
@@ -87,20 +103,22 @@ export class RedisRateGate implements RateGate {
   }
 
   /**
-   * At this replica's share of the rate. The first local start of a key waits one window past the next
-   * free start Redis last told of: reservations other replicas made before Redis went away are at most a
-   * window's worth when the key's concurrency limit is at most N (docs/redis-limiter.md, "Rates").
+   * At this replica's share of the rate. A key's first local start waits one window past the fallback's
+   * beginning: the starts any replica took through Redis before it may fill that window, whether or not
+   * this replica used the key (docs/redis-limiter.md, "Rates"). Reservations made here are local: not given back to Redis.
    */
   #reserveLocally(key: PermitKey, params: GcraParams, maxWaitMs: number): Reservation {
     const id = `${key.instance}\0${key.endpoint}`
     const share = shareOf(params, this.host.replicas())
     if (!this.#seeded.has(id)) {
       this.#seeded.set(id, true)
-      const seen = this.#nextFree.get(id)
-      if (seen !== undefined && seen + params.windowMs > Date.now())
-        this.#local.hold(key, seen + params.windowMs - Date.now(), share)
+      const now = this.now()
+      const seen = this.#nextFree.get(id) ?? -Infinity
+      const until = Math.max(this.#fallbackBeganAt + params.windowMs, seen + params.windowMs)
+      if (until > now) this.#local.hold(key, until - now, share)
     }
-    return this.#local.reserve(key, share, maxWaitMs)
+    const r = this.#local.reserve(key, share, maxWaitMs)
+    return r.tat === undefined ? r : { delayMs: r.delayMs, granted: r.granted, tat: -r.tat }
   }
 
   #forgetLocal(key: PermitKey): void {
@@ -110,17 +128,21 @@ export class RedisRateGate implements RateGate {
   /** The Redis limiter's mode changed (its observer): a fallback's end starts the settling time. */
   modeChanged(mode: LimiterMode): void {
     // a Redis that lost its data counts the replicas again from one as their heartbeats come in
-    if (mode !== 'redis' && this.#fallbackEndedAt !== Infinity) this.#replicasBefore = this.host.replicas()
+    if (mode !== 'redis' && this.#fallbackEndedAt !== Infinity) {
+      this.#replicasBefore = this.host.replicas()
+      this.#fallbackBeganAt = this.now()
+    }
     this.#fallbackEndedAt =
-      mode === 'redis' ? (this.#fallbackEndedAt === Infinity ? Date.now() : this.#fallbackEndedAt) : Infinity
+      mode === 'redis' ? (this.#fallbackEndedAt === Infinity ? this.now() : this.#fallbackEndedAt) : Infinity
   }
 
   hold(key: PermitKey, forMs: number, params: GcraParams = HOLD_ONLY): void {
     if (this.host.mode() !== 'redis') return this.#local.hold(key, forMs, shareOf(params, this.host.replicas()))
     // remembered as a next free start, so a fallback that begins meanwhile honours it too
     const id = `${key.instance}\0${key.endpoint}`
-    this.#nextFree.set(id, Math.max(this.#nextFree.get(id) ?? 0, Date.now() + forMs))
-    holdStarts(this.host.scripts, this.#redisKey(key), forMs, params).catch((err: unknown) => {
+    this.#nextFree.set(id, Math.max(this.#nextFree.get(id) ?? 0, this.now() + forMs))
+    const news = this.#news({ key, holdMs: forMs })
+    holdStarts(this.host.scripts, this.#redisKey(key), forMs, params, news).catch((err: unknown) => {
       this.log.warn(
         { err, instance: key.instance, endpoint: key.endpoint },
         'limiter: could not share a Retry-After hold through Redis; held on this replica only',
@@ -130,9 +152,10 @@ export class RedisRateGate implements RateGate {
   }
 
   /** A learned rate, shared so every replica's reservations apply it until `ttlMs` passes. */
-  learn(key: PermitKey, params: GcraParams, ttlMs: number): void {
+  learn(key: PermitKey, params: GcraParams, ttlMs: number, rate?: Rate, source?: 'published' | 'learned'): void {
     if (this.host.mode() !== 'redis') return
-    shareLearnedRate(this.host.scripts, this.#redisKey(key), params, ttlMs).catch((err: unknown) => {
+    const news = rate === undefined ? undefined : this.#news({ key, rate, ttlMs, source: source ?? 'learned' })
+    shareLearnedRate(this.host.scripts, this.#redisKey(key), params, ttlMs, news).catch((err: unknown) => {
       this.log.warn(
         { err, instance: key.instance, endpoint: key.endpoint },
         'limiter: could not share a learned rate through Redis',
@@ -143,11 +166,24 @@ export class RedisRateGate implements RateGate {
   nextFreeMs(key: PermitKey, params: GcraParams): number {
     if (this.host.mode() !== 'redis') return this.#local.nextFreeMs(key, params)
     const at = this.#nextFree.get(`${key.instance}\0${key.endpoint}`)
-    return at === undefined ? 0 : Math.max(0, at - Date.now())
+    return at === undefined ? 0 : Math.max(0, at - this.now())
+  }
+
+  /**
+   * A start taken and not sent. A local one (its TAT negated by #reserveLocally) goes back to the local
+   * gate; one taken through Redis goes back there, if nobody reserved after it. Never throws.
+   */
+  giveBack(key: PermitKey, params: GcraParams, tat: number): void {
+    if (tat < 0) return this.#local.giveBack(key, shareOf(params, this.host.replicas()), -tat)
+    if (this.host.mode() !== 'redis') return
+    giveStartBack(this.host.scripts, this.#redisKey(key), params, tat).catch(() => {
+      // a start not given back is one start fewer, never one more
+    })
   }
 
   close(): void {
     this.#seeded.clear()
+    this.#lastTaken.clear()
     this.#local.close()
   }
 }

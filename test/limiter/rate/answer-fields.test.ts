@@ -20,7 +20,7 @@ describe('what an answer says about a rate', () => {
         false,
         NOW,
       ),
-    ).toEqual({ rate: { requests: 100, windowMs: 10_000, burst: 1 } })
+    ).toEqual({ rate: { requests: 100, windowMs: 10_000, burst: 100 } })
     expect(readRateEvidence({ 'ratelimit-policy': '"broken";q=x;w=10' }, false, NOW)).toEqual({})
   })
 
@@ -28,7 +28,7 @@ describe('what an answer says about a rate', () => {
     expect(
       readRateEvidence({ 'ratelimit-policy': '"default";q=100;w=10', ratelimit: '"default";r=40;t=3' }, false, NOW),
     ).toEqual({
-      rate: { requests: 100, windowMs: 10_000, burst: 1 },
+      rate: { requests: 100, windowMs: 10_000, burst: 100 },
       used: 60,
     })
     expect(readRateEvidence({ ratelimit: '"default";r=0;t=7' }, true, NOW)).toEqual({ holdMs: 7000, quotaSpent: true })

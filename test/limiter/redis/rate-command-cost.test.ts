@@ -39,4 +39,15 @@ describe('redis rate script: commands per request', () => {
     const refused = await commandsOf(client, () => reserveStart(scripts, key, params, 100))
     expect(refused).toEqual({ evalsha: 1, time: 1, hmget: 1 })
   })
+
+  it('a hold told to every replica: one PUBLISH in the same script; reservations publish nothing', async () => {
+    const client = redis.client()
+    const scripts = new Scripts(client, undefined, 5_000)
+    const key = `${uniquePrefix('rate-cost')}:{k}:rate`
+    const params = gcraParams({ requests: 10, windowMs: 1000, burst: 1 })
+    await reserveStart(scripts, key, params, 60_000)
+    const news = { channel: `${key}:news`, message: '{}' }
+    const held = await commandsOf(client, () => holdStarts(scripts, key, 1_000, params, news))
+    expect(held).toEqual({ evalsha: 1, time: 1, hmget: 1, hset: 1, pexpire: 1, publish: 1 })
+  })
 })

@@ -23,7 +23,8 @@ describe('a rate nobody configured, learned from the answers (RateLimit-Policy, 
       {
         instance: 'org1',
         endpoint: ENDPOINT,
-        learned: { requests: 3, windowMs: 1000, burst: 1, expiresInMs: expect.any(Number) as number },
+        source: 'published',
+        learned: { requests: 3, windowMs: 1000, burst: 3, expiresInMs: expect.any(Number) as number },
         nextStartMs: expect.any(Number) as number,
       },
     ])

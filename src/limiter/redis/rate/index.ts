@@ -9,22 +9,51 @@ export interface RedisReservation extends Reservation {
   readonly nextFreeMs: number
 }
 
+/**
+ * `lostMs` > 0: this replica took a start on the key less than a window ago, so a key Redis no longer has
+ * was lost (a flush, a failover to an empty replica): nobody starts for `lostMs` (docs/redis-limiter.md, "Rates").
+ */
 export async function reserveStart(
   scripts: ScriptRunner,
   key: string,
   p: GcraParams,
   maxWaitMs: number,
+  lostMs = 0,
 ): Promise<RedisReservation> {
   const reply = (await scripts.run(
     RATE_SCRIPT,
     [key],
-    ['r', p.intervalMs, p.toleranceMs, Math.max(0, Math.floor(maxWaitMs))],
-  )) as [number, number, number]
-  return { delayMs: Number(reply[0]), granted: Number(reply[1]) === 1, nextFreeMs: Number(reply[2]) }
+    ['r', p.intervalMs, p.toleranceMs, Math.max(0, Math.floor(maxWaitMs)), p.windowMs, Math.ceil(lostMs), p.log ?? 0],
+  )) as [number, number, number, number]
+  const granted = Number(reply[1]) === 1
+  return {
+    delayMs: Number(reply[0]),
+    granted,
+    nextFreeMs: Number(reply[2]),
+    ...(granted ? { tat: Number(reply[3]) } : {}),
+  }
 }
 
-export async function holdStarts(scripts: ScriptRunner, key: string, forMs: number, p: GcraParams): Promise<void> {
-  await scripts.run(RATE_SCRIPT, [key], ['h', Math.ceil(forMs), p.toleranceMs])
+export async function giveStartBack(scripts: ScriptRunner, key: string, p: GcraParams, tat: number): Promise<void> {
+  await scripts.run(RATE_SCRIPT, [key], ['g', p.intervalMs, tat, p.log ?? 0])
+}
+
+/** A channel and a message the script publishes once it has written the state: every replica hears of it. */
+export interface News {
+  readonly channel: string
+  readonly message: string
+}
+
+const told = (news: News | undefined): string[] => (news === undefined ? [] : [news.channel, news.message])
+
+export async function holdStarts(
+  scripts: ScriptRunner,
+  key: string,
+  forMs: number,
+  p: GcraParams,
+  news?: News,
+): Promise<void> {
+  await scripts.run(RATE_SCRIPT, [key], ['h', Math.ceil(forMs), p.toleranceMs, ...told(news)])
 }
 
 export async function shareLearnedRate(
@@ -32,6 +61,7 @@ export async function shareLearnedRate(
   key: string,
   p: GcraParams,
   ttlMs: number,
+  news?: News,
 ): Promise<void> {
-  await scripts.run(RATE_SCRIPT, [key], ['l', p.intervalMs, p.toleranceMs, Math.ceil(ttlMs)])
+  await scripts.run(RATE_SCRIPT, [key], ['l', p.intervalMs, p.toleranceMs, Math.ceil(ttlMs), ...told(news)])
 }

@@ -1,49 +1,102 @@
 import { LUA_GCRA } from '../../rate/gcra.js'
+import { LUA_LOG } from '../../rate/sliding-log.js'
 
 /**
- * The rate gate of one key (docs/redis-limiter.md, "Rates"): KEYS[1] a hash — `t` the TAT, `li`/`lt`/`le` a
- * learned rate's interval, tolerance and expiry — on Redis's clock. ARGV[1] the verb:
- *   r interval tolerance maxwait   reserve a start → { delay, granted, tat − tolerance − now }
- *   h forms tolerance              nobody starts for forms ms
- *   l interval tolerance ttlms     a learned rate, applied by every replica's reserve until it expires
- * The key lives while its TAT or its learned rate does, then expires: an idle key costs nothing.
+ * The rate gate of one key (docs/redis-limiter.md, "Rates"): KEYS[1] a hash — `t` the TAT, `hu` the end
+ * of a hold, `w` the window, `li`/`lt`/`le` a learned rate's interval, tolerance and expiry — on Redis's
+ * clock. ARGV[1] the verb:
+ *   r interval tolerance maxwait window lost n reserve a start → { delay, granted, next free − now, TAT }
+ *       `n` > 0: the rule is a sliding log of the last n starts, field `lg` (its token is the start)
+ *       `lost` > 0: the caller took a start on this key less than a window ago, so a missing key means
+ *       Redis lost its data: nobody starts for `lost` ms (a window), as the starts before the loss
+ *       may fill it
+ *   g interval tat n                           a start taken and not sent, back while the TAT is its own (n > 0: its log entry)
+ *   h forms tolerance [channel message]        nobody starts for forms ms, at any burst
+ *   l interval tolerance ttlms [channel message]  a learned rate, applied by every replica's reserve until it expires
+ *       `channel message`: published once written, so replicas that never used the key hear of it
+ * The key lives a window past its TAT, its hold and its learned rate, then expires: an idle key costs
+ * nothing, and a replica that started within the window finds it unless Redis lost it.
  */
 export const RATE_LUA = `
 if redis.replicate_commands then redis.replicate_commands() end
 ${LUA_GCRA}
+${LUA_LOG}
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local key = KEYS[1]
 local verb = ARGV[1]
-local f = redis.call('HMGET', key, 't', 'li', 'lt', 'le')
+local f = redis.call('HMGET', key, 't', 'li', 'lt', 'le', 'hu', 'w', 'lg')
 local tat = tonumber(f[1]) or 0
 local le = tonumber(f[4]) or 0
+local hu = tonumber(f[5]) or 0
+local win = tonumber(f[6]) or 0
 local function keep(newtat)
-  local ttl = math.max(newtat - now, le - now, 1)
-  redis.call('PEXPIRE', key, math.ceil(ttl))
+  local ttl = math.max(newtat - now, le - now, hu - now, 0) + win
+  redis.call('PEXPIRE', key, math.max(1, math.ceil(ttl)))
 end
 if verb == 'r' then
   local interval = tonumber(ARGV[2])
   local tolerance = tonumber(ARGV[3])
+  local window = tonumber(ARGV[5]) or 0
+  local lost = tonumber(ARGV[6]) or 0
+  if lost > 0 and f[1] == false and f[5] == false and f[4] == false then
+    hu = now + lost
+    win = window
+    redis.call('HSET', key, 't', 0, 'hu', hu, 'w', win)
+    keep(0)
+  end
+  local n = tonumber(ARGV[7]) or 0
   if le > now then
     interval = math.max(interval, tonumber(f[2]))
     tolerance = math.min(tolerance, tonumber(f[3]))
+    n = 0
   end
-  local delay, newtat, granted = gcra_reserve(tat, now, interval, tolerance, tonumber(ARGV[4]))
+  if n > 0 then
+    local live = log_parse(f[7], now, window)
+    local delay, kept, granted, start = log_reserve(live, now, window, n, tonumber(ARGV[4]), hu)
+    if granted == 1 then
+      if window > win then win = window end
+      redis.call('HSET', key, 'lg', table.concat(kept, ','), 't', kept[#kept], 'w', win)
+      keep(kept[#kept])
+    end
+    local nextfree = 0
+    if #kept >= n then nextfree = kept[#kept - n + 1] + window - now end
+    return { delay, granted, math.max(0, nextfree, hu - now), start }
+  end
+  local delay, newtat, granted = gcra_reserve(tat, now, interval, tolerance, tonumber(ARGV[4]), hu)
   if granted == 1 then
-    redis.call('HSET', key, 't', newtat)
+    if window > win then win = window end
+    redis.call('HSET', key, 't', newtat, 'w', win)
     keep(newtat)
   end
-  return { delay, granted, math.max(0, newtat - tolerance - now) }
+  return { delay, granted, math.max(0, newtat - tolerance - now, hu - now), newtat }
+elseif verb == 'g' then
+  if (tonumber(ARGV[4]) or 0) > 0 then
+    if f[7] then
+      local live = log_give_back(log_parse(f[7], now, win), tonumber(ARGV[3]))
+      redis.call('HSET', key, 'lg', table.concat(live, ','))
+    end
+  elseif f[1] ~= false then
+    local newtat = gcra_give_back(tat, tonumber(ARGV[3]), tonumber(ARGV[2]))
+    if newtat ~= tat then redis.call('HSET', key, 't', newtat) end
+  end
+  return 1
 elseif verb == 'h' then
-  local newtat = gcra_hold(tat, now + tonumber(ARGV[2]), tonumber(ARGV[3]))
-  redis.call('HSET', key, 't', newtat)
-  keep(newtat)
+  local untilms = now + tonumber(ARGV[2])
+  local newtat = gcra_hold(tat, untilms, tonumber(ARGV[3]))
+  hu = math.max(hu, untilms)
+  redis.call('HSET', key, 't', newtat, 'hu', hu)
+  -- kept as long again past the hold's end (a window if longer): the first start after it still finds
+  -- the hold, so no burst follows it (a fresh key's window is 0: it expired at the hold's end)
+  local ttl = math.max(newtat - now, le - now, hu - now, 0) + math.max(win, hu - now)
+  redis.call('PEXPIRE', key, math.max(1, math.ceil(ttl)))
+  if ARGV[5] then redis.call('PUBLISH', ARGV[4], ARGV[5]) end
   return 1
 elseif verb == 'l' then
   le = now + tonumber(ARGV[4])
   redis.call('HSET', key, 'li', ARGV[2], 'lt', ARGV[3], 'le', le)
   keep(tat)
+  if ARGV[6] then redis.call('PUBLISH', ARGV[5], ARGV[6]) end
   return 1
 end
 return redis.error_reply('ERR unknown rate verb')
