@@ -57,14 +57,14 @@ describe('review: a burst of the whole window', () => {
 })
 
 describe('review: a longer Retry-After widens the window', () => {
-  it('the starts counted for the wider window are the wider window\'s, not the last second\'s', () => {
+  it("the starts counted for the wider window are the wider window's, not the last second's", () => {
     // the API takes 10/s; it answers 429 with Retry-After: 1, and once Retry-After: 60 (a minute's quota, a penalty)
     const e = new RateEstimate(1000, 0)
     let t = 0
     const second = (): void => {
       for (let i = 0; i < 10; i++) e.accepted((t += 100), false)
     }
-    second(), second(), second()
+    for (let i = 0; i < 3; i++) second()
     expect(e.throttled(1000, t)).toEqual({ requests: 10, windowMs: 1000, burst: 1 })
     for (let s = 0; s < 5; s++) second()
     const r = e.throttled(60_000, t)

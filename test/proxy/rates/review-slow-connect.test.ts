@@ -27,7 +27,12 @@ describe('review: a rated request to an API whose connection takes longer than t
       connect: (opts, cb) => void setTimeout(() => direct(opts, cb), 150),
     })
     onTestFinished(() => pool.destroy())
-    const limiter = new RatedLimiter(createMemoryLimiter({}), new MemoryRateGate(), { enabled: true, idleMs: 60_000, marginMs: 100 }, undefined)
+    const limiter = new RatedLimiter(
+      createMemoryLimiter({}),
+      new MemoryRateGate(),
+      { enabled: true, idleMs: 60_000, marginMs: 100 },
+      undefined,
+    )
     onTestFinished(() => limiter.close())
     let sent = 0
     let heldBack = 0
