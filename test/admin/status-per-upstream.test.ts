@@ -139,7 +139,7 @@ describe.skipIf(!hasChromium)(`/status and the status page per upstream ${needs(
       ['neon', 'org1|GET /accounts/{id}/contacts', '5 published'],
       ['reports', 'reports acct-1|ALL /*', '4 configured'],
     ])
-    expect(rows[1]!.rate).toMatch(/^100 \/ 10\.0 s · next (now|in .+)$/)
+    expect(rows[1]!.rate).toMatch(/^100 \/ 10\.0 s configured · next (now|in .+)$/)
     expect(rows[0]!.rate).toBe('—')
 
     mkdirSync(join(process.cwd(), 'tmp'), { recursive: true })
