@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks'
 import type { PermitKey } from '../types.js'
-import { gcraGiveBack, gcraHold, gcraReserve, type GcraParams, type Rate, type Reservation } from './gcra.js'
-import { logGiveBack, logNextFreeMs, logReserve } from './sliding-log.js'
+import { gcraGiveBack, gcraHold, gcraReserve, gcraSync, type GcraParams, type Rate, type Reservation } from './gcra.js'
+import { logGiveBack, logNextFreeMs, logReserve, logSync } from './sliding-log.js'
 
 /** Where start times are reserved: in process, or in Redis for every replica (docs/redis-limiter.md, "Rates"). */
 export interface RateGate {
@@ -19,6 +19,11 @@ export interface RateGate {
    * for `ttlMs` and told to them (the in-process gate: nothing to share).
    */
   learn(key: PermitKey, params: GcraParams, ttlMs: number, rate?: Rate, source?: 'published' | 'learned'): void
+  /**
+   * The API says it counted `used` starts of its window (`RateLimit`'s r, `X-RateLimit-Remaining`): the
+   * key's state counts at least that many. Idempotent, so replicas reading the same count add nothing twice.
+   */
+  sync(key: PermitKey, params: GcraParams, used: number): void
   /** ms until the next start free on `key` as this replica last saw it, 0 when free now */
   nextFreeMs(key: PermitKey, params: GcraParams): number
   close(): void
@@ -94,6 +99,18 @@ export class MemoryRateGate implements RateGate {
 
   learn(): void {
     // one process: the wrapper's own record of the learned rate is all there is
+  }
+
+  sync(key: PermitKey, params: GcraParams, used: number): void {
+    const now = this.now()
+    const id = keyOf(key)
+    const state = this.#keys.get(id) ?? { tat: 0, holdUntil: 0 }
+    if (params.log !== undefined) {
+      state.log = logSync(state.log ?? [], now, params, used)
+      const last = state.log[state.log.length - 1]
+      if (last !== undefined) state.tat = Math.max(state.tat, last + params.windowMs)
+    } else state.tat = gcraSync(state.tat, now, params, used)
+    this.#keys.set(id, state)
   }
 
   nextFreeMs(key: PermitKey, params: GcraParams): number {

@@ -107,6 +107,14 @@ export function gcraGiveBack(tat: number, taken: number, p: GcraParams): number 
   return tat === taken ? tat - p.intervalMs : tat
 }
 
+/**
+ * The API says it counted `used` starts in its window: the TAT is at least that of `used` starts spaced
+ * one interval apart ending now. Idempotent: every replica reading the same answer counts them once.
+ */
+export function gcraSync(tat: number, now: number, p: GcraParams, used: number): number {
+  return Math.max(tat, now - p.windowMs + used * p.intervalMs)
+}
+
 /** The same rule in Lua, pasted into the Redis script (times in whole ms, Redis's clock). */
 export const LUA_GCRA = `
 local function gcra_reserve(tat, now, interval, tolerance, maxwait, holduntil)
@@ -119,6 +127,9 @@ local function gcra_reserve(tat, now, interval, tolerance, maxwait, holduntil)
 end
 local function gcra_hold(tat, untilms, tolerance)
   return math.max(tat, untilms + tolerance)
+end
+local function gcra_sync(tat, now, interval, window, used)
+  return math.max(tat, now - window + used * interval)
 end
 local function gcra_give_back(tat, taken, interval)
   if tat == taken then return tat - interval end

@@ -220,9 +220,9 @@ export class RatedLimiter implements Limiter {
       if (changed) {
         const params = this.#learnRate(key, taught, evidence.rate, 'published')
         // The starts made before the rate was known count against it: as many as the API says it has
-        // counted in its window, else this answer's own request (docs/learned-limits.md, "Rates").
-        const made = Math.min(evidence.used ?? 1, evidence.rate.requests)
-        for (let i = 0; i < made; i++) void this.gate.reserve(key, params, Infinity)
+        // counted in its window, else this answer's own request — counted once, however many replicas
+        // read such an answer (docs/learned-limits.md, "Rates").
+        this.gate.sync(key, params, Math.min(evidence.used ?? 1, evidence.rate.requests))
       } else taught.learnedUntil = now + this.learning.idleMs
     }
     // a 429 with a Retry-After and nothing else: its rate is found from the starts accepted before it

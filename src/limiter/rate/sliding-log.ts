@@ -35,6 +35,19 @@ export function logGiveBack(log: readonly number[], taken: number): number[] {
   return at < 0 ? [...log] : [...log.slice(0, at), ...log.slice(at + 1)]
 }
 
+/**
+ * The API says it counted `used` starts in its window (`RateLimit`'s r, `X-RateLimit-Remaining`): the log
+ * holds at least that many, those it lacks put at `now` (they were made by now: never earlier than the API's).
+ * Idempotent, so every replica reading the same answer counts those starts once.
+ */
+export function logSync(log: readonly number[], now: number, p: GcraParams, used: number): number[] {
+  const n = p.log ?? 1
+  const live = log.filter((t) => t > now - p.windowMs)
+  const want = Math.min(n, used)
+  while (live.length < want) live.push(now)
+  return live.sort((a, b) => a - b)
+}
+
 /** ms until the next start free on `log`, 0 when free now. */
 export function logNextFreeMs(log: readonly number[], now: number, p: GcraParams): number {
   const n = p.log ?? 1
@@ -64,6 +77,14 @@ local function log_reserve(live, now, window, n, maxwait, holduntil)
   local kept = {}
   for i = math.max(1, #live - n + 1), #live do kept[#kept + 1] = live[i] end
   return delay, kept, 1, start
+end
+local function log_sync(live, now, n, used)
+  local kept = {}
+  for i = 1, #live do kept[i] = live[i] end
+  local want = math.min(n, used)
+  while #kept < want do kept[#kept + 1] = now end
+  table.sort(kept)
+  return kept
 end
 local function log_give_back(live, taken)
   for i = 1, #live do

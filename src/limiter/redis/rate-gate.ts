@@ -4,7 +4,7 @@ import { HOLD_ONLY, shareOf, type GcraParams, type Rate, type Reservation } from
 import type { LimiterMode, PermitKey, RateNews } from '../types.js'
 import { BoundedMap } from '../../bounded/index.js'
 import { tagOf } from './keys.js'
-import { giveStartBack, holdStarts, reserveStart, shareLearnedRate, type News } from './rate/index.js'
+import { giveStartBack, holdStarts, reserveStart, shareLearnedRate, syncStarts, type News } from './rate/index.js'
 import { encodeRateNews, rateNewsChannel } from './rate/news.js'
 import type { ScriptRunner } from './script.js'
 
@@ -160,6 +160,17 @@ export class RedisRateGate implements RateGate {
         { err, instance: key.instance, endpoint: key.endpoint },
         'limiter: could not share a learned rate through Redis',
       )
+    })
+  }
+
+  sync(key: PermitKey, params: GcraParams, used: number): void {
+    if (this.host.mode() !== 'redis') return this.#local.sync(key, shareOf(params, this.host.replicas()), used)
+    syncStarts(this.host.scripts, this.#redisKey(key), params, used).catch((err: unknown) => {
+      this.log.warn(
+        { err, instance: key.instance, endpoint: key.endpoint },
+        'limiter: could not count the starts an answer said the API counted; counted on this replica only',
+      )
+      this.#local.sync(key, params, used)
     })
   }
 

@@ -99,6 +99,7 @@ describe('review: rates through Redis', () => {
       giveBack: (k, p, t) => real.giveBack(k, p, t),
       hold: (k, f, p) => real.hold(k, f, p),
       learn: (k, p, t) => real.learn(k, p, t),
+      sync: (k, p, u) => real.sync(k, p, u),
       nextFreeMs: (k, p) => real.nextFreeMs(k, p),
       close: () => real.close(),
     }

@@ -63,5 +63,20 @@ export async function shareLearnedRate(
   ttlMs: number,
   news?: News,
 ): Promise<void> {
-  await scripts.run(RATE_SCRIPT, [key], ['l', p.intervalMs, p.toleranceMs, Math.ceil(ttlMs), ...told(news)])
+  const [channel = '', message = ''] = told(news)
+  await scripts.run(RATE_SCRIPT, [key], [
+    'l',
+    p.intervalMs,
+    p.toleranceMs,
+    Math.ceil(ttlMs),
+    channel,
+    message,
+    p.log ?? 0,
+    p.windowMs,
+  ])
+}
+
+/** The API counted `used` starts in its window: the key's state counts at least that many (idempotent). */
+export async function syncStarts(scripts: ScriptRunner, key: string, p: GcraParams, used: number): Promise<void> {
+  await scripts.run(RATE_SCRIPT, [key], ['u', p.intervalMs, p.windowMs, p.log ?? 0, Math.max(0, Math.floor(used))])
 }

@@ -12,8 +12,11 @@ import { LUA_LOG } from '../../rate/sliding-log.js'
  *       may fill it
  *   g interval tat n                           a start taken and not sent, back while the TAT is its own (n > 0: its log entry)
  *   h forms tolerance [channel message]        nobody starts for forms ms, at any burst
- *   l interval tolerance ttlms [channel message]  a learned rate, applied by every replica's reserve until it expires
- *       `channel message`: published once written, so replicas that never used the key hear of it
+ *   l interval tolerance ttlms channel message n window  a learned rate, applied by every replica's reserve until it
+ *       expires; `n` > 0: a sliding log of n per window (`ln`, `lw`), kept a log by a caller's log
+ *       `channel message` (or ''): published once written, so replicas that never used the key hear of it
+ *   u interval window n used                   the API says it counted `used` starts in its window: the state
+ *       counts at least that many (a log: entries at now; else the TAT of `used` spaced starts ending now)
  * The key lives a window past its TAT, its hold and its learned rate, then expires: an idle key costs
  * nothing, and a replica that started within the window finds it unless Redis lost it.
  */
@@ -25,7 +28,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local key = KEYS[1]
 local verb = ARGV[1]
-local f = redis.call('HMGET', key, 't', 'li', 'lt', 'le', 'hu', 'w', 'lg')
+local f = redis.call('HMGET', key, 't', 'li', 'lt', 'le', 'hu', 'w', 'lg', 'ln', 'lw')
 local tat = tonumber(f[1]) or 0
 local le = tonumber(f[4]) or 0
 local hu = tonumber(f[5]) or 0
@@ -47,9 +50,16 @@ if verb == 'r' then
   end
   local n = tonumber(ARGV[7]) or 0
   if le > now then
-    interval = math.max(interval, tonumber(f[2]))
-    tolerance = math.min(tolerance, tonumber(f[3]))
-    n = 0
+    local ln = tonumber(f[8]) or 0
+    if n > 0 and ln > 0 then
+      -- two logs: the fewer starts over the longer window, stricter than both, still N at once
+      n = math.min(n, ln)
+      window = math.max(window, tonumber(f[9]) or 0)
+    else
+      interval = math.max(interval, tonumber(f[2]))
+      tolerance = math.min(tolerance, tonumber(f[3]))
+      n = 0
+    end
   end
   if n > 0 then
     local live = log_parse(f[7], now, window)
@@ -94,9 +104,28 @@ elseif verb == 'h' then
   return 1
 elseif verb == 'l' then
   le = now + tonumber(ARGV[4])
-  redis.call('HSET', key, 'li', ARGV[2], 'lt', ARGV[3], 'le', le)
+  redis.call('HSET', key, 'li', ARGV[2], 'lt', ARGV[3], 'le', le, 'ln', tonumber(ARGV[7]) or 0, 'lw', tonumber(ARGV[8]) or 0)
   keep(tat)
-  if ARGV[6] then redis.call('PUBLISH', ARGV[5], ARGV[6]) end
+  if ARGV[5] and ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[5], ARGV[6]) end
+  return 1
+elseif verb == 'u' then
+  local interval = tonumber(ARGV[2])
+  local window = tonumber(ARGV[3])
+  local n = tonumber(ARGV[4])
+  local used = tonumber(ARGV[5])
+  if window > win then win = window end
+  if n > 0 then
+    local live = log_parse(f[7], now, window)
+    local kept = log_sync(live, now, n, used)
+    if #kept == #live then return 0 end
+    redis.call('HSET', key, 'lg', table.concat(kept, ','), 't', math.max(tat, kept[#kept]), 'w', win)
+    keep(math.max(tat, kept[#kept]))
+    return 1
+  end
+  local newtat = gcra_sync(tat, now, interval, window, used)
+  if newtat == tat then return 0 end
+  redis.call('HSET', key, 't', newtat, 'w', win)
+  keep(newtat)
   return 1
 end
 return redis.error_reply('ERR unknown rate verb')
