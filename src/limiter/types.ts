@@ -84,6 +84,8 @@ export interface Permit {
    * permit Redis forgot is counted again only if sent (docs/redis-limiter.md, "Failure modes"). No round trip.
    */
   markSent(): void
+  /** true: the request's start was taken from a rate gate, which counts it already (docs/learned-limits.md, "Rates") */
+  readonly startCounted?: boolean
 }
 
 /** One app's share of a key, as `/status` shows it (README "Fair share between apps"). */

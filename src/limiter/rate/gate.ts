@@ -20,10 +20,10 @@ export interface RateGate {
    */
   learn(key: PermitKey, params: GcraParams, ttlMs: number, rate?: Rate, source?: 'published' | 'learned'): void
   /**
-   * The API says it counted `used` starts of its window (`RateLimit`'s r, `X-RateLimit-Remaining`): the
-   * key's state counts at least that many. Idempotent, so replicas reading the same count add nothing twice.
+   * Starts the API counted that the gate did not: `added` sent without a start from it (before the rate
+   * was known), and at least `used` in the window (a spent quota: idempotent, every replica may say it).
    */
-  sync(key: PermitKey, params: GcraParams, used: number): void
+  sync(key: PermitKey, params: GcraParams, used: number, added: number): void
   /** ms until the next start free on `key` as this replica last saw it, 0 when free now */
   nextFreeMs(key: PermitKey, params: GcraParams): number
   close(): void
@@ -101,15 +101,15 @@ export class MemoryRateGate implements RateGate {
     // one process: the wrapper's own record of the learned rate is all there is
   }
 
-  sync(key: PermitKey, params: GcraParams, used: number): void {
+  sync(key: PermitKey, params: GcraParams, used: number, added: number): void {
     const now = this.now()
     const id = keyOf(key)
     const state = this.#keys.get(id) ?? { tat: 0, holdUntil: 0 }
     if (params.log !== undefined) {
-      state.log = logSync(state.log ?? [], now, params, used)
+      state.log = logSync(state.log ?? [], now, params, used, added)
       const last = state.log[state.log.length - 1]
       if (last !== undefined) state.tat = Math.max(state.tat, last + params.windowMs)
-    } else state.tat = gcraSync(state.tat, now, params, used)
+    } else state.tat = gcraSync(state.tat, now, params, used, added)
     this.#keys.set(id, state)
   }
 

@@ -108,11 +108,12 @@ export function gcraGiveBack(tat: number, taken: number, p: GcraParams): number 
 }
 
 /**
- * The API says it counted `used` starts in its window: the TAT is at least that of `used` starts spaced
- * one interval apart ending now. Idempotent: every replica reading the same answer counts them once.
+ * Starts the API counted that the TAT may lack: `added` it surely lacks (each one interval), and at least
+ * `used` spaced one interval apart ending now (a spent quota).
  */
-export function gcraSync(tat: number, now: number, p: GcraParams, used: number): number {
-  return Math.max(tat, now - p.windowMs + used * p.intervalMs)
+export function gcraSync(tat: number, now: number, p: GcraParams, used: number, added: number): number {
+  const t = added > 0 ? Math.max(tat, now) + added * p.intervalMs : tat
+  return Math.max(t, now - p.windowMs + used * p.intervalMs)
 }
 
 /** The same rule in Lua, pasted into the Redis script (times in whole ms, Redis's clock). */
@@ -128,8 +129,10 @@ end
 local function gcra_hold(tat, untilms, tolerance)
   return math.max(tat, untilms + tolerance)
 end
-local function gcra_sync(tat, now, interval, window, used)
-  return math.max(tat, now - window + used * interval)
+local function gcra_sync(tat, now, interval, window, used, added)
+  local t = tat
+  if added > 0 then t = math.max(tat, now) + added * interval end
+  return math.max(t, now - window + used * interval)
 end
 local function gcra_give_back(tat, taken, interval)
   if tat == taken then return tat - interval end

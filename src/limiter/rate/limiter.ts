@@ -13,7 +13,7 @@ import type {
   RateNews,
   RateStatus,
 } from '../types.js'
-import { hasRateFields, readRateEvidence } from './answer-fields.js'
+import { hasRateFields, readRateEvidence, type RateEvidence } from './answer-fields.js'
 import type { RateGate } from './gate.js'
 import { gcraParams, HOLD_ONLY, stricter, type GcraParams, type Rate, type Reservation } from './gcra.js'
 import { RateEstimate } from './estimate.js'
@@ -200,7 +200,14 @@ export class RatedLimiter implements Limiter {
    * Answers without these fields cost a few property reads. Returns true for a throttled answer that says
    * a quota per window is spent: the rate's 429, which learned concurrency limits do not count.
    */
-  observeAnswer(key: PermitKey, status: number, headers: IncomingHttpHeaders, throttled: boolean): boolean {
+  observeAnswer(
+    key: PermitKey,
+    status: number,
+    headers: IncomingHttpHeaders,
+    throttled: boolean,
+    /** the request's start was taken from the gate (counted there already) */
+    counted = false,
+  ): boolean {
     if (!this.learning.enabled) return false
     // an accepted start of a key whose rate its 429s teach: one map lookup, once any key was taught
     if (!throttled && status < 500 && this.#taught.size > 0) this.#countAccepted(key)
@@ -211,26 +218,22 @@ export class RatedLimiter implements Limiter {
     if (evidence.rate === undefined && evidence.holdMs === undefined) return false
     const id = idOf(key)
     const taught = this.#taught.get(id) ?? { learnedUntil: 0, heldUntil: 0 }
-    if (evidence.rate !== undefined) {
-      const changed =
-        taught.learned === undefined ||
-        taught.source !== 'published' ||
-        taught.learned.requests !== evidence.rate.requests ||
-        taught.learned.windowMs !== evidence.rate.windowMs
-      if (changed) {
-        const params = this.#learnRate(key, taught, evidence.rate, 'published')
-        // The starts made before the rate was known count against it: as many as the API says it has
-        // counted in its window, else this answer's own request — counted once, however many replicas
-        // read such an answer (docs/learned-limits.md, "Rates").
-        this.gate.sync(key, params, Math.min(evidence.used ?? 1, evidence.rate.requests))
-      } else taught.learnedUntil = now + this.learning.idleMs
-    }
+    if (evidence.rate !== undefined) this.#published(key, taught, evidence, now, !throttled && !counted)
+    // a spent quota on an answer that was let through, with a published window the sliding log follows:
+    // the log counts the quota spent (#published), so it, not a hold rounded up to whole seconds, says
+    // when the next start is free — the window's full allowance (docs/learned-limits.md, "Rates")
+    const spentKnown =
+      !throttled &&
+      evidence.quotaSpent === true &&
+      evidence.windowFromReset !== true &&
+      taught.source === 'published' &&
+      taught.learnedParams?.log !== undefined
     // a 429 with a Retry-After and nothing else: its rate is found from the starts accepted before it
     const found =
       throttled && evidence.rate === undefined && evidence.quotaSpent !== true && evidence.holdMs !== undefined
         ? this.#estimate(key, taught, evidence.holdMs, now)
         : false
-    if (evidence.holdMs !== undefined) {
+    if (evidence.holdMs !== undefined && !spentKnown) {
       const holdMs = Math.min(evidence.holdMs, this.learning.idleMs)
       taught.heldUntil = Math.max(taught.heldUntil, now + holdMs)
       this.gate.hold(key, holdMs, taught.learnedParams ?? HOLD_ONLY)
@@ -238,6 +241,23 @@ export class RatedLimiter implements Limiter {
     }
     this.#taught.set(id, taught)
     return throttled && (evidence.quotaSpent === true || found)
+  }
+
+  /**
+   * A rate the answer's own fields published. `X-RateLimit-*` tell no window, only the time to the reset:
+   * the longest seen is kept. The API counted this answer's request: one the gate did not count (sent
+   * before the rate was known, on any replica) is counted now, once; a spent quota counts the whole quota.
+   */
+  #published(key: PermitKey, taught: Taught, evidence: RateEvidence, now: number, uncounted: boolean): void {
+    let rate = evidence.rate!
+    const known = taught.source === 'published' ? taught.learned : undefined
+    if (evidence.windowFromReset === true && known?.requests === rate.requests && known.windowMs >= rate.windowMs)
+      rate = known
+    const changed = known === undefined || known.requests !== rate.requests || known.windowMs !== rate.windowMs
+    if (changed) this.#learnRate(key, taught, rate, 'published')
+    else taught.learnedUntil = now + this.learning.idleMs
+    const spent = evidence.quotaSpent === true ? rate.requests : 0
+    if (uncounted || spent > 0) this.gate.sync(key, taught.learnedParams!, spent, uncounted ? 1 : 0)
   }
 
   /** A rate in force for the key from now, shared with every replica; its constants. */

@@ -36,16 +36,17 @@ export function logGiveBack(log: readonly number[], taken: number): number[] {
 }
 
 /**
- * The API says it counted `used` starts in its window (`RateLimit`'s r, `X-RateLimit-Remaining`): the log
- * holds at least that many, those it lacks put at `now` (they were made by now: never earlier than the API's).
- * Idempotent, so every replica reading the same answer counts those starts once.
+ * Starts the API counted that the log may lack: `added` it surely lacks (sent before the rate was known),
+ * and at least `used` in all (a spent quota). Put at `now`: they were made by then, never earlier than the
+ * API's. Only the last N are kept, as in logReserve.
  */
-export function logSync(log: readonly number[], now: number, p: GcraParams, used: number): number[] {
+export function logSync(log: readonly number[], now: number, p: GcraParams, used: number, added: number): number[] {
   const n = p.log ?? 1
   const live = log.filter((t) => t > now - p.windowMs)
-  const want = Math.min(n, used)
-  while (live.length < want) live.push(now)
-  return live.sort((a, b) => a - b)
+  for (let i = 0; i < added; i++) live.push(now)
+  while (live.length < Math.min(n, used)) live.push(now)
+  live.sort((a, b) => a - b)
+  return live.length > n ? live.slice(live.length - n) : live
 }
 
 /** ms until the next start free on `log`, 0 when free now. */
@@ -78,12 +79,14 @@ local function log_reserve(live, now, window, n, maxwait, holduntil)
   for i = math.max(1, #live - n + 1), #live do kept[#kept + 1] = live[i] end
   return delay, kept, 1, start
 end
-local function log_sync(live, now, n, used)
+local function log_sync(live, now, n, used, added)
+  local all = {}
+  for i = 1, #live do all[i] = live[i] end
+  for i = 1, added do all[#all + 1] = now end
+  while #all < math.min(n, used) do all[#all + 1] = now end
+  table.sort(all)
   local kept = {}
-  for i = 1, #live do kept[i] = live[i] end
-  local want = math.min(n, used)
-  while #kept < want do kept[#kept + 1] = now end
-  table.sort(kept)
+  for i = math.max(1, #all - n + 1), #all do kept[#kept + 1] = all[i] end
   return kept
 end
 local function log_give_back(live, taken)

@@ -163,14 +163,14 @@ export class RedisRateGate implements RateGate {
     })
   }
 
-  sync(key: PermitKey, params: GcraParams, used: number): void {
-    if (this.host.mode() !== 'redis') return this.#local.sync(key, shareOf(params, this.host.replicas()), used)
-    syncStarts(this.host.scripts, this.#redisKey(key), params, used).catch((err: unknown) => {
+  sync(key: PermitKey, params: GcraParams, used: number, added: number): void {
+    if (this.host.mode() !== 'redis') return this.#local.sync(key, shareOf(params, this.host.replicas()), used, added)
+    syncStarts(this.host.scripts, this.#redisKey(key), params, used, added).catch((err: unknown) => {
       this.log.warn(
         { err, instance: key.instance, endpoint: key.endpoint },
         'limiter: could not count the starts an answer said the API counted; counted on this replica only',
       )
-      this.#local.sync(key, params, used)
+      this.#local.sync(key, params, used, added)
     })
   }
 

@@ -50,12 +50,14 @@ describe('a published rate on two replicas through Redis', () => {
     // each replica reads one answer: the API had counted 1, then 2 (the same two starts, not 1 + 2)
     rated[0]!.observeAnswer(key, 200, { 'ratelimit-policy': policy, ratelimit: '"sim";r=5;t=2' }, false)
     rated[1]!.observeAnswer(key, 200, { 'ratelimit-policy': policy, ratelimit: '"sim";r=4;t=2' }, false)
+    // a start the gate counted when it was taken is not counted again with its answer
+    rated[0]!.observeAnswer(key, 200, { 'ratelimit-policy': policy, ratelimit: '"sim";r=3;t=2' }, false, true)
     await written(prefix, 'le')
     await new Promise((r) => setTimeout(r, 100))
     const params = gcraParams({ requests: 6, windowMs: 2000, burst: 6 })
     let granted = 0
     for (let i = 0; i < 8; i++) if ((await gates[i % 2]!.reserve(key, params, 0)).granted) granted++
-    // 6 per window, 2 counted by the API: 4 more now, on either replica, and not one more
+    // 6 per window, 2 sent before the gate knew the rate: 4 more now, on either replica, and not one more
     expect(granted).toBe(4)
   })
 })

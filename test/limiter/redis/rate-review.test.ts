@@ -99,7 +99,7 @@ describe('review: rates through Redis', () => {
       giveBack: (k, p, t) => real.giveBack(k, p, t),
       hold: (k, f, p) => real.hold(k, f, p),
       learn: (k, p, t) => real.learn(k, p, t),
-      sync: (k, p, u) => real.sync(k, p, u),
+      sync: (k, p, u, a) => real.sync(k, p, u, a),
       nextFreeMs: (k, p) => real.nextFreeMs(k, p),
       close: () => real.close(),
     }

@@ -64,19 +64,21 @@ export async function shareLearnedRate(
   news?: News,
 ): Promise<void> {
   const [channel = '', message = ''] = told(news)
-  await scripts.run(RATE_SCRIPT, [key], [
-    'l',
-    p.intervalMs,
-    p.toleranceMs,
-    Math.ceil(ttlMs),
-    channel,
-    message,
-    p.log ?? 0,
-    p.windowMs,
-  ])
+  await scripts.run(
+    RATE_SCRIPT,
+    [key],
+    ['l', p.intervalMs, p.toleranceMs, Math.ceil(ttlMs), channel, message, p.log ?? 0, p.windowMs],
+  )
 }
 
-/** The API counted `used` starts in its window: the key's state counts at least that many (idempotent). */
-export async function syncStarts(scripts: ScriptRunner, key: string, p: GcraParams, used: number): Promise<void> {
-  await scripts.run(RATE_SCRIPT, [key], ['u', p.intervalMs, p.windowMs, p.log ?? 0, Math.max(0, Math.floor(used))])
+/** Starts the API counted that the gate did not: `added` more, and at least `used` (RateGate.sync). */
+export async function syncStarts(
+  scripts: ScriptRunner,
+  key: string,
+  p: GcraParams,
+  used: number,
+  added: number,
+): Promise<void> {
+  const whole = (v: number): number => Math.max(0, Math.floor(v))
+  await scripts.run(RATE_SCRIPT, [key], ['u', p.intervalMs, p.windowMs, p.log ?? 0, whole(used), whole(added)])
 }

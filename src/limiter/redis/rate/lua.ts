@@ -15,8 +15,8 @@ import { LUA_LOG } from '../../rate/sliding-log.js'
  *   l interval tolerance ttlms channel message n window  a learned rate, applied by every replica's reserve until it
  *       expires; `n` > 0: a sliding log of n per window (`ln`, `lw`), kept a log by a caller's log
  *       `channel message` (or ''): published once written, so replicas that never used the key hear of it
- *   u interval window n used                   the API says it counted `used` starts in its window: the state
- *       counts at least that many (a log: entries at now; else the TAT of `used` spaced starts ending now)
+ *   u interval window n used added             starts the API counted that the gate did not: `added` more (sent
+ *       before the rate was known), and at least `used` (a spent quota); a log's entries at now, else the TAT
  * The key lives a window past its TAT, its hold and its learned rate, then expires: an idle key costs
  * nothing, and a replica that started within the window finds it unless Redis lost it.
  */
@@ -113,16 +113,17 @@ elseif verb == 'u' then
   local window = tonumber(ARGV[3])
   local n = tonumber(ARGV[4])
   local used = tonumber(ARGV[5])
+  local added = tonumber(ARGV[6]) or 0
   if window > win then win = window end
   if n > 0 then
     local live = log_parse(f[7], now, window)
-    local kept = log_sync(live, now, n, used)
-    if #kept == #live then return 0 end
+    local kept = log_sync(live, now, n, used, added)
+    if added == 0 and #kept == #live then return 0 end
     redis.call('HSET', key, 'lg', table.concat(kept, ','), 't', math.max(tat, kept[#kept]), 'w', win)
     keep(math.max(tat, kept[#kept]))
     return 1
   end
-  local newtat = gcra_sync(tat, now, interval, window, used)
+  local newtat = gcra_sync(tat, now, interval, window, used, added)
   if newtat == tat then return 0 end
   redis.call('HSET', key, 't', newtat, 'w', win)
   keep(newtat)
