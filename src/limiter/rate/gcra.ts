@@ -51,13 +51,15 @@ export function stricter(a: GcraParams, b: GcraParams | undefined): GcraParams {
 }
 
 /**
- * One replica's share while Redis is unreachable (fallback `local`): max(1, floor(spaced / replicas)) starts
- * per window, no burst — so the replicas together stay within the rate, as the concurrency limit does.
+ * One replica's share while Redis is unreachable (fallback `local`): `mine` of the rate's spaced starts per
+ * window, no burst — the replicas' shares add up to the rate, never more (the rule of the concurrency
+ * fallback, src/limiter/redis/local-share.ts, picks `mine`). 0: no start here until Redis is back.
  */
-export function shareOf(p: GcraParams, replicas: number): GcraParams {
-  if (replicas <= 1 || p.intervalMs === 0) return p
-  const spaced = Math.max(1, Math.floor(p.spaced / replicas))
-  return { windowMs: p.windowMs, spaced, intervalMs: Math.ceil(p.windowMs / spaced), toleranceMs: 0 }
+export function shareOf(p: GcraParams, mine: number): GcraParams {
+  if (p.intervalMs === 0 || mine >= p.spaced) return p
+  const spaced = Math.max(0, Math.min(mine, p.spaced))
+  const intervalMs = spaced === 0 ? Infinity : Math.ceil(p.windowMs / spaced)
+  return { windowMs: p.windowMs, spaced, intervalMs, toleranceMs: 0 }
 }
 
 /** No rate, only a hold (a Retry-After): nobody starts before the TAT, then everyone may. */

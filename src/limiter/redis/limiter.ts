@@ -89,7 +89,7 @@ export class RedisLimiter implements Limiter {
       {
         makePermit: (key, limits, grant, waitedMs, app) => this.#permit(key, limits, grant, waitedMs, app),
         limitOf: (key, limits) => this.#shared.knownLimit(key, limits),
-        shareOf: (key, limit) => localShare(limit, key, this.replicaId, this.#alive),
+        shareOf: (key, limit) => this.localShareOf(key, limit),
         grantedAfterRecovery: () => void this.#adoptUnshared(),
         redisIsBack: () => this.#mode === 'redis',
       },
@@ -176,6 +176,11 @@ export class RedisLimiter implements Limiter {
 
   replicas(): number {
     return this.#replicas
+  }
+
+  /** This replica's share of `n` (slots or starts) in the `local` fallback: the same rule for both (local-share.ts). */
+  localShareOf(key: PermitKey, n: number): number {
+    return localShare(n, key, this.replicaId, this.#alive)
   }
 
   /** Holds and rates other replicas' answers taught (rate/news.ts), for the rate limiter around this one. */

@@ -14,6 +14,11 @@ export interface RateGateHost {
   readonly keyPrefix: string
   mode(): LimiterMode
   replicas(): number
+  /**
+   * This replica's share of `n` starts per window in the `local` fallback: the concurrency fallback's rule
+   * (local-share.ts), so the replicas' shares add up to `n`; without it, ⌊n / replicas⌋
+   */
+  shareOf?(key: PermitKey, n: number): number
   /** how long after a fallback ends reservations stay at this replica's share: until every replica has seen Redis back */
   readonly settleMs: number
 }
@@ -67,10 +72,8 @@ export class RedisRateGate implements RateGate {
     const id = `${key.instance}\0${key.endpoint}`
     // Right after a fallback, other replicas may still reserve locally at their share: this one keeps to
     // its share too, through Redis, until they have all seen Redis back (docs/redis-limiter.md, "Rates").
-    const share =
-      this.now() < this.#fallbackEndedAt + this.host.settleMs
-        ? shareOf(params, Math.max(this.host.replicas(), this.#replicasBefore))
-        : params
+    const share = this.now() < this.#fallbackEndedAt + this.host.settleMs ? this.#shareOf(key, params) : params
+    if (share.spaced === 0) return this.#noShare(params, maxWaitMs)
     // Back from a fallback: starts this replica reserved meanwhile are still ahead; Redis holds its
     // next start a window past them (docs/redis-limiter.md, "Rates", "Redis lost and back").
     const localAhead = this.#local.size > 0 ? this.#local.nextFreeMs(key, share) : 0
@@ -109,7 +112,8 @@ export class RedisRateGate implements RateGate {
    */
   #reserveLocally(key: PermitKey, params: GcraParams, maxWaitMs: number): Reservation {
     const id = `${key.instance}\0${key.endpoint}`
-    const share = shareOf(params, this.host.replicas())
+    const share = this.#shareOf(key, params)
+    if (share.spaced === 0) return this.#noShare(params, maxWaitMs)
     if (!this.#seeded.has(id)) {
       this.#seeded.set(id, true)
       const now = this.now()
@@ -119,6 +123,31 @@ export class RedisRateGate implements RateGate {
     }
     const r = this.#local.reserve(key, share, maxWaitMs)
     return r.tat === undefined ? r : { delayMs: r.delayMs, granted: r.granted, tat: -r.tat }
+  }
+
+  /**
+   * This replica's share of the rate while replicas may reserve apart (a fallback, the settling after it):
+   * the shares add up to the rate, never more. A replica that lost sight of some (Redis lost its data and
+   * counts them again) divides among as many as before.
+   */
+  #shareOf(key: PermitKey, params: GcraParams): GcraParams {
+    const replicas = this.host.replicas()
+    const mine =
+      replicas < this.#replicasBefore || this.host.shareOf === undefined
+        ? Math.floor(params.spaced / Math.max(1, replicas, this.#replicasBefore))
+        : this.host.shareOf(key, params.spaced)
+    return shareOf(params, mine)
+  }
+
+  /** The share, or (none here) the rate's hold alone: a local hold or count never keeps an endless TAT. */
+  #localParams(key: PermitKey, params: GcraParams): GcraParams {
+    const share = this.#shareOf(key, params)
+    return share.spaced === 0 ? HOLD_ONLY : share
+  }
+
+  /** No share of the rate here (a rate below the replicas' count): asked again a window later, or refused past the deadline. */
+  #noShare(params: GcraParams, maxWaitMs: number): Reservation {
+    return { delayMs: Math.max(50, Math.min(params.windowMs, maxWaitMs)), granted: false }
   }
 
   #forgetLocal(key: PermitKey): void {
@@ -137,7 +166,7 @@ export class RedisRateGate implements RateGate {
   }
 
   hold(key: PermitKey, forMs: number, params: GcraParams = HOLD_ONLY): void {
-    if (this.host.mode() !== 'redis') return this.#local.hold(key, forMs, shareOf(params, this.host.replicas()))
+    if (this.host.mode() !== 'redis') return this.#local.hold(key, forMs, this.#localParams(key, params))
     // remembered as a next free start, so a fallback that begins meanwhile honours it too
     const id = `${key.instance}\0${key.endpoint}`
     this.#nextFree.set(id, Math.max(this.#nextFree.get(id) ?? 0, this.now() + forMs))
@@ -164,7 +193,7 @@ export class RedisRateGate implements RateGate {
   }
 
   sync(key: PermitKey, params: GcraParams, used: number, added: number): void {
-    if (this.host.mode() !== 'redis') return this.#local.sync(key, shareOf(params, this.host.replicas()), used, added)
+    if (this.host.mode() !== 'redis') return this.#local.sync(key, this.#localParams(key, params), used, added)
     syncStarts(this.host.scripts, this.#redisKey(key), params, used, added).catch((err: unknown) => {
       this.log.warn(
         { err, instance: key.instance, endpoint: key.endpoint },
@@ -185,7 +214,7 @@ export class RedisRateGate implements RateGate {
    * gate; one taken through Redis goes back there, if nobody reserved after it. Never throws.
    */
   giveBack(key: PermitKey, params: GcraParams, tat: number): void {
-    if (tat < 0) return this.#local.giveBack(key, shareOf(params, this.host.replicas()), -tat)
+    if (tat < 0) return this.#local.giveBack(key, this.#shareOf(key, params), -tat)
     if (this.host.mode() !== 'redis') return
     giveStartBack(this.host.scripts, this.#redisKey(key), params, tat).catch(() => {
       // a start not given back is one start fewer, never one more
