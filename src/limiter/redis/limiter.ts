@@ -59,8 +59,8 @@ export class RedisLimiter implements Limiter {
   #mode: LimiterMode
   #reached = false // Redis answered once since start (ready())
   #replicas = 1
-  /** the replicas alive at the last heartbeat: the `local` fallback's shares follow them */
-  #alive: readonly string[] = []
+  /** the replicas alive at the last heartbeat: the `local` fallback's shares of slots (and the rate gate's of starts) follow them; written here only */
+  alive: readonly string[] = []
   #closing: string | undefined
   #closed = false
   #recovering: Promise<void> | undefined
@@ -89,7 +89,7 @@ export class RedisLimiter implements Limiter {
       {
         makePermit: (key, limits, grant, waitedMs, app) => this.#permit(key, limits, grant, waitedMs, app),
         limitOf: (key, limits) => this.#shared.knownLimit(key, limits),
-        shareOf: (key, limit) => this.localShareOf(key, limit),
+        shareOf: (key, limit) => localShare(limit, key, this.replicaId, this.alive),
         grantedAfterRecovery: () => void this.#adoptUnshared(),
         redisIsBack: () => this.#mode === 'redis',
       },
@@ -176,11 +176,6 @@ export class RedisLimiter implements Limiter {
 
   replicas(): number {
     return this.#replicas
-  }
-
-  /** This replica's share of `n` (slots or starts) in the `local` fallback: the same rule for both (local-share.ts). */
-  localShareOf(key: PermitKey, n: number): number {
-    return localShare(n, key, this.replicaId, this.#alive)
   }
 
   /** Holds and rates other replicas' answers taught (rate/news.ts), for the rate limiter around this one. */
@@ -351,7 +346,7 @@ export class RedisLimiter implements Limiter {
       activeTags: leave ? [] : this.#shared.announcedTags(),
     })
     if (leave) return
-    this.#alive = alive
+    this.alive = alive
     this.#replicas = Math.max(1, alive.length)
   }
 
