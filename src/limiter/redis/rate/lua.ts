@@ -17,7 +17,8 @@ import { LUA_LOG } from '../../rate/sliding-log.js'
  *       `channel message` (or ''): published once written, so replicas that never used the key hear of it
  *   u interval window n used added             starts the API counted that the gate did not: `added` more (sent
  *       before the rate was known), and at least `used` (a spent quota); a log's entries at now, else the TAT
- * The key lives a window past its TAT, its hold and its learned rate, then expires: an idle key costs
+ * `n` the key's time at its last write and `o` its offset from TIME (a step back of Redis's clock changes
+ * nothing). The key lives a window past its TAT, its hold and its learned rate, then expires: an idle key costs
  * nothing, and a replica that started within the window finds it unless Redis lost it.
  */
 export const RATE_LUA = `
@@ -28,7 +29,21 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local key = KEYS[1]
 local verb = ARGV[1]
-local f = redis.call('HMGET', key, 't', 'li', 'lt', 'le', 'hu', 'w', 'lg', 'ln', 'lw')
+local f = redis.call('HMGET', key, 't', 'li', 'lt', 'le', 'hu', 'w', 'lg', 'ln', 'lw', 'n', 'o')
+-- the key's time never goes back: TIME behind the last time written (the host's clock stepped back, a
+-- failover to a host whose clock is behind) adds the difference to the key's offset, kept with it
+local offset = tonumber(f[11]) or 0
+local seen = tonumber(f[10]) or 0
+if now + offset < seen then offset = seen - now end
+now = now + offset
+local function hset(...)
+  local args = { ... }
+  args[#args + 1] = 'n'
+  args[#args + 1] = now
+  args[#args + 1] = 'o'
+  args[#args + 1] = offset
+  return redis.call('HSET', key, unpack(args))
+end
 local tat = tonumber(f[1]) or 0
 local le = tonumber(f[4]) or 0
 local hu = tonumber(f[5]) or 0
@@ -45,7 +60,7 @@ if verb == 'r' then
   if lost > 0 and f[1] == false and f[5] == false and f[4] == false then
     hu = now + lost
     win = window
-    redis.call('HSET', key, 't', 0, 'hu', hu, 'w', win)
+    hset('t', 0, 'hu', hu, 'w', win)
     keep(0)
   end
   local n = tonumber(ARGV[7]) or 0
@@ -66,7 +81,7 @@ if verb == 'r' then
     local delay, kept, granted, start = log_reserve(live, now, window, n, tonumber(ARGV[4]), hu)
     if granted == 1 then
       if window > win then win = window end
-      redis.call('HSET', key, 'lg', table.concat(kept, ','), 't', kept[#kept], 'w', win)
+      hset('lg', table.concat(kept, ','), 't', kept[#kept], 'w', win)
       keep(kept[#kept])
     end
     local nextfree = 0
@@ -76,7 +91,7 @@ if verb == 'r' then
   local delay, newtat, granted = gcra_reserve(tat, now, interval, tolerance, tonumber(ARGV[4]), hu)
   if granted == 1 then
     if window > win then win = window end
-    redis.call('HSET', key, 't', newtat, 'w', win)
+    hset('t', newtat, 'w', win)
     keep(newtat)
   end
   return { delay, granted, math.max(0, newtat - tolerance - now, hu - now), newtat }
@@ -84,18 +99,18 @@ elseif verb == 'g' then
   if (tonumber(ARGV[4]) or 0) > 0 then
     if f[7] then
       local live = log_give_back(log_parse(f[7], now, win), tonumber(ARGV[3]))
-      redis.call('HSET', key, 'lg', table.concat(live, ','))
+      hset('lg', table.concat(live, ','))
     end
   elseif f[1] ~= false then
     local newtat = gcra_give_back(tat, tonumber(ARGV[3]), tonumber(ARGV[2]))
-    if newtat ~= tat then redis.call('HSET', key, 't', newtat) end
+    if newtat ~= tat then hset('t', newtat) end
   end
   return 1
 elseif verb == 'h' then
   local untilms = now + tonumber(ARGV[2])
   local newtat = gcra_hold(tat, untilms, tonumber(ARGV[3]))
   hu = math.max(hu, untilms)
-  redis.call('HSET', key, 't', newtat, 'hu', hu)
+  hset('t', newtat, 'hu', hu)
   -- kept as long again past the hold's end (a window if longer): the first start after it still finds
   -- the hold, so no burst follows it (a fresh key's window is 0: it expired at the hold's end)
   local ttl = math.max(newtat - now, le - now, hu - now, 0) + math.max(win, hu - now)
@@ -104,7 +119,7 @@ elseif verb == 'h' then
   return 1
 elseif verb == 'l' then
   le = now + tonumber(ARGV[4])
-  redis.call('HSET', key, 'li', ARGV[2], 'lt', ARGV[3], 'le', le, 'ln', tonumber(ARGV[7]) or 0, 'lw', tonumber(ARGV[8]) or 0)
+  hset('li', ARGV[2], 'lt', ARGV[3], 'le', le, 'ln', tonumber(ARGV[7]) or 0, 'lw', tonumber(ARGV[8]) or 0)
   keep(tat)
   if ARGV[5] and ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[5], ARGV[6]) end
   return 1
@@ -119,13 +134,13 @@ elseif verb == 'u' then
     local live = log_parse(f[7], now, window)
     local kept = log_sync(live, now, n, used, added)
     if added == 0 and #kept == #live then return 0 end
-    redis.call('HSET', key, 'lg', table.concat(kept, ','), 't', math.max(tat, kept[#kept]), 'w', win)
+    hset('lg', table.concat(kept, ','), 't', math.max(tat, kept[#kept]), 'w', win)
     keep(math.max(tat, kept[#kept]))
     return 1
   end
   local newtat = gcra_sync(tat, now, interval, window, used, added)
   if newtat == tat then return 0 end
-  redis.call('HSET', key, 't', newtat, 'w', win)
+  hset('t', newtat, 'w', win)
   keep(newtat)
   return 1
 end
