@@ -1,10 +1,20 @@
+import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { MemoryRateGate, type RateGate } from '../rate/gate.js'
 import { HOLD_ONLY, shareOf, type GcraParams, type Rate, type Reservation } from '../rate/gcra.js'
 import type { LimiterMode, PermitKey, RateNews } from '../types.js'
 import { BoundedMap } from '../../bounded/index.js'
 import { tagOf } from './keys.js'
-import { giveStartBack, holdStarts, reserveStart, shareLearnedRate, syncStarts, type News } from './rate/index.js'
+import {
+  giveStartBack,
+  holdStarts,
+  rateEpoch,
+  reserveStart,
+  shareLearnedRate,
+  syncStarts,
+  type News,
+  type RedisReservation,
+} from './rate/index.js'
 import { encodeRateNews, rateNewsChannel } from './rate/news.js'
 import type { ScriptRunner } from './script.js'
 
@@ -47,12 +57,38 @@ export class RedisRateGate implements RateGate {
   /** keys whose local starts were put after what Redis last said, since the fallback began */
   readonly #seeded = new BoundedMap<string, true>(10_000)
 
+  /** the prefix's rate epoch as this replica last read it: another one (or none) means Redis lost its data since */
+  #epoch: string | undefined
+  /** the epoch this replica writes when it finds none */
+  readonly #freshEpoch = randomBytes(8).toString('hex')
+
   constructor(
     private readonly host: RateGateHost,
     private readonly log: { warn(obj: object, msg: string): void },
     private readonly now: () => number = () => performance.now(),
   ) {
     this.#local = new MemoryRateGate(now)
+    // read at once, so a loss before this replica's first start of a key is seen (docs/redis-limiter.md, "Rates")
+    if (host.mode() === 'redis') void this.#lostSince()
+  }
+
+  /** Whether Redis lost its data since this replica last read the rate epoch (it had read one: it knows). */
+  async #lostSince(): Promise<boolean> {
+    try {
+      const epoch = await rateEpoch(this.host.scripts, `${this.host.keyPrefix}:{global}:rate-epoch`, this.#freshEpoch)
+      const lost = this.#epoch !== undefined && epoch !== this.#epoch
+      this.#epoch = epoch
+      return lost
+    } catch {
+      // not known: a missing key is taken as lost, a window held (never one more start)
+      return true
+    }
+  }
+
+  /** The key is missing and this replica never started on it: new, or lost with Redis's data (then held a window). */
+  async #reserveMissing(key: PermitKey, share: GcraParams, maxWaitMs: number): Promise<RedisReservation> {
+    const lost = await this.#lostSince()
+    return reserveStart(this.host.scripts, this.#redisKey(key), share, maxWaitMs, lost ? share.windowMs : 0)
   }
 
   /** news for every replica's subscriber (docs/redis-limiter.md, "Rates"): those that never used the key hear of it */
@@ -87,7 +123,8 @@ export class RedisRateGate implements RateGate {
     const taken = this.#lastTaken.get(id)
     const lostMs = taken !== undefined && this.now() - taken < share.windowMs ? share.windowMs : 0
     return sent
-      .then(() => reserveStart(this.host.scripts, this.#redisKey(key), share, maxWaitMs, lostMs))
+      .then(() => reserveStart(this.host.scripts, this.#redisKey(key), share, maxWaitMs, lostMs, taken === undefined))
+      .then((r) => (r.missing === true ? this.#reserveMissing(key, share, maxWaitMs) : r))
       .then(
         (r) => {
           const now = this.now()

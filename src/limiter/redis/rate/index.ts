@@ -7,6 +7,8 @@ export const RATE_SCRIPT: ScriptDef = { name: 'rate', numberOfKeys: 1, lua: RATE
 /** A reservation, and how long until the next start free after it (for `/status`). */
 export interface RedisReservation extends Reservation {
   readonly nextFreeMs: number
+  /** `verify` was asked and the key is missing: nothing reserved, ask whether Redis lost its data (rateEpoch) */
+  readonly missing?: true
 }
 
 /**
@@ -19,12 +21,15 @@ export async function reserveStart(
   p: GcraParams,
   maxWaitMs: number,
   lostMs = 0,
+  verify = false,
 ): Promise<RedisReservation> {
+  const wait = Math.max(0, Math.floor(maxWaitMs))
   const reply = (await scripts.run(
     RATE_SCRIPT,
     [key],
-    ['r', p.intervalMs, p.toleranceMs, Math.max(0, Math.floor(maxWaitMs)), p.windowMs, Math.ceil(lostMs), p.log ?? 0],
-  )) as [number, number, number, number]
+    ['r', p.intervalMs, p.toleranceMs, wait, p.windowMs, Math.ceil(lostMs), p.log ?? 0, verify ? 1 : 0],
+  )) as [number, number, number, number, number?]
+  if (Number(reply[4] ?? 0) === 1) return { delayMs: 0, granted: false, nextFreeMs: 0, missing: true }
   const granted = Number(reply[1]) === 1
   return {
     delayMs: Number(reply[0]),
@@ -32,6 +37,11 @@ export async function reserveStart(
     nextFreeMs: Number(reply[2]),
     ...(granted ? { tat: Number(reply[3]) } : {}),
   }
+}
+
+/** The prefix's rate epoch (`<prefix>:{global}:rate-epoch`): its id, `fresh` written when it was missing. */
+export async function rateEpoch(scripts: ScriptRunner, key: string, fresh: string): Promise<string> {
+  return String(await scripts.run(RATE_SCRIPT, [key], ['e', fresh]))
 }
 
 export async function giveStartBack(scripts: ScriptRunner, key: string, p: GcraParams, tat: number): Promise<void> {

@@ -5,7 +5,9 @@ import { LUA_LOG } from '../../rate/sliding-log.js'
  * The rate gate of one key (docs/redis-limiter.md, "Rates"): KEYS[1] a hash — `t` the TAT, `hu` the end
  * of a hold, `w` the window, `li`/`lt`/`le` a learned rate's interval, tolerance and expiry — on Redis's
  * clock. ARGV[1] the verb:
- *   r interval tolerance maxwait window lost n reserve a start → { delay, granted, next free − now, TAT }
+ *   r interval tolerance maxwait window lost n verify reserve a start → { delay, granted, next free − now, TAT }
+ *       `verify` 1 (the caller never started on the key): a missing key reserves nothing, { 0, 0, 0, 0, 1 }
+ *   e id                                       the rate epoch (KEYS[1] in `{global}`): its id, `id` when it was missing
  *       `n` > 0: the rule is a sliding log of the last n starts, field `lg` (its token is the start)
  *       `lost` > 0: the caller took a start on this key less than a window ago, so a missing key means
  *       Redis lost its data: nobody starts for `lost` ms (a window), as the starts before the loss
@@ -57,7 +59,11 @@ if verb == 'r' then
   local tolerance = tonumber(ARGV[3])
   local window = tonumber(ARGV[5]) or 0
   local lost = tonumber(ARGV[6]) or 0
-  if lost > 0 and f[1] == false and f[5] == false and f[4] == false then
+  local missing = f[1] == false and f[5] == false and f[4] == false
+  -- the caller has no start of its own on the key: a missing key may be new, or lost with Redis's data;
+  -- it asks whether Redis lost its data (verb e) before it starts anything
+  if missing and lost == 0 and ARGV[8] == '1' then return { 0, 0, 0, 0, 1 } end
+  if lost > 0 and missing then
     hu = now + lost
     win = window
     hset('t', 0, 'hu', hu, 'w', win)
@@ -123,6 +129,16 @@ elseif verb == 'l' then
   keep(tat)
   if ARGV[5] and ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[5], ARGV[6]) end
   return 1
+elseif verb == 'e' then
+  -- KEYS[1] the prefix's rate epoch (its {global} slot): its id, made ARGV[2] when missing (Redis lost its
+  -- data, or nobody asked yet); kept a day past the last ask
+  local id = redis.call('HGET', key, 'id')
+  if not id then
+    id = ARGV[2]
+    redis.call('HSET', key, 'id', id)
+  end
+  redis.call('PEXPIRE', key, 86400000)
+  return id
 elseif verb == 'u' then
   local interval = tonumber(ARGV[2])
   local window = tonumber(ARGV[3])
