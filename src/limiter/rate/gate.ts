@@ -24,6 +24,10 @@ export interface RateGate {
    * was known), and at least `used` in the window (a spent quota: idempotent, every replica may say it).
    */
   sync(key: PermitKey, params: GcraParams, used: number, added: number): void
+  /** An accepted start of a key whose rate its 429s teach, counted for every replica (absent: nothing to share). */
+  countAccepted?(key: PermitKey, windowMs: number): void
+  /** The accepted starts of the key within the last `windowMs`, every replica's; undefined when not known. */
+  acceptedWithin?(key: PermitKey, windowMs: number): Promise<number | undefined>
   /** ms until the next start free on `key` as this replica last saw it, 0 when free now */
   nextFreeMs(key: PermitKey, params: GcraParams): number
   close(): void

@@ -272,14 +272,23 @@ export class RatedLimiter implements Limiter {
     return params
   }
 
-  /** A throttle with only a Retry-After: true once the key's rate is being learned from them (the 429 is the rate's). */
+  /**
+   * A throttle with only a Retry-After: true once the key's rate is being learned from them (the 429 is the
+   * rate's). With Redis, the accepted starts are every replica's, as Redis counted them: read first.
+   */
   #estimate(key: PermitKey, taught: Taught, retryAfterMs: number, now: number): boolean {
     if (taught.source === 'published') return false
-    taught.estimate ??= new RateEstimate(retryAfterMs, now)
-    const rate = taught.estimate.throttled(retryAfterMs, now)
-    if (rate !== undefined) this.#learnRate(key, taught, rate, 'learned')
-    else taught.learnedUntil = Math.max(taught.learnedUntil, now + this.learning.idleMs)
-    return taught.estimate.rate !== undefined
+    const estimate = (taught.estimate ??= new RateEstimate(retryAfterMs, now))
+    taught.learnedUntil = Math.max(taught.learnedUntil, now + this.learning.idleMs)
+    const found = estimate.rate !== undefined
+    const apply = (shared?: number): void => {
+      const rate = estimate.throttled(retryAfterMs, now, shared)
+      if (rate !== undefined) this.#learnRate(key, taught, rate, 'learned')
+    }
+    const counted = this.gate.acceptedWithin?.(key, Math.max(estimate.windowMs, retryAfterMs))
+    if (counted === undefined) apply()
+    else void counted.then(apply)
+    return found || estimate.rate !== undefined
   }
 
   /**
@@ -290,7 +299,12 @@ export class RatedLimiter implements Limiter {
     const now = this.now()
     const id = idOf(news.key)
     const taught = this.#taught.get(id) ?? { learnedUntil: 0, heldUntil: 0 }
-    if (news.holdMs !== undefined) taught.heldUntil = Math.max(taught.heldUntil, now + news.holdMs)
+    if (news.holdMs !== undefined) {
+      taught.heldUntil = Math.max(taught.heldUntil, now + news.holdMs)
+      // a hold with no rate published: the key's rate may be learned from its 429s, so this replica's
+      // accepted starts count too (in Redis, for every replica's estimate)
+      if (taught.source !== 'published') taught.estimate ??= new RateEstimate(news.holdMs, now)
+    }
     if (news.rate !== undefined && news.ttlMs !== undefined) {
       // the last rate written applies to every replica, as in Redis (an estimate here goes on counting)
       taught.learned = news.rate
@@ -305,6 +319,7 @@ export class RatedLimiter implements Limiter {
     const id = idOf(key)
     const taught = this.#taught.get(id)
     if (taught?.estimate === undefined) return
+    this.gate.countAccepted?.(key, taught.estimate.windowMs)
     const raised = taught.estimate.accepted(this.now(), this.#lines.waiting(id) > 0)
     if (raised !== undefined) this.#learnRate(key, taught, raised, 'learned')
   }

@@ -6,6 +6,8 @@ import type { LimiterMode, PermitKey, RateNews } from '../types.js'
 import { BoundedMap } from '../../bounded/index.js'
 import { tagOf } from './keys.js'
 import {
+  acceptedWithin,
+  countAccepted,
   giveStartBack,
   holdStarts,
   rateEpoch,
@@ -238,6 +240,18 @@ export class RedisRateGate implements RateGate {
       )
       this.#local.sync(key, params, used, added)
     })
+  }
+
+  countAccepted(key: PermitKey, windowMs: number): void {
+    if (this.host.mode() !== 'redis') return
+    countAccepted(this.host.scripts, this.#redisKey(key), windowMs).catch(() => {
+      // one accepted start not counted: the rate learned is one lower, never higher
+    })
+  }
+
+  async acceptedWithin(key: PermitKey, windowMs: number): Promise<number | undefined> {
+    if (this.host.mode() !== 'redis') return undefined
+    return acceptedWithin(this.host.scripts, this.#redisKey(key), windowMs).catch(() => undefined)
   }
 
   nextFreeMs(key: PermitKey, params: GcraParams): number {

@@ -39,6 +39,19 @@ export async function reserveStart(
   }
 }
 
+/** An accepted start of a key whose rate is being learned, in per-bucket counts over `windowMs`. */
+export async function countAccepted(scripts: ScriptRunner, key: string, windowMs: number): Promise<void> {
+  await scripts.run(RATE_SCRIPT, [key], ['c', Math.ceil(windowMs), acceptBucketMs(windowMs)])
+}
+
+/** The accepted starts counted within the last `windowMs`. */
+export async function acceptedWithin(scripts: ScriptRunner, key: string, windowMs: number): Promise<number> {
+  return Number(await scripts.run(RATE_SCRIPT, [key], ['k', Math.ceil(windowMs), 0]))
+}
+
+/** Counts are kept per bucket of a hundredth of the window (at least 10 ms): ~100 numbers per key. */
+const acceptBucketMs = (windowMs: number): number => Math.max(10, Math.ceil(windowMs / 100))
+
 /** The prefix's rate epoch (`<prefix>:{global}:rate-epoch`): its id, `fresh` written when it was missing. */
 export async function rateEpoch(scripts: ScriptRunner, key: string, fresh: string): Promise<string> {
   return String(await scripts.run(RATE_SCRIPT, [key], ['e', fresh]))

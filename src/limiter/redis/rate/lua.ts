@@ -7,6 +7,8 @@ import { LUA_LOG } from '../../rate/sliding-log.js'
  * clock. ARGV[1] the verb:
  *   r interval tolerance maxwait window lost n verify reserve a start → { delay, granted, next free − now, TAT }
  *       `verify` 1 (the caller never started on the key): a missing key reserves nothing, { 0, 0, 0, 0, 1 }
+ *   c window bucket                            an accepted start of a key whose rate its 429s teach, field `ac`
+ *   k window                                   how many `c` counted within the window
  *   e id                                       the rate epoch (KEYS[1] in `{global}`): its id, `id` when it was missing
  *       `n` > 0: the rule is a sliding log of the last n starts, field `lg` (its token is the start)
  *       `lost` > 0: the caller took a start on this key less than a window ago, so a missing key means
@@ -31,7 +33,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local key = KEYS[1]
 local verb = ARGV[1]
-local f = redis.call('HMGET', key, 't', 'li', 'lt', 'le', 'hu', 'w', 'lg', 'ln', 'lw', 'n', 'o')
+local f = redis.call('HMGET', key, 't', 'li', 'lt', 'le', 'hu', 'w', 'lg', 'ln', 'lw', 'n', 'o', 'ac')
 -- the key's time never goes back: TIME behind the last time written (the host's clock stepped back, a
 -- failover to a host whose clock is behind) adds the difference to the key's offset, kept with it
 local offset = tonumber(f[11]) or 0
@@ -128,6 +130,32 @@ elseif verb == 'l' then
   hset('li', ARGV[2], 'lt', ARGV[3], 'le', le, 'ln', tonumber(ARGV[7]) or 0, 'lw', tonumber(ARGV[8]) or 0)
   keep(tat)
   if ARGV[5] and ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[5], ARGV[6]) end
+  return 1
+elseif verb == 'c' or verb == 'k' then
+  -- accepted starts of a key whose rate is being learned: 'bucket start:count' pairs within the window
+  local window = tonumber(ARGV[2])
+  local bucket = tonumber(ARGV[3])
+  local pairs_, count = {}, 0
+  if f[12] then
+    for b, c in string.gmatch(f[12], '(%d+):(%d+)') do
+      if tonumber(b) > now - window then
+        pairs_[#pairs_ + 1] = { tonumber(b), tonumber(c) }
+        count = count + tonumber(c)
+      end
+    end
+  end
+  if verb == 'k' then return count end
+  local at = now - now % bucket
+  if #pairs_ > 0 and pairs_[#pairs_][1] == at then
+    pairs_[#pairs_][2] = pairs_[#pairs_][2] + 1
+  else
+    pairs_[#pairs_ + 1] = { at, 1 }
+  end
+  local out = {}
+  for i = 1, #pairs_ do out[i] = pairs_[i][1] .. ':' .. pairs_[i][2] end
+  if window > win then win = window end
+  hset('ac', table.concat(out, ','), 'w', win)
+  keep(tat)
   return 1
 elseif verb == 'e' then
   -- KEYS[1] the prefix's rate epoch (its {global} slot): its id, made ARGV[2] when missing (Redis lost its
