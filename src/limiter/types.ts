@@ -172,6 +172,11 @@ export interface Limiter {
    * or the signal's AbortError.
    */
   acquire(key: PermitKey, options: AcquireOptions): Promise<Permit>
+  /**
+   * A permit when one is free now and nobody waits ahead, with no promise; undefined: call `acquire`.
+   * Optional (the in-process backend has it): the rate limiter's path for a key with no rate.
+   */
+  acquireNow?(key: PermitKey, options: AcquireOptions): Permit | undefined
   /** a snapshot of every active key */
   status(): Promise<LimiterStatus>
   /** the limit in force for a key now (a learned one as last known), without a round trip; cheap */

@@ -107,7 +107,12 @@ export class RatedLimiter implements Limiter {
     }
     // What the rule is is read at the grant, not at the arrival: a hold or a rate an answer taught while
     // the request queued applies to it (docs/redis-limiter.md, "Rates"). Until any answer taught any
-    // key something, one map size read more than the backend.
+    // key something, a permit free now (the in-process backend) comes as the backend gives it, with
+    // no promise step of ours; one that must wait is read at its grant.
+    if (this.#taught.size === 0) {
+      const now = this.inner.acquireNow?.(key, options)
+      if (now !== undefined) return Promise.resolve(now)
+    }
     return this.inner
       .acquire(key, options)
       .then((permit) => (this.#taught.size === 0 ? permit : this.#afterGrant(key, options, undefined, permit)))
