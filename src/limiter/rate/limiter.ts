@@ -105,10 +105,9 @@ export class RatedLimiter implements Limiter {
       this.#used.set(idOf(key), { key, rate, at: this.now() })
       return this.inner.acquire(key, options).then((permit) => this.#afterGrant(key, options, rate, permit))
     }
-    // What the rule is is read at the grant, not at the arrival: a hold or a rate an answer taught while
-    // the request queued applies to it (docs/redis-limiter.md, "Rates"). Until any answer taught any
-    // key something, a permit free now (the in-process backend) comes as the backend gives it, with
-    // no promise step of ours; one that must wait is read at its grant.
+    // The rule is read at the grant: a hold or rate taught while the request queued applies to it
+    // (docs/redis-limiter.md, "Rates"). Until anything is taught, a permit free now (in process) comes
+    // as the backend gives it, with no promise step of ours.
     if (this.#taught.size === 0) {
       const now = this.inner.acquireNow?.(key, options)
       if (now !== undefined) return Promise.resolve(now)
@@ -210,8 +209,7 @@ export class RatedLimiter implements Limiter {
     status: number,
     headers: IncomingHttpHeaders,
     throttled: boolean,
-    /** the request's start was taken from the gate (counted there already) */
-    counted = false,
+    counted = false, // the request's start was taken from the gate (counted there already)
   ): boolean {
     if (!this.learning.enabled) return false
     // an accepted start of a key whose rate its 429s teach: one map lookup, once any key was taught
@@ -291,8 +289,7 @@ export class RatedLimiter implements Limiter {
       if (rate !== undefined) this.#learnRate(key, taught, rate, 'learned')
     }
     const counted = this.gate.acceptedWithin?.(key, Math.max(estimate.windowMs, retryAfterMs))
-    if (counted === undefined) apply()
-    else void counted.then(apply)
+    void (counted === undefined ? apply() : counted.then(apply))
     return found || estimate.rate !== undefined
   }
 
