@@ -55,9 +55,8 @@ export async function adoptPermits(
         const id = ids[i]!
         if (permit.released) return // released while we adopted it: its id stays to be given back
         sem.undrop([id])
-        const before = permit.grant
-        permit.grant = { kind: 'redis', tag: sem.tag, id }
-        sem.held.hold(id, permit, sentAt + d.scripts.replica.leaseMs, sentAt)
+        const before = permit.adoptedBy(sem.tag, id)
+        sem.hold(id, permit, sentAt + d.scripts.replica.leaseMs, sentAt)
         adopted(permit, before)
       })
     }),

@@ -87,11 +87,11 @@ export class Fallback {
   #acquireLocal(ticket: Ticket): void {
     const attempt: LocalAttempt = { abort: new AbortController(), stale: false }
     this.#attempts.set(ticket, attempt)
-    ticket.withdraw = () => {
+    ticket.servedBy(() => {
       attempt.stale = true
       this.#attempts.delete(ticket)
       attempt.abort.abort()
-    }
+    })
     const { options } = ticket
     this.#local
       .acquire(ticket.key, {
@@ -108,7 +108,7 @@ export class Fallback {
         (local) => {
           if (attempt.stale) return local.release()
           this.#attempts.delete(ticket)
-          ticket.withdraw = undefined
+          ticket.leftBackend()
           if (!ticket.succeed((waitedMs) => this.#permit(ticket, { kind: 'local', permit: local }, waitedMs)))
             local.release()
           else if (this.hooks.redisIsBack()) this.hooks.grantedAfterRecovery()
@@ -116,7 +116,7 @@ export class Fallback {
         (err: Error) => {
           if (attempt.stale) return
           this.#attempts.delete(ticket)
-          ticket.withdraw = undefined
+          ticket.leftBackend()
           ticket.fail(err)
         },
       )
@@ -248,7 +248,7 @@ export class Fallback {
       attempt.stale = true
       this.#attempts.delete(ticket)
       attempt.abort.abort()
-      ticket.withdraw = undefined
+      ticket.leftBackend()
     }
     return waiting
   }

@@ -9,6 +9,16 @@ export interface Held {
   readonly grantedAt: number
 }
 
+/** A permit given back: `heldAll`, this replica held every permit of the key (KeySemaphore.handOver). */
+export interface TakenBack {
+  readonly heldAll: boolean
+  readonly leaseUntil: number
+  readonly grantedAt: number
+}
+
+/** What others may read of a key's held permits (KeySemaphore.held): they change only through KeySemaphore's verbs. */
+export type HeldView = Pick<HeldPermits, 'size' | 'get' | 'permits' | 'others'>
+
 /**
  * The permits one key's semaphore holds here, by Redis id, with a lower bound of each lease (docs/
  * redis-limiter.md, "Leases"). Part of KeySemaphore, which decides when one is given back or handed over.
@@ -59,9 +69,12 @@ export class HeldPermits {
     this.#held.set(id, { permit, leaseUntil, grantedAt })
   }
 
-  /** Given back, handed over or lost: no longer ours. */
-  remove(id: string): void {
+  /** Given back or handed over: no longer ours. What it was, or undefined when `permit` is not held under `id` (lost already). */
+  takeBack(id: string, permit: SluicePermit, heldAll: boolean): TakenBack | undefined {
+    const held = this.#held.get(id)
+    if (held?.permit !== permit) return undefined
     this.#held.delete(id)
+    return { heldAll, leaseUntil: held.leaseUntil, grantedAt: held.grantedAt }
   }
 
   /** Redis no longer counts this permit (its lease ran out and was purged): it is lost. */

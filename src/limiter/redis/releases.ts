@@ -65,10 +65,10 @@ export class Releases {
   /** Releases holders and withdraws waiters of one semaphore (`wantHead`, `answer`, `served`: see release/lua.ts). */
   async release(sem: KeySemaphore, ids: string[], wantHead = false, answer?: Answer, served = false): Promise<void> {
     const sentAt = this.#d.now()
-    const mark = sem.head.mark
+    const mark = sem.headMark
     try {
       const { granted, head, limit, learned } = await this.#d.scripts.release(sem, { ids, wantHead, answer, served })
-      sem.head.fromReply(head, mark)
+      sem.headHeard(head, mark)
       sem.heardLimit(limit)
       if (answer !== undefined && learned !== undefined && limit !== undefined && limit !== learned.from) {
         this.#d.hooks.limitChanged?.(sem.key, {

@@ -166,7 +166,7 @@ export class SharedPermits {
     const waiters = this.#semaphores.detached()
     for (const waiter of waiters) {
       waiter.semaphore.leave(waiter, 'detached')
-      waiter.ticket.withdraw = undefined
+      waiter.ticket.leftBackend()
     }
     for (const sem of this.#semaphores.all()) {
       sem.stopSafety()

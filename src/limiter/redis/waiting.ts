@@ -47,7 +47,7 @@ export class Waiting {
     const sem = this.#d.semaphores.of(ticket.key, ticket.options)
     const policy = this.#d.fairness.of(ticket.options.app)
     const waiter = sem.join(this.#d.nextId(policy, ticket.arrivedAt), ticket, policy)
-    ticket.withdraw = () => this.withdraw(waiter)
+    ticket.servedBy(() => this.withdraw(waiter))
     this.#start(waiter, sem.enter(waiter))
   }
 
@@ -90,7 +90,7 @@ export class Waiting {
   /** A queue bound refused it: 503, naming the bound. */
   #refused(waiter: Waiter, full: Full): void {
     const { ticket, policy } = waiter
-    ticket.withdraw = undefined
+    ticket.leftBackend()
     ticket.fail(
       full.app
         ? new QueueFullError(`${describeKey(ticket.key)} for app ${policy.app}`, full.waiting)
@@ -156,7 +156,7 @@ export class Waiting {
     const keyError = isKeyError(err)
     sem.leave(waiter, 'failed')
     if (keyError) this.#admitParked(sem)
-    ticket.withdraw = undefined
+    ticket.leftBackend()
     if (keyError) {
       this.#d.hooks.keyBroken(sem.key, err)
       ticket.fail(
@@ -197,7 +197,7 @@ export class Waiting {
     sem.leave(waiter, 'granted')
     this.#admitParked(sem)
     const { ticket } = waiter
-    ticket.withdraw = undefined
+    ticket.leftBackend()
     const taken = ticket.succeed((waitedMs) => {
       const permit = this.#d.hooks.makePermit(
         sem.key,
@@ -206,7 +206,7 @@ export class Waiting {
         waitedMs,
         waiter.policy.app,
       )
-      sem.held.hold(id, permit, leaseUntil, this.#d.now())
+      sem.hold(id, permit, leaseUntil, this.#d.now())
       return permit
     })
     if (!taken) void this.#d.release(sem, [id])
@@ -243,7 +243,7 @@ export class Waiting {
   requeue(old: Waiter): void {
     const { ticket, policy } = old
     const waiter = old.semaphore.requeue(old, this.#d.nextId(policy, ticket.arrivedAt))
-    ticket.withdraw = () => this.withdraw(waiter)
+    ticket.servedBy(() => this.withdraw(waiter))
     void this.#sendAcquire(waiter)
   }
 
@@ -258,7 +258,7 @@ export class Waiting {
       if (sem !== undefined) void this.#d.release(sem, [id])
       return
     }
-    waiter.semaphore.head.named(head)
+    waiter.semaphore.headNamed(head)
     this.granted(waiter)
   }
 
@@ -272,7 +272,7 @@ export class Waiting {
 
   /** A request re-queued by its age went ahead of the head this replica may have been told of. */
   onHeadStale(tag: string): void {
-    this.#d.semaphores.byTag(tag)?.head.stale()
+    this.#d.semaphores.byTag(tag)?.headStale()
   }
 }
 
