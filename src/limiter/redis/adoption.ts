@@ -3,7 +3,7 @@ import type { KeySemaphore } from './key-semaphore.js'
 import type { ReplicaScripts } from './replica-scripts.js'
 import { isKeyError } from './script.js'
 import type { Semaphores } from './semaphores.js'
-import type { SharedHooks } from './shared.js'
+import type { SharedHooks } from './shared-types.js'
 import type { Grant, SluicePermit } from './ticket.js'
 
 export interface AdoptionDeps {

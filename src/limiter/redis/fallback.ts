@@ -3,7 +3,8 @@ import { DEFAULT_APP } from '../../apps/gate.js'
 import type { FairShare } from '../fairness/policy.js'
 import { createMemoryLimiter, type MemoryLimiter } from '../memory/index.js'
 import type { KeyStatus, Permit, PermitKey } from '../types.js'
-import type { OthersHeld, SharedPermits } from './shared.js'
+import type { SharedPermits } from './shared.js'
+import type { OthersHeld } from './shared-types.js'
 import type { Grant, LimitOptions, SluicePermit, Ticket } from './ticket.js'
 
 /** What a replica does while Redis is unreachable (README: "Redis limiter", `redis.fallback`). */

@@ -3,7 +3,7 @@ import type { ReplicaScripts } from './replica-scripts.js'
 import { isKeyError } from './script.js'
 import type { LeftHere } from './semaphore-types.js'
 import type { Semaphores } from './semaphores.js'
-import type { SharedHooks } from './shared.js'
+import type { SharedHooks } from './shared-types.js'
 import type { SyncReply } from './sync/index.js'
 import type { Waiting } from './waiting.js'
 
@@ -12,9 +12,8 @@ export interface SyncLoopDeps {
   readonly semaphores: Semaphores
   readonly hooks: SharedHooks
   readonly now: () => number
-  readonly waiting: Pick<Waiting, 'grant' | 'requeue'>
-  /** gives ids back to Redis (Releases.release) */
-  readonly release: (sem: KeySemaphore, ids: string[]) => Promise<void>
+  /** ends waits the reply decides, and gives ids back to Redis */
+  readonly waiting: Pick<Waiting, 'grant' | 'requeue' | 'giveBack'>
   /** the sequence of the next id this replica makes (waiter-id.ts): a reconciliation spares the ids from it on */
   readonly nextSequence?: () => string
 }
@@ -114,7 +113,7 @@ export class SyncLoop {
     // said also when every one was unsent: the loss of Redis's data is news whatever it held back
     this.#d.hooks.recounted?.(sem.key, { counted: counted - unsent.length, heldBack: unsent.length })
     if (unsent.length > 0)
-      void this.#d.release(
+      void this.#d.waiting.giveBack(
         sem,
         unsent.map((u) => u.id),
       )

@@ -7,7 +7,7 @@ import type { Full } from './queue-bounds.js'
 import type { ReplicaScripts } from './replica-scripts.js'
 import { isKeyError } from './script.js'
 import type { Semaphores } from './semaphores.js'
-import type { SharedHooks } from './shared.js'
+import type { SharedHooks } from './shared-types.js'
 import { describeKey, type Ticket } from './ticket.js'
 import type { Waiter } from './waiter.js'
 
@@ -22,8 +22,6 @@ export interface WaitingDeps {
   readonly now: () => number
   /** a new id of this replica (waiter-id.ts) */
   readonly nextId: (policy: { readonly app: string; readonly maxHeld: number }, arrivedAt: number) => string
-  /** gives ids back to Redis (Releases.release) */
-  readonly release: (sem: KeySemaphore, ids: string[]) => Promise<void>
 }
 
 /**
@@ -177,7 +175,7 @@ export class Waiting {
     const sent = waiter.sent
     sem.leave(waiter, 'withdrawn')
     this.#admitParked(sem)
-    if (sent) void this.#d.release(sem, [waiter.id])
+    if (sent) void this.giveBack(sem, [waiter.id])
     // never sent, or answered `full`: nothing in Redis to undo
     else this.#d.semaphores.collect(sem)
   }
@@ -209,7 +207,7 @@ export class Waiting {
       sem.hold(id, permit, leaseUntil, this.#d.now())
       return permit
     })
-    if (!taken) void this.#d.release(sem, [id])
+    if (!taken) void this.giveBack(sem, [id])
   }
 
   /**
@@ -255,7 +253,7 @@ export class Waiting {
       // at once — not left for a lease (a ghost after Redis's state went back in time: docs/redis-limiter.md,
       // "Failure modes"). After a withdrawal's own release it finds nothing: one script, no harm.
       const sem = this.#d.semaphores.retired(id)
-      if (sem !== undefined) void this.#d.release(sem, [id])
+      if (sem !== undefined) void this.giveBack(sem, [id])
       return
     }
     waiter.semaphore.headNamed(head)
@@ -270,11 +268,43 @@ export class Waiting {
     if (waiter.semaphore.grantHeard(waiter)) this.grant(waiter, waiter.id, leaseUntil)
   }
 
+  /** Releases holders and withdraws waiters of one semaphore; a slot its reply hands to one of our waiters ends that wait here (`wantHead`, `answer`, `served`: see release/lua.ts). */
+  async giveBack(sem: KeySemaphore, ids: string[], wantHead = false, answer?: Answer, served = false): Promise<void> {
+    const sentAt = this.#d.now()
+    const mark = sem.headMark
+    try {
+      const { granted, head, limit, learned } = await this.#d.scripts.release(sem, { ids, wantHead, answer, served })
+      sem.headHeard(head, mark)
+      sem.heardLimit(limit)
+      if (answer !== undefined && learned !== undefined && limit !== undefined && limit !== learned.from) {
+        this.#d.hooks.limitChanged?.(sem.key, {
+          from: learned.from,
+          to: limit,
+          value: learned.value,
+          reason: answer.outcome === 'throttled' ? 'throttled' : 'saturated',
+          held: learned.held,
+        })
+      }
+      // A slot handed to one of our own waiters is granted from this reply (no message is sent for it;
+      // the reply carries the head a message would name, taken above). Were the reply lost, Redis
+      // counts as unreachable and the waiter's id is given back (detachWaiters), granted or not.
+      for (const id of granted) {
+        const waiter = this.#d.semaphores.waiter(id)
+        // granted by this script, so after it was sent
+        if (waiter) this.granted(waiter, sentAt + this.#leaseMs)
+      }
+    } catch (err) {
+      if (isKeyError(err)) this.#d.hooks.keyBroken(sem.key, err)
+      else {
+        sem.dropLater(ids)
+        this.#d.hooks.failed(err)
+      }
+    }
+    this.#d.semaphores.collect(sem)
+  }
+
   /** A request re-queued by its age went ahead of the head this replica may have been told of. */
   onHeadStale(tag: string): void {
     this.#d.semaphores.byTag(tag)?.headStale()
   }
 }
-
-/** What Releases needs of Waiting. */
-export type Granting = Pick<Waiting, 'grant' | 'granted'>
