@@ -18,6 +18,9 @@ import { SyncBook } from './sync-book.js'
 import type { LimitOptions, SluicePermit, Ticket } from './ticket.js'
 import { Waiter, type WaiterState, type WaiterWatch } from './waiter.js'
 
+/** A waiter of a KeySemaphore. */
+export type KeyWaiter = Waiter<KeySemaphore>
+
 /**
  * One shared semaphore — an (instance, endpoint) pair — as this replica knows it, and the one owner of
  * that state (docs/redis-limiter.md, "The replica's side"): its waiters and their lifecycle
@@ -27,7 +30,7 @@ import { Waiter, type WaiterState, type WaiterWatch } from './waiter.js'
  * and tell it what they sent and what came back.
  */
 export class KeySemaphore {
-  readonly #context: SemaphoreContext
+  readonly #context: SemaphoreContext<KeySemaphore>
   /** the limit argument of its scripts (see limitArg in keys.ts) */
   #arg: string
   /** the limit in force, as Redis last said (a learned limit changes with the API's answers) */
@@ -38,12 +41,12 @@ export class KeySemaphore {
    * and its first waiters, unannounced, would be dropped from the queue as a dead replica's
    */
   #announcedAt: number
-  readonly #waiters = new Map<string, Waiter>()
-  readonly #bounds = new QueueBounds()
+  readonly #waiters = new Map<string, KeyWaiter>()
+  readonly #bounds = new QueueBounds<KeySemaphore>()
   /** the ids to give back once Redis answers, and what the next sync does (sync-book.ts) */
   readonly #book = new SyncBook()
   readonly #safety = new SafetyTimer()
-  readonly #watch: WaiterWatch
+  readonly #watch: WaiterWatch<KeySemaphore>
   /** the permits it holds here, with their leases: changed only through this class's verbs */
   readonly #held = new HeldPermits()
   /** the head of the queue, as Redis last named it: changed only through this class's verbs */
@@ -55,7 +58,7 @@ export class KeySemaphore {
     arg: string,
     limit: number,
     announcedAt: number,
-    context: SemaphoreContext,
+    context: SemaphoreContext<KeySemaphore>,
   ) {
     this.#arg = arg
     this.#limit = limit
@@ -135,20 +138,20 @@ export class KeySemaphore {
   }
 
   /** A new waiter of this key (`new`); `byAge`: placed by its age (it waited before). */
-  join(id: string, ticket: Ticket, policy: AppPolicy, byAge = ticket.retried): Waiter {
-    const waiter = new Waiter(id, ticket, policy, byAge, this, this.#watch)
+  join(id: string, ticket: Ticket, policy: AppPolicy, byAge = ticket.retried): KeyWaiter {
+    const waiter = new Waiter<KeySemaphore>(id, ticket, policy, byAge, this, this.#watch)
     this.#waiters.set(id, waiter)
     this.#context.joined(waiter)
     return waiter
   }
 
   /** Lets a new waiter in: counted by the queue bounds if they have room, else sent with `full` (queue-bounds.ts). */
-  enter(waiter: Waiter): Admission {
+  enter(waiter: KeyWaiter): Admission {
     this.#bounds.enter(waiter)
     return this.#send(waiter)
   }
 
-  #send(waiter: Waiter): Admission {
+  #send(waiter: KeyWaiter): Admission {
     // every permit of the key is here: it can only queue, so it goes out after a handover of this turn
     if (this.#holdsAll()) {
       waiter.move('deferred')
@@ -159,14 +162,14 @@ export class KeySemaphore {
   }
 
   /** Sent with `full`, answered `full`: refused (the bound, for the 503) if the waiters Redis queued fill one, else parked. */
-  answeredFull(waiter: Waiter): Full | undefined {
+  answeredFull(waiter: KeyWaiter): Full | undefined {
     const full = this.#bounds.refusesAtOnce(waiter)
     waiter.move(full === undefined ? 'parked' : 'refused')
     return full
   }
 
   /** Decides the parked waiters, first come first: let in (`start`: sent again, counted), refused, or left parked. */
-  admitParked(start: (waiter: Waiter, how: Admission) => void, refuse: (waiter: Waiter, full: Full) => void): void {
+  admitParked(start: (w: KeyWaiter, how: Admission) => void, refuse: (w: KeyWaiter, full: Full) => void): void {
     this.#bounds.walk((waiter, decision) => {
       if (decision === 'room') {
         start(waiter, this.#send(waiter))
@@ -178,12 +181,12 @@ export class KeySemaphore {
   }
 
   /** A deferred waiter's turn came: its acquire goes out. False when it left meanwhile. */
-  undefer(waiter: Waiter): boolean {
+  undefer(waiter: KeyWaiter): boolean {
     return waiter.state === 'deferred' && waiter.move('sending')
   }
 
-  /** Every move of a waiter (Waiter.move) comes here: the counts follow the states. */
-  #moved(waiter: Waiter, from: WaiterState, to: WaiterState): void {
+  /** Every move of a waiter (KeyWaiter.move) comes here: the counts follow the states. */
+  #moved(waiter: KeyWaiter, from: WaiterState, to: WaiterState): void {
     this.#bounds.moved(waiter, from, to)
     if (!waiter.live) {
       if (this.#waiters.get(waiter.id) === waiter) this.#waiters.delete(waiter.id)
@@ -193,7 +196,7 @@ export class KeySemaphore {
   }
 
   /** Its acquire goes out now: what it is sent with. `keepAge`: placed by its age (it waited before). */
-  acquireSent(waiter: Waiter, keepAge: boolean, now: number): AcquireSent {
+  acquireSent(waiter: KeyWaiter, keepAge: boolean, now: number): AcquireSent {
     const mark = this.#head.mark
     waiter.stampSent(now)
     this.#head.sending(waiter.policy.app, keepAge)
@@ -218,13 +221,13 @@ export class KeySemaphore {
   }
 
   /** Redis queued it; `atHead`: as the head (asked for when every permit is here). */
-  queue(waiter: Waiter, atHead: boolean, mark: number): void {
+  queue(waiter: KeyWaiter, atHead: boolean, mark: number): void {
     waiter.move('queued')
     if (atHead) this.#head.fromReply(waiter.id, mark)
   }
 
   /** A grant of it was heard: true when it takes its permit now (queued); while sending, once the reply is in. */
-  grantHeard(waiter: Waiter): boolean {
+  grantHeard(waiter: KeyWaiter): boolean {
     if (waiter.state === 'sending') waiter.heardGrantEarly()
     // `confirming`: a second word of the same grant (message and reply); the renewal decides
     return waiter.state === 'queued'
@@ -234,13 +237,13 @@ export class KeySemaphore {
    * Its waiting ends: `granted`, `failed`, `withdrawn` (an id sent is given back by the caller's
    * release), `detached` (an id sent is given back once Redis answers again).
    */
-  leave(waiter: Waiter, end: 'granted' | 'failed' | 'withdrawn' | 'detached'): void {
+  leave(waiter: KeyWaiter, end: 'granted' | 'failed' | 'withdrawn' | 'detached'): void {
     const sent = waiter.sent
     if (waiter.move(end) && end === 'detached' && sent) this.dropLater([waiter.id])
   }
 
   /** A grant read too late to be sure its lease still runs: a renewal goes out. */
-  confirm(waiter: Waiter): void {
+  confirm(waiter: KeyWaiter): void {
     waiter.move('confirming')
   }
 
@@ -249,7 +252,7 @@ export class KeySemaphore {
    * queue bounds, it keeps its place there; sent with `full` (it was let in for a slot free at once,
    * and granted), it goes through the bounds again as a new waiter would: the bound holds.
    */
-  requeue(old: Waiter, id: string): Waiter {
+  requeue(old: KeyWaiter, id: string): KeyWaiter {
     const counted = !this.#bounds.isPending(old)
     old.move('requeued')
     const waiter = this.join(id, old.ticket, old.policy, true)
@@ -260,7 +263,7 @@ export class KeySemaphore {
   }
 
   /** The waiter of that id, if it is queued. */
-  queuedWaiter(id: string): Waiter | undefined {
+  queuedWaiter(id: string): KeyWaiter | undefined {
     const waiter = this.#waiters.get(id)
     return waiter?.state === 'queued' ? waiter : undefined
   }
@@ -293,7 +296,7 @@ export class KeySemaphore {
    * is sure to last beyond the next renewal (a stalled replica hands over nothing). Why this is fair
    * and safe: docs/redis-limiter.md, "Inside one replica", and test/limiter/redis/handover.test.ts.
    */
-  handOver(heldAll: boolean, leaseUntil: number, now: number, app: string): Waiter | undefined {
+  handOver(heldAll: boolean, leaseUntil: number, now: number, app: string): KeyWaiter | undefined {
     const hint = this.#head.take()
     if (!heldAll || hint === undefined) return undefined
     const next = this.queuedWaiter(hint)

@@ -1,7 +1,7 @@
 import { LimiterClosedError, QueueFullError } from '../errors.js'
 import type { FairShare } from '../fairness/policy.js'
 import type { AcquireReply } from './acquire/index.js'
-import type { KeySemaphore } from './key-semaphore.js'
+import type { KeySemaphore, KeyWaiter } from './key-semaphore.js'
 import type { Admission } from './semaphore-types.js'
 import type { Full } from './queue-bounds.js'
 import type { ReplicaScripts } from './replica-scripts.js'
@@ -9,7 +9,6 @@ import { isKeyError } from './script.js'
 import type { Semaphores } from './semaphores.js'
 import type { SharedHooks } from './shared-types.js'
 import { describeKey, type Ticket } from './ticket.js'
-import type { Waiter } from './waiter.js'
 
 /** What the API answered a released permit's request, for a learned limit (see the release script). */
 export type Answer = { readonly outcome: 'success' | 'throttled'; readonly heldMs: number }
@@ -62,7 +61,7 @@ export class Waiting {
    * only queue), its acquire goes out after this turn of the event loop: a request handed a permit in
    * this turn (a release's handover) starts first, not behind a write that wakes Redis.
    */
-  #start(waiter: Waiter, how: Admission): void {
+  #start(waiter: KeyWaiter, how: Admission): void {
     if (how === 'send') {
       void this.#sendAcquire(waiter)
       return
@@ -86,7 +85,7 @@ export class Waiting {
   }
 
   /** A queue bound refused it: 503, naming the bound. */
-  #refused(waiter: Waiter, full: Full): void {
+  #refused(waiter: KeyWaiter, full: Full): void {
     const { ticket, policy } = waiter
     ticket.leftBackend()
     ticket.fail(
@@ -97,7 +96,7 @@ export class Waiting {
   }
 
   /** Sends its acquire; placed by its age when it waited before (`Waiter.byAge`), not by when Redis sees it. */
-  async #sendAcquire(waiter: Waiter): Promise<void> {
+  async #sendAcquire(waiter: KeyWaiter): Promise<void> {
     const { semaphore: sem, ticket, policy } = waiter
     const keepAge = waiter.byAge
     const sent = sem.acquireSent(waiter, keepAge, this.#d.now())
@@ -149,7 +148,7 @@ export class Waiting {
    * anything else means Redis is unreachable: the id is withdrawn once Redis answers again, and the
    * request is served by the fallback (where every other waiter goes too, parked ones included).
    */
-  #attemptFailed(waiter: Waiter, err: unknown): void {
+  #attemptFailed(waiter: KeyWaiter, err: unknown): void {
     const { semaphore: sem, ticket } = waiter
     const keyError = isKeyError(err)
     sem.leave(waiter, 'failed')
@@ -169,7 +168,7 @@ export class Waiting {
   }
 
   /** The request gave up (abort, deadline, drain): it leaves the queue, or gives back a grant that won the race. */
-  withdraw(waiter: Waiter): void {
+  withdraw(waiter: KeyWaiter): void {
     if (!waiter.live) return
     const sem = waiter.semaphore
     const sent = waiter.sent
@@ -186,7 +185,7 @@ export class Waiting {
    * its own id read too late to be sure the lease still runs until the next renewal (a stall: the
    * message or reply waited in the socket) is confirmed first: its slot may have gone to another replica.
    */
-  grant(waiter: Waiter, id = waiter.id, leaseUntil = waiter.notGrantedAt + this.#leaseMs): void {
+  grant(waiter: KeyWaiter, id = waiter.id, leaseUntil = waiter.notGrantedAt + this.#leaseMs): void {
     const sem = waiter.semaphore
     if (id === waiter.id && sem.leaseInDoubt(leaseUntil, this.#d.now())) {
       this.#confirm(waiter)
@@ -215,7 +214,7 @@ export class Waiting {
    * else the request goes back to its place in the queue. It stays withdrawable meanwhile: its
    * withdrawal, sent after the renewal, releases the permit if it was renewed.
    */
-  #confirm(waiter: Waiter): void {
+  #confirm(waiter: KeyWaiter): void {
     const sem = waiter.semaphore
     sem.confirm(waiter)
     const sentAt = this.#d.now()
@@ -238,7 +237,7 @@ export class Waiting {
    * of the new wait (docs/redis-limiter.md, "Leases"); for the old id it finds no waiter. Redis no
    * longer knows the old id, so nothing is left to withdraw. It keeps its place under the queue bounds.
    */
-  requeue(old: Waiter): void {
+  requeue(old: KeyWaiter): void {
     const { ticket, policy } = old
     const waiter = old.semaphore.requeue(old, this.#d.nextId(policy, ticket.arrivedAt))
     ticket.servedBy(() => this.withdraw(waiter))
@@ -264,7 +263,7 @@ export class Waiting {
    * Redis made this waiter a holder: it gets its permit now, or once its acquire's reply is in.
    * `leaseUntil`: a better bound of the new lease than the waiter's own, when the caller has one.
    */
-  granted(waiter: Waiter, leaseUntil?: number): void {
+  granted(waiter: KeyWaiter, leaseUntil?: number): void {
     if (waiter.semaphore.grantHeard(waiter)) this.grant(waiter, waiter.id, leaseUntil)
   }
 
