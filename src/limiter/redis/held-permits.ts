@@ -16,6 +16,20 @@ export interface TakenBack {
   readonly grantedAt: number
 }
 
+/** The leases a sync's reply speaks of (KeySemaphore.synced). */
+export interface SyncedLeases {
+  readonly lost: readonly string[]
+  readonly recounted: readonly string[]
+  /** the renewed leases last at least until then */
+  readonly leaseUntil: number
+}
+
+/** Permits a sync's reply took from this replica: `lost` (lease gone), `unsent` (counted again before their request was sent). */
+export interface LeftHere {
+  readonly lost: readonly SluicePermit[]
+  readonly unsent: readonly { readonly id: string; readonly permit: SluicePermit }[]
+}
+
 /** What others may read of a key's held permits (KeySemaphore.held): they change only through KeySemaphore's verbs. */
 export type HeldView = Pick<HeldPermits, 'size' | 'get' | 'permits' | 'others'>
 

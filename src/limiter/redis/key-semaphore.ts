@@ -1,17 +1,9 @@
 import type { AppPolicy } from '../fairness/policy.js'
 import type { PermitKey } from '../types.js'
 import { HeadHint } from './head-hint.js'
-import { HeldPermits, type HeldView, type TakenBack } from './held-permits.js'
+import { HeldPermits, type HeldView, type LeftHere, type SyncedLeases, type TakenBack } from './held-permits.js'
 import type { SemaphoreKeys } from './keys.js'
-import type {
-  AcquireSent,
-  Admission,
-  LeftHere,
-  ReplyHeard,
-  SemaphoreContext,
-  SyncedLeases,
-  SyncSent,
-} from './semaphore-types.js'
+import type { AcquireSent, Admission, ReplyHeard, SemaphoreContext, SyncSent } from './semaphore-types.js'
 import { QueueBounds, type Full } from './queue-bounds.js'
 import { SafetyTimer } from './safety-timer.js'
 import { SyncBook } from './sync-book.js'

@@ -1,4 +1,3 @@
-import type { SluicePermit } from './ticket.js'
 import type { IllegalTransitionError, Waiter, WaiterState } from './waiter.js'
 
 /** How a waiter the queue bounds let in goes out: now, or after this turn of the event loop. */
@@ -33,20 +32,6 @@ export interface SyncSent {
   readonly keep: readonly string[]
   /** how many of the first `renewing` ids have a lease that cannot have run out before the sync runs */
   readonly sure: number
-}
-
-/** The leases a sync's reply speaks of (KeySemaphore.synced). */
-export interface SyncedLeases {
-  readonly lost: readonly string[]
-  readonly recounted: readonly string[]
-  /** the renewed leases last at least until then */
-  readonly leaseUntil: number
-}
-
-/** Permits a sync's reply took from this replica: `lost` (lease gone), `unsent` (counted again before their request was sent). */
-export interface LeftHere {
-  readonly lost: readonly SluicePermit[]
-  readonly unsent: readonly { readonly id: string; readonly permit: SluicePermit }[]
 }
 
 /** What a semaphore (`S`: KeySemaphore, a parameter so this module sits below it) needs from the replica around it. */

@@ -1,7 +1,7 @@
+import type { LeftHere } from './held-permits.js'
 import type { KeySemaphore } from './key-semaphore.js'
 import type { ReplicaScripts } from './replica-scripts.js'
 import { isKeyError } from './script.js'
-import type { LeftHere } from './semaphore-types.js'
 import type { Semaphores } from './semaphores.js'
 import type { SharedHooks } from './shared-types.js'
 import type { SyncReply } from './sync/index.js'
