@@ -7,9 +7,10 @@ import { logGiveBack, logNextFreeMs, logReserve, logSync } from './sliding-log.j
 export interface RateGate {
   /**
    * Reserves a start for `key` no later than `maxWaitMs` from now, or refuses without reserving. Never rejects.
-   * The limiter takes its starts with `maxWaitMs` 0: a start is spent only when it is free now.
+   * The limiter takes its starts with `maxWaitMs` 0: a start is spent only when it is free now. `waiter`:
+   * the asker's id, so starts go in the order askers began to wait on every replica (in process: the line).
    */
-  reserve(key: PermitKey, params: GcraParams, maxWaitMs: number): Reservation | Promise<Reservation>
+  reserve(key: PermitKey, params: GcraParams, maxWaitMs: number, waiter?: string): Reservation | Promise<Reservation>
   /** A start taken (its reservation's `tat`) and not sent: back, if nobody reserved after it. Never throws. */
   giveBack(key: PermitKey, params: GcraParams, tat: number): void
   /** Nobody starts on `key` for `forMs` (an upstream's Retry-After), whatever burst a later reservation has. Never throws. */
@@ -24,6 +25,8 @@ export interface RateGate {
    * was known), and at least `used` in the window (a spent quota: idempotent, every replica may say it).
    */
   sync(key: PermitKey, params: GcraParams, used: number, added: number): void
+  /** A waiter that asked with its id leaves without a start: out of the gate's order of waiters. Never throws. */
+  leave?(key: PermitKey, waiter: string): void
   /** An accepted start of a key whose rate its 429s teach, counted for every replica (absent: nothing to share). */
   countAccepted?(key: PermitKey, windowMs: number): void
   /** The accepted starts of the key within the last `windowMs`, every replica's; undefined when not known. */

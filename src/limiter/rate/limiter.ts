@@ -152,8 +152,7 @@ export class RatedLimiter implements Limiter {
       permit.release('neutral')
       throw err
     }
-    // the start was taken at most when it was asked for: the slack before the send counts from there,
-    // so a slow reply from Redis is part of it (docs/redis-limiter.md, "Rates")
+    // the slack before the send counts from the ask: a slow reply from Redis is part of it
     const at = taken.askedAt
     this.observer?.rateWaited?.(key, (performance.now() - began) / 1000)
     const id = idOf(key)
@@ -176,8 +175,9 @@ export class RatedLimiter implements Limiter {
   async #takeStart(key: PermitKey, options: AcquireOptions, params: GcraParams): Promise<Taken> {
     if (options.signal?.aborted === true) throw options.signal.reason as Error
     const place = this.#lines.join(idOf(key))
+    let waited = place.ahead > 0
+    let asked = false
     try {
-      let waited = place.ahead > 0
       if (waited) {
         const predicted = this.gate.nextFreeMs(key, params) + place.ahead * params.intervalMs
         const maxWaitMs = options.deadline - Date.now()
@@ -187,12 +187,15 @@ export class RatedLimiter implements Limiter {
       for (;;) {
         const maxWaitMs = options.deadline - Date.now()
         const askedAt = performance.now()
-        const reservation = await this.gate.reserve(key, params, 0)
+        const reservation = await this.gate.reserve(key, params, 0, place.id)
         if (reservation.granted) return { reservation, waited, askedAt }
+        waited = asked = true // and in the gate's order of waiters until it takes a start or leaves
         if (reservation.delayMs > maxWaitMs) throw tooLong(key, reservation.delayMs, maxWaitMs)
-        waited = true
         await sleep(reservation.delayMs, options.signal, this.#drained.signal)
       }
+    } catch (err) {
+      if (asked) this.gate.leave?.(key, place.id)
+      throw err
     } finally {
       place.leave()
     }
@@ -222,9 +225,8 @@ export class RatedLimiter implements Limiter {
     const id = idOf(key)
     const taught = this.#taught.get(id) ?? { learnedUntil: 0, heldUntil: 0 }
     if (evidence.rate !== undefined) this.#published(key, taught, evidence, now, !throttled && !counted)
-    // a spent quota on an answer that was let through, with a published window the sliding log follows:
-    // the log counts the quota spent (#published), so it, not a hold rounded up to whole seconds, says
-    // when the next start is free — the window's full allowance (docs/learned-limits.md, "Rates")
+    // a spent quota on an answer let through, a published log followed: the log counts it (#published),
+    // not a hold rounded up to whole seconds — the window's full allowance (docs/learned-limits.md, "Rates")
     const spentKnown =
       !throttled &&
       evidence.quotaSpent === true &&
@@ -303,8 +305,7 @@ export class RatedLimiter implements Limiter {
     const taught = this.#taught.get(id) ?? { learnedUntil: 0, heldUntil: 0 }
     if (news.holdMs !== undefined) {
       taught.heldUntil = Math.max(taught.heldUntil, now + news.holdMs)
-      // a hold with no rate published: the key's rate may be learned from its 429s, so this replica's
-      // accepted starts count too (in Redis, for every replica's estimate)
+      // no rate published: it may be learned from 429s, and this replica's accepted starts count too
       if (taught.source !== 'published') taught.estimate ??= new RateEstimate(news.holdMs, now)
     }
     if (news.rate !== undefined && news.ttlMs !== undefined) {
@@ -331,8 +332,7 @@ export class RatedLimiter implements Limiter {
     const now = this.now()
     const rates: RateStatus[] = []
     const seen = new Set<string>()
-    // configured rates used within the last minute, then whatever answers taught
-    const stale: string[] = []
+    const stale: string[] = [] // configured rates used within the last minute, then whatever answers taught
     for (const [id, used] of this.#used.entries()) {
       if (now - used.at > 60_000) {
         stale.push(id)

@@ -10,6 +10,7 @@ import {
   countAccepted,
   giveStartBack,
   holdStarts,
+  leaveStarts,
   rateEpoch,
   reserveStart,
   shareLearnedRate,
@@ -88,9 +89,22 @@ export class RedisRateGate implements RateGate {
   }
 
   /** The key is missing and this replica never started on it: new, or lost with Redis's data (then held a window). */
-  async #reserveMissing(key: PermitKey, share: GcraParams, maxWaitMs: number): Promise<RedisReservation> {
+  async #reserveMissing(
+    key: PermitKey,
+    share: GcraParams,
+    maxWaitMs: number,
+    waiter: string,
+  ): Promise<RedisReservation> {
     const lost = await this.#lostSince()
-    return reserveStart(this.host.scripts, this.#redisKey(key), share, maxWaitMs, lost ? share.windowMs : 0)
+    return reserveStart(
+      this.host.scripts,
+      this.#redisKey(key),
+      share,
+      maxWaitMs,
+      lost ? share.windowMs : 0,
+      false,
+      waiter,
+    )
   }
 
   /** news for every replica's subscriber (docs/redis-limiter.md, "Rates"): those that never used the key hear of it */
@@ -102,7 +116,7 @@ export class RedisRateGate implements RateGate {
     return this.#keys.getOrMake(`${key.instance}\0${key.endpoint}`, () => `${this.host.keyPrefix}:{${tagOf(key)}}:rate`)
   }
 
-  reserve(key: PermitKey, params: GcraParams, maxWaitMs: number): Reservation | Promise<Reservation> {
+  reserve(key: PermitKey, params: GcraParams, maxWaitMs: number, waiter = ''): Reservation | Promise<Reservation> {
     const mode = this.host.mode()
     if (mode === 'open') return GRANTED_NOW
     if (mode !== 'redis') return this.#reserveLocally(key, params, maxWaitMs)
@@ -125,8 +139,10 @@ export class RedisRateGate implements RateGate {
     const taken = this.#lastTaken.get(id)
     const lostMs = taken !== undefined && this.now() - taken < share.windowMs ? share.windowMs : 0
     return sent
-      .then(() => reserveStart(this.host.scripts, this.#redisKey(key), share, maxWaitMs, lostMs, taken === undefined))
-      .then((r) => (r.missing === true ? this.#reserveMissing(key, share, maxWaitMs) : r))
+      .then(() =>
+        reserveStart(this.host.scripts, this.#redisKey(key), share, maxWaitMs, lostMs, taken === undefined, waiter),
+      )
+      .then((r) => (r.missing === true ? this.#reserveMissing(key, share, maxWaitMs, waiter) : r))
       .then(
         (r) => {
           const now = this.now()
@@ -239,6 +255,13 @@ export class RedisRateGate implements RateGate {
         'limiter: could not count the starts an answer said the API counted; counted on this replica only',
       )
       this.#local.sync(key, params, used, added)
+    })
+  }
+
+  leave(key: PermitKey, waiter: string): void {
+    if (this.host.mode() !== 'redis') return
+    leaveStarts(this.host.scripts, this.#redisKey(key), waiter).catch(() => {
+      // its place lapses a quarter second after the start it was told
     })
   }
 

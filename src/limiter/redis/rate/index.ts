@@ -22,12 +22,13 @@ export async function reserveStart(
   maxWaitMs: number,
   lostMs = 0,
   verify = false,
+  waiter = '',
 ): Promise<RedisReservation> {
   const wait = Math.max(0, Math.floor(maxWaitMs))
   const reply = (await scripts.run(
     RATE_SCRIPT,
     [key],
-    ['r', p.intervalMs, p.toleranceMs, wait, p.windowMs, Math.ceil(lostMs), p.log ?? 0, verify ? 1 : 0],
+    ['r', p.intervalMs, p.toleranceMs, wait, p.windowMs, Math.ceil(lostMs), p.log ?? 0, verify ? 1 : 0, waiter],
   )) as [number, number, number, number, number?]
   if (Number(reply[4] ?? 0) === 1) return { delayMs: 0, granted: false, nextFreeMs: 0, missing: true }
   const granted = Number(reply[1]) === 1
@@ -51,6 +52,11 @@ export async function acceptedWithin(scripts: ScriptRunner, key: string, windowM
 
 /** Counts are kept per bucket of a hundredth of the window (at least 10 ms): ~100 numbers per key. */
 const acceptBucketMs = (windowMs: number): number => Math.max(10, Math.ceil(windowMs / 100))
+
+/** A waiter leaves without a start: out of the key's order of waiters (field `sq`). */
+export async function leaveStarts(scripts: ScriptRunner, key: string, waiter: string): Promise<void> {
+  await scripts.run(RATE_SCRIPT, [key], ['q', waiter])
+}
 
 /** The prefix's rate epoch (`<prefix>:{global}:rate-epoch`): its id, `fresh` written when it was missing. */
 export async function rateEpoch(scripts: ScriptRunner, key: string, fresh: string): Promise<string> {

@@ -7,6 +7,8 @@ import { LUA_LOG } from '../../rate/sliding-log.js'
  * clock. ARGV[1] the verb:
  *   r interval tolerance maxwait window lost n verify reserve a start → { delay, granted, next free − now, TAT }
  *       `verify` 1 (the caller never started on the key): a missing key reserves nothing, { 0, 0, 0, 0, 1 }
+ *       `waiter` (optional): the asker's id; a start free now goes to the earliest waiter (field `sq`)
+ *   q waiter                                   a waiter leaves without a start (out of `sq`)
  *   c window bucket                            an accepted start of a key whose rate its 429s teach, field `ac`
  *   k window                                   how many `c` counted within the window
  *   e id                                       the rate epoch (KEYS[1] in `{global}`): its id, `id` when it was missing
@@ -33,7 +35,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local key = KEYS[1]
 local verb = ARGV[1]
-local f = redis.call('HMGET', key, 't', 'li', 'lt', 'le', 'hu', 'w', 'lg', 'ln', 'lw', 'n', 'o', 'ac')
+local f = redis.call('HMGET', key, 't', 'li', 'lt', 'le', 'hu', 'w', 'lg', 'ln', 'lw', 'n', 'o', 'ac', 'sq')
 -- the key's time never goes back: TIME behind the last time written (the host's clock stepped back, a
 -- failover to a host whose clock is behind) adds the difference to the key's offset, kept with it
 local offset = tonumber(f[11]) or 0
@@ -71,6 +73,32 @@ if verb == 'r' then
     hset('t', 0, 'hu', hu, 'w', win)
     keep(0)
   end
+  -- starts in the order their askers began to wait, on any replica (field sq: order:expiry:waiter, one
+  -- per replica's first waiter); one that does not come back by its expiry loses its place
+  local waiter = ARGV[9] or ''
+  local queue, ahead, mine, parsed = {}, 0, nil, 0
+  if waiter ~= '' and f[13] then
+    for o, e, w in string.gmatch(f[13], '(%d+):(%d+):([^,]+)') do
+      parsed = parsed + 1
+      if tonumber(e) > now then queue[#queue + 1] = { tonumber(o), tonumber(e), w } end
+    end
+    for i = 1, #queue do if queue[i][3] == waiter then mine = queue[i][1] end end
+    for i = 1, #queue do
+      if queue[i][3] ~= waiter and (mine == nil or queue[i][1] < mine) then ahead = ahead + 1 end
+    end
+  end
+  local function line(granted, delay, tatafter)
+    if waiter == '' then return end
+    local out = {}
+    for i = 1, #queue do
+      if queue[i][3] ~= waiter then out[#out + 1] = queue[i][1] .. ':' .. queue[i][2] .. ':' .. queue[i][3] end
+    end
+    if granted == 0 then out[#out + 1] = (mine or now) .. ':' .. (now + delay + 250) .. ':' .. waiter end
+    if granted == 0 or mine ~= nil or parsed > #queue then
+      hset('sq', table.concat(out, ','))
+      keep(math.max(tatafter, now + delay + 250))
+    end
+  end
   local n = tonumber(ARGV[7]) or 0
   if le > now then
     local ln = tonumber(f[8]) or 0
@@ -86,7 +114,19 @@ if verb == 'r' then
   end
   if n > 0 then
     local live = log_parse(f[7], now, window)
+    local before = {}
+    for i = 1, #live do before[i] = live[i] end
     local delay, kept, granted, start = log_reserve(live, now, window, n, tonumber(ARGV[4]), hu)
+    if granted == 1 and ahead > 0 then
+      -- free now, but earlier waiters come first: this one's start is after theirs
+      local sim, d2 = before, 0
+      for _ = 1, ahead + 1 do
+        local d, k = log_reserve(sim, now, window, n, 1e15, hu)
+        d2, sim = d, k
+      end
+      if d2 > 0 then granted, delay, kept = 0, d2, before end
+    end
+    line(granted, delay, 0)
     if granted == 1 then
       if window > win then win = window end
       hset('lg', table.concat(kept, ','), 't', kept[#kept], 'w', win)
@@ -97,6 +137,15 @@ if verb == 'r' then
     return { delay, granted, math.max(0, nextfree, hu - now), start }
   end
   local delay, newtat, granted = gcra_reserve(tat, now, interval, tolerance, tonumber(ARGV[4]), hu)
+  if granted == 1 and ahead > 0 then
+    local sim, d2 = tat, 0
+    for _ = 1, ahead + 1 do
+      local d, t2 = gcra_reserve(sim, now, interval, tolerance, 1e15, hu)
+      d2, sim = d, t2
+    end
+    if d2 > 0 then granted, delay, newtat = 0, d2, tat end
+  end
+  line(granted, delay, tat)
   if granted == 1 then
     if window > win then win = window end
     hset('t', newtat, 'w', win)
@@ -130,6 +179,14 @@ elseif verb == 'l' then
   hset('li', ARGV[2], 'lt', ARGV[3], 'le', le, 'ln', tonumber(ARGV[7]) or 0, 'lw', tonumber(ARGV[8]) or 0)
   keep(tat)
   if ARGV[5] and ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[5], ARGV[6]) end
+  return 1
+elseif verb == 'q' then
+  if not f[13] then return 0 end
+  local out = {}
+  for o, e, w in string.gmatch(f[13], '(%d+):(%d+):([^,]+)') do
+    if w ~= ARGV[2] and tonumber(e) > now then out[#out + 1] = o .. ':' .. e .. ':' .. w end
+  end
+  hset('sq', table.concat(out, ','))
   return 1
 elseif verb == 'c' or verb == 'k' then
   -- accepted starts of a key whose rate is being learned: 'bucket start:count' pairs within the window
