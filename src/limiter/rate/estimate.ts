@@ -31,6 +31,11 @@ export class RateEstimate {
     return this.#requests === 0 ? undefined : { requests: this.#requests, windowMs: this.#windowMs, burst: 1 }
   }
 
+  /** A throttle now would find a rate (one is found, or a whole window has been counted), if any start was accepted. */
+  finds(now: number): boolean {
+    return this.#requests > 0 || now - this.#since >= this.#windowMs
+  }
+
   /** the window the accepted starts are counted over, ms */
   get windowMs(): number {
     return this.#windowMs

@@ -104,7 +104,7 @@ export class MemoryRateGate implements RateGate {
     }
   }
 
-  learn(): void {
+  learn(_key?: PermitKey, _params?: GcraParams, _ttlMs?: number): void {
     // one process: the wrapper's own record of the learned rate is all there is
   }
 

@@ -225,8 +225,7 @@ export class RatedLimiter implements Limiter {
     const id = idOf(key)
     const taught = this.#taught.get(id) ?? { learnedUntil: 0, heldUntil: 0 }
     if (evidence.rate !== undefined) this.#published(key, taught, evidence, now, !throttled && !counted)
-    // a spent quota on an answer let through, a published log followed: the log counts it (#published),
-    // not a hold rounded up to whole seconds — the window's full allowance (docs/learned-limits.md, "Rates")
+    // a spent quota let through with a published log: counted in the log, not held to whole seconds
     const spentKnown =
       !throttled &&
       evidence.quotaSpent === true &&
@@ -262,7 +261,8 @@ export class RatedLimiter implements Limiter {
     if (changed) this.#learnRate(key, taught, rate, 'published')
     else taught.learnedUntil = now + this.learning.idleMs
     const spent = evidence.quotaSpent === true ? rate.requests : 0
-    if (uncounted || spent > 0) this.gate.sync(key, taught.learnedParams!, spent, uncounted ? 1 : 0)
+    const used = Math.max(spent, uncounted ? Math.min(evidence.used ?? 0, rate.requests) : 0) // "at least": idempotent
+    if (uncounted || spent > 0) this.gate.sync(key, taught.learnedParams!, used, uncounted ? 1 : 0)
   }
 
   /** A rate in force for the key from now, shared with every replica; its constants. */
@@ -292,7 +292,7 @@ export class RatedLimiter implements Limiter {
     }
     const counted = this.gate.acceptedWithin?.(key, Math.max(estimate.windowMs, retryAfterMs))
     void (counted === undefined ? apply() : counted.then(apply))
-    return found || estimate.rate !== undefined
+    return found || estimate.rate !== undefined || (counted !== undefined && estimate.finds(now)) // Redis: found after a round trip
   }
 
   /**

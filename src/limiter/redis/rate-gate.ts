@@ -62,8 +62,6 @@ export class RedisRateGate implements RateGate {
 
   /** the prefix's rate epoch as this replica last read it: another one (or none) means Redis lost its data since */
   #epoch: string | undefined
-  /** the epoch this replica writes when it finds none */
-  readonly #freshEpoch = randomBytes(8).toString('hex')
 
   constructor(
     private readonly host: RateGateHost,
@@ -72,16 +70,21 @@ export class RedisRateGate implements RateGate {
   ) {
     this.#local = new MemoryRateGate(now)
     // read at once, so a loss before this replica's first start of a key is seen (docs/redis-limiter.md, "Rates")
-    if (host.mode() === 'redis') void this.#lostSince()
+    if (host.mode() === 'redis') void this.#lostSince(0, 'fresh')
   }
 
-  /** Whether Redis lost its data since this replica last read the rate epoch (it had read one: it knows). */
-  async #lostSince(): Promise<boolean> {
+  /**
+   * Whether Redis lost its data within `windowMs`: the epoch is another than the one this replica read
+   * (a new id is written each time one is found missing), or one made for a loss less than a window ago
+   * (so every key missing in that window is held, and a replica that started after the loss knows it).
+   */
+  async #lostSince(windowMs: number, kind: 'fresh' | 'lost'): Promise<boolean> {
     try {
-      const epoch = await rateEpoch(this.host.scripts, `${this.host.keyPrefix}:{global}:rate-epoch`, this.#freshEpoch)
-      const lost = this.#epoch !== undefined && epoch !== this.#epoch
-      this.#epoch = epoch
-      return lost
+      const key = `${this.host.keyPrefix}:{global}:rate-epoch`
+      const epoch = await rateEpoch(this.host.scripts, key, randomBytes(8).toString('hex'), kind)
+      const changed = this.#epoch !== undefined && epoch.id !== this.#epoch
+      this.#epoch = epoch.id
+      return changed || (epoch.kind === 'lost' && epoch.ageMs < windowMs)
     } catch {
       // not known: a missing key is taken as lost, a window held (never one more start)
       return true
@@ -95,7 +98,7 @@ export class RedisRateGate implements RateGate {
     maxWaitMs: number,
     waiter: string,
   ): Promise<RedisReservation> {
-    const lost = await this.#lostSince()
+    const lost = await this.#lostSince(share.windowMs, 'lost')
     return reserveStart(
       this.host.scripts,
       this.#redisKey(key),

@@ -49,6 +49,8 @@ describe('a published rate on two replicas through Redis', () => {
     const policy = '"sim";q=6;w=2'
     // each replica reads one answer: the API had counted 1, then 2 (the same two starts, not 1 + 2)
     rated[0]!.observeAnswer(key, 200, { 'ratelimit-policy': policy, ratelimit: '"sim";r=5;t=2' }, false)
+    // in the API's order (answers read out of it count a start twice: fewer starts, never more)
+    await written(prefix, 'lg')
     rated[1]!.observeAnswer(key, 200, { 'ratelimit-policy': policy, ratelimit: '"sim";r=4;t=2' }, false)
     // a start the gate counted when it was taken is not counted again with its answer
     rated[0]!.observeAnswer(key, 200, { 'ratelimit-policy': policy, ratelimit: '"sim";r=3;t=2' }, false, true)

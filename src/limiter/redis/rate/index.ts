@@ -58,9 +58,22 @@ export async function leaveStarts(scripts: ScriptRunner, key: string, waiter: st
   await scripts.run(RATE_SCRIPT, [key], ['q', waiter])
 }
 
-/** The prefix's rate epoch (`<prefix>:{global}:rate-epoch`): its id, `fresh` written when it was missing. */
-export async function rateEpoch(scripts: ScriptRunner, key: string, fresh: string): Promise<string> {
-  return String(await scripts.run(RATE_SCRIPT, [key], ['e', fresh]))
+/** The prefix's rate epoch (`<prefix>:{global}:rate-epoch`), made with `id` and `kind` when missing. */
+export interface RateEpoch {
+  readonly id: string
+  /** `lost`: made by a replica that found a key missing (Redis lost its data); `fresh`: at a start-up */
+  readonly kind: string
+  /** how long ago it was made (Redis's clock) */
+  readonly ageMs: number
+}
+
+export async function rateEpoch(scripts: ScriptRunner, key: string, id: string, kind: string): Promise<RateEpoch> {
+  const [got = '', gotKind = '', at = '0', now = '0'] = (await scripts.run(
+    RATE_SCRIPT,
+    [key],
+    ['e', id, kind],
+  )) as string[]
+  return { id: String(got), kind: String(gotKind), ageMs: Number(now) - Number(at) }
 }
 
 export async function giveStartBack(scripts: ScriptRunner, key: string, p: GcraParams, tat: number): Promise<void> {

@@ -11,7 +11,7 @@ import { LUA_LOG } from '../../rate/sliding-log.js'
  *   q waiter                                   a waiter leaves without a start (out of `sq`)
  *   c window bucket                            an accepted start of a key whose rate its 429s teach, field `ac`
  *   k window                                   how many `c` counted within the window
- *   e id                                       the rate epoch (KEYS[1] in `{global}`): its id, `id` when it was missing
+ *   e id kind                                  the rate epoch (KEYS[1] in `{global}`): id, kind, made at, now
  *       `n` > 0: the rule is a sliding log of the last n starts, field `lg` (its token is the start)
  *       `lost` > 0: the caller took a start on this key less than a window ago, so a missing key means
  *       Redis lost its data: nobody starts for `lost` ms (a window), as the starts before the loss
@@ -192,13 +192,13 @@ elseif verb == 'c' or verb == 'k' then
   -- accepted starts of a key whose rate is being learned: 'bucket start:count' pairs within the window
   local window = tonumber(ARGV[2])
   local bucket = tonumber(ARGV[3])
+  -- kept over the longest window any replica counts with, counted over the asker's
+  local keepfor = math.max(window, win)
   local pairs_, count = {}, 0
   if f[12] then
     for b, c in string.gmatch(f[12], '(%d+):(%d+)') do
-      if tonumber(b) > now - window then
-        pairs_[#pairs_ + 1] = { tonumber(b), tonumber(c) }
-        count = count + tonumber(c)
-      end
+      if tonumber(b) > now - keepfor then pairs_[#pairs_ + 1] = { tonumber(b), tonumber(c) } end
+      if tonumber(b) > now - window then count = count + tonumber(c) end
     end
   end
   if verb == 'k' then return count end
@@ -215,15 +215,16 @@ elseif verb == 'c' or verb == 'k' then
   keep(tat)
   return 1
 elseif verb == 'e' then
-  -- KEYS[1] the prefix's rate epoch (its {global} slot): its id, made ARGV[2] when missing (Redis lost its
-  -- data, or nobody asked yet); kept a day past the last ask
-  local id = redis.call('HGET', key, 'id')
-  if not id then
-    id = ARGV[2]
-    redis.call('HSET', key, 'id', id)
+  -- KEYS[1] the prefix's rate epoch (its {global} slot): { id, kind, made at, now }, made when missing
+  -- with ARGV[2] and kind ARGV[3] ('lost' when the asker found a key missing: Redis lost its data);
+  -- kept a day past the last ask
+  local e = redis.call('HMGET', key, 'id', 'kind', 'at')
+  if not e[1] then
+    e = { ARGV[2], ARGV[3], tostring(now) }
+    redis.call('HSET', key, 'id', e[1], 'kind', e[2], 'at', e[3])
   end
   redis.call('PEXPIRE', key, 86400000)
-  return id
+  return { e[1], e[2], e[3], tostring(now) }
 elseif verb == 'u' then
   local interval = tonumber(ARGV[2])
   local window = tonumber(ARGV[3])
