@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client'
 import type { Catalog } from '../catalog/types.js'
 import type { KeyStatus, Limiter, LimiterObserver } from '../limiter/types.js'
-import type { RequestRecord } from '../proxy/record.js'
+import type { RequestRecord } from '../record/record.js'
 import { AppMetrics } from './app-metrics.js'
 import type { BuildInfo } from './build-info.js'
 import { KeyCounters } from './key-counters.js'

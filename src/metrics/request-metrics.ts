@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client'
-import type { Outcome, RequestRecord } from '../proxy/record.js'
+import type { Outcome, RequestRecord } from '../record/record.js'
 import { QUEUE_WAIT_BUCKETS, REQUEST_BUCKETS, SOCKET_WAIT_BUCKETS, UPSTREAM_BUCKETS } from './buckets.js'
 import { CellCounter, CellHistogram, type CounterCell, type HistogramCell } from './cells.js'
 import { codeLabel, methodLabel, UNAUTHENTICATED_ORG } from './labels.js'
