@@ -13,7 +13,7 @@ const DEVELOPMENT = fileURLToPath(new URL('../../docs/development.md', import.me
 /** The layer of each folder, from the table's rows `| 3 | \`budget\`, \`catalog\` |`. */
 function layers(): Map<string, number> {
   const text = readFileSync(DEVELOPMENT, 'utf8')
-  const rows = [...text.matchAll(/^ *\| (\d+) \| (`[^|]+) \|/gm)]
+  const rows = [...text.matchAll(/^ *\| (\d+) \| (`[a-z-]+`(?:, `[a-z-]+`)*)(?: \([^|]*\))? \|/gm)]
   return new Map(rows.flatMap((row) => [...row[2]!.matchAll(/`([a-z-]+)`/g)].map((m) => [m[1]!, Number(row[1])])))
 }
 
