@@ -7,30 +7,6 @@ import { fileImports, importCircles } from './imports.js'
  * layout tests enforce").
  */
 
-/**
- * TEMPORARY, until the branch that gives each piece of src/limiter/redis's state one owner is merged
- * (it removes these circles): the circles known today, each as its sorted files. Empty it after that
- * merge; the last test fails while a listed circle no longer exists, so it cannot be forgotten.
- */
-const LIMITER_CIRCLES_UNTIL_OWNER_MERGE: readonly (readonly string[])[] = [
-  [
-    'src/limiter/redis/adoption.ts',
-    'src/limiter/redis/releases.ts',
-    'src/limiter/redis/shared.ts',
-    'src/limiter/redis/sync-loop.ts',
-    'src/limiter/redis/waiting.ts',
-  ],
-  [
-    'src/limiter/redis/key-semaphore.ts',
-    'src/limiter/redis/queue-bounds.ts',
-    'src/limiter/redis/semaphore-types.ts',
-    'src/limiter/redis/waiter.ts',
-  ],
-]
-
-const known = (circle: readonly string[]): boolean =>
-  LIMITER_CIRCLES_UNTIL_OWNER_MERGE.some((k) => k.join(' ') === circle.join(' '))
-
 describe('src/ files', () => {
   it('see every import, type-only ones included', () => {
     const imports = fileImports()
@@ -51,12 +27,6 @@ describe('src/ files', () => {
   })
 
   it('import each other in no circle', () => {
-    expect(importCircles(fileImports()).filter((c) => !known(c))).toEqual([])
-  })
-
-  it('still have every circle of the temporary list (else remove it from the list)', () => {
-    const circles = importCircles(fileImports())
-    const gone = LIMITER_CIRCLES_UNTIL_OWNER_MERGE.filter((k) => !circles.some((c) => c.join(' ') === k.join(' ')))
-    expect(gone).toEqual([])
+    expect(importCircles(fileImports())).toEqual([])
   })
 })

@@ -87,7 +87,7 @@ function scan(): FileImport[] {
 export function importCircles(imports: readonly FileImport[]): string[][] {
   const next = new Map<string, string[]>()
   for (const { from, to } of imports) next.set(from, [...(next.get(from) ?? []), to])
-  // Tarjan's algorithm, iterative enough for src/'s depth
+  // Tarjan's algorithm (recursive: src/'s imports are a few files deep)
   let counter = 0
   const index = new Map<string, number>()
   const low = new Map<string, number>()
