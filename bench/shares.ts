@@ -68,7 +68,7 @@ interface BenchWaiter {
  * its followers asked) or without (uncapped: the total alone).
  */
 function boundsNs(policy: AppPolicy, followers: (() => number) | undefined): number {
-  const bounds = new QueueBounds()
+  const bounds = new QueueBounds<unknown>()
   const ring: (BenchWaiter | undefined)[] = Array.from({ length: 64 }, () => undefined)
   const options = { maxQueue: 1000, followers }
   return nsPer(1_000_000, (i) => {
@@ -76,12 +76,12 @@ function boundsNs(policy: AppPolicy, followers: (() => number) | undefined): num
     if (old !== undefined) {
       old.state = 'granted'
       old.live = false
-      bounds.moved(old as unknown as Waiter, 'queued', 'granted')
+      bounds.moved(old as unknown as Waiter<unknown>, 'queued', 'granted')
     }
     const waiter: BenchWaiter = { policy, ticket: { options }, state: 'new', live: true }
-    bounds.enter(waiter as unknown as Waiter)
+    bounds.enter(waiter as unknown as Waiter<unknown>)
     waiter.state = 'queued'
-    bounds.moved(waiter as unknown as Waiter, 'new', 'queued')
+    bounds.moved(waiter as unknown as Waiter<unknown>, 'new', 'queued')
     ring[i & 63] = waiter
   })
 }

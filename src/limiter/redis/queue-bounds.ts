@@ -31,7 +31,7 @@ interface Ahead {
 const isCapped = (waiter: Waiter<unknown>): boolean => Number.isFinite(waiter.policy.maxQueued)
 
 /** A capped app's followers of identical calls on the key now: they take part of its `maxQueued` (docs/reuse.md). */
-const followersOf = (waiter: Waiter): number => waiter.ticket.options.followers?.() ?? 0
+const followersOf = (waiter: Waiter<unknown>): number => waiter.ticket.options.followers?.() ?? 0
 
 /**
  * One key's queue bounds on this replica — `queue.maxLength` and each app's `maxQueued`, both per
