@@ -34,7 +34,7 @@ import { Reuse } from './reuse/index.js'
 import { MemoryAfterBurst } from './proxy/memory-after-burst.js'
 import { OpenRequests } from './proxy/open-requests.js'
 import { budgetStatus, MemoryBudget } from './budget/budget.js'
-import { FairShare } from './limiter/fairness/policy.js'
+import { FairShare, queueShareOf } from './limiter/fairness/policy.js'
 import { memoryBudgetBytes } from './budget/limit.js'
 import { budgetMetrics } from './budget/metrics.js'
 import { forwardProxyField } from './startup-line.js'
@@ -208,7 +208,8 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   })
   // Permits not spent: identical reads share a call, lookup lists may be cached, hopeless waits are refused at once (checked before the limiter connects).
   const endpointIds = endpoints.map((e) => e.id)
-  const fairShare = new FairShare(settings.fairness)
+  // the same shares as the limiter's (src/limiter/index.ts): followers count toward them
+  const fairShare = new FairShare(settings.fairness, queueShareOf(settings.queue, settings.apps.enabled))
   const reuse = new Reuse(settings.coalesce, settings.cache, {
     registry: metrics.registry,
     endpointIds,
@@ -219,6 +220,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     budget,
     // an app's followers count toward its maxQueued (docs/reuse.md, "How many may follow")
     maxQueuedOf: (app) => fairShare.of(app).maxQueued,
+    queuedByShare: (app) => fairShare.of(app).queuedByShare === true,
     warn: (fields, message) => log.warn(fields, message),
   })
   const rated = await createLimiter(settings, { log, observer: metrics.observer })

@@ -205,6 +205,8 @@ export function createProxyHandler(ctx: ProxyContext, route: UpstreamRoute) {
       // `requeued`: the request waited before (sent back by the API, a permit held back): it goes back
       // to its old place in the queue; a first attempt takes its place as it arrives.
       let backOffs = 0
+      // the app's followers on the key count toward its maxQueued with its waiters (docs/reuse.md)
+      const followers = ctx.reuse?.followersOf(key.instance, key.endpoint, call.app)
       for (let requeued = false; ; requeued = true) {
         // Awaited in the handler's own frame: a wrapper's would be one more object per queued request
         // (docs/benchmarks.md, "Where a queued request's heap goes (live bytes)").
@@ -226,6 +228,7 @@ export function createProxyHandler(ctx: ProxyContext, route: UpstreamRoute) {
               client,
               spans,
               endpoint.rate,
+              followers,
             ),
           )
         } catch (err) {
