@@ -2,7 +2,8 @@
  * heartbeat: a replica says it is alive and which semaphores it uses (docs/redis-limiter.md, "Scripts").
  * KEYS: replicas active   (both in the `{global}` slot)
  * ARGV: replica ttlMs leave tag...
- * Reply: the ids of the replicas alive (this one included unless leaving)
+ * Reply: Redis time (ms), then each live replica (this one included unless leaving) and its registry
+ * expiry (ms): the `local` fallback's shares are read from when each replica last beat (local-share.ts)
  */
 export const HEARTBEAT_LUA = `
 if redis.replicate_commands then redis.replicate_commands() end
@@ -22,5 +23,8 @@ redis.call('ZREMRANGEBYSCORE', replicas, '-inf', now)
 redis.call('ZREMRANGEBYSCORE', active, '-inf', now)
 redis.call('PEXPIRE', replicas, ttl * 4)
 redis.call('PEXPIRE', active, ttl * 4)
-return redis.call('ZRANGE', replicas, 0, -1)
+local out = { tostring(now) }
+local listed = redis.call('ZRANGE', replicas, 0, -1, 'WITHSCORES')
+for i = 1, #listed do out[#out + 1] = listed[i] end
+return out
 `
