@@ -19,6 +19,8 @@ export class HeardRegistry {
   /** Redis ms of the first beat of this replica's unbroken run */
   #since = -Infinity
   #basis: ShareBasis = NO_BASIS
+  /** heartbeats sent since the last one answered: one failed (its write unknown) leaves nothing to check */
+  #unanswered = 0
   readonly #shares = new BoundedMap<string, number>(REMEMBERED_SHARES)
 
   readonly staleMs: number
@@ -36,11 +38,25 @@ export class HeardRegistry {
     return Math.max(1, this.#reading?.beats.size ?? 0)
   }
 
-  /** A heartbeat sent at `sentAt` (monotonic) was answered with `reading`. */
-  heard(reading: RegistryReading, sentAt: number): void {
+  /** A heartbeat is sent now: returns the monotonic time to hand to `heard` with its answer. */
+  sending(): number {
+    this.#unanswered++
+    return this.now()
+  }
+
+  /**
+   * A heartbeat sent at `sentAt` was answered with `reading`. True when the registry went back in
+   * time: this replica's last beat, written by the heartbeat before (answered, none lost between), is
+   * not what this one found — a rollback even on keys idle here (docs/redis-limiter.md, "Failure modes").
+   */
+  heard(reading: RegistryReading, sentAt: number): boolean {
+    const wrote = this.#reading?.beats.get(this.self)
+    const wentBack = this.#unanswered === 1 && wrote !== undefined && reading.before !== wrote
+    this.#unanswered = 0
     if (this.#reading === undefined || reading.at - this.#reading.at > this.staleMs) this.#since = reading.at
     this.#reading = reading
     this.#sentAt = sentAt
+    return wentBack
   }
 
   /** This replica falls back now: the shares rest on what it heard until it is back in `redis`. */

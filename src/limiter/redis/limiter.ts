@@ -340,14 +340,14 @@ export class RedisLimiter implements Limiter {
   }
 
   async #heartbeat(leave: boolean): Promise<void> {
-    const sentAt = performance.now()
+    const sentAt = this.#heard.sending()
     const reading = await heartbeat(this.#scripts, this.#global, {
       replicaId: this.replicaId,
       ttlMs: this.#settings.leaseMs,
       leave,
       activeTags: leave ? [] : this.#shared.announcedTags(),
     })
-    if (!leave) this.#heard.heard(reading, sentAt)
+    if (!leave && this.#heard.heard(reading, sentAt)) this.#shared.stateWentBack()
   }
 
   /** Every lease third: renew leases and liveness, find lost grants, tell the registry we live. */

@@ -5,6 +5,8 @@ import type { PermitKey } from '../types.js'
 export interface RegistryReading {
   readonly at: number
   readonly beats: ReadonlyMap<string, number>
+  /** this replica's last beat as the heartbeat found it before writing (undefined: none listed) */
+  readonly before?: number
 }
 
 /** What this replica's `local` shares rest on, fixed when it falls back (docs/redis-limiter.md, "Failure modes"). */

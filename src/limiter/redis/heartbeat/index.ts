@@ -15,8 +15,8 @@ export interface HeartbeatArgs {
 }
 
 /**
- * Resolves with the registry as this heartbeat read it: Redis's time and each live replica's last
- * beat (its expiry less the lease: every replica of a deployment has the same `leaseMs`).
+ * Resolves with the registry as this heartbeat read it: Redis's time, this replica's last beat as it
+ * found it, and each live replica's last beat (its expiry less the lease: one `leaseMs` for all).
  */
 export async function heartbeat(scripts: ScriptRunner, keys: GlobalKeys, a: HeartbeatArgs): Promise<RegistryReading> {
   const reply = stringsOf(
@@ -27,6 +27,7 @@ export async function heartbeat(scripts: ScriptRunner, keys: GlobalKeys, a: Hear
     ),
   )
   const beats = new Map<string, number>()
-  for (let i = 1; i + 1 < reply.length; i += 2) beats.set(reply[i]!, Number(reply[i + 1]) - a.ttlMs)
-  return { at: Number(reply[0]), beats }
+  for (let i = 2; i + 1 < reply.length; i += 2) beats.set(reply[i]!, Number(reply[i + 1]) - a.ttlMs)
+  const before = reply[1] === '' || reply[1] === undefined ? undefined : Number(reply[1]) - a.ttlMs
+  return { at: Number(reply[0]), beats, before }
 }
