@@ -56,6 +56,7 @@ export class HeardRegistry {
     if (this.#reading === undefined || reading.at - this.#reading.at > this.staleMs) this.#since = reading.at
     this.#reading = reading
     this.#sentAt = sentAt
+    this.#shares.clear() // kept only through an outage (the basis changes only when falling back)
     return wentBack
   }
 
