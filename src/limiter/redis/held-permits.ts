@@ -9,6 +9,30 @@ export interface Held {
   readonly grantedAt: number
 }
 
+/** A permit given back: `heldAll`, this replica held every permit of the key (KeySemaphore.handOver). */
+export interface TakenBack {
+  readonly heldAll: boolean
+  readonly leaseUntil: number
+  readonly grantedAt: number
+}
+
+/** The leases a sync's reply speaks of (KeySemaphore.synced). */
+export interface SyncedLeases {
+  readonly lost: readonly string[]
+  readonly recounted: readonly string[]
+  /** the renewed leases last at least until then */
+  readonly leaseUntil: number
+}
+
+/** Permits a sync's reply took from this replica: `lost` (lease gone), `unsent` (counted again before their request was sent). */
+export interface LeftHere {
+  readonly lost: readonly SluicePermit[]
+  readonly unsent: readonly { readonly id: string; readonly permit: SluicePermit }[]
+}
+
+/** What others may read of a key's held permits (KeySemaphore.held): they change only through KeySemaphore's verbs. */
+export type HeldView = Pick<HeldPermits, 'size' | 'get' | 'permits' | 'others'>
+
 /**
  * The permits one key's semaphore holds here, by Redis id, with a lower bound of each lease (docs/
  * redis-limiter.md, "Leases"). Part of KeySemaphore, which decides when one is given back or handed over.
@@ -59,9 +83,12 @@ export class HeldPermits {
     this.#held.set(id, { permit, leaseUntil, grantedAt })
   }
 
-  /** Given back, handed over or lost: no longer ours. */
-  remove(id: string): void {
+  /** Given back or handed over: no longer ours. What it was, or undefined when `permit` is not held under `id` (lost already). */
+  takeBack(id: string, permit: SluicePermit, heldAll: boolean): TakenBack | undefined {
+    const held = this.#held.get(id)
+    if (held?.permit !== permit) return undefined
     this.#held.delete(id)
+    return { heldAll, leaseUntil: held.leaseUntil, grantedAt: held.grantedAt }
   }
 
   /** Redis no longer counts this permit (its lease ran out and was purged): it is lost. */
