@@ -5,7 +5,7 @@ import { localShare } from '../../../src/limiter/redis/local-share.js'
 import type { Permit, PermitKey } from '../../../src/limiter/types.js'
 import { needs } from '../../support/tools.js'
 import { useRedis } from '../../support/use-redis.js'
-import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
+import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings, heardByAll } from './helpers.js'
 
 // In the `local` fallback the replicas' shares of a key add up to its limit, never more: a limit-1
 // key on three replicas is one slot, not three (docs/redis-limiter.md, "Failure modes";
@@ -55,7 +55,7 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`three replicas in local fall
     const settings = testSettings(redis.url, { leaseMs: 600 })
     limiters = await Promise.all([1, 2, 3].map((i) => redisLimiter(settings, { replicaId: `r${i}` })))
     await eventually(() => limiters.every((l) => l.replicas() === 3), 5_000, 'every replica seeing three')
-    await sleep(600) // three heartbeats: each has heard that the others heard it (it claims its slots only then)
+    await heardByAll(redis.client(), settings.keyPrefix, 3) // each takes its slots only then
     await redis.stop()
     await eventually(() => limiters.every((l) => l.mode() === 'local'), 10_000, 'every replica in local')
     const gone = new AbortController()
@@ -88,7 +88,7 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`three replicas in local fall
     const settings = testSettings(redis.url, { leaseMs: 3_000 }) // a heartbeat a second: the others hear c late
     limiters = await Promise.all([1, 2].map((i) => redisLimiter(settings, { replicaId: `r${i}` })))
     await eventually(() => limiters.every((l) => l.replicas() === 2), 5_000, 'both seeing two')
-    await sleep(1_100) // each has beaten since the other's first beat
+    await heardByAll(redis.client(), settings.keyPrefix, 2) // both take their slots
     limiters.push(await redisLimiter(settings, { replicaId: 'late' }))
     await redis.stop() // right after the newcomer's first heartbeat
     await eventually(() => limiters.every((l) => l.mode() === 'local'), 10_000, 'every replica in local')

@@ -3,7 +3,7 @@ import type { LimiterMode, Permit } from '../../../src/limiter/types.js'
 import { leftInRedis } from '../../support/redis.js'
 import { useRedis } from '../../support/use-redis.js'
 import { localShare } from '../../../src/limiter/redis/local-share.js'
-import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
+import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings, heardByAll } from './helpers.js'
 import { needs } from '../../support/tools.js'
 
 const redis = useRedis({ each: true })
@@ -50,7 +50,7 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
         5_000,
         'three replicas',
       )
-      await sleep(3 * 200) // three heartbeats: each has heard that the others heard it (it claims its slots only then)
+      await heardByAll(redis.client(), settings.keyPrefix, 3) // each takes its slots only then
       await redis.stop()
       await eventually(() => limiters.every((l) => l.mode() === 'local'), 5_000, 'local mode')
       const live = limiters.map((l) => l.replicaId)

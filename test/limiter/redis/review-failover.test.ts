@@ -8,7 +8,7 @@ import { rollBack, snapshot } from '../../support/rollback.js'
 import { needs } from '../../support/tools.js'
 import { useRedis } from '../../support/use-redis.js'
 import { permitId } from './fake-scripts.js'
-import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
+import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings, heardByAll } from './helpers.js'
 import { sharedOnRedis } from './shared-on-redis.js'
 
 // Review of the failover change (rollback ghosts, local shares). Each test here failed on the branch
@@ -105,7 +105,7 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`the switch into local fallba
     const b = await redisLimiter(settings, { replicaId: 'b' })
     limiters = [a, b]
     await eventually(() => a.replicas() === 2 && b.replicas() === 2, 5_000, 'both seeing two')
-    await sleep(600) // three heartbeats: each has heard that the other heard it (it claims its slots only then)
+    await heardByAll(redis.client(), settings.keyPrefix, 2) // each takes its slots only then
     const live = [a.replicaId, b.replicaId]
     const owner = localShare(1, key, a.replicaId, { live, claims: true }) === 1 ? a : b
     const other = owner === a ? b : a
