@@ -21,6 +21,8 @@ export class HeardRegistry {
   #basis: ShareBasis = NO_BASIS
   /** heartbeats sent since the last one answered: one failed (its write unknown) leaves nothing to check */
   #unanswered = 0
+  /** fell back since the last reading */
+  #out = false
   readonly #shares = new BoundedMap<string, number>(REMEMBERED_SHARES)
 
   readonly staleMs: number
@@ -51,18 +53,26 @@ export class HeardRegistry {
    */
   heard(reading: RegistryReading, sentAt: number): boolean {
     const wrote = this.#reading?.beats.get(this.self)
+    const unbroken = this.#unanswered === 1 && wrote !== undefined && reading.before === wrote
     const wentBack = this.#unanswered === 1 && wrote !== undefined && reading.before !== wrote
+    // A new run unless this beat follows the last one on the same registry: none lost or unanswered
+    // between, no fall-back (a reconnect may reach another server, with its own clock), no gap.
+    if (!unbroken || this.#out || reading.at - this.#reading!.at > this.staleMs) this.#since = reading.at
     this.#unanswered = 0
-    if (this.#reading === undefined || reading.at - this.#reading.at > this.staleMs) this.#since = reading.at
+    this.#out = false
     this.#reading = reading
     this.#sentAt = sentAt
     this.#shares.clear() // kept only through an outage (the basis changes only when falling back)
     return wentBack
   }
 
-  /** This replica falls back now: the shares rest on what it heard until it is back in `redis`. */
-  fellBack(): void {
-    const fresh = this.now() - this.#sentAt <= this.staleMs
+  /**
+   * This replica falls back now: the shares rest on what it heard until it is back in `redis`. A
+   * script that timed out failed `failedAgoMs` ago: the outage began by its send, not by its timeout.
+   */
+  fellBack(failedAgoMs = 0): void {
+    this.#out = true
+    const fresh = this.now() - failedAgoMs - this.#sentAt <= this.staleMs
     this.#basis = shareBasis(this.self, this.#reading, this.#since, fresh, this.staleMs)
     this.#shares.clear()
   }

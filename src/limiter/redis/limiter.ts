@@ -19,7 +19,7 @@ import type {
 import { connect, firstReady, type Connections } from './connection.js'
 import { Fallback } from './fallback.js'
 import { HeardRegistry } from './heard-registry.js'
-import { LeaseLostError } from './errors.js'
+import { LeaseLostError, RedisTimeoutError } from './errors.js'
 import { dataLossLogs, type RedisLimiterDeps, type RedisLimiterLog } from './limiter-deps.js'
 import { heartbeat } from './heartbeat/index.js'
 import { globalKeysOf, grantChannelPrefix, type GlobalKeys } from './keys.js'
@@ -291,7 +291,7 @@ export class RedisLimiter implements Limiter {
       { err, fallback: this.#settings.fallback },
       `limiter: Redis unreachable, falling back to ${this.#settings.fallback}`,
     )
-    this.#heard.fellBack()
+    this.#heard.fellBack(err instanceof RedisTimeoutError ? this.#settings.commandTimeoutMs : 0)
     this.#setMode(this.#settings.fallback)
     this.#fallback.pinAll(this.#shared.heldPermits(), this.#shared.othersHeld())
     for (const ticket of this.#shared.detachWaiters()) this.#route(ticket)

@@ -22,11 +22,13 @@ export const NO_BASIS: ShareBasis = { live: [], claims: false }
 
 /**
  * The basis of this replica's shares, from its last heartbeat's reading. `since` is the Redis time of
- * the first beat of its unbroken run (no two beats over `staleMs` apart); `fresh`: it fell back within
- * `staleMs` of sending that last heartbeat. It claims only when every other live replica has beaten
- * since its run began (each one's own last reading lists it), so views that disagree — a replica
- * just joined, one stalled and back, one dead — never let two replicas claim one slot: the proof is in
- * docs/redis-limiter.md, "Failure modes", and `local-share-property.test.ts` checks it.
+ * the first beat of its unbroken run (beats under `staleMs` apart on one registry that kept them, no
+ * fall-back between); `fresh`: it fell back within `staleMs` of sending that last heartbeat. It claims
+ * only when its run has lasted `staleMs` (every replica alive has beaten on this registry since, so
+ * "only I am listed" proves something) and every other live replica has beaten since its run began
+ * (each one's last reading lists it), so views that disagree — a replica just joined, one stalled and
+ * back, one dead, a registry lost or rolled back — never let two replicas claim one slot: the proof is
+ * in docs/redis-limiter.md, "Failure modes", and `local-share-property.test.ts` checks it.
  */
 export function shareBasis(
   self: string,
@@ -39,7 +41,7 @@ export function shareBasis(
   const live = [...reading.beats].filter(([id, beat]) => id === self || reading.at - beat <= staleMs).map(([id]) => id)
   if (!live.includes(self)) live.push(self)
   const heardBy = (id: string): boolean => id === self || (reading.beats.get(id) ?? -Infinity) > since
-  return { live, claims: fresh && live.every(heardBy) }
+  return { live, claims: fresh && reading.at - since >= staleMs && live.every(heardBy) }
 }
 
 const score = (key: PermitKey, slot: number, id: string): number =>

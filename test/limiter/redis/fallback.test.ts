@@ -73,6 +73,7 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
       const limiter = await redisLimiter(settings)
       expect(limiter.mode()).toBe('redis')
       const fromRedis = [await limiter.acquire(key, opts(2)), await limiter.acquire(key, opts(2))]
+      await heardByAll(redis.client(), settings.keyPrefix, 1) // it takes its local slots only then
       await redis.stop()
       await eventually(() => limiter.mode() === 'local', 5_000, 'local mode')
       let local: Permit | undefined

@@ -30,12 +30,44 @@ describe('the registry as a replica heard it', () => {
   it('falls back stale (over two heartbeats after sending its last answered one): takes no slot', () => {
     let now = 0
     const heard = new HeardRegistry('a', 1_000, () => now)
-    heard.heard(reading(1_000, { a: 1_000 }), heard.sending())
-    now = 2_000
+    for (const at of [1_000, 2_000, 3_000]) {
+      now = at
+      heard.heard(reading(at, { a: at }, at === 1_000 ? undefined : at - 1_000), heard.sending())
+    }
+    now = 5_000
     heard.fellBack()
     expect(heard.shareOf(key, 5)).toBe(5)
-    now = 2_001
+    now = 5_001
     heard.fellBack()
     expect(heard.shareOf(key, 5)).toBe(0)
+    now = 7_000 // a script sent at 5,000 timed out now: the outage began by its send
+    heard.fellBack(2_000)
+    expect(heard.shareOf(key, 5)).toBe(5)
+  })
+
+  it('takes no slot before its run has lasted two heartbeats on one registry (after a start, a registry lost or rolled back, a fall-back)', () => {
+    const beat = (heard: HeardRegistry, clock: { now: number }, at: number, before?: number): void => {
+      clock.now = at
+      heard.heard(reading(at, { a: at }, before), heard.sending())
+    }
+    const share = (beats: [number, number?][]): number => {
+      const clock = { now: 0 }
+      const heard = new HeardRegistry('a', 1_000, () => clock.now)
+      for (const [at, before] of beats) beat(heard, clock, at, before)
+      heard.fellBack()
+      return heard.shareOf(key, 5)
+    }
+    expect(share([[1_000], [2_000, 1_000]]), 'a run of one heartbeat').toBe(0)
+    expect(share([[1_000], [2_000, 1_000], [3_000, 2_000]]), 'of two').toBe(5)
+    expect(share([[1_000], [2_000, 1_000], [3_000, 2_000], [4_000], [5_000, 4_000]]), 'its beat lost').toBe(0)
+    expect(share([[1_000], [2_000, 1_000], [3_000, 2_000], [4_000, 2_000], [5_000, 4_000]]), 'rolled back').toBe(0)
+    const clock = { now: 0 }
+    const heard = new HeardRegistry('a', 1_000, () => clock.now)
+    for (const [at, before] of [[1_000], [2_000, 1_000], [3_000, 2_000]]) beat(heard, clock, at!, before)
+    heard.fellBack()
+    beat(heard, clock, 4_000, 3_000) // back on Redis: perhaps another server
+    beat(heard, clock, 5_000, 4_000)
+    heard.fellBack()
+    expect(heard.shareOf(key, 5), 'back from a fall-back one heartbeat ago').toBe(0)
   })
 })

@@ -85,9 +85,9 @@ export async function eventually(
 }
 
 /**
- * Waits until `n` replicas are in the heartbeat registry and each has beaten twice since: each one's
- * last reading then shows every other beating after its own run began, so each takes its slots in
- * the `local` fallback (local-share.ts) — waited for on Redis, not on a timer.
+ * Waits until `n` replicas are in the heartbeat registry and each has beaten three times since: each
+ * one's run has lasted two heartbeats and its last reading shows every other beating after its run
+ * began, so each takes its slots in the `local` fallback (local-share.ts) — waited for on Redis.
  */
 export async function heardByAll(redis: Redis, prefix: string, n: number, timeoutMs = 10_000): Promise<void> {
   const replicas = globalKeysOf(prefix).replicas
@@ -103,10 +103,10 @@ export async function heardByAll(redis: Redis, prefix: string, n: number, timeou
       const now = await read()
       for (const [id, score] of now) if (last.get(id) !== score) beats.set(id, (beats.get(id) ?? 0) + 1)
       last = now
-      return [...now.keys()].every((id) => (beats.get(id) ?? 0) >= 2)
+      return [...now.keys()].every((id) => (beats.get(id) ?? 0) >= 3)
     },
     timeoutMs,
-    'every replica beating twice',
+    'every replica beating three times',
   )
 }
 
