@@ -45,7 +45,6 @@ export async function createLimiter(
   // Loaded only when used: ioredis alone adds about 10 MB to an in-process replica's resident
   // memory (docs/benchmarks.md, "Memory").
   const { createRedisLimiter, RedisRateGate } = await import('./redis/index.js')
-  const { localShare } = await import('./redis/local-share.js')
   // the rate gate hears of mode changes too (a fallback's end); it is made once the limiter exists
   const late: { gate?: InstanceType<typeof RedisRateGate> } = {}
   const modes: LimiterObserver = {
@@ -62,7 +61,7 @@ export async function createLimiter(
     keyPrefix: settings.redis.keyPrefix,
     mode: () => redis.mode(),
     replicas: () => redis.replicas(),
-    shareOf: (key: PermitKey, n: number) => localShare(n, key, redis.replicaId, redis.alive),
+    shareOf: (key: PermitKey, n: number) => redis.heard.shareOf(key, n),
     settleMs: 2 * settings.redis.leaseMs,
   }
   const gate = (late.gate = new RedisRateGate(host, deps.log))

@@ -101,7 +101,7 @@ describe('the GCRA rule (fake clock)', () => {
       const starts: number[] = []
       for (let r = 0; r < replicas; r++) {
         // the concurrency fallback's rule picks each replica's share (src/limiter/redis/local-share.ts)
-        const share = shareOf(params, localShare(params.spaced, key, ids[r]!, ids))
+        const share = shareOf(params, localShare(params.spaced, key, ids[r]!, { live: ids, claims: true }))
         let now = 0
         const gate = new MemoryRateGate(() => now)
         const rnd = random(r + 1)
