@@ -55,7 +55,7 @@ export class RedisLimiter implements Limiter {
   readonly #rateNews: RateNewsHub
   readonly #fallback: Fallback
   readonly #syncMs: number
-  readonly #heard: HeardRegistry // the registry as last heard: the `local` fallback's shares rest on it
+  readonly heard: HeardRegistry // the registry as last heard: the `local` fallback's shares (of slots, of starts) rest on it
 
   #mode: LimiterMode
   #reached = false // Redis answered once since start (ready())
@@ -78,7 +78,7 @@ export class RedisLimiter implements Limiter {
     this.replicaId = `${(deps.replicaId ?? `${hostname()}-${process.pid}`).replace(/\s/g, '-')}.${randomBytes(4).toString('hex')}`
     this.#mode = settings.fallback
     this.#syncMs = Math.max(50, Math.floor(settings.leaseMs / 3))
-    this.#heard = new HeardRegistry(this.replicaId, this.#syncMs)
+    this.heard = new HeardRegistry(this.replicaId, this.#syncMs)
     this.#global = globalKeysOf(settings.keyPrefix)
     const channelPrefix = grantChannelPrefix(settings.keyPrefix)
     this.#channel = channelPrefix + this.replicaId
@@ -88,7 +88,7 @@ export class RedisLimiter implements Limiter {
       {
         makePermit: (key, limits, grant, waitedMs, app) => this.#permit(key, limits, grant, waitedMs, app),
         limitOf: (key, limits) => this.#shared.knownLimit(key, limits),
-        shareOf: (key, limit) => this.#heard.shareOf(key, limit),
+        shareOf: (key, limit) => this.heard.shareOf(key, limit),
         grantedAfterRecovery: () => void this.#adoptUnshared(),
         redisIsBack: () => this.#mode === 'redis',
       },
@@ -173,7 +173,7 @@ export class RedisLimiter implements Limiter {
   }
 
   replicas(): number {
-    return this.#heard.replicas()
+    return this.heard.replicas()
   }
 
   /** Holds and rates other replicas' answers taught (rate/news.ts), for the rate limiter around this one. */
@@ -291,7 +291,7 @@ export class RedisLimiter implements Limiter {
       { err, fallback: this.#settings.fallback },
       `limiter: Redis unreachable, falling back to ${this.#settings.fallback}`,
     )
-    this.#heard.fellBack(err instanceof RedisTimeoutError ? this.#settings.commandTimeoutMs : 0)
+    this.heard.fellBack(err instanceof RedisTimeoutError ? this.#settings.commandTimeoutMs : 0)
     this.#setMode(this.#settings.fallback)
     this.#fallback.pinAll(this.#shared.heldPermits(), this.#shared.othersHeld())
     for (const ticket of this.#shared.detachWaiters()) this.#route(ticket)
@@ -321,7 +321,7 @@ export class RedisLimiter implements Limiter {
     this.#setMode('redis')
     this.#lastError = undefined
     this.#log.info(
-      { replicas: this.#heard.replicas(), replicaId: this.replicaId },
+      { replicas: this.heard.replicas(), replicaId: this.replicaId },
       'limiter: sharing permits through Redis',
     )
     // Move the local waiters into the Redis queues, oldest first, before any local slot frees up.
@@ -340,14 +340,14 @@ export class RedisLimiter implements Limiter {
   }
 
   async #heartbeat(leave: boolean): Promise<void> {
-    const sentAt = this.#heard.sending()
+    const sentAt = this.heard.sending()
     const reading = await heartbeat(this.#scripts, this.#global, {
       replicaId: this.replicaId,
       ttlMs: this.#settings.leaseMs,
       leave,
       activeTags: leave ? [] : this.#shared.announcedTags(),
     })
-    if (!leave && this.#heard.heard(reading, sentAt)) this.#shared.stateWentBack()
+    if (!leave && this.heard.heard(reading, sentAt)) this.#shared.stateWentBack()
   }
 
   /** Every lease third: renew leases and liveness, find lost grants, tell the registry we live. */
@@ -364,7 +364,7 @@ export class RedisLimiter implements Limiter {
   async status(): Promise<LimiterStatus> {
     const details: Record<string, unknown> = {
       replicaId: this.replicaId,
-      replicas: this.#heard.replicas(),
+      replicas: this.heard.replicas(),
       redis: this.#mode === 'redis' ? 'connected' : 'unreachable',
       fallback: this.#settings.fallback,
       leaseMs: this.#settings.leaseMs,

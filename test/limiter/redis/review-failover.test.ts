@@ -191,15 +191,34 @@ describe('the memory of waiters done here (Semaphores.#retired, 4,096 ids across
 })
 
 describe('starts in local fallback (LIMITER-CHECKLIST: "Rates — every item above, for starts as well as slots")', () => {
-  // Known gap, not yet fixed: the rate gate's local share is still max(1, floor(spaced / replicas)): a small rate is multiplied in fallback.
-  // it.fails: this test turns red when the gap closes; then make it a plain it().
-  it.fails(
-    'a rate of 1 start per window on 3 replicas: the replicas’ local shares add up to 1 start, not 3',
-    async () => {
-      const { shareOf } = await import('../../../src/limiter/rate/gcra.js')
-      const rate = { windowMs: 1_000, spaced: 1, intervalMs: 1_000, toleranceMs: 0 }
-      const starts = [0, 1, 2].map(() => shareOf(rate, 3).spaced).reduce((a, b) => a + b, 0)
-      expect(starts, 'starts per window in all').toBeLessThanOrEqual(1)
-    },
-  )
+  it('the replicas’ local shares of a rate add up to the rate, never more (1 and 4 per window on 3 replicas)', async () => {
+    const { gcraParams } = await import('../../../src/limiter/rate/gcra.js')
+    const { RedisRateGate } = await import('../../../src/limiter/redis/rate-gate.js')
+    const alive = ['r1', 'r2', 'r3']
+    for (const requests of [1, 4]) {
+      const params = gcraParams({ requests, windowMs: 1_000, burst: 1 })
+      let now = 10_000
+      let starts = 0
+      for (const self of alive) {
+        const host = {
+          scripts: undefined as never,
+          keyPrefix: 'p',
+          mode: () => 'local' as const,
+          replicas: () => alive.length,
+          shareOf: (k: PermitKey, n: number) => localShare(n, k, self, { live: alive, claims: true }),
+          settleMs: 0,
+        }
+        const gate = new RedisRateGate(host, { warn: () => undefined }, () => now)
+        gate.modeChanged('local')
+        now += 1_000 // past the fallback's first window
+        // one window of this replica's starts, as many as it will give
+        for (let i = 0; i < 10; i++) {
+          const r = await gate.reserve(keys[0]!, params, 999)
+          if (r.granted && r.delayMs < 1_000) starts++
+        }
+        now -= 1_000
+      }
+      expect(starts, `starts in one window on 3 replicas at ${requests} per window`).toBeLessThanOrEqual(requests)
+    }
+  })
 })
