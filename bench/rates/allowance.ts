@@ -41,6 +41,21 @@ export interface AllowanceRow {
   readonly clientNon200: number
   /** EVALSHAs of the `rate` script per request, every replica's (Redis only) */
   readonly rateScriptsPerRequest?: number
+  /** the API's 429s per window of the API's rate, counted from the first 429: the first throttled window, then each later one */
+  readonly api429sByWindow: readonly number[]
+}
+
+/** The 429s in each window of `windowMs` from the first one on (empty when none). */
+export function byWindow(times: readonly number[], windowMs: number): number[] {
+  if (times.length === 0) return []
+  const first = Math.min(...times)
+  const counts: number[] = []
+  for (const t of times) {
+    const i = Math.floor((t - first) / windowMs)
+    while (counts.length <= i) counts.push(0)
+    counts[i]!++
+  }
+  return counts
 }
 
 /** Runs of the `rate` script a replica counted (its `sluice_redis_command_duration_seconds_count{operation="rate"}`). */
@@ -84,10 +99,9 @@ async function one(style: Style, replicas: number, redisUrl: string | undefined)
       for (const p of proxies) scripts += await rateScripts(p)
       return n
     })
-    const starts = sim
-      .stats()
-      .arrivals.filter((a) => a.endpoint === ENDPOINT && a.outcome === 'admitted')
-      .map((a) => a.atMs)
+    const arrivals = sim.stats().arrivals.filter((a) => a.endpoint === ENDPOINT)
+    const starts = arrivals.filter((a) => a.outcome === 'admitted').map((a) => a.atMs)
+    const throttled = arrivals.filter((a) => a.outcome === 'limited').map((a) => a.atMs)
     const spanMs = Math.max(...starts) - Math.min(...starts)
     const allowed = RATE.requests * (1 + spanMs / RATE.windowMs)
     const stats = sim.rateStats()[`org1 ${ENDPOINT}`]!
@@ -98,6 +112,7 @@ async function one(style: Style, replicas: number, redisUrl: string | undefined)
       api429sPer100: (100 * stats.overRate) / (2 * BURST),
       achievedOfAllowed: starts.length / allowed,
       clientNon200: non200,
+      api429sByWindow: byWindow(throttled, RATE.windowMs),
       ...(redisUrl === undefined ? {} : { rateScriptsPerRequest: scripts / (2 * BURST) }),
     }
   } finally {
@@ -129,6 +144,12 @@ export async function runAllowanceBench(): Promise<string> {
     lines.push(
       `| ${r.style} | ${r.setup} | ${r.api429sPer100.toFixed(1)} | ${r.achievedOfAllowed.toFixed(2)} | ${r.clientNon200} | ${r.rateScriptsPerRequest?.toFixed(2) ?? '–'} |`,
     )
+  // where the 429s fall: the first throttled window (the learning one) against the later ones (the aim: about one each)
+  lines.push('', `API 429s per ${RATE.windowMs / 1000} s window from the first 429 (first window; later windows):`, '')
+  for (const r of rows) {
+    const [first = 0, ...later] = r.api429sByWindow
+    lines.push(`- ${r.style}, ${r.setup}: ${first}; ${later.length === 0 ? 'none later' : later.join(', ')}`)
+  }
   return lines.join('\n')
 }
 

@@ -103,6 +103,21 @@ export class RateEstimate {
   }
 }
 
+/**
+ * A key's rate is being learned from its 429s, on the replica that drew one or one that heard of its hold:
+ * its estimate, and the key's facts kept `idleMs` from now — past the hold's end, whose starts are the ones
+ * counted (else the first request after the hold drops them, and that replica's starts go uncounted).
+ */
+export function learnedFrom429s(
+  taught: { estimate?: RateEstimate; learnedUntil: number },
+  retryAfterMs: number,
+  now: number,
+  idleMs: number,
+): RateEstimate {
+  taught.learnedUntil = Math.max(taught.learnedUntil, now + idleMs)
+  return (taught.estimate ??= new RateEstimate(retryAfterMs, now))
+}
+
 /** No API worth learning counts in windows shorter than a second (Retry-After has whole seconds). */
 const MIN_WINDOW_MS = 1_000
 /** A bound on the log: an API allowing more than this per window is not slowed by learning it. */

@@ -16,7 +16,7 @@ import type {
 import { hasRateFields, readRateEvidence, type RateEvidence } from './answer-fields.js'
 import type { RateGate } from './gate.js'
 import { gcraParams, HOLD_ONLY, stricter, type GcraParams, type Rate, type Reservation } from './gcra.js'
-import { RateEstimate } from './estimate.js'
+import { learnedFrom429s, type RateEstimate } from './estimate.js'
 import { RatedPermit } from './rated-permit.js'
 import { StartLines } from './start-line.js'
 import { sleep, tooLong, turnOf } from './waits.js'
@@ -283,8 +283,7 @@ export class RatedLimiter implements Limiter {
    */
   #estimate(key: PermitKey, taught: Taught, retryAfterMs: number, now: number): boolean {
     if (taught.source === 'published') return false
-    const estimate = (taught.estimate ??= new RateEstimate(retryAfterMs, now))
-    taught.learnedUntil = Math.max(taught.learnedUntil, now + this.learning.idleMs)
+    const estimate = learnedFrom429s(taught, retryAfterMs, now, this.learning.idleMs)
     const found = estimate.rate !== undefined
     const apply = (shared?: number): void => {
       const rate = estimate.throttled(retryAfterMs, now, shared)
@@ -305,8 +304,9 @@ export class RatedLimiter implements Limiter {
     const taught = this.#taught.get(id) ?? { learnedUntil: 0, heldUntil: 0 }
     if (news.holdMs !== undefined) {
       taught.heldUntil = Math.max(taught.heldUntil, now + news.holdMs)
-      // no rate published: it may be learned from 429s, and this replica's accepted starts count too
-      if (taught.source !== 'published') taught.estimate ??= new RateEstimate(news.holdMs, now)
+      // no rate published: it may be learned from 429s, and this replica's accepted starts count too, past
+      // the hold's end as on the replica that drew it (the starts after the hold are the ones counted)
+      if (taught.source !== 'published') learnedFrom429s(taught, news.holdMs, now, this.learning.idleMs)
     }
     if (news.rate !== undefined && news.ttlMs !== undefined) {
       // the last rate written applies to every replica, as in Redis (an estimate here goes on counting)

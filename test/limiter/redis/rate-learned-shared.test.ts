@@ -50,4 +50,26 @@ describe('a rate learned from 429s on two replicas through Redis', () => {
     }
     expect(learned).toBe(6)
   })
+
+  it('a replica that only heard of the hold keeps counting after it ends: its requests started meanwhile do not forget the key', async () => {
+    const [a, b] = await twoReplicas()
+    a.observeAnswer(key, 429, { 'retry-after': '1' }, true)
+    for (let i = 0; i < 100 && (await b.status()).rates === undefined; i++) await sleep(20)
+    await sleep(1_100) // the hold is over: B's next request starts at once, as the queue does at a hold's end
+    const permit = await b.acquire(key, { limit: 50, deadline: Date.now() + 5_000, maxQueue: 1000 })
+    permit.release('neutral')
+    for (let i = 0; i < 3; i++) {
+      a.observeAnswer(key, 200, {}, false)
+      b.observeAnswer(key, 200, {}, false)
+    }
+    await sleep(200) // B's counts reach Redis on B's connection
+    a.observeAnswer(key, 429, { 'retry-after': '1' }, true)
+    let learned: number | undefined
+    for (let i = 0; i < 50; i++) {
+      learned = (await a.status()).rates?.[0]?.learned?.requests
+      if (learned !== undefined) break
+      await sleep(20)
+    }
+    expect(learned).toBe(6)
+  })
 })
