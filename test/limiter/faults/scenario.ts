@@ -71,7 +71,29 @@ export async function startScenario(o: ScenarioOptions = {}): Promise<Scenario> 
   loops.start()
   onTestFinished(async () => void (await loops.stop(1_000)))
   await trafficFlows({ loops }, 'traffic through Redis')
+  await localSharesSettled(stack, leaseMs)
   return { stack, loops, routes: ROUTES, leaseMs, allowed: [], marks: [] }
+}
+
+/**
+ * Waits until every replica lists them all, then four heartbeats (`leaseMs` / 3 each) more. A replica
+ * takes `local` slots only once its unbroken run of heartbeats has lasted two of them and every other
+ * live replica has beaten since it began; after a start it has none, so a replica that falls back
+ * sooner serves nothing until Redis is back (docs/redis-limiter.md, "Failure modes": `local`). A fault
+ * injected before that tests this cost, not the fallback.
+ */
+async function localSharesSettled(stack: ReplicaStack, leaseMs: number): Promise<void> {
+  const listed = async (): Promise<number[]> =>
+    Promise.all(
+      stack.replicas.map(async (r) =>
+        Number((await adminJson<{ details: { replicas?: number } }>(r, '/status')).details.replicas),
+      ),
+    )
+  await until(
+    async () => (await listed()).every((n) => n === stack.replicas.length),
+    'every replica listing all of them',
+  )
+  await sleep((4 * leaseMs) / 3)
 }
 
 /** Waits until the loops got `count` more answers (a bound on a stuck run, not a timing assertion). */
