@@ -152,6 +152,7 @@ export class RedisLimiter implements Limiter {
     every(this.#syncMs, () => void this.#tick())
     every(PROBE_MS, () => {
       if (this.#mode !== 'redis') void this.#recover()
+      else if (this.#gate.beatsOften()) void this.#tick(false) // the others see this replica back (return-gate.ts)
     })
 
     await firstReady(command, START_WAIT_MS)
@@ -301,9 +302,8 @@ export class RedisLimiter implements Limiter {
   }
 
   async #doRecover(): Promise<void> {
-    let done: (keep?: boolean) => void
+    let done: (keep?: boolean) => void, since: number
     const back = this.#reached && this.#settings.fallback === 'local'
-    let since: number
     try {
       since = await this.#heartbeat(false, back)
       await this.#shared.syncAll()
@@ -335,8 +335,7 @@ export class RedisLimiter implements Limiter {
     }
   }
 
-  /** Resolves with Redis's time at the beat; `readOnly` reads the registry without beating. */
-  async #heartbeat(leave: boolean, readOnly = false): Promise<number> {
+  async #heartbeat(leave: boolean, readOnly = false /* read the registry, no beat */): Promise<number> {
     const sentAt = this.heard.sending()
     const reading = await heartbeat(this.#scripts, this.#global, {
       replicaId: this.replicaId,
@@ -349,13 +348,13 @@ export class RedisLimiter implements Limiter {
     return reading.at
   }
 
-  /** Every lease third: renew leases and liveness, find lost grants, tell the registry we live. */
-  async #tick(): Promise<void> {
+  /** Every lease third: renew leases and liveness, find lost grants, tell the registry we live (`sync` false: only beat). */
+  async #tick(sync = true): Promise<void> {
     if (this.#mode !== 'redis' || this.#closed) return
     try {
       await this.#heartbeat(false)
       this.#gate.openIfAllBack()
-      await this.#shared.syncAll()
+      if (sync) await this.#shared.syncAll()
     } catch (err) {
       this.#redisFailed(err)
     }

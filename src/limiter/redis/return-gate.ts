@@ -14,6 +14,8 @@ export class ReturnGate {
   /** Redis ms of the reading this replica came back with; undefined while the gate is open */
   #since: number | undefined
   readonly #slots = new Map<Ticket, Permit>()
+  /** monotonic ms until which this replica beats every probe: one back later sees it back at once */
+  #beatUntil = -Infinity
 
   constructor(
     private readonly fallback: Fallback,
@@ -31,6 +33,12 @@ export class ReturnGate {
   /** Back on Redis at `since` (Redis ms), in `local` fallback until then: the gate closes. */
   closeSince(since: number): void {
     this.#since = since
+    this.#beatUntil = performance.now() + this.heard.staleMs
+  }
+
+  /** Whether to beat at each probe (250 ms), not only each `L/3`: closed, or back for less than `2L/3`. */
+  beatsOften(): boolean {
+    return !this.isOpen || performance.now() < this.#beatUntil
   }
 
   /** Whether the gate may open: every replica heard alive is back or given up. */
