@@ -198,9 +198,9 @@ export class RedisLimiter implements Limiter {
     if (this.#closing !== undefined) return Promise.reject(new LimiterClosedError(this.#closing))
     if (options.signal?.aborted) return Promise.reject(abortReason(options.signal))
     return new Promise<Permit>((resolve, reject) => {
-      const granted = (permit: SluicePermit): void => void (this.#gate.granted(ticket, permit), resolve(permit))
-      const failed = (err: Error): void => void (this.#gate.left(ticket), reject(err))
-      const ticket = new Ticket(key, options, granted, failed, this.#forget, this.#deadlines)
+      const ticket = this.#gate.isOpen
+        ? new Ticket(key, options, resolve, reject, this.#forget, this.#deadlines)
+        : this.#gate.watched(key, options, resolve, reject, this.#forget, this.#deadlines)
       this.#pending.add(ticket)
       this.#route(ticket)
     })

@@ -1,7 +1,7 @@
 import type { Permit } from '../types.js'
 import type { Fallback } from './fallback.js'
 import type { HeardRegistry } from './heard-registry.js'
-import type { SluicePermit, Ticket } from './ticket.js'
+import { Ticket, type SluicePermit } from './ticket.js'
 
 /**
  * A replica back on Redis from the `local` fallback before the others: another may still serve from its
@@ -90,6 +90,24 @@ export class ReturnGate {
       this.#slots.set(ticket, local)
       this.enqueue(ticket)
     })
+  }
+
+  /**
+   * A ticket made while the gate is closed: its permit keeps its slot, its failure frees it. One made
+   * while open costs nothing here; if the gate closes before it is served, its slot stays taken until
+   * the gate opens (fewer than the share, never more).
+   */
+  watched(...[key, options, resolve, reject, onSettled, deadlines]: ConstructorParameters<typeof Ticket>): Ticket {
+    const granted = (permit: SluicePermit): void => {
+      this.granted(ticket, permit)
+      resolve(permit)
+    }
+    const failed = (err: Error): void => {
+      this.left(ticket)
+      reject(err)
+    }
+    const ticket = new Ticket(key, options, granted, failed, onSettled, deadlines)
+    return ticket
   }
 
   /** The ticket got its permit: a Redis one keeps the ticket's slot while the gate is closed. */
