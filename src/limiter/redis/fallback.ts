@@ -86,6 +86,22 @@ export class Fallback {
   }
 
   #acquireLocal(ticket: Ticket): void {
+    this.#waitLocal(ticket, (local) => {
+      if (!ticket.succeed((waitedMs) => this.#permit(ticket, { kind: 'local', permit: local }, waitedMs)))
+        local.release()
+      else if (this.hooks.redisIsBack()) this.hooks.grantedAfterRecovery()
+    })
+  }
+
+  /**
+   * Back on Redis while another replica may still serve from its share: the ticket takes a slot of this
+   * replica's share first (`onSlot`), then waits in Redis (docs/redis-limiter.md, "Failure modes").
+   */
+  gate(ticket: Ticket, onSlot: (local: Permit) => void): void {
+    this.#waitLocal(ticket, onSlot)
+  }
+
+  #waitLocal(ticket: Ticket, granted: (local: Permit) => void): void {
     const attempt: LocalAttempt = { abort: new AbortController(), stale: false }
     this.#attempts.set(ticket, attempt)
     ticket.servedBy(() => {
@@ -111,9 +127,7 @@ export class Fallback {
           if (attempt.stale) return local.release()
           this.#attempts.delete(ticket)
           ticket.leftBackend()
-          if (!ticket.succeed((waitedMs) => this.#permit(ticket, { kind: 'local', permit: local }, waitedMs)))
-            local.release()
-          else if (this.hooks.redisIsBack()) this.hooks.grantedAfterRecovery()
+          granted(local)
         },
         (err: Error) => {
           if (attempt.stale) return
@@ -137,9 +151,10 @@ export class Fallback {
 
   /**
    * Redis answers again: adopt every permit granted without it; call `done` once the local waiters have moved
-   * to Redis, which frees the adopted permits' local slots. On a partial failure adopted permits keep their local slot as a pin.
+   * to Redis, which frees the adopted permits' local slots (or, `keep`, pins them: the replica stays within its share).
+   * On a partial failure adopted permits keep their local slot as a pin.
    */
-  async countIn(shared: SharedPermits): Promise<() => void> {
+  async countIn(shared: SharedPermits): Promise<(keep?: boolean) => void> {
     const adopted: { permit: SluicePermit; before: Grant }[] = []
     try {
       await shared.adopt(this.unshared(), (permit, before) => {
@@ -154,8 +169,12 @@ export class Fallback {
       }
       throw err
     }
-    return () => {
-      for (const { before } of adopted) if (before.kind === 'local') before.permit.release()
+    return (keep = false) => {
+      for (const { permit, before } of adopted) {
+        if (before.kind !== 'local') continue
+        if (keep && !permit.released) this.pinWith(permit, before.permit)
+        else before.permit.release()
+      }
     }
   }
 

@@ -51,15 +51,15 @@ export class HeardRegistry {
    * time: this replica's last beat, written by the heartbeat before (answered, none lost between), is
    * not what this one found — a rollback even on keys idle here (docs/redis-limiter.md, "Failure modes").
    */
-  heard(reading: RegistryReading, sentAt: number): boolean {
-    const wrote = this.#reading?.beats.get(this.self)
-    const unbroken = this.#unanswered === 1 && wrote !== undefined && reading.before === wrote
-    const wentBack = this.#unanswered === 1 && wrote !== undefined && reading.before !== wrote
+  heard(reading: RegistryReading, sentAt: number, wrote = true): boolean {
+    const last = this.#reading?.beats.get(this.self)
+    const unbroken = this.#unanswered === 1 && last !== undefined && reading.before === last
+    const wentBack = this.#unanswered === 1 && last !== undefined && reading.before !== last
     // A new run unless this beat follows the last one on the same registry: none lost or unanswered
     // between, no fall-back (a reconnect may reach another server, with its own clock), no gap.
     if (!unbroken || this.#out || reading.at - this.#reading!.at > this.staleMs) this.#since = reading.at
     this.#unanswered = 0
-    this.#out = false
+    this.#out = !wrote // a reading that wrote no beat starts no run: the next beat does
     this.#reading = reading
     this.#sentAt = sentAt
     this.#shares.clear() // kept only through an outage (the basis changes only when falling back)
@@ -75,6 +75,17 @@ export class HeardRegistry {
     const fresh = this.now() - failedAgoMs - this.#sentAt <= this.staleMs
     this.#basis = shareBasis(this.self, this.#reading, this.#since, fresh, this.staleMs)
     this.#shares.clear()
+  }
+
+  /**
+   * Whether every replica this one counted on when it fell back is back too: it has beaten since `since`
+   * (Redis ms; a replica beats only once its fallback permits are counted in Redis), or it is given up,
+   * not having beaten within `staleMs` of `since` (docs/redis-limiter.md, "Failure modes").
+   */
+  othersBackSince(since: number): boolean {
+    const reading = this.#reading
+    if (reading === undefined || reading.at - since > this.staleMs) return true
+    return this.#basis.live.every((id) => id === this.self || (reading.beats.get(id) ?? -Infinity) >= since)
   }
 
   basis(): ShareBasis {

@@ -1,6 +1,8 @@
+import { BoundedMap } from '../../bounded/index.js'
 import type { FairShare } from '../fairness/policy.js'
 import type { LimiterObserver, PermitKey } from '../types.js'
 import type { StuckHolders } from './stuck-keys.js'
+import { describeKey } from './ticket.js'
 
 export interface RedisLimiterLog {
   info(obj: object, msg: string): void
@@ -35,3 +37,17 @@ export const dataLossLogs = (log: RedisLimiterLog) => ({
       "limiter: Redis's state was older than this replica's (a failover, a restart from old data); its entries serving no request were removed",
     ),
 })
+
+/** Semaphores Redis refused, logged once each (at most 1,000: more is a broken Redis; past it, logged again now and then). */
+export function brokenKeyLog(log: RedisLimiterLog): (key: PermitKey, err: unknown) => void {
+  const logged = new BoundedMap<string, true>(1_000)
+  return (key, err) => {
+    const name = describeKey(key)
+    if (logged.has(name)) return
+    logged.set(name, true)
+    log.error(
+      { err, instance: key.instance, endpoint: key.endpoint },
+      'limiter: Redis refused this semaphore (a key of the wrong type or a corrupt entry?); its requests fail with SLUICE_UNAVAILABLE, every other key goes on',
+    )
+  }
+}

@@ -1,6 +1,5 @@
 import { hostname } from 'node:os'
 import { randomBytes } from 'node:crypto'
-import { BoundedMap } from '../../bounded/index.js'
 import { LimiterClosedError } from '../errors.js'
 import { Deadlines } from '../deadlines.js'
 import { abortReason } from '../memory/index.js'
@@ -10,7 +9,6 @@ import type {
   LimiterMode,
   LimiterObserver,
   LimiterStatus,
-  LimitChange,
   Permit,
   PermitKey,
   PermitOutcome,
@@ -20,11 +18,12 @@ import { connect, firstReady, type Connections } from './connection.js'
 import { Fallback } from './fallback.js'
 import { HeardRegistry } from './heard-registry.js'
 import { LeaseLostError, RedisTimeoutError } from './errors.js'
-import { dataLossLogs, type RedisLimiterDeps, type RedisLimiterLog } from './limiter-deps.js'
+import { brokenKeyLog, dataLossLogs, type RedisLimiterDeps, type RedisLimiterLog } from './limiter-deps.js'
 import { heartbeat } from './heartbeat/index.js'
 import { globalKeysOf, grantChannelPrefix, type GlobalKeys } from './keys.js'
 import { limiterStatus } from './limiter-status.js'
 import { RateNewsHub, rateNewsChannel } from './rate/news.js'
+import { ReturnGate } from './return-gate.js'
 import { Scripts } from './script.js'
 import type { RedisSettings } from './settings.js'
 import { SharedPermits } from './shared.js'
@@ -54,6 +53,7 @@ export class RedisLimiter implements Limiter {
   readonly #channel: string
   readonly #rateNews: RateNewsHub
   readonly #fallback: Fallback
+  readonly #gate: ReturnGate
   readonly #syncMs: number
   readonly heard: HeardRegistry // the registry as last heard: the `local` fallback's shares (of slots, of starts) rest on it
 
@@ -94,6 +94,12 @@ export class RedisLimiter implements Limiter {
       },
       deps.fairness,
     )
+    this.#gate = new ReturnGate(
+      this.#fallback,
+      this.heard,
+      (t) => this.#shared.enqueue(t),
+      (t) => this.#route(t),
+    )
     this.#connections = connect(settings)
     this.#scripts = new Scripts(this.#connections.command, deps.observer, settings.commandTimeoutMs)
     this.#shared = new SharedPermits(
@@ -110,9 +116,9 @@ export class RedisLimiter implements Limiter {
       },
       {
         makePermit: (key, limits, grant, waitedMs, app) => this.#permit(key, limits, grant, waitedMs, app),
-        limitChanged: (key, change) => this.#limitChanged(key, change),
+        limitChanged: (key, change) => this.#observe((o) => o.limitChanged?.(key, change)),
         failed: (err) => this.#redisFailed(err),
-        keyBroken: (key, err) => this.#keyBroken(key, err),
+        keyBroken: brokenKeyLog(this.#log),
         reroute: (ticket) => this.#route(ticket),
         lost: (permit) => this.#permitLost(permit),
         ...dataLossLogs(this.#log),
@@ -146,6 +152,7 @@ export class RedisLimiter implements Limiter {
     every(this.#syncMs, () => void this.#tick())
     every(PROBE_MS, () => {
       if (this.#mode !== 'redis') void this.#recover()
+      else if (this.#gate.beatsOften()) void this.#tick(false) // the others see this replica back (return-gate.ts)
     })
 
     await firstReady(command, START_WAIT_MS)
@@ -191,7 +198,9 @@ export class RedisLimiter implements Limiter {
     if (this.#closing !== undefined) return Promise.reject(new LimiterClosedError(this.#closing))
     if (options.signal?.aborted) return Promise.reject(abortReason(options.signal))
     return new Promise<Permit>((resolve, reject) => {
-      const ticket = new Ticket(key, options, resolve, reject, this.#forget, this.#deadlines)
+      const ticket = this.#gate.isOpen
+        ? new Ticket(key, options, resolve, reject, this.#forget, this.#deadlines)
+        : this.#gate.watched(key, options, resolve, reject, this.#forget, this.#deadlines)
       this.#pending.add(ticket)
       this.#route(ticket)
     })
@@ -203,7 +212,8 @@ export class RedisLimiter implements Limiter {
 
   #route(ticket: Ticket): void {
     if (ticket.settled) return
-    if (this.#mode === 'redis') this.#shared.enqueue(ticket)
+    // (falling back opened the gate: no ticket holds a slot of it then)
+    if (this.#mode === 'redis') this.#gate.route(ticket)
     else this.#fallback.serve(ticket)
   }
 
@@ -233,19 +243,6 @@ export class RedisLimiter implements Limiter {
     return { keys: this.#shared.trackedKeys(), ...this.#fallback.size() }
   }
 
-  /** Semaphores Redis refused, logged once each (at most 1,000: more is a broken Redis; past it, logged again now and then). */
-  readonly #brokenLogged = new BoundedMap<string, true>(1_000)
-
-  #keyBroken(key: PermitKey, err: unknown): void {
-    const name = describeKey(key)
-    if (this.#brokenLogged.has(name)) return
-    this.#brokenLogged.set(name, true)
-    this.#log.error(
-      { err, instance: key.instance, endpoint: key.endpoint },
-      'limiter: Redis refused this semaphore (a key of the wrong type or a corrupt entry?); its requests fail with SLUICE_UNAVAILABLE, every other key goes on',
-    )
-  }
-
   /** Tells the observer; metrics and logs never break the limiter. */
   #observe(tell: (observer: LimiterObserver) => void): void {
     try {
@@ -253,10 +250,6 @@ export class RedisLimiter implements Limiter {
     } catch {
       // an observer's failure is its own
     }
-  }
-
-  #limitChanged(key: PermitKey, change: LimitChange): void {
-    this.#observe((o) => o.limitChanged?.(key, change))
   }
 
   #permitLost(permit: SluicePermit): void {
@@ -292,6 +285,7 @@ export class RedisLimiter implements Limiter {
       `limiter: Redis unreachable, falling back to ${this.#settings.fallback}`,
     )
     this.heard.fellBack(err instanceof RedisTimeoutError ? this.#settings.commandTimeoutMs : 0)
+    this.#gate.open()
     this.#setMode(this.#settings.fallback)
     this.#fallback.pinAll(this.#shared.heldPermits(), this.#shared.othersHeld())
     for (const ticket of this.#shared.detachWaiters()) this.#route(ticket)
@@ -308,9 +302,10 @@ export class RedisLimiter implements Limiter {
   }
 
   async #doRecover(): Promise<void> {
-    let done: () => void
+    let done: (keep?: boolean) => void, since: number
+    const back = this.#reached && this.#settings.fallback === 'local'
     try {
-      await this.#heartbeat(false)
+      since = await this.#heartbeat(false, back)
       await this.#shared.syncAll()
       done = await this.#fallback.countIn(this.#shared)
     } catch (err) {
@@ -318,6 +313,7 @@ export class RedisLimiter implements Limiter {
       return
     }
     if (this.#closing !== undefined) return done()
+    if (back) this.#gate.closeSince(since)
     this.#setMode('redis')
     this.#lastError = undefined
     this.#log.info(
@@ -326,36 +322,39 @@ export class RedisLimiter implements Limiter {
     )
     // Move the local waiters into the Redis queues, oldest first, before any local slot frees up.
     for (const ticket of this.#fallback.takeWaiting()) this.#route(ticket)
-    done()
-    this.#fallback.unpinAll()
+    this.#gate.countedIn(done)
     if (this.#fallback.unshared().length > 0) void this.#adoptUnshared()
+    this.#gate.openIfAllBack()
   }
 
   async #adoptUnshared(): Promise<void> {
     try {
-      ;(await this.#fallback.countIn(this.#shared))()
+      ;(await this.#fallback.countIn(this.#shared))(!this.#gate.isOpen)
     } catch (err) {
       this.#redisFailed(err)
     }
   }
 
-  async #heartbeat(leave: boolean): Promise<void> {
+  async #heartbeat(leave: boolean, readOnly = false /* read the registry, no beat */): Promise<number> {
     const sentAt = this.heard.sending()
     const reading = await heartbeat(this.#scripts, this.#global, {
       replicaId: this.replicaId,
       ttlMs: this.#settings.leaseMs,
       leave,
+      readOnly,
       activeTags: leave ? [] : this.#shared.announcedTags(),
     })
-    if (!leave && this.heard.heard(reading, sentAt)) this.#shared.stateWentBack()
+    if (!leave && this.heard.heard(reading, sentAt, !readOnly)) this.#shared.stateWentBack()
+    return reading.at
   }
 
-  /** Every lease third: renew leases and liveness, find lost grants, tell the registry we live. */
-  async #tick(): Promise<void> {
+  /** Every lease third: renew leases and liveness, find lost grants, tell the registry we live (`sync` false: only beat). */
+  async #tick(sync = true): Promise<void> {
     if (this.#mode !== 'redis' || this.#closed) return
     try {
       await this.#heartbeat(false)
-      await this.#shared.syncAll()
+      this.#gate.openIfAllBack()
+      if (sync) await this.#shared.syncAll()
     } catch (err) {
       this.#redisFailed(err)
     }
@@ -393,8 +392,7 @@ export class RedisLimiter implements Limiter {
       ])
     }
     this.#closed = true
-    this.#connections.command.disconnect()
-    this.#connections.subscriber.disconnect()
+    for (const connection of [this.#connections.command, this.#connections.subscriber]) connection.disconnect()
     await this.#fallback.close()
   }
 }

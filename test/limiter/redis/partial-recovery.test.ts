@@ -3,7 +3,7 @@ import { semaphoreKeysOf, tagOf } from '../../../src/limiter/redis/keys.js'
 import type { PermitKey } from '../../../src/limiter/types.js'
 import { useRedis } from '../../support/use-redis.js'
 import { cuttable, type Cuttable } from './cuttable.js'
-import { eventually, heardByAll, opts, redisLimiter, testSettings } from './helpers.js'
+import { eventually, heardByAll, opts, redisLimiter, sleep, testSettings } from './helpers.js'
 
 const redis = useRedis()
 const A: PermitKey = { instance: 'org1', endpoint: 'POST /accounts/search' }
@@ -51,6 +51,7 @@ describe('redis limiter: recovery when one key is broken in Redis', () => {
 
     // the next outage: B's local slot must be free
     await heardByAll(inspect, settings.keyPrefix, 1) // back from a fall-back: a new run, its slots two heartbeats on
+    await sleep(settings.leaseMs) // (back, it beats every 250 ms for 2L/3: three beats come before two heartbeats)
     line.cut()
     await eventually(
       async () => {

@@ -10,6 +10,8 @@ export interface HeartbeatArgs {
   readonly ttlMs: number
   /** remove this replica from the registry (on close) */
   readonly leave: boolean
+  /** read the registry without beating (back from the fallback, its permits not yet counted in) */
+  readonly readOnly?: boolean
   /** tags of the semaphores this replica holds permits of or has waiters for */
   readonly activeTags: readonly string[]
 }
@@ -23,7 +25,7 @@ export async function heartbeat(scripts: ScriptRunner, keys: GlobalKeys, a: Hear
     await scripts.run(
       HEARTBEAT_SCRIPT,
       [keys.replicas, keys.active],
-      [a.replicaId, a.ttlMs, a.leave ? '1' : '0', ...a.activeTags],
+      [a.replicaId, a.ttlMs, a.leave ? '1' : a.readOnly ? '2' : '0', ...a.activeTags],
     ),
   )
   const beats = new Map<string, number>()

@@ -1,7 +1,8 @@
 /**
  * heartbeat: a replica says it is alive and which semaphores it uses (docs/redis-limiter.md, "Scripts").
  * KEYS: replicas active   (both in the `{global}` slot)
- * ARGV: replica ttlMs leave tag...
+ * ARGV: replica ttlMs mode tag...   (mode: '0' beat, '1' leave, '2' read only: a replica back from the fallback
+ * beats only once its fallback permits are counted in, so others know it is back (docs/redis-limiter.md, "Failure modes"))
  * Reply: Redis time (ms), this replica's expiry as found ('' if none: a rollback check), then each live
  * replica (this one included unless leaving) and its registry expiry (ms): the `local` fallback's
  * shares are read from when each replica last beat (local-share.ts)
@@ -11,11 +12,11 @@ if redis.replicate_commands then redis.replicate_commands() end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local replicas, active = KEYS[1], KEYS[2]
-local rid, ttl, leave = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
+local rid, ttl, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local before = redis.call('ZSCORE', replicas, rid) or ''
-if leave then
+if mode == '1' then
   redis.call('ZREM', replicas, rid)
-else
+elseif mode == '0' then
   redis.call('ZADD', replicas, now + ttl, rid)
 end
 for i = 4, #ARGV do
