@@ -7,6 +7,16 @@ export interface Held {
   readonly leaseUntil: number
   /** when this replica got the permit (monotonic ms): a learned limit's decrease window reads it */
   readonly grantedAt: number
+  /** when Redis last granted it (monotonic ms): later than grantedAt only for a kept permit used again */
+  readonly since: number
+}
+
+/** A permit held here with no request on it, kept for this replica's next request of its app (kept-permits.ts). */
+export interface Kept {
+  readonly id: string
+  readonly app: string
+  readonly leaseUntil: number
+  readonly since: number
 }
 
 /**
@@ -14,15 +24,17 @@ export interface Held {
  * redis-limiter.md, "Leases"). Part of KeySemaphore, which decides when one is given back or handed over.
  */
 export class HeldPermits {
-  readonly #held = new Map<string, { permit: SluicePermit; leaseUntil: number; grantedAt: number }>()
+  readonly #held = new Map<string, { permit: SluicePermit; leaseUntil: number; grantedAt: number; since: number }>()
   #others = 0
+  /** at most one per key; counted in `size` (Redis counts it), never renewed (a sync gives it back) */
+  #kept: Kept | undefined
 
   /**
    * Redis counted `total` permits of the key (a queued acquire's or a sync's reply): the others'
    * are kept, so the local fallback counts their permits still in flight (docs/redis-limiter.md, "Failure modes").
    */
   heardTotal(total: number | undefined): void {
-    if (total !== undefined) this.#others = Math.max(0, total - this.#held.size)
+    if (total !== undefined) this.#others = Math.max(0, total - this.size)
   }
 
   /** Other replicas' permits as Redis last counted them (0 when never heard: an uncontended key). */
@@ -30,12 +42,34 @@ export class HeldPermits {
     return this.#others
   }
 
+  /** permits held here, a kept one included */
   get size(): number {
-    return this.#held.size
+    return this.#held.size + (this.#kept === undefined ? 0 : 1)
   }
 
   get(id: string): Held | undefined {
     return this.#held.get(id)
+  }
+
+  /** Held here under `id`, in use or kept. */
+  has(id: string): boolean {
+    return this.#held.has(id) || this.#kept?.id === id
+  }
+
+  get kept(): Kept | undefined {
+    return this.#kept
+  }
+
+  /** A permit given back by its request stays here for the next one (kept-permits.ts decides). */
+  keep(kept: Kept): void {
+    this.#kept = kept
+  }
+
+  /** The kept permit leaves (used again, or given back to Redis): returned. */
+  unkeep(): Kept | undefined {
+    const kept = this.#kept
+    this.#kept = undefined
+    return kept
   }
 
   ids(): string[] {
@@ -55,8 +89,8 @@ export class HeldPermits {
   }
 
   /** A grant (or an adoption) made this permit ours, under `id`. */
-  hold(id: string, permit: SluicePermit, leaseUntil: number, grantedAt: number): void {
-    this.#held.set(id, { permit, leaseUntil, grantedAt })
+  hold(id: string, permit: SluicePermit, leaseUntil: number, grantedAt: number, since = grantedAt): void {
+    this.#held.set(id, { permit, leaseUntil, grantedAt, since })
   }
 
   /** Given back, handed over or lost: no longer ours. */

@@ -1,7 +1,7 @@
 import type { AppPolicy } from '../fairness/policy.js'
 import type { PermitKey } from '../types.js'
 import { HeadHint } from './head-hint.js'
-import { HeldPermits } from './held-permits.js'
+import { HeldPermits, type Held } from './held-permits.js'
 import type { SemaphoreKeys } from './keys.js'
 import type { AcquireSent, Admission, ReplyHeard, SemaphoreContext, SyncSent } from './semaphore-types.js'
 import { QueueBounds, type Full } from './queue-bounds.js'
@@ -255,16 +255,13 @@ export class KeySemaphore {
   }
 
   /** The permit is given back: what it was, or undefined when it is not held here (lost already). */
-  takeBack(
-    id: string,
-    permit: SluicePermit,
-  ): { readonly heldAll: boolean; readonly leaseUntil: number; readonly grantedAt: number } | undefined {
+  takeBack(id: string, permit: SluicePermit): (Omit<Held, 'permit'> & { readonly heldAll: boolean }) | undefined {
     const held = this.held.get(id)
     if (held?.permit !== permit) return undefined
     // every permit of the key is ours: no other replica can have released one since Redis named the head
     const heldAll = this.#holdsAll()
     this.held.remove(id)
-    return { heldAll, leaseUntil: held.leaseUntil, grantedAt: held.grantedAt }
+    return { heldAll, leaseUntil: held.leaseUntil, grantedAt: held.grantedAt, since: held.since }
   }
 
   /**

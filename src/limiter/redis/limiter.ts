@@ -59,8 +59,7 @@ export class RedisLimiter implements Limiter {
   #mode: LimiterMode
   #reached = false // Redis answered once since start (ready())
   #replicas = 1
-  /** the replicas alive at the last heartbeat: the `local` fallback's shares follow them */
-  #alive: readonly string[] = []
+  #alive: readonly string[] = [] // the replicas alive at the last heartbeat: the `local` fallback's shares follow them
   #closing: string | undefined
   #closed = false
   #recovering: Promise<void> | undefined
@@ -108,6 +107,7 @@ export class RedisLimiter implements Limiter {
         liveMs: settings.leaseMs,
         idleMs: settings.leaseMs * 3,
         fairness: deps.fairness,
+        keepForMs: deps.keepForMs,
       },
       {
         makePermit: (key, limits, grant, waitedMs, app) => this.#permit(key, limits, grant, waitedMs, app),

@@ -1,5 +1,6 @@
 import type { PermitOutcome } from '../types.js'
 import type { KeySemaphore } from './key-semaphore.js'
+import type { KeptPermits } from './kept-permits.js'
 import type { ReplicaScripts } from './replica-scripts.js'
 import { isKeyError } from './script.js'
 import type { Semaphores } from './semaphores.js'
@@ -14,6 +15,8 @@ export interface ReleasesDeps {
   readonly now: () => number
   /** the waiters' side: a permit handed over, or granted by a release's reply, ends a wait there */
   readonly waiting: () => Granting
+  /** permits kept for this replica's next request while nobody waits (kept-permits.ts) */
+  readonly kept: () => KeptPermits
 }
 
 /** The permits this replica holds from Redis, from grant to release (or handover to one of our own waiters). */
@@ -57,7 +60,7 @@ export class Releases {
       // would; the answer is learned there). docs/redis-limiter.md, "Inside one replica".
       this.#d.waiting().grant(next, grant.id, back.leaseUntil)
       setImmediate(() => void this.release(sem, [next.id], true, answer, true))
-    } else {
+    } else if (!this.#d.kept().keep(sem, grant.id, permit.limits, permit.app, answer, back)) {
       void this.release(sem, [grant.id], back.heldAll, answer)
     }
   }

@@ -151,7 +151,7 @@ export class Semaphores {
   /** The semaphore of a waiter that was queued in Redis and is done here, unless its id is a permit held now (granted by a reply). */
   retired(id: string): KeySemaphore | undefined {
     const sem = this.#retired.get(id, this.#config.now())
-    if (sem === undefined || (this.#byTag.get(sem.tag) ?? sem).held.get(id) !== undefined) return undefined
+    if (sem === undefined || (this.#byTag.get(sem.tag) ?? sem).held.has(id)) return undefined
     return this.#byTag.get(sem.tag) ?? sem
   }
 
@@ -194,7 +194,11 @@ export class Semaphores {
    * reconciled by its next sync, so no ghost of this replica keeps a slot (docs/redis-limiter.md, "Failure modes").
    */
   mayHaveMoved(): void {
-    for (const sem of this.#byTag.values()) sem.mayHaveMoved()
+    for (const sem of this.#byTag.values()) {
+      sem.mayHaveMoved()
+      // its queue as last heard may be another state's: no permit is kept on it (kept-permits.ts)
+      sem.head.noisy()
+    }
     this.#reviving = true
   }
 

@@ -3,6 +3,7 @@ import type { KeyStatus, LimitChange, PermitKey, PermitOutcome } from '../types.
 import { adoptPermits } from './adoption.js'
 import { parseGrantMessage } from './grant-message.js'
 import type { GlobalKeys } from './keys.js'
+import { KeptPermits } from './kept-permits.js'
 import { Releases } from './releases.js'
 import { ReplicaScripts } from './replica-scripts.js'
 import type { ScriptRunner } from './script.js'
@@ -39,6 +40,8 @@ export interface SharedConfig {
   readonly now?: () => number
   /** weights and caps per app (README "Fair share between apps"); default: every app weight 1, no caps */
   readonly fairness?: FairShare
+  /** how long a permit may be kept for this replica's next request (kept-permits.ts; KEEP_FOR_MS unless a test says) */
+  readonly keepForMs?: number
 }
 
 /** What the shared side asks of the limiter around it. */
@@ -78,6 +81,7 @@ export class SharedPermits {
   readonly #waiting: Waiting
   readonly #releases: Releases
   readonly #sync: SyncLoop
+  readonly #kept: KeptPermits
   readonly #fairness: FairShare
   readonly #now: () => number
   readonly #nextId: ReturnType<typeof waiterIds>
@@ -109,9 +113,17 @@ export class SharedPermits {
     const release = (sem: Parameters<Releases['release']>[0], ids: string[]): Promise<void> =>
       this.#releases.release(sem, ids)
     const common = { scripts: this.#scripts, semaphores: this.#semaphores, hooks, now }
-    this.#waiting = new Waiting({ ...common, fairness: this.#fairness, nextId: this.#nextId, release })
-    this.#releases = new Releases({ ...common, waiting: () => this.#waiting })
-    this.#sync = new SyncLoop({ ...common, waiting: this.#waiting, release, nextSequence: this.#nextId.next })
+    this.#kept = new KeptPermits({ now, release, keepForMs: config.keepForMs })
+    const kept = this.#kept
+    this.#waiting = new Waiting({ ...common, fairness: this.#fairness, nextId: this.#nextId, release, kept })
+    this.#releases = new Releases({ ...common, waiting: () => this.#waiting, kept: () => kept })
+    this.#sync = new SyncLoop({
+      ...common,
+      waiting: this.#waiting,
+      release,
+      nextSequence: this.#nextId.next,
+      beforeSync: (sem) => kept.drop(sem),
+    })
   }
 
   /** A key's limit as this replica last heard it from Redis (for the fallback's share while Redis is away). */
@@ -170,6 +182,9 @@ export class SharedPermits {
     }
     for (const sem of this.#semaphores.all()) {
       sem.stopSafety()
+      // a kept permit is given back once Redis answers, and never used meanwhile (Redis may come back without it)
+      this.#kept.drop(sem)
+      sem.head.noisy()
       this.#semaphores.collect(sem)
     }
     return waiters.map((w) => w.ticket).sort((a, b) => a.arrivedAt - b.arrivedAt)
@@ -239,6 +254,7 @@ export class SharedPermits {
   /** The limiter is draining (shutdown): parked waiters are not let in any more, only failed (Waiting.closing). */
   closing(): void {
     this.#waiting.closing()
+    this.#kept.close()
   }
 
   /** Clears timers (close). */

@@ -1,7 +1,9 @@
 import { LimiterClosedError, QueueFullError } from '../errors.js'
 import type { FairShare } from '../fairness/policy.js'
 import type { AcquireReply } from './acquire/index.js'
+import type { Kept } from './held-permits.js'
 import type { KeySemaphore } from './key-semaphore.js'
+import type { KeptPermits } from './kept-permits.js'
 import type { Admission } from './semaphore-types.js'
 import type { Full } from './queue-bounds.js'
 import type { ReplicaScripts } from './replica-scripts.js'
@@ -24,6 +26,8 @@ export interface WaitingDeps {
   readonly nextId: (policy: { readonly app: string; readonly maxHeld: number }, arrivedAt: number) => string
   /** gives ids back to Redis (Releases.release) */
   readonly release: (sem: KeySemaphore, ids: string[]) => Promise<void>
+  /** permits kept for this replica's next request while nobody waits (kept-permits.ts) */
+  readonly kept: KeptPermits
 }
 
 /**
@@ -46,9 +50,23 @@ export class Waiting {
   enqueue(ticket: Ticket): void {
     const sem = this.#d.semaphores.of(ticket.key, ticket.options)
     const policy = this.#d.fairness.of(ticket.options.app)
+    const kept = this.#d.kept.take(sem, policy.app)
+    if (kept !== undefined) return this.#reuse(sem, ticket, policy.app, kept)
     const waiter = sem.join(this.#d.nextId(policy, ticket.arrivedAt), ticket, policy)
     ticket.withdraw = () => this.withdraw(waiter)
     this.#start(waiter, sem.enter(waiter))
+  }
+
+  /** A permit this replica kept serves the request at once, without a round trip (kept-permits.ts). */
+  #reuse(sem: KeySemaphore, ticket: Ticket, app: string, kept: Kept): void {
+    const now = this.#d.now()
+    const grant = { kind: 'redis', tag: sem.tag, id: kept.id } as const
+    const taken = ticket.succeed((waitedMs) => {
+      const permit = this.#d.hooks.makePermit(sem.key, ticket.options, grant, waitedMs, app)
+      sem.held.hold(kept.id, permit, kept.leaseUntil, now, kept.since)
+      return permit
+    })
+    if (!taken) void this.#d.release(sem, [kept.id])
   }
 
   /**
@@ -127,6 +145,10 @@ export class Waiting {
       return
     }
     sem.acquireAnswered(sent, reply)
+    // what the reply says of the queue, which kept permits live on (kept-permits.ts)
+    if (reply.kind === 'granted' && reply.quiet && !(reply.forgot && sent.announcedBefore))
+      sem.head.heardQuiet(sent.mark)
+    else sem.head.noisy()
     // Withdrawn meanwhile: the release sent after this acquire on the same connection undoes it.
     if (!waiter.live) return
     if (reply.kind === 'granted') {
@@ -272,7 +294,11 @@ export class Waiting {
 
   /** A request re-queued by its age went ahead of the head this replica may have been told of. */
   onHeadStale(tag: string): void {
-    this.#d.semaphores.byTag(tag)?.head.stale()
+    const sem = this.#d.semaphores.byTag(tag)
+    if (sem === undefined) return
+    sem.head.stale()
+    // someone may be queued now: a permit kept for our next request goes to them instead
+    this.#d.kept.giveBack(sem)
   }
 }
 

@@ -47,7 +47,7 @@ export function memoryLog(): {
 
 export async function redisLimiter(
   settings: RedisSettings,
-  deps: { observer?: LimiterObserver; replicaId?: string; fairness?: FairShare } = {},
+  deps: { observer?: LimiterObserver; replicaId?: string; fairness?: FairShare; keepForMs?: number } = {},
 ): Promise<RedisLimiter> {
   return await createRedisLimiter(settings, { log: memoryLog(), ...deps })
 }
@@ -84,4 +84,12 @@ export async function eventually(
 
 export async function closeAll(limiters: readonly Limiter[]): Promise<void> {
   await Promise.all(limiters.map((l) => l.close()))
+}
+
+/** EVAL + EVALSHA calls a server has executed so far (INFO commandstats): only meaningful on a server of the test's own. */
+export async function scriptCallsOf(client: { info(section: string): Promise<string> }): Promise<number> {
+  const info = await client.info('commandstats')
+  let total = 0
+  for (const m of info.matchAll(/^cmdstat_(eval|evalsha):calls=(\d+)/gm)) total += Number(m[2])
+  return total
 }

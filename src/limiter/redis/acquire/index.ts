@@ -30,7 +30,9 @@ export interface AcquireArgs {
 }
 
 export type AcquireReply = (
-  { readonly kind: 'granted' } | { readonly kind: 'queued'; readonly head: boolean } | { readonly kind: 'full' }
+  | { readonly kind: 'granted'; /** its grant found the queue empty (kept-permits.ts) */ readonly quiet: boolean }
+  | { readonly kind: 'queued'; readonly head: boolean }
+  | { readonly kind: 'full' }
 ) & {
   /** `announce` found that Redis no longer knew this replica: it lost its data since the last sync */
   readonly forgot: boolean
@@ -70,7 +72,7 @@ export async function acquire(
   )) as [number, number, number, number | null | undefined, number | undefined]
   const forgot = reply[2] === 1
   const limit = reply[3] == null ? undefined : Number(reply[3])
-  if (reply[0] === 1) return { kind: 'granted', forgot, limit }
+  if (reply[0] === 1) return { kind: 'granted', quiet: reply[1] === 1, forgot, limit }
   if (reply[0] === 2) return { kind: 'full', forgot, limit }
   const held = reply[4] == null ? undefined : Number(reply[4])
   return { kind: 'queued', head: reply[1] === 1, forgot, limit, held }

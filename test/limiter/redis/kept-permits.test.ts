@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest'
+import { cuttable } from './cuttable.js'
+import { useRedis } from '../../support/use-redis.js'
+import { needs } from '../../support/tools.js'
+import { eventually, key, opts, redisLimiter, scriptCallsOf, sleep, testSettings } from './helpers.js'
+
+const redis = useRedis()
+
+type Inspect = ReturnType<typeof redis.client>
+
+/** Every holder Redis counts for the test's one key. */
+async function holdersOf(inspect: Inspect, prefix: string): Promise<string[]> {
+  const keys = await inspect.keys(`${prefix}:*:holders`)
+  return keys.length === 0 ? [] : await inspect.zrange(keys[0]!, 0, -1)
+}
+
+/** Blocks the event loop (a stall: a long GC, a CPU-starved pod) for `ms`: no timer fires, no socket is read. */
+function stall(ms: number): void {
+  const until = performance.now() + ms
+  while (performance.now() < until) {
+    // busy
+  }
+}
+
+// counts every script the server ran: only meaningful on a server of the test's own
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
+  `redis limiter: a permit kept for the replica's next request ${needs('redis-server')}`,
+  () => {
+    it('used again within its window, it costs no script; Redis counts it held meanwhile; it goes back at the window’s end', async () => {
+      // a long lease: no sync runs during the test (a sync would give the kept permit back)
+      const settings = testSettings(redis.url, { leaseMs: 60_000 })
+      const limiter = await redisLimiter(settings, { keepForMs: 400 })
+      const inspect = redis.client()
+      ;(await limiter.acquire(key, opts(1))).release() // announces the replica, loads the scripts
+      await eventually(async () => (await holdersOf(inspect, settings.keyPrefix)).length === 0, 5_000, 'first back')
+
+      const before = await scriptCallsOf(inspect)
+      for (let i = 0; i < 6; i++) (await limiter.acquire(key, opts(1))).release()
+      // one acquire; the permit kept by its release served the five after it
+      expect(await scriptCallsOf(inspect)).toBe(before + 1)
+      expect(await holdersOf(inspect, settings.keyPrefix)).toHaveLength(1)
+      await eventually(async () => (await holdersOf(inspect, settings.keyPrefix)).length === 0, 5_000, 'kept back')
+      expect(await scriptCallsOf(inspect)).toBe(before + 2) // its release, once
+      inspect.disconnect()
+      await limiter.close()
+    })
+
+    it('a waiter of another replica gets it at once: the acquire that queues alone tells the holder, long before the window or a sync would', async () => {
+      const settings = testSettings(redis.url, { leaseMs: 60_000 })
+      const [a, b] = await Promise.all([1, 2].map(() => redisLimiter(settings, { keepForMs: 60_000 })))
+      const inspect = redis.client()
+      ;(await a!.acquire(key, opts(1))).release()
+      await eventually(async () => (await holdersOf(inspect, settings.keyPrefix)).length === 1, 5_000, 'kept')
+      const kept = (await holdersOf(inspect, settings.keyPrefix))[0]!
+
+      const granted = await Promise.race([b!.acquire(key, opts(1)), sleep(10_000).then(() => undefined)])
+      expect(granted).toBeDefined()
+      const holders = await holdersOf(inspect, settings.keyPrefix)
+      expect(holders).toHaveLength(1)
+      expect(holders[0]).not.toBe(kept)
+      // and A's next request waits behind B's, never beside it
+      let aGranted = false
+      const next = a!.acquire(key, opts(1)).then((p) => {
+        aGranted = true
+        return p
+      })
+      await sleep(100)
+      expect(aGranted).toBe(false)
+      granted!.release()
+      ;(await next).release()
+      inspect.disconnect()
+      await Promise.all([a!.close(), b!.close()])
+    })
+
+    it('after a stall longer than its window it is not used: given back, and the request acquires again', async () => {
+      const settings = testSettings(redis.url, { leaseMs: 60_000 })
+      const limiter = await redisLimiter(settings, { keepForMs: 100 })
+      const inspect = redis.client()
+      ;(await limiter.acquire(key, opts(1))).release()
+      await eventually(async () => (await holdersOf(inspect, settings.keyPrefix)).length === 0, 5_000, 'first back')
+      ;(await limiter.acquire(key, opts(1))).release() // kept
+      const before = await scriptCallsOf(inspect)
+      stall(150)
+      const permit = await limiter.acquire(key, opts(1))
+      // the kept permit's release, then this request's acquire
+      expect(await scriptCallsOf(inspect)).toBe(before + 2)
+      expect(await holdersOf(inspect, settings.keyPrefix)).toHaveLength(1)
+      permit.release()
+      inspect.disconnect()
+      await limiter.close()
+    })
+
+    it('Redis unreachable: the kept permit is never used in the fallback, and is given back once Redis answers', async () => {
+      const relay = await cuttable({ host: '127.0.0.1', port: redis.port })
+      const settings = testSettings(relay.url, { leaseMs: 20_000, fallback: 'local' })
+      const limiter = await redisLimiter(settings, { keepForMs: 60_000 })
+      const inspect = redis.client()
+      ;(await limiter.acquire(key, opts(1))).release()
+      await eventually(async () => (await holdersOf(inspect, settings.keyPrefix)).length === 1, 5_000, 'kept')
+      relay.cut()
+      await eventually(() => limiter.mode() === 'local', 10_000, 'fallback mode')
+      ;(await limiter.acquire(key, opts(1))).release() // served by the fallback
+      relay.restore()
+      await eventually(() => limiter.mode() === 'redis', 10_000, 'back to redis')
+      // given back by the recovery's sync, long before its 20 s lease could have run out
+      await eventually(async () => (await holdersOf(inspect, settings.keyPrefix)).length === 0, 5_000, 'given back')
+      const before = await scriptCallsOf(inspect)
+      ;(await limiter.acquire(key, opts(1))).release()
+      expect(await scriptCallsOf(inspect)).toBeGreaterThan(before) // acquired through Redis again
+      inspect.disconnect()
+      await limiter.close()
+      await relay.close()
+    })
+  },
+)
