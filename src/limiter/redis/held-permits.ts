@@ -15,6 +15,8 @@ export interface Held {
 export interface Kept {
   readonly id: string
   readonly app: string
+  /** the limit argument it was kept under (keys.ts limitArg): another one makes it go back */
+  readonly arg: string
   readonly leaseUntil: number
   readonly since: number
 }

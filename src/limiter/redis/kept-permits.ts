@@ -58,7 +58,7 @@ export class KeptPermits {
     limits: LimitOptions,
     app: string,
     answer: Answer | undefined,
-    back: Omit<Kept, 'id' | 'app'>,
+    back: Omit<Kept, 'id' | 'app' | 'arg'>,
   ): boolean {
     const now = this.#d.now()
     if (this.#closed || sem.held.kept !== undefined || !sem.head.quiet) return false
@@ -66,21 +66,22 @@ export class KeptPermits {
     if (now >= back.since + this.#keepForMs || sem.leaseInDoubt(back.leaseUntil, now)) return false
     // a surplus (permits counted again after an outage) goes back: a kept one never keeps a key above its limit
     if (sem.held.size + 1 + sem.held.others > sem.limit) return false
-    sem.held.keep({ id, app, leaseUntil: back.leaseUntil, since: back.since })
+    sem.held.keep({ id, app, arg: sem.arg, leaseUntil: back.leaseUntil, since: back.since })
     this.#arm(sem, id, back.since + this.#keepForMs - now)
     return true
   }
 
   /**
    * The kept permit of the key for a new request of `app`, taken, if it may serve it now; else
-   * undefined, and a kept permit that may not (another app's, the key no longer quiet, its window or
-   * lease run out) is given back at once — its release is written before this request's acquire.
+   * undefined, and a kept permit that may not (another app's, another limit's, the key no longer
+   * quiet, its window or lease run out) is given back at once — its release is written before this
+   * request's acquire.
    */
   take(sem: KeySemaphore, app: string): Kept | undefined {
     const kept = sem.held.kept
     if (kept === undefined) return undefined
     const now = this.#d.now()
-    const usable = kept.app === app && sem.head.quiet && now < kept.since + this.#keepForMs
+    const usable = kept.app === app && kept.arg === sem.arg && sem.head.quiet && now < kept.since + this.#keepForMs
     if (!usable || sem.leaseInDoubt(kept.leaseUntil, now)) {
       this.giveBack(sem)
       return undefined

@@ -146,9 +146,13 @@ export class Waiting {
     }
     sem.acquireAnswered(sent, reply)
     // what the reply says of the queue, which kept permits live on (kept-permits.ts)
-    if (reply.kind === 'granted' && reply.quiet && !(reply.forgot && sent.announcedBefore))
+    if (reply.kind === 'granted' && reply.quiet && !(reply.forgot && sent.announcedBefore)) {
       sem.head.heardQuiet(sent.mark)
-    else sem.head.noisy()
+    } else {
+      sem.head.noisy()
+      // one of ours waits (or was refused, the key full): a permit kept meanwhile serves the queue instead
+      if (reply.kind !== 'granted') this.#d.kept.giveBack(sem)
+    }
     // Withdrawn meanwhile: the release sent after this acquire on the same connection undoes it.
     if (!waiter.live) return
     if (reply.kind === 'granted') {

@@ -93,14 +93,17 @@ describe('redis scripts: commands per request', () => {
     const waiter = id('batch', 'r2')
     // queued, the semaphore full: no clock (TIME only for a lease or a liveness); its start tag and
     // its app's count of waiters in one HMGET (V, F_app, n_app) and one HSET (F_app, n_app); whether
-    // it landed at the head (ZRANGE), and alone there, so its ZADD made the queue: PEXPIRE
+    // it landed at the head (ZRANGE), and alone there, so its ZADD made the queue: PEXPIRE; and
+    // every holder's replica but its own hears someone waits (ZRANGE of the holders, PUBLISH): a
+    // replica may be keeping a permit for its next request (kept-permits.ts)
     expect(await commandsOf(client, () => acq(waiter, 'r2', 1))).toEqual({
       zcard: 1,
       hmget: 1,
       hset: 1,
       zadd: 1,
-      zrange: 1,
+      zrange: 2,
       pexpire: 1,
+      publish: 1,
     })
     // queued behind it: the queue existed, with its expiry: no PEXPIRE
     const second = id('batch', 'r1')
@@ -230,7 +233,7 @@ describe('redis scripts: commands per request', () => {
     await acq(h1, 'r1')
     await acq(h2, 'r1')
     const waiter = id('batch', 'r2')
-    // queued (alone): the fixed path's six commands and the HGET of the learned value
+    // queued (alone): the fixed path's eight commands (the holders' replica told) and the HGET of the learned value
     expect(await commandsOf(client, () => acq(waiter, 'r2'))).toEqual({
       hget: 1,
       zcard: 1,
@@ -238,7 +241,8 @@ describe('redis scripts: commands per request', () => {
       hset: 1,
       zadd: 1,
       pexpire: 1,
-      zrange: 1,
+      zrange: 2,
+      publish: 1,
     })
     // a 429 with both permits held: learned 2.5 → 1 (HMGET, HSET, PEXPIRE), and the freed slot is NOT
     // granted: one holder left is the new limit, so grant pops nobody (ZCARD and the lease check only)
@@ -358,8 +362,9 @@ describe('redis scripts: commands per request', () => {
     await client.hset(keys.meta, 'v', '0')
     let reply: Awaited<ReturnType<typeof acq>> | undefined
     const queued = await commandsOf(client, async () => (reply = await acq(id())))
-    // (alone in the queue: its PEXPIRE)
-    expect(queued).toEqual({ zcard: 1, hmget: 1, hset: 1, zadd: 1, zrange: 1, pexpire: 1 })
+    // (alone in the queue: its PEXPIRE, and the holders read, ZRANGE, to tell their replicas: only its
+    // own here, which learns it from the reply, so no PUBLISH)
+    expect(queued).toEqual({ zcard: 1, hmget: 1, hset: 1, zadd: 1, zrange: 2, pexpire: 1 })
     // the limit in force was not read, so the reply names none (the replica keeps what it knew)
     // the holders counted, every replica's (the local fallback keeps the others' counted: no command more)
     expect(reply).toEqual({ kind: 'queued', head: false, forgot: false, limit: undefined, held: 2 })

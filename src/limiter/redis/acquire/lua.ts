@@ -87,12 +87,13 @@ if at_head then
   -- Placed ahead of the waiter that was the head: a replica holding permits may have been told that
   -- waiter is next (to hand it a permit on release); or alone, the queue was empty: a replica may be
   -- keeping a permit for its own next request (kept-permits.ts). Either way every holder's replica
-  -- hears that what it knows of the head is stale: " <tag>" on its channel.
+  -- hears that what it knows of the head is stale: " <tag>" on its channel — alone, every one but
+  -- this waiter's own, which learns it from this reply (and would lose the head the reply names).
   local tag = string.match(holders, '{(.-)}')
   local told = {}
   for _, holder in ipairs(redis.call('ZRANGE', holders, 0, -1)) do
     local r = replica_of(holder)
-    if r and not told[r] then
+    if r and not told[r] and (first[2] or r ~= rid) then
       told[r] = true
       redis.call('PUBLISH', chan .. r, ${luaStaleHeadMessage('tag')})
     end
