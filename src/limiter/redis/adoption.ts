@@ -3,7 +3,7 @@ import type { KeySemaphore } from './key-semaphore.js'
 import type { ReplicaScripts } from './replica-scripts.js'
 import { isKeyError } from './script.js'
 import type { Semaphores } from './semaphores.js'
-import type { SharedHooks } from './shared.js'
+import type { SharedHooks } from './shared-types.js'
 import type { Grant, SluicePermit } from './ticket.js'
 
 export interface AdoptionDeps {
@@ -55,9 +55,8 @@ export async function adoptPermits(
         const id = ids[i]!
         if (permit.released) return // released while we adopted it: its id stays to be given back
         sem.undrop([id])
-        const before = permit.grant
-        permit.grant = { kind: 'redis', tag: sem.tag, id }
-        sem.held.hold(id, permit, sentAt + d.scripts.replica.leaseMs, sentAt)
+        const before = permit.adoptedBy(sem.tag, id)
+        sem.hold(id, permit, sentAt + d.scripts.replica.leaseMs, sentAt)
         adopted(permit, before)
       })
     }),

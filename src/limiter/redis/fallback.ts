@@ -3,7 +3,8 @@ import { DEFAULT_APP } from '../../apps/gate.js'
 import type { FairShare } from '../fairness/policy.js'
 import { createMemoryLimiter, type MemoryLimiter } from '../memory/index.js'
 import type { KeyStatus, Permit, PermitKey } from '../types.js'
-import type { OthersHeld, SharedPermits } from './shared.js'
+import type { SharedPermits } from './shared.js'
+import type { OthersHeld } from './shared-types.js'
 import type { Grant, LimitOptions, SluicePermit, Ticket } from './ticket.js'
 
 /** What a replica does while Redis is unreachable (README: "Redis limiter", `redis.fallback`). */
@@ -87,11 +88,11 @@ export class Fallback {
   #acquireLocal(ticket: Ticket): void {
     const attempt: LocalAttempt = { abort: new AbortController(), stale: false }
     this.#attempts.set(ticket, attempt)
-    ticket.withdraw = () => {
+    ticket.servedBy(() => {
       attempt.stale = true
       this.#attempts.delete(ticket)
       attempt.abort.abort()
-    }
+    })
     const { options } = ticket
     this.#local
       .acquire(ticket.key, {
@@ -108,7 +109,7 @@ export class Fallback {
         (local) => {
           if (attempt.stale) return local.release()
           this.#attempts.delete(ticket)
-          ticket.withdraw = undefined
+          ticket.leftBackend()
           if (!ticket.succeed((waitedMs) => this.#permit(ticket, { kind: 'local', permit: local }, waitedMs)))
             local.release()
           else if (this.hooks.redisIsBack()) this.hooks.grantedAfterRecovery()
@@ -116,7 +117,7 @@ export class Fallback {
         (err: Error) => {
           if (attempt.stale) return
           this.#attempts.delete(ticket)
-          ticket.withdraw = undefined
+          ticket.leftBackend()
           ticket.fail(err)
         },
       )
@@ -248,7 +249,7 @@ export class Fallback {
       attempt.stale = true
       this.#attempts.delete(ticket)
       attempt.abort.abort()
-      ticket.withdraw = undefined
+      ticket.leftBackend()
     }
     return waiting
   }

@@ -1,7 +1,7 @@
 /**
  * The messages scripts publish on a replica's grant channel (docs/redis-limiter.md, "Keys": the channel),
  * written once for the Lua and the subscriber. Scripts of the previous release publish the same text
- * (test/limiter/redis/fair-rolling-upgrade.test.ts), so the Lua below must not change what it sends.
+ * (test/deploy/version-skew.test.ts runs them beside these), so the Lua below must not change what it sends.
  */
 
 /** The Lua expression of a grant message, from Lua expressions of the granted id and the head left (false: none). */

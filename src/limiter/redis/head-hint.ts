@@ -26,9 +26,9 @@ export class HeadHint {
     this.#quietAt = undefined
   }
 
-  /** An acquire sent at `mark` was granted and its grant found the queue empty. */
-  heardQuiet(mark: number): void {
-    if (this.#staleMessages === mark) this.#quietAt = mark
+  /** An acquire sent at `mark` was answered: `empty`, granted and its grant found the queue empty (and Redis knew us). */
+  queueHeard(empty: boolean, mark: number): void {
+    this.#quietAt = empty && this.#staleMessages === mark ? mark : undefined
   }
 
   /** Something said a waiter may be queued (a queued reply, a permit lost, Redis gone or changed): not known empty. */

@@ -21,6 +21,31 @@ export interface Kept {
   readonly since: number
 }
 
+/** A permit given back: `heldAll`, this replica held every permit of the key (KeySemaphore.handOver). */
+export interface TakenBack {
+  readonly heldAll: boolean
+  readonly leaseUntil: number
+  readonly grantedAt: number
+  readonly since: number
+}
+
+/** The leases a sync's reply speaks of (KeySemaphore.synced). */
+export interface SyncedLeases {
+  readonly lost: readonly string[]
+  readonly recounted: readonly string[]
+  /** the renewed leases last at least until then */
+  readonly leaseUntil: number
+}
+
+/** Permits a sync's reply took from this replica: `lost` (lease gone), `unsent` (counted again before their request was sent). */
+export interface LeftHere {
+  readonly lost: readonly SluicePermit[]
+  readonly unsent: readonly { readonly id: string; readonly permit: SluicePermit }[]
+}
+
+/** What others may read of a key's held permits (KeySemaphore.held): they change only through KeySemaphore's verbs. */
+export type HeldView = Pick<HeldPermits, 'size' | 'get' | 'has' | 'kept' | 'permits' | 'others'>
+
 /**
  * The permits one key's semaphore holds here, by Redis id, with a lower bound of each lease (docs/
  * redis-limiter.md, "Leases"). Part of KeySemaphore, which decides when one is given back or handed over.
@@ -62,16 +87,11 @@ export class HeldPermits {
     return this.#kept
   }
 
-  /** A permit given back by its request stays here for the next one (kept-permits.ts decides). */
-  keep(kept: Kept): void {
+  /** A permit given back by its request stays here for the next one, or (none) the kept one leaves: the one before is returned. */
+  swapKept(kept: Kept | undefined): Kept | undefined {
+    const before = this.#kept
     this.#kept = kept
-  }
-
-  /** The kept permit leaves (used again, or given back to Redis): returned. */
-  unkeep(): Kept | undefined {
-    const kept = this.#kept
-    this.#kept = undefined
-    return kept
+    return before
   }
 
   ids(): string[] {
@@ -95,9 +115,12 @@ export class HeldPermits {
     this.#held.set(id, { permit, leaseUntil, grantedAt, since })
   }
 
-  /** Given back, handed over or lost: no longer ours. */
-  remove(id: string): void {
+  /** Given back or handed over: no longer ours. What it was, or undefined when `permit` is not held under `id` (lost already). */
+  takeBack(id: string, permit: SluicePermit, heldAll: boolean): TakenBack | undefined {
+    const held = this.#held.get(id)
+    if (held?.permit !== permit) return undefined
     this.#held.delete(id)
+    return { heldAll, leaseUntil: held.leaseUntil, grantedAt: held.grantedAt, since: held.since }
   }
 
   /** Redis no longer counts this permit (its lease ran out and was purged): it is lost. */

@@ -13,7 +13,7 @@ export const KEEP_FOR_MS = 100
 
 export interface KeptPermitsDeps {
   readonly now: () => number
-  /** gives ids back to Redis (Releases.release) */
+  /** gives ids back to Redis (Waiting.giveBack) */
   readonly release: (sem: KeySemaphore, ids: string[]) => Promise<void>
   /** KEEP_FOR_MS unless a test says otherwise */
   readonly keepForMs?: number
@@ -61,12 +61,12 @@ export class KeptPermits {
     back: Omit<Kept, 'id' | 'app' | 'arg'>,
   ): boolean {
     const now = this.#d.now()
-    if (this.#closed || sem.held.kept !== undefined || !sem.head.quiet) return false
+    if (this.#closed || sem.held.kept !== undefined || !sem.quiet) return false
     if (!teachesNothing(limits, answer, sem.limit)) return false
     if (now >= back.since + this.#keepForMs || sem.leaseInDoubt(back.leaseUntil, now)) return false
     // a surplus (permits counted again after an outage) goes back: a kept one never keeps a key above its limit
     if (sem.held.size + 1 + sem.held.others > sem.limit) return false
-    sem.held.keep({ id, app, arg: sem.arg, leaseUntil: back.leaseUntil, since: back.since })
+    sem.keep({ id, app, arg: sem.arg, leaseUntil: back.leaseUntil, since: back.since })
     this.#arm(sem, id, back.since + this.#keepForMs - now)
     return true
   }
@@ -81,25 +81,25 @@ export class KeptPermits {
     const kept = sem.held.kept
     if (kept === undefined) return undefined
     const now = this.#d.now()
-    const usable = kept.app === app && kept.arg === sem.arg && sem.head.quiet && now < kept.since + this.#keepForMs
+    const usable = kept.app === app && kept.arg === sem.arg && sem.quiet && now < kept.since + this.#keepForMs
     if (!usable || sem.leaseInDoubt(kept.leaseUntil, now)) {
       this.giveBack(sem)
       return undefined
     }
-    sem.held.unkeep()
+    sem.keep()
     return kept
   }
 
   /** Someone may wait (a stale-head message), or the window ended: the kept permit goes back through a release script. */
   giveBack(sem: KeySemaphore): void {
-    const kept = sem.held.unkeep()
+    const kept = sem.keep()
     this.#disarm(sem)
     if (kept !== undefined) void this.#d.release(sem, [kept.id])
   }
 
   /** A sync goes out, or Redis became unreachable: the kept permit is given back with the sync (or once Redis answers). */
   drop(sem: KeySemaphore): void {
-    const kept = sem.held.unkeep()
+    const kept = sem.keep()
     this.#disarm(sem)
     if (kept !== undefined) sem.dropLater([kept.id])
   }

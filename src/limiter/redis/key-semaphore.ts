@@ -1,57 +1,47 @@
 import type { AppPolicy } from '../fairness/policy.js'
 import type { PermitKey } from '../types.js'
 import { HeadHint } from './head-hint.js'
-import { HeldPermits, type Held } from './held-permits.js'
+import { HeldPermits, type HeldView, type LeftHere, type SyncedLeases, type TakenBack } from './held-permits.js'
 import type { SemaphoreKeys } from './keys.js'
 import type { AcquireSent, Admission, ReplyHeard, SemaphoreContext, SyncSent } from './semaphore-types.js'
 import { QueueBounds, type Full } from './queue-bounds.js'
+import { SafetyTimer } from './safety-timer.js'
+import { SyncBook } from './sync-book.js'
 import type { LimitOptions, SluicePermit, Ticket } from './ticket.js'
 import { Waiter, type WaiterState, type WaiterWatch } from './waiter.js'
 
-/** Every 30th sync also clears dead replicas' liveness fields from the meta hash (it reads the whole hash). */
-const SWEEP_EVERY = 30
+/** A waiter of a KeySemaphore. */
+export type KeyWaiter = Waiter<KeySemaphore>
 
-/** Epochs a sync writes: unique in this process, so a state older than a key's last sync never holds the one expected. */
-let epochs = 0
 /**
- * One shared semaphore — an (instance, endpoint) pair — as this replica knows it, and the one owner of
- * that state (docs/redis-limiter.md, "The replica's side"): its waiters and their lifecycle
- * (waiter.ts), the counts the queue bounds read, the permits it holds with their leases, what Redis
- * last said (the head of the queue, the limit in force), the ids to give back once Redis answers, and
- * its sync and safety timer. It sends nothing itself: Waiting, SyncLoop and adoption run the scripts
- * and tell it what they sent and what came back.
+ * One shared semaphore — an (instance, endpoint) pair — as this replica knows it, and the one owner of that state
+ * (docs/redis-limiter.md, "The replica's side"): its waiters and their lifecycle (waiter.ts), the counts the queue
+ * bounds read, the permits it holds (one perhaps kept) with their leases, what Redis last said (the head of the queue,
+ * the limit in force), the ids to give back once Redis answers, and its sync and safety timer. It sends nothing
+ * itself: Waiting, SyncLoop and adoption run the scripts and tell it what they sent and what came back.
  */
 export class KeySemaphore {
-  readonly #context: SemaphoreContext
+  readonly #context: SemaphoreContext<KeySemaphore>
   /** the limit argument of its scripts (see limitArg in keys.ts) */
   #arg: string
   /** the limit in force, as Redis last said (a learned limit changes with the API's answers) */
   #limit: number
   /**
-   * when this replica last refreshed its liveness and the key's description in Redis (monotonic ms);
-   * -Infinity until the first time: 0 would read as "announced at start" on a young process's clock,
-   * and its first waiters, unannounced, would be dropped from the queue as a dead replica's
+   * when this replica last refreshed its liveness and the key's description in Redis (monotonic ms); -Infinity until
+   * the first time: 0 would read as "announced at start" on a young process's clock, and its first waiters,
+   * unannounced, would be dropped from the queue as a dead replica's
    */
   #announcedAt: number
-  readonly #waiters = new Map<string, Waiter>()
-  readonly #bounds = new QueueBounds()
-  /** ids to release or withdraw once Redis answers again (made when first needed: most keys never have any) */
-  #drops: Set<string> | undefined
-  /** a script found that Redis no longer knew this replica (it lost its data): the next sync counts held permits again */
-  #recount = false
-  /** Redis may be another server or an older state (a reconnect): the next sync removes this replica's ghosts */
-  #reconcile = false
-  /** the epoch the last sync wrote ('' when not known: none yet, or the sync failed) */
-  #epoch = ''
-  #safety: NodeJS.Timeout | undefined
-  #safetyAt = 0
-  #syncing: Promise<void> | undefined
-  #syncs = 0
-  readonly #watch: WaiterWatch
-  /** the permits it holds here, with their leases */
-  readonly held = new HeldPermits()
-  /** the head of the queue, as Redis last named it */
-  readonly head = new HeadHint()
+  readonly #waiters = new Map<string, KeyWaiter>()
+  readonly #bounds = new QueueBounds<KeySemaphore>()
+  /** the ids to give back once Redis answers, and what the next sync does (sync-book.ts) */
+  readonly #book = new SyncBook()
+  readonly #safety = new SafetyTimer()
+  readonly #watch: WaiterWatch<KeySemaphore>
+  /** the permits it holds here, with their leases: changed only through this class's verbs */
+  readonly #held = new HeldPermits()
+  /** the head of the queue, as Redis last named it: changed only through this class's verbs */
+  readonly #head = new HeadHint()
 
   constructor(
     readonly key: PermitKey,
@@ -59,7 +49,7 @@ export class KeySemaphore {
     arg: string,
     limit: number,
     announcedAt: number,
-    context: SemaphoreContext,
+    context: SemaphoreContext<KeySemaphore>,
   ) {
     this.#arg = arg
     this.#limit = limit
@@ -84,6 +74,46 @@ export class KeySemaphore {
     return this.#announcedAt
   }
 
+  /** The permits it holds, read-only: they change through `hold`, `takeBack` and `synced`. */
+  get held(): HeldView {
+    return this.#held
+  }
+
+  /** A grant (or an adoption) made this permit ours, under `id` (`since`: Redis granted it then, if earlier: a kept permit). */
+  hold(id: string, permit: SluicePermit, leaseUntil: number, grantedAt: number, since = grantedAt): void {
+    this.#held.hold(id, permit, leaseUntil, grantedAt, since)
+  }
+
+  /** Keeps a permit for the next request (kept-permits.ts), or with none takes it: the one kept before is returned. */
+  keep(kept?: HeldView['kept']): HeldView['kept'] {
+    return this.#held.swapKept(kept)
+  }
+
+  /** Nobody has queued since Redis said the queue was empty, as far as this replica heard (HeadHint.quiet). */
+  get quiet(): boolean {
+    return this.#head.quiet
+  }
+
+  /** Where the stale-head messages stand now (HeadHint.mark): a script sent now passes it back with its reply. */
+  get headMark(): number {
+    return this.#head.mark
+  }
+
+  /** A script sent at `mark` named the head of the queue (HeadHint.fromReply). */
+  headHeard(head: string | undefined, mark: number): void {
+    this.#head.fromReply(head, mark)
+  }
+
+  /** A grant message named the head left in the queue. */
+  headNamed(head: string | undefined): void {
+    this.#head.named(head)
+  }
+
+  /** A stale-head message: a waiter re-queued by its age may have gone ahead of the head named. */
+  headStale(): void {
+    this.#head.stale()
+  }
+
   /** The acquire options name another limit: scripts get the new argument, and the key is announced again. */
   useLimits(arg: string, limits: LimitOptions): void {
     if (arg === this.#arg) return
@@ -105,24 +135,24 @@ export class KeySemaphore {
    * were counted again (adopt), and each release must give its surplus slot back.
    */
   #holdsAll(): boolean {
-    return this.held.size === this.#limit
+    return this.#held.size === this.#limit
   }
 
   /** A new waiter of this key (`new`); `byAge`: placed by its age (it waited before). */
-  join(id: string, ticket: Ticket, policy: AppPolicy, byAge = ticket.retried): Waiter {
-    const waiter = new Waiter(id, ticket, policy, byAge, this, this.#watch)
+  join(id: string, ticket: Ticket, policy: AppPolicy, byAge = ticket.retried): KeyWaiter {
+    const waiter = new Waiter<KeySemaphore>(id, ticket, policy, byAge, this, this.#watch)
     this.#waiters.set(id, waiter)
     this.#context.joined(waiter)
     return waiter
   }
 
   /** Lets a new waiter in: counted by the queue bounds if they have room, else sent with `full` (queue-bounds.ts). */
-  enter(waiter: Waiter): Admission {
+  enter(waiter: KeyWaiter): Admission {
     this.#bounds.enter(waiter)
     return this.#send(waiter)
   }
 
-  #send(waiter: Waiter): Admission {
+  #send(waiter: KeyWaiter): Admission {
     // every permit of the key is here: it can only queue, so it goes out after a handover of this turn
     if (this.#holdsAll()) {
       waiter.move('deferred')
@@ -133,14 +163,14 @@ export class KeySemaphore {
   }
 
   /** Sent with `full`, answered `full`: refused (the bound, for the 503) if the waiters Redis queued fill one, else parked. */
-  answeredFull(waiter: Waiter): Full | undefined {
+  answeredFull(waiter: KeyWaiter): Full | undefined {
     const full = this.#bounds.refusesAtOnce(waiter)
     waiter.move(full === undefined ? 'parked' : 'refused')
     return full
   }
 
   /** Decides the parked waiters, first come first: let in (`start`: sent again, counted), refused, or left parked. */
-  admitParked(start: (waiter: Waiter, how: Admission) => void, refuse: (waiter: Waiter, full: Full) => void): void {
+  admitParked(start: (w: KeyWaiter, how: Admission) => void, refuse: (w: KeyWaiter, full: Full) => void): void {
     this.#bounds.walk((waiter, decision) => {
       if (decision === 'room') {
         start(waiter, this.#send(waiter))
@@ -152,12 +182,12 @@ export class KeySemaphore {
   }
 
   /** A deferred waiter's turn came: its acquire goes out. False when it left meanwhile. */
-  undefer(waiter: Waiter): boolean {
+  undefer(waiter: KeyWaiter): boolean {
     return waiter.state === 'deferred' && waiter.move('sending')
   }
 
-  /** Every move of a waiter (Waiter.move) comes here: the counts follow the states. */
-  #moved(waiter: Waiter, from: WaiterState, to: WaiterState): void {
+  /** Every move of a waiter (KeyWaiter.move) comes here: the counts follow the states. */
+  #moved(waiter: KeyWaiter, from: WaiterState, to: WaiterState): void {
     this.#bounds.moved(waiter, from, to)
     if (!waiter.live) {
       if (this.#waiters.get(waiter.id) === waiter) this.#waiters.delete(waiter.id)
@@ -167,10 +197,10 @@ export class KeySemaphore {
   }
 
   /** Its acquire goes out now: what it is sent with. `keepAge`: placed by its age (it waited before). */
-  acquireSent(waiter: Waiter, keepAge: boolean, now: number): AcquireSent {
-    const mark = this.head.mark
+  acquireSent(waiter: KeyWaiter, keepAge: boolean, now: number): AcquireSent {
+    const mark = this.#head.mark
     waiter.stampSent(now)
-    this.head.sending(waiter.policy.app, keepAge)
+    this.#head.sending(waiter.policy.app, keepAge)
     const announcedBefore = this.#announcedAt > Number.NEGATIVE_INFINITY
     const announce = now - this.#announcedAt >= this.#context.syncMs
     return {
@@ -186,44 +216,42 @@ export class KeySemaphore {
   /** What every acquire reply says, whatever became of its waiter. */
   acquireAnswered(sent: AcquireSent, reply: ReplyHeard): void {
     if (sent.announce) this.#announcedAt = Math.max(this.#announcedAt, sent.sentAt)
-    if (reply.forgot && sent.announcedBefore) this.#recount = true
+    if (reply.forgot && sent.announcedBefore) this.#book.forgotten()
+    this.#head.queueHeard(reply.quiet === true && !(reply.forgot && sent.announcedBefore), sent.mark)
     this.heardLimit(reply.limit)
-    this.held.heardTotal(reply.held)
+    this.#held.heardTotal(reply.held)
   }
 
   /** Redis queued it; `atHead`: as the head (asked for when every permit is here). */
-  queue(waiter: Waiter, atHead: boolean, mark: number): void {
+  queue(waiter: KeyWaiter, atHead: boolean, mark: number): void {
     waiter.move('queued')
-    if (atHead) this.head.fromReply(waiter.id, mark)
+    if (atHead) this.#head.fromReply(waiter.id, mark)
   }
 
   /** A grant of it was heard: true when it takes its permit now (queued); while sending, once the reply is in. */
-  grantHeard(waiter: Waiter): boolean {
+  grantHeard(waiter: KeyWaiter): boolean {
     if (waiter.state === 'sending') waiter.heardGrantEarly()
     // `confirming`: a second word of the same grant (message and reply); the renewal decides
     return waiter.state === 'queued'
   }
 
-  /**
-   * Its waiting ends: `granted`, `failed`, `withdrawn` (an id sent is given back by the caller's
-   * release), `detached` (an id sent is given back once Redis answers again).
-   */
-  leave(waiter: Waiter, end: 'granted' | 'failed' | 'withdrawn' | 'detached'): void {
+  /** Its waiting ends: `granted`, `failed`, `withdrawn` (an id sent is given back by the caller), `detached` (once Redis answers). */
+  leave(waiter: KeyWaiter, end: 'granted' | 'failed' | 'withdrawn' | 'detached'): void {
     const sent = waiter.sent
     if (waiter.move(end) && end === 'detached' && sent) this.dropLater([waiter.id])
   }
 
   /** A grant read too late to be sure its lease still runs: a renewal goes out. */
-  confirm(waiter: Waiter): void {
+  confirm(waiter: KeyWaiter): void {
     waiter.move('confirming')
   }
 
   /**
-   * It waits again under the new id `id`, placed by its age (see Waiting.requeue). Counted against the
-   * queue bounds, it keeps its place there; sent with `full` (it was let in for a slot free at once,
-   * and granted), it goes through the bounds again as a new waiter would: the bound holds.
+   * It waits again under the new id `id`, placed by its age (see Waiting.requeue). Counted against the queue bounds, it
+   * keeps its place there; sent with `full` (let in for a slot free at once, and granted), it goes through the bounds
+   * again as a new waiter would: the bound holds.
    */
-  requeue(old: Waiter, id: string): Waiter {
+  requeue(old: KeyWaiter, id: string): KeyWaiter {
     const counted = !this.#bounds.isPending(old)
     old.move('requeued')
     const waiter = this.join(id, old.ticket, old.policy, true)
@@ -234,7 +262,7 @@ export class KeySemaphore {
   }
 
   /** The waiter of that id, if it is queued. */
-  queuedWaiter(id: string): Waiter | undefined {
+  queuedWaiter(id: string): KeyWaiter | undefined {
     const waiter = this.#waiters.get(id)
     return waiter?.state === 'queued' ? waiter : undefined
   }
@@ -250,18 +278,14 @@ export class KeySemaphore {
 
   /** Whether this permit is held here under `id` and its lease is sure to last until the next renewal. */
   leaseHolds(id: string, permit: SluicePermit, now: number): boolean {
-    const held = this.held.get(id)
+    const held = this.#held.get(id)
     return held?.permit === permit && !this.leaseInDoubt(held.leaseUntil, now)
   }
 
   /** The permit is given back: what it was, or undefined when it is not held here (lost already). */
-  takeBack(id: string, permit: SluicePermit): (Omit<Held, 'permit'> & { readonly heldAll: boolean }) | undefined {
-    const held = this.held.get(id)
-    if (held?.permit !== permit) return undefined
+  takeBack(id: string, permit: SluicePermit): TakenBack | undefined {
     // every permit of the key is ours: no other replica can have released one since Redis named the head
-    const heldAll = this.#holdsAll()
-    this.held.remove(id)
-    return { heldAll, leaseUntil: held.leaseUntil, grantedAt: held.grantedAt, since: held.since }
+    return this.#held.takeBack(id, permit, this.#holdsAll())
   }
 
   /**
@@ -271,8 +295,8 @@ export class KeySemaphore {
    * is sure to last beyond the next renewal (a stalled replica hands over nothing). Why this is fair
    * and safe: docs/redis-limiter.md, "Inside one replica", and test/limiter/redis/handover.test.ts.
    */
-  handOver(heldAll: boolean, leaseUntil: number, now: number, app: string): Waiter | undefined {
-    const hint = this.head.take()
+  handOver(heldAll: boolean, leaseUntil: number, now: number, app: string): KeyWaiter | undefined {
+    const hint = this.#head.take()
     if (!heldAll || hint === undefined) return undefined
     const next = this.queuedWaiter(hint)
     if (next === undefined || this.leaseInDoubt(leaseUntil, now)) return undefined
@@ -281,79 +305,68 @@ export class KeySemaphore {
 
   /** ids Redis may know that must be released or withdrawn once it answers again (by the next sync) */
   dropLater(ids: readonly string[]): void {
-    if (ids.length === 0) return
-    this.#drops ??= new Set()
-    for (const id of ids) this.#drops.add(id)
+    this.#book.dropLater(ids)
   }
 
   undrop(ids: readonly string[]): void {
-    for (const id of ids) this.#drops?.delete(id)
+    this.#book.undrop(ids)
   }
 
   /** The key is broken (Redis refuses it): nothing to withdraw from it; kept, the ids would keep its state for ever. */
   forgetDrops(): void {
-    this.#drops = undefined
-    this.#reconcile = false // nor can its keys be reconciled: kept, the broken key would be synced in vain forever
+    this.#book.forgetDrops()
   }
 
   /** One sync at a time per key: the one running, or the one `run` starts; `done` after it ends. */
   syncOnce(run: () => Promise<void>, done: () => void): Promise<void> {
-    this.#syncing ??= run().finally(() => {
-      this.#syncing = undefined
-      done()
-    })
-    return this.#syncing
+    return this.#book.once(run, done)
   }
 
   /** A sync goes out now: what it is sent with (the ids to drop leave `drops`: back with `dropLater` if it fails). */
   syncSent(now: number): SyncSent {
-    const drop = this.#drops === undefined ? [] : [...this.#drops]
-    this.#drops = undefined
-    const sweep = this.#syncs++ % SWEEP_EVERY === 0
+    const marks = this.#book.take()
     // queued, and others Redis may have (an acquire on its way, a grant being confirmed): a reconciliation keeps both
     const waiting: string[] = []
     const keep: string[] = []
     for (const w of this.#waiters.values()) if (w.sent) (w.state === 'queued' ? waiting : keep).push(w.id)
-    const { ids: renewing, sure } = this.held.renewing(now + this.#context.syncMs)
+    const { ids: renewing, sure } = this.#held.renewing(now + this.#context.syncMs)
     return {
       sentAt: now,
-      mark: this.head.mark,
+      mark: this.#head.mark,
       waiting,
-      drop,
       renewing,
       sure,
-      recount: this.#recount,
-      sweep,
-      expectEpoch: this.#epoch,
-      epoch: `${++epochs}`,
-      reconcile: this.#reconcile,
       keep,
+      ...marks,
     }
   }
 
   /** Redis may come back as another server or an older state (a failover): reconcile and count again (docs/redis-limiter.md, "Failure modes"). */
   mayHaveMoved(): void {
-    this.#reconcile = true
-    this.#recount = true
+    this.#book.mayHaveMoved()
+    this.#head.noisy() // nor is its queue as last heard: no permit is kept on it
   }
 
   /** A sync failed: it may or may not have run, so the epoch it wrote is not known. */
   syncFailed(): void {
-    this.#epoch = ''
+    this.#book.failed()
   }
 
-  /** What every sync reply says: held permits counted again, liveness announced, limit, head. */
-  synced(sent: SyncSent, reply: ReplyHeard & { readonly head: string | undefined }): void {
-    if (sent.recount) this.#recount = false
-    if (sent.reconcile) this.#reconcile = false
-    this.#epoch = sent.epoch
-    // It found Redis had lost its data: a grant made before the loss but read after this sync went
-    // out was not in its list, so the next sync counts again too (once: that one finds us known).
-    if (reply.forgot) this.#recount = true
+  /**
+   * What every sync reply says: held permits counted again, liveness announced, limit, head; and the leases it found
+   * `lost`, `recounted` (those not sent yet leave: HeldPermits.recounted) and renewed until `leaseUntil`. Returns the
+   * permits that left.
+   */
+  synced(sent: SyncSent, reply: ReplyHeard & { readonly head: string | undefined }, leases: SyncedLeases): LeftHere {
+    this.#book.synced(sent, reply.forgot)
     this.#announcedAt = Math.max(this.#announcedAt, sent.sentAt)
     this.heardLimit(reply.limit)
-    this.held.heardTotal(reply.held)
-    this.head.fromReply(reply.head, sent.mark)
+    this.#held.heardTotal(reply.held)
+    this.#head.fromReply(reply.head, sent.mark)
+    const lost = leases.lost.flatMap((id) => this.#held.lose(id) ?? [])
+    const unsent = leases.recounted.length > 0 ? this.#held.recounted(leases.recounted) : []
+    this.#held.renewed(sent.renewing, leases.leaseUntil)
+    return { lost, unsent }
   }
 
   /** The sync found these waiters still queued (not granted before it was sent). */
@@ -363,34 +376,25 @@ export class KeySemaphore {
 
   /** Arms the timer that syncs a little after the nearest lease ends on Redis's clock (so the holder is expired when we look). */
   armSafety(delayMs: number, now: number, fire: () => void): void {
-    const at = now + delayMs + 5
-    if (this.#safety && this.#safetyAt <= at) return
-    this.stopSafety()
-    this.#safetyAt = at
-    this.#safety = setTimeout(() => {
-      this.#safety = undefined
-      fire()
-    }, delayMs + 5)
-    this.#safety.unref()
+    this.#safety.arm(delayMs, now, fire)
   }
 
   stopSafety(): void {
-    if (this.#safety) clearTimeout(this.#safety)
-    this.#safety = undefined
+    this.#safety.stop()
   }
 
   /** Nothing of this replica is left in the semaphore: its state can be forgotten. */
   isIdle(): boolean {
-    return !this.isActive() && (this.#drops?.size ?? 0) === 0 && this.#syncing === undefined
+    return !this.isActive() && !this.#book.hasDrops && !this.#book.syncing
   }
 
   /** Something to renew, flush, check or reconcile in Redis. */
   isBusy(): boolean {
-    return this.held.size > 0 || this.#waiters.size > 0 || (this.#drops?.size ?? 0) > 0 || this.#reconcile
+    return this.#held.size > 0 || this.#waiters.size > 0 || this.#book.hasDrops || this.#book.reconciling
   }
 
   /** It holds permits or has waiters (the heartbeat lists it for `/status`). */
   isActive(): boolean {
-    return this.held.size > 0 || this.#waiters.size > 0
+    return this.#held.size > 0 || this.#waiters.size > 0
   }
 }

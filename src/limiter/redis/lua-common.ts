@@ -83,9 +83,8 @@ local function grant(holders, queue, meta, lease, chan, limit, held, idle, grant
     given[#given + 1] = id
     if granted then granted[#granted + 1] = id end
     if counts then counts[app_of(id)] = (counts[app_of(id)] or 0) + 1 end
-    -- an id of the previous release's form has its arrival in µs as score: it never moves V
     local s = tonumber(score)
-    if not is_old_form(id) and (top == nil or s > top) then top = s end
+    if top == nil or s > top then top = s end
   end
   local blocked = false
   while held < limit do

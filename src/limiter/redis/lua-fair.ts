@@ -64,13 +64,11 @@ end
 -- so each backlogged app gets turns in proportion to 1 / cost (its weight). Waited before (re-queued
 -- after an upstream 429, or after losing its place in Redis): in (V - 1, V], lower the older it is: ahead of
 -- every new waiter, in arrival order among themselves, and not charged again. Either way the app's
--- count of queued waiters goes up (an id of the previous release's form is not counted: its
--- scripts would not count it down). Written by meta_flush.
+-- count of queued waiters goes up. Written by meta_flush.
 local function start_tag(meta, id, cost, age)
   local app = app_of(id)
-  local counted = not is_old_form(id)
   meta_read(meta, { 'f:' .. app, 'n:' .. app })
-  if counted then meta_set('n:' .. app, (tonumber(meta_cache['n:' .. app] or '0') or 0) + 1) end
+  meta_set('n:' .. app, (tonumber(meta_cache['n:' .. app] or '0') or 0) + 1)
   local v = tonumber(meta_cache['v'] or '0')
   if age > 0 then
     return v - age / (age + ${REQUEUE_AGE_SCALE_MS})
@@ -101,7 +99,6 @@ end
 -- gave up before it were behind nobody it was charged for. A count at 0 is written as 0, not deleted
 -- (no HDEL on the common path; sync's sweep removes it): scripts read a missing count as 0 too.
 local function left_queue(meta, id, refund, score)
-  if is_old_form(id) then return end
   local app = app_of(id)
   local n_f, w_f, f_f = 'n:' .. app, 'w:' .. app, 'f:' .. app
   meta_read(meta, refund and { n_f, w_f, f_f } or { n_f, w_f })

@@ -28,7 +28,7 @@ interface Ahead {
   parked: number
 }
 
-const isCapped = (waiter: Waiter): boolean => Number.isFinite(waiter.policy.maxQueued)
+const isCapped = (waiter: Waiter<unknown>): boolean => Number.isFinite(waiter.policy.maxQueued)
 
 /**
  * One key's queue bounds on this replica — `queue.maxLength` and each app's `maxQueued`, both per
@@ -57,7 +57,7 @@ const isCapped = (waiter: Waiter): boolean => Number.isFinite(waiter.policy.maxQ
  * number, the set of pending waiters and the per-app counts are made when first needed, and a capped
  * app's counts only once the key has a second waiter (until then its one waiter is `#lone`).
  */
-export class QueueBounds {
+export class QueueBounds<S> {
   /** waiters `queued` (all counted) */
   #queued = 0
   /** waiters counted: every waiter let in that is not pending */
@@ -65,10 +65,10 @@ export class QueueBounds {
   /** the same counts per app with a `maxQueued` */
   #apps: Map<string, AppCounts> | undefined
   /** pending waiters (sent with `full`, or parked), first come first */
-  #pending: Set<Waiter> | undefined
+  #pending: Set<Waiter<S>> | undefined
   #parked = 0
   /** the key's one counted waiter, of a capped app, while no app has counts: they are made when another comes */
-  #lone: Waiter | undefined
+  #lone: Waiter<S> | undefined
 
   get queued(): number {
     return this.#queued
@@ -79,7 +79,7 @@ export class QueueBounds {
     return this.#parked
   }
 
-  #app(waiter: Waiter): AppCounts {
+  #app(waiter: Waiter<S>): AppCounts {
     this.#apps ??= new Map()
     let app = this.#apps.get(waiter.policy.app)
     if (app === undefined) {
@@ -89,7 +89,7 @@ export class QueueBounds {
     return app
   }
 
-  #dropAppIfEmpty(waiter: Waiter, app: AppCounts): void {
+  #dropAppIfEmpty(waiter: Waiter<S>, app: AppCounts): void {
     if (app.queued === 0 && app.counted === 0 && app.pending === 0 && app.parked === 0)
       this.#apps?.delete(waiter.policy.app)
     if (this.#apps?.size === 0) this.#apps = undefined
@@ -110,7 +110,7 @@ export class QueueBounds {
    * it) when it fits even if every acquire of ours on its way queues its waiter and every pending
    * waiter ahead is let in; else it is pending, and its acquire goes out with `full`.
    */
-  enter(waiter: Waiter): 'room' | 'pending' {
+  enter(waiter: Waiter<S>): 'room' | 'pending' {
     this.#unlone()
     const max = waiter.ticket.options.maxQueue
     const pending = this.#pending?.size ?? 0
@@ -129,12 +129,12 @@ export class QueueBounds {
   }
 
   /** A waiter queued again that was counted: it keeps the place it had under the bounds. */
-  keep(waiter: Waiter): void {
+  keep(waiter: Waiter<S>): void {
     this.#unlone()
     this.#count(waiter)
   }
 
-  #count(waiter: Waiter): void {
+  #count(waiter: Waiter<S>): void {
     this.#counted++
     if (!isCapped(waiter)) return
     const app = this.#apps?.get(waiter.policy.app)
@@ -145,7 +145,7 @@ export class QueueBounds {
   }
 
   /** Its acquire goes out with `full`: the script must not queue it. */
-  isPending(waiter: Waiter): boolean {
+  isPending(waiter: Waiter<S>): boolean {
     return this.#pending?.has(waiter) ?? false
   }
 
@@ -153,7 +153,7 @@ export class QueueBounds {
    * A pending waiter's acquire was answered `full`: the bound that refuses it now, when the waiters
    * Redis queued fill one; else undefined (it is parked, and `decide` lets it in or refuses it).
    */
-  refusesAtOnce(waiter: Waiter): Full | undefined {
+  refusesAtOnce(waiter: Waiter<S>): Full | undefined {
     if (!this.isPending(waiter)) return { app: false, waiting: this.#queued }
     if (this.#queued >= waiter.ticket.options.maxQueue) return { app: false, waiting: this.#queued }
     const app = isCapped(waiter) ? this.#apps?.get(waiter.policy.app) : undefined
@@ -167,7 +167,7 @@ export class QueueBounds {
    * on their way). A pending waiter in flight ahead keeps room for itself, in case it is answered
    * `full`; a parked one ahead also counts towards a refusal (it is known to need room).
    */
-  walk(decided: (waiter: Waiter, decision: Exclude<Decision, undefined>) => void): void {
+  walk(decided: (waiter: Waiter<S>, decision: Exclude<Decision, undefined>) => void): void {
     if (this.#parked === 0 || this.#pending === undefined) return
     const all: Ahead = { pending: 0, parked: 0 }
     const apps = new Map<string, Ahead>()
@@ -193,7 +193,7 @@ export class QueueBounds {
     }
   }
 
-  #decide(waiter: Waiter, all: Ahead, ahead: Ahead | undefined): Decision {
+  #decide(waiter: Waiter<S>, all: Ahead, ahead: Ahead | undefined): Decision {
     const max = waiter.ticket.options.maxQueue
     if (this.#queued + all.parked >= max) return { app: false, waiting: this.#queued + all.parked }
     const cap = waiter.policy.maxQueued
@@ -206,7 +206,7 @@ export class QueueBounds {
   }
 
   /** A pending waiter has room now: counted from here on. */
-  #letIn(waiter: Waiter): void {
+  #letIn(waiter: Waiter<S>): void {
     this.#pending?.delete(waiter)
     if (this.#pending?.size === 0) this.#pending = undefined
     const app = this.#apps?.get(waiter.policy.app)
@@ -216,7 +216,7 @@ export class QueueBounds {
   }
 
   /** A waiter moved: the counts follow its state. */
-  moved(waiter: Waiter, from: WaiterState, to: WaiterState): void {
+  moved(waiter: Waiter<S>, from: WaiterState, to: WaiterState): void {
     // only an acquire sent without `full` queues its waiter (one sent with it is counted if it does)
     if (to === 'queued' && this.isPending(waiter)) this.#letIn(waiter)
     const app = this.#apps?.get(waiter.policy.app)
@@ -242,7 +242,7 @@ export class QueueBounds {
     if (app) this.#dropAppIfEmpty(waiter, app)
   }
 
-  #left(waiter: Waiter, app: AppCounts | undefined, capped: AppCounts | undefined): void {
+  #left(waiter: Waiter<S>, app: AppCounts | undefined, capped: AppCounts | undefined): void {
     if (this.#pending?.delete(waiter)) {
       if (app) app.pending--
       if (this.#pending.size === 0) this.#pending = undefined

@@ -1,4 +1,3 @@
-import type { KeySemaphore } from './key-semaphore.js'
 import type { IllegalTransitionError, Waiter, WaiterState } from './waiter.js'
 
 /** How a waiter the queue bounds let in goes out: now, or after this turn of the event loop. */
@@ -35,23 +34,25 @@ export interface SyncSent {
   readonly sure: number
 }
 
-/** What a semaphore needs from the replica around it. */
-export interface SemaphoreContext {
+/** What a semaphore (`S`: KeySemaphore, a parameter so this module sits below it) needs from the replica around it. */
+export interface SemaphoreContext<S> {
   /** a lease must last this long still to be used (the renewal period: a third of a lease) */
   readonly syncMs: number
   /** a waiter was made (`new`) or reached an end: the replica's index of waiters by id follows */
-  joined(waiter: Waiter): void
+  joined(waiter: Waiter<S>): void
   /** `from`: the state it left (it was in Redis's queue: a grant of its id may still come) */
-  left(waiter: Waiter, from: WaiterState): void
+  left(waiter: Waiter<S>, from: WaiterState): void
   /** a script said which limit is in force */
-  limitHeard(sem: KeySemaphore, limit: number): void
+  limitHeard(sem: S, limit: number): void
   illegal(err: IllegalTransitionError): void
-  moved?(waiter: Waiter, from: WaiterState, to: WaiterState): void
+  moved?(waiter: Waiter<S>, from: WaiterState, to: WaiterState): void
 }
 
 /** What a script's reply tells a semaphore whatever its operation: the loss of this replica, the limit in force, the permits counted (every replica's). */
 export interface ReplyHeard {
   readonly forgot: boolean
+  /** an acquire granted at once whose grant found the queue empty (kept-permits.ts) */
+  readonly quiet?: boolean
   readonly limit: number | undefined
   readonly held?: number | undefined
 }

@@ -1,10 +1,10 @@
 import { BoundedMap } from '../../bounded/index.js'
 import type { PermitKey } from '../types.js'
-import { KeySemaphore } from './key-semaphore.js'
+import { KeySemaphore, type KeyWaiter } from './key-semaphore.js'
 import type { SemaphoreContext } from './semaphore-types.js'
 import { limitArg, semaphoreKeysOf, tagOf } from './keys.js'
 import type { LimitOptions } from './ticket.js'
-import type { IllegalTransitionError, Waiter, WaiterState } from './waiter.js'
+import type { IllegalTransitionError, WaiterState } from './waiter.js'
 
 /** How many keys the memos below keep, least recently used forgotten first; past it a key costs a hash, an announcement or a learned start again. */
 const KEYS_REMEMBERED = 10_000
@@ -46,7 +46,7 @@ export interface SemaphoresConfig {
   readonly now: () => number
   /** a waiter move the lifecycle does not allow (waiter.ts) */
   illegal(err: IllegalTransitionError): void
-  moved?(waiter: Waiter, from: WaiterState, to: WaiterState): void
+  moved?(waiter: KeyWaiter, from: WaiterState, to: WaiterState): void
 }
 
 /** A key forgotten here: enough to reconcile it (sync/lua.ts) without a request. */
@@ -61,7 +61,7 @@ interface Recent {
 export class Semaphores {
   readonly #byTag = new Map<string, KeySemaphore>()
   /** every live waiter of this replica by id, in the order they were made */
-  readonly #waiters = new Map<string, Waiter>()
+  readonly #waiters = new Map<string, KeyWaiter>()
   /** (instance, endpoint) → tag, so the hot path does not hash each time */
   readonly #tags = new BoundedMap<string, string>(KEYS_REMEMBERED)
   /** the limit in force each semaphore last had: a key used again starts from it */
@@ -88,7 +88,7 @@ export class Semaphores {
    */
   #detachedAt = Number.NEGATIVE_INFINITY
   readonly #config: SemaphoresConfig
-  readonly #context: SemaphoreContext
+  readonly #context: SemaphoreContext<KeySemaphore>
 
   constructor(config: SemaphoresConfig) {
     this.#config = config
@@ -144,7 +144,7 @@ export class Semaphores {
     return this.#byTag.get(tag)
   }
 
-  waiter(id: string): Waiter | undefined {
+  waiter(id: string): KeyWaiter | undefined {
     return this.#waiters.get(id)
   }
 
@@ -181,7 +181,7 @@ export class Semaphores {
    * Redis became unreachable: it may come back without its data, so every key announces this replica
    * again on its next use. Returns every live waiter, in the order they were made.
    */
-  detached(): Waiter[] {
+  detached(): KeyWaiter[] {
     this.#announced.clear()
     this.mayHaveMoved()
     this.#detachedAt = this.#config.now()
@@ -194,11 +194,7 @@ export class Semaphores {
    * reconciled by its next sync, so no ghost of this replica keeps a slot (docs/redis-limiter.md, "Failure modes").
    */
   mayHaveMoved(): void {
-    for (const sem of this.#byTag.values()) {
-      sem.mayHaveMoved()
-      // its queue as last heard may be another state's: no permit is kept on it (kept-permits.ts)
-      sem.head.noisy()
-    }
+    for (const sem of this.#byTag.values()) sem.mayHaveMoved()
     this.#reviving = true
   }
 

@@ -1,5 +1,5 @@
 import { FairShare } from '../fairness/policy.js'
-import type { KeyStatus, LimitChange, PermitKey, PermitOutcome } from '../types.js'
+import type { KeyStatus, PermitKey, PermitOutcome } from '../types.js'
 import { adoptPermits } from './adoption.js'
 import { parseGrantMessage } from './grant-message.js'
 import type { GlobalKeys } from './keys.js'
@@ -9,67 +9,13 @@ import { ReplicaScripts } from './replica-scripts.js'
 import type { ScriptRunner } from './script.js'
 import { Semaphores } from './semaphores.js'
 import { sharedStatus, type SharedStatus } from './status/index.js'
-import { StuckKeys, type StuckHolders } from './stuck-keys.js'
+import { StuckKeys } from './stuck-keys.js'
+import type { OthersHeld, SharedConfig, SharedHooks } from './shared-types.js'
 import { SyncLoop } from './sync-loop.js'
 import type { Grant, LimitOptions, SluicePermit, Ticket } from './ticket.js'
-import type { IllegalTransitionError, WaiterState } from './waiter.js'
+
 import { waiterIds } from './waiter-id.js'
 import { Waiting } from './waiting.js'
-
-/** Permits of other replicas counted on a key, kept counted by the local fallback for `forMs` (docs/redis-limiter.md, "Failure modes"). */
-export interface OthersHeld {
-  readonly key: PermitKey
-  readonly limit: number
-  readonly count: number
-  readonly forMs: number
-}
-
-/** Timings derived from the lease, and names. */
-export interface SharedConfig {
-  readonly prefix: string
-  readonly replicaId: string
-  readonly channelPrefix: string
-  readonly leaseMs: number
-  /** how often the replica renews its leases and liveness */
-  readonly syncMs: number
-  /** how long a replica's waiters stay in the queue without it renewing its liveness */
-  readonly liveMs: number
-  /** an untouched semaphore's keys expire after this */
-  readonly idleMs: number
-  /** a monotonic clock in ms (`performance.now()`; a fake one in tests of the races) */
-  readonly now?: () => number
-  /** weights and caps per app (README "Fair share between apps"); default: every app weight 1, no caps */
-  readonly fairness?: FairShare
-  /** how long a permit may be kept for this replica's next request (kept-permits.ts; KEEP_FOR_MS unless a test says) */
-  readonly keepForMs?: number
-}
-
-/** What the shared side asks of the limiter around it. */
-export interface SharedHooks {
-  makePermit(key: PermitKey, limits: LimitOptions, grant: Grant, waitedMs: number, app: string): SluicePermit
-  /** a learned limit changed by a release of this replica (README "Learned limits") */
-  limitChanged?(key: PermitKey, change: LimitChange): void
-  /** a Redis call failed: Redis is treated as unreachable */
-  failed(err: unknown): void
-  /** Redis answered an error about one semaphore's keys (see isKeyError): only that key is broken */
-  keyBroken(key: PermitKey, err: unknown): void
-  /** a ticket whose Redis attempt failed must be served by whatever mode is now in force */
-  reroute(ticket: Ticket): void
-  lost(permit: SluicePermit): void
-  /**
-   * Redis had lost its data: the held permits whose requests are upstream were counted again
-   * (`counted`), those not sent yet were given back (`heldBack`: each also reported `lost`)
-   */
-  recounted?(key: PermitKey, counts: { readonly counted: number; readonly heldBack: number }): void
-  /** a sync removed this replica's entries that served no live request (Redis's state went back in time) */
-  reconciled?(key: PermitKey, removed: number): void
-  /** a status read found a key with waiters and no grant for longer than a lease (once per spell) */
-  stuck?(key: PermitKey, holders: StuckHolders): void
-  /** a waiter move the lifecycle does not allow (waiter.ts): a bug, refused; thrown when not given */
-  bug?(err: IllegalTransitionError): void
-  /** every waiter move (tests follow the lifecycle with it) */
-  waiterMoved?(id: string, from: WaiterState, to: WaiterState): void
-}
 
 /**
  * This replica's side of the shared semaphores: one script to acquire, one to release, one sync per active
@@ -110,17 +56,19 @@ export class SharedPermits {
         hooks.waiterMoved === undefined ? undefined : (waiter, from, to) => hooks.waiterMoved?.(waiter.id, from, to),
     })
     this.#scripts = new ReplicaScripts(scripts, config)
-    const release = (sem: Parameters<Releases['release']>[0], ids: string[]): Promise<void> =>
-      this.#releases.release(sem, ids)
+    // one direction: Releases and SyncLoop use Waiting, which gives ids back and reads what Redis grants in reply
     const common = { scripts: this.#scripts, semaphores: this.#semaphores, hooks, now }
-    this.#kept = new KeptPermits({ now, release, keepForMs: config.keepForMs })
+    this.#kept = new KeptPermits({
+      now,
+      release: (sem, ids) => this.#waiting.giveBack(sem, ids),
+      keepForMs: config.keepForMs,
+    })
     const kept = this.#kept
-    this.#waiting = new Waiting({ ...common, fairness: this.#fairness, nextId: this.#nextId, release, kept })
-    this.#releases = new Releases({ ...common, waiting: () => this.#waiting, kept: () => kept })
+    this.#waiting = new Waiting({ ...common, fairness: this.#fairness, nextId: this.#nextId, kept })
+    this.#releases = new Releases({ ...common, waiting: this.#waiting, kept })
     this.#sync = new SyncLoop({
       ...common,
       waiting: this.#waiting,
-      release,
       nextSequence: this.#nextId.next,
       beforeSync: (sem) => kept.drop(sem),
     })
@@ -178,13 +126,12 @@ export class SharedPermits {
     const waiters = this.#semaphores.detached()
     for (const waiter of waiters) {
       waiter.semaphore.leave(waiter, 'detached')
-      waiter.ticket.withdraw = undefined
+      waiter.ticket.leftBackend()
     }
     for (const sem of this.#semaphores.all()) {
       sem.stopSafety()
       // a kept permit is given back once Redis answers, and never used meanwhile (Redis may come back without it)
       this.#kept.drop(sem)
-      sem.head.noisy()
       this.#semaphores.collect(sem)
     }
     return waiters.map((w) => w.ticket).sort((a, b) => a.arrivedAt - b.arrivedAt)

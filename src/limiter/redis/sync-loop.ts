@@ -1,8 +1,9 @@
+import type { LeftHere } from './held-permits.js'
 import type { KeySemaphore } from './key-semaphore.js'
 import type { ReplicaScripts } from './replica-scripts.js'
 import { isKeyError } from './script.js'
 import type { Semaphores } from './semaphores.js'
-import type { SharedHooks } from './shared.js'
+import type { SharedHooks } from './shared-types.js'
 import type { SyncReply } from './sync/index.js'
 import type { Waiting } from './waiting.js'
 
@@ -11,9 +12,8 @@ export interface SyncLoopDeps {
   readonly semaphores: Semaphores
   readonly hooks: SharedHooks
   readonly now: () => number
-  readonly waiting: Pick<Waiting, 'grant' | 'requeue'>
-  /** gives ids back to Redis (Releases.release) */
-  readonly release: (sem: KeySemaphore, ids: string[]) => Promise<void>
+  /** ends waits the reply decides, and gives ids back to Redis */
+  readonly waiting: Pick<Waiting, 'grant' | 'requeue' | 'giveBack'>
   /** the sequence of the next id this replica makes (waiter-id.ts): a reconciliation spares the ids from it on */
   readonly nextSequence?: () => string
   /** just before a sync of the key goes out: a kept permit joins its drops (kept-permits.ts) */
@@ -80,17 +80,17 @@ export class SyncLoop {
       sem.dropLater(sent.drop)
       throw err
     }
-    sem.synced(sent, reply)
+    const left = sem.synced(sent, reply, {
+      lost: reply.lost,
+      recounted: reply.recounted,
+      // renewed (or counted again) by this script: each lease now lasts at least a lease from when it was sent
+      leaseUntil: sent.sentAt + this.#leaseMs,
+    })
     // the first sign that Redis's state went back (or lost this replica): every key used lately is reconciled
     if (reply.forgot && !sent.reconcile) this.#d.semaphores.mayHaveMoved()
-    for (const id of reply.lost) {
-      const permit = sem.held.lose(id)
-      if (permit) this.#d.hooks.lost(permit)
-    }
-    if (reply.recounted.length > 0) this.#recounted(sem, reply.recounted)
+    for (const permit of left.lost) this.#d.hooks.lost(permit)
+    if (reply.recounted.length > 0) this.#recounted(sem, reply.recounted.length, left.unsent)
     if (reply.ghosts > 0) this.#d.hooks.reconciled?.(sem.key, reply.ghosts)
-    // renewed (or counted again) by this script: each lease now lasts at least a lease from when it was sent
-    sem.held.renewed(sent.renewing, sent.sentAt + this.#leaseMs)
     for (const id of reply.granted) {
       const waiter = sem.queuedWaiter(id)
       if (waiter) this.#d.waiting.grant(waiter)
@@ -111,13 +111,12 @@ export class SyncLoop {
   }
 
   /** Redis lost its data and the sync counted these again: one not sent yet is lost and leaves `holders` now (docs/redis-limiter.md, "Failure modes"). */
-  #recounted(sem: KeySemaphore, ids: readonly string[]): void {
-    const unsent = sem.held.recounted(ids)
+  #recounted(sem: KeySemaphore, counted: number, unsent: LeftHere['unsent']): void {
     for (const { permit } of unsent) this.#d.hooks.lost(permit)
     // said also when every one was unsent: the loss of Redis's data is news whatever it held back
-    this.#d.hooks.recounted?.(sem.key, { counted: ids.length - unsent.length, heldBack: unsent.length })
+    this.#d.hooks.recounted?.(sem.key, { counted: counted - unsent.length, heldBack: unsent.length })
     if (unsent.length > 0)
-      void this.#d.release(
+      void this.#d.waiting.giveBack(
         sem,
         unsent.map((u) => u.id),
       )

@@ -23,6 +23,7 @@ export class SluicePermit implements Permit {
   /** made when someone asks for `lost`: most permits are never lost nor asked, and a grant is hot */
   #lost: AbortController | undefined
   #lostReason: Error | undefined
+  #grant: Grant
   released = false
   /** its request is being (or has been) written upstream (`markSent`) */
   sent = false
@@ -31,14 +32,28 @@ export class SluicePermit implements Permit {
     readonly key: PermitKey,
     /** the limit it was acquired under (needed to adopt it into Redis) */
     readonly limits: LimitOptions,
-    public grant: Grant,
+    grant: Grant,
     readonly waitedMs: number,
     private readonly onRelease: (permit: SluicePermit, outcome: PermitOutcome | undefined) => void,
     /** whether its lease (if any) is sure to last until the next renewal */
     private readonly leaseHolds: (permit: SluicePermit) => boolean,
     /** the app it was acquired for (README "Fair share between apps") */
     readonly app: string = DEFAULT_APP,
-  ) {}
+  ) {
+    this.#grant = grant
+  }
+
+  /** who decided it: changes only by `adoptedBy` */
+  get grant(): Grant {
+    return this.#grant
+  }
+
+  /** Redis adopted it (adoption.ts) under `id` on the semaphore `tag`: released there from now on. Returns the grant it had. */
+  adoptedBy(tag: string, id: string): Grant {
+    const before = this.#grant
+    this.#grant = { kind: 'redis', tag, id }
+    return before
+  }
 
   canStart(): boolean {
     return !this.released && this.#lostReason === undefined && this.leaseHolds(this)
@@ -84,8 +99,8 @@ export class Ticket implements Expiring {
   readonly deadline: number
   settled = false
   slot = -1
-  /** undoes the current attempt (leave the Redis queue, abort the local wait) */
-  withdraw: (() => void) | undefined
+  /** undoes the current attempt (leave the Redis queue, abort the local wait): set only by `servedBy`/`leftBackend` */
+  #withdraw: (() => void) | undefined
   readonly #onAbort: (() => void) | undefined
 
   constructor(
@@ -104,6 +119,16 @@ export class Ticket implements Expiring {
       this.#onAbort = () => this.fail(abortReason(signal))
       signal.addEventListener('abort', this.#onAbort, { once: true })
     }
+  }
+
+  /** A backend (Redis's queue, the local fallback) serves it now; `withdraw` undoes that attempt if the ticket fails. */
+  servedBy(withdraw: () => void): void {
+    this.#withdraw = withdraw
+  }
+
+  /** Its backend is done with it (granted, failed there, or moved elsewhere): failing it undoes nothing there. */
+  leftBackend(): void {
+    this.#withdraw = undefined
   }
 
   /** ms since the request first arrived (a duration: it means the same on every replica) */
@@ -135,8 +160,8 @@ export class Ticket implements Expiring {
   fail(err: Error): void {
     if (this.settled) return
     this.#settle()
-    const withdraw = this.withdraw
-    this.withdraw = undefined
+    const withdraw = this.#withdraw
+    this.#withdraw = undefined
     try {
       withdraw?.()
     } finally {

@@ -37,7 +37,7 @@ export function waiterIds(replicaId: string): ((
   return Object.assign(make, { next: () => (sequence + 1).toString(36).padStart(8, '0') })
 }
 
-/** The app an id names; undefined for an id of the older form `<replica>/<sequence>`. */
+/** The app an id names; undefined for an id without one (neither this code nor the previous release writes such). */
 export function appOfId(id: string): string | undefined {
   const slash = id.lastIndexOf('/')
   const colon = id.lastIndexOf(':')
@@ -45,17 +45,12 @@ export function appOfId(id: string): string | undefined {
 }
 
 /**
- * The same reading in Lua, pasted into the scripts (lua-common.ts). An id of the older form
- * `<replica>/<sequence>` is the app `default` with no cap and no known arrival.
+ * The same reading in Lua, pasted into the scripts (lua-common.ts). Only this form is read: the previous
+ * release (CHANGELOG.md) writes it too, and older ones are not supported (docs/deploy.md, "Version skew").
  */
 export const LUA_WAITER_ID = `
 local function replica_of(id)
   return string.match(id, '^(.*)/')
-end
-
--- an id of the older form (the previous release's): its score is an arrival time, not a start tag
-local function is_old_form(id)
-  return string.match(id, '/[^/]*~[^/]*$') == nil
 end
 
 local function app_of(id)
@@ -68,7 +63,7 @@ local function cap_of(id)
   return tonumber(c, 36)
 end
 
--- when the request arrived (ms, the replica's clock), nil for an id of the older form
+-- when the request arrived (ms, the replica's clock), nil for an id that does not say
 local function arrived_of(id)
   local t = string.match(id, '/(%w+)~[^/]*$')
   if t == nil then return nil end

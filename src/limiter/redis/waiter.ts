@@ -1,5 +1,4 @@
 import type { AppPolicy } from '../fairness/policy.js'
-import type { KeySemaphore } from './key-semaphore.js'
 import type { Ticket } from './ticket.js'
 
 /** Where one waiter of this replica is in its wait for a Redis permit (docs/redis-limiter.md, "The waiter's lifecycle"). */
@@ -52,9 +51,9 @@ export class IllegalTransitionError extends Error {
 }
 
 /** What a waiter tells its owner about its moves (KeySemaphore keeps its counts by them). */
-export interface WaiterWatch {
+export interface WaiterWatch<S> {
   /** a move the table allows was made */
-  moved(waiter: Waiter, from: WaiterState, to: WaiterState): void
+  moved(waiter: Waiter<S>, from: WaiterState, to: WaiterState): void
   /** a move the table refuses was asked for: the waiter stays where it is */
   illegal(err: IllegalTransitionError): void
 }
@@ -63,11 +62,11 @@ export interface WaiterWatch {
  * One request of this replica waiting in a semaphore's Redis queue. Made by its KeySemaphore, which
  * moves it; `move` is the one place a state changes, and refuses what WAITER_TRANSITIONS does not list.
  */
-export class Waiter {
+export class Waiter<S> {
   #state: WaiterState = 'new'
   #notGrantedAt = 0
   #grantedEarly = false
-  readonly #watch: WaiterWatch
+  readonly #watch: WaiterWatch<S>
 
   constructor(
     readonly id: string,
@@ -76,8 +75,9 @@ export class Waiter {
     readonly policy: AppPolicy,
     /** placed by its age, not by when Redis sees it: it waited before (an upstream 429, or a place lost in Redis) */
     readonly byAge: boolean,
-    readonly semaphore: KeySemaphore,
-    watch: WaiterWatch,
+    /** its KeySemaphore (a type parameter: this module sits below key-semaphore.ts) */
+    readonly semaphore: S,
+    watch: WaiterWatch<S>,
   ) {
     this.#watch = watch
   }

@@ -2,16 +2,15 @@ import { LimiterClosedError, QueueFullError } from '../errors.js'
 import type { FairShare } from '../fairness/policy.js'
 import type { AcquireReply } from './acquire/index.js'
 import type { Kept } from './held-permits.js'
-import type { KeySemaphore } from './key-semaphore.js'
+import type { KeySemaphore, KeyWaiter } from './key-semaphore.js'
 import type { KeptPermits } from './kept-permits.js'
 import type { Admission } from './semaphore-types.js'
 import type { Full } from './queue-bounds.js'
 import type { ReplicaScripts } from './replica-scripts.js'
 import { isKeyError } from './script.js'
 import type { Semaphores } from './semaphores.js'
-import type { SharedHooks } from './shared.js'
+import type { SharedHooks } from './shared-types.js'
 import { describeKey, type Ticket } from './ticket.js'
-import type { Waiter } from './waiter.js'
 
 /** What the API answered a released permit's request, for a learned limit (see the release script). */
 export type Answer = { readonly outcome: 'success' | 'throttled'; readonly heldMs: number }
@@ -24,8 +23,6 @@ export interface WaitingDeps {
   readonly now: () => number
   /** a new id of this replica (waiter-id.ts) */
   readonly nextId: (policy: { readonly app: string; readonly maxHeld: number }, arrivedAt: number) => string
-  /** gives ids back to Redis (Releases.release) */
-  readonly release: (sem: KeySemaphore, ids: string[]) => Promise<void>
   /** permits kept for this replica's next request while nobody waits (kept-permits.ts) */
   readonly kept: KeptPermits
 }
@@ -53,7 +50,7 @@ export class Waiting {
     const kept = this.#d.kept.take(sem, policy.app)
     if (kept !== undefined) return this.#reuse(sem, ticket, policy.app, kept)
     const waiter = sem.join(this.#d.nextId(policy, ticket.arrivedAt), ticket, policy)
-    ticket.withdraw = () => this.withdraw(waiter)
+    ticket.servedBy(() => this.withdraw(waiter))
     this.#start(waiter, sem.enter(waiter))
   }
 
@@ -63,10 +60,10 @@ export class Waiting {
     const grant = { kind: 'redis', tag: sem.tag, id: kept.id } as const
     const taken = ticket.succeed((waitedMs) => {
       const permit = this.#d.hooks.makePermit(sem.key, ticket.options, grant, waitedMs, app)
-      sem.held.hold(kept.id, permit, kept.leaseUntil, now, kept.since)
+      sem.hold(kept.id, permit, kept.leaseUntil, now, kept.since)
       return permit
     })
-    if (!taken) void this.#d.release(sem, [kept.id])
+    if (!taken) void this.giveBack(sem, [kept.id])
   }
 
   /**
@@ -82,7 +79,7 @@ export class Waiting {
    * only queue), its acquire goes out after this turn of the event loop: a request handed a permit in
    * this turn (a release's handover) starts first, not behind a write that wakes Redis.
    */
-  #start(waiter: Waiter, how: Admission): void {
+  #start(waiter: KeyWaiter, how: Admission): void {
     if (how === 'send') {
       void this.#sendAcquire(waiter)
       return
@@ -106,9 +103,9 @@ export class Waiting {
   }
 
   /** A queue bound refused it: 503, naming the bound. */
-  #refused(waiter: Waiter, full: Full): void {
+  #refused(waiter: KeyWaiter, full: Full): void {
     const { ticket, policy } = waiter
-    ticket.withdraw = undefined
+    ticket.leftBackend()
     ticket.fail(
       full.app
         ? new QueueFullError(`${describeKey(ticket.key)} for app ${policy.app}`, full.waiting)
@@ -117,7 +114,7 @@ export class Waiting {
   }
 
   /** Sends its acquire; placed by its age when it waited before (`Waiter.byAge`), not by when Redis sees it. */
-  async #sendAcquire(waiter: Waiter): Promise<void> {
+  async #sendAcquire(waiter: KeyWaiter): Promise<void> {
     const { semaphore: sem, ticket, policy } = waiter
     const keepAge = waiter.byAge
     const sent = sem.acquireSent(waiter, keepAge, this.#d.now())
@@ -144,15 +141,9 @@ export class Waiting {
       if (waiter.live) this.#attemptFailed(waiter, err)
       return
     }
-    sem.acquireAnswered(sent, reply)
-    // what the reply says of the queue, which kept permits live on (kept-permits.ts)
-    if (reply.kind === 'granted' && reply.quiet && !(reply.forgot && sent.announcedBefore)) {
-      sem.head.heardQuiet(sent.mark)
-    } else {
-      sem.head.noisy()
-      // one of ours waits (or was refused, the key full): a permit kept meanwhile serves the queue instead
-      if (reply.kind !== 'granted') this.#d.kept.giveBack(sem)
-    }
+    sem.acquireAnswered(sent, { ...reply, quiet: reply.kind === 'granted' && reply.quiet })
+    // one of ours waits (or was refused, the key full): a permit kept meanwhile serves the queue instead
+    if (reply.kind !== 'granted') this.#d.kept.giveBack(sem)
     // Withdrawn meanwhile: the release sent after this acquire on the same connection undoes it.
     if (!waiter.live) return
     if (reply.kind === 'granted') {
@@ -177,12 +168,12 @@ export class Waiting {
    * anything else means Redis is unreachable: the id is withdrawn once Redis answers again, and the
    * request is served by the fallback (where every other waiter goes too, parked ones included).
    */
-  #attemptFailed(waiter: Waiter, err: unknown): void {
+  #attemptFailed(waiter: KeyWaiter, err: unknown): void {
     const { semaphore: sem, ticket } = waiter
     const keyError = isKeyError(err)
     sem.leave(waiter, 'failed')
     if (keyError) this.#admitParked(sem)
-    ticket.withdraw = undefined
+    ticket.leftBackend()
     if (keyError) {
       this.#d.hooks.keyBroken(sem.key, err)
       ticket.fail(
@@ -197,13 +188,13 @@ export class Waiting {
   }
 
   /** The request gave up (abort, deadline, drain): it leaves the queue, or gives back a grant that won the race. */
-  withdraw(waiter: Waiter): void {
+  withdraw(waiter: KeyWaiter): void {
     if (!waiter.live) return
     const sem = waiter.semaphore
     const sent = waiter.sent
     sem.leave(waiter, 'withdrawn')
     this.#admitParked(sem)
-    if (sent) void this.#d.release(sem, [waiter.id])
+    if (sent) void this.giveBack(sem, [waiter.id])
     // never sent, or answered `full`: nothing in Redis to undo
     else this.#d.semaphores.collect(sem)
   }
@@ -214,7 +205,7 @@ export class Waiting {
    * its own id read too late to be sure the lease still runs until the next renewal (a stall: the
    * message or reply waited in the socket) is confirmed first: its slot may have gone to another replica.
    */
-  grant(waiter: Waiter, id = waiter.id, leaseUntil = waiter.notGrantedAt + this.#leaseMs): void {
+  grant(waiter: KeyWaiter, id = waiter.id, leaseUntil = waiter.notGrantedAt + this.#leaseMs): void {
     const sem = waiter.semaphore
     if (id === waiter.id && sem.leaseInDoubt(leaseUntil, this.#d.now())) {
       this.#confirm(waiter)
@@ -223,7 +214,7 @@ export class Waiting {
     sem.leave(waiter, 'granted')
     this.#admitParked(sem)
     const { ticket } = waiter
-    ticket.withdraw = undefined
+    ticket.leftBackend()
     const taken = ticket.succeed((waitedMs) => {
       const permit = this.#d.hooks.makePermit(
         sem.key,
@@ -232,10 +223,10 @@ export class Waiting {
         waitedMs,
         waiter.policy.app,
       )
-      sem.held.hold(id, permit, leaseUntil, this.#d.now())
+      sem.hold(id, permit, leaseUntil, this.#d.now())
       return permit
     })
-    if (!taken) void this.#d.release(sem, [id])
+    if (!taken) void this.giveBack(sem, [id])
   }
 
   /**
@@ -243,7 +234,7 @@ export class Waiting {
    * else the request goes back to its place in the queue. It stays withdrawable meanwhile: its
    * withdrawal, sent after the renewal, releases the permit if it was renewed.
    */
-  #confirm(waiter: Waiter): void {
+  #confirm(waiter: KeyWaiter): void {
     const sem = waiter.semaphore
     sem.confirm(waiter)
     const sentAt = this.#d.now()
@@ -266,10 +257,10 @@ export class Waiting {
    * of the new wait (docs/redis-limiter.md, "Leases"); for the old id it finds no waiter. Redis no
    * longer knows the old id, so nothing is left to withdraw. It keeps its place under the queue bounds.
    */
-  requeue(old: Waiter): void {
+  requeue(old: KeyWaiter): void {
     const { ticket, policy } = old
     const waiter = old.semaphore.requeue(old, this.#d.nextId(policy, ticket.arrivedAt))
-    ticket.withdraw = () => this.withdraw(waiter)
+    ticket.servedBy(() => this.withdraw(waiter))
     void this.#sendAcquire(waiter)
   }
 
@@ -281,10 +272,10 @@ export class Waiting {
       // at once — not left for a lease (a ghost after Redis's state went back in time: docs/redis-limiter.md,
       // "Failure modes"). After a withdrawal's own release it finds nothing: one script, no harm.
       const sem = this.#d.semaphores.retired(id)
-      if (sem !== undefined) void this.#d.release(sem, [id])
+      if (sem !== undefined) void this.giveBack(sem, [id])
       return
     }
-    waiter.semaphore.head.named(head)
+    waiter.semaphore.headNamed(head)
     this.granted(waiter)
   }
 
@@ -292,19 +283,51 @@ export class Waiting {
    * Redis made this waiter a holder: it gets its permit now, or once its acquire's reply is in.
    * `leaseUntil`: a better bound of the new lease than the waiter's own, when the caller has one.
    */
-  granted(waiter: Waiter, leaseUntil?: number): void {
+  granted(waiter: KeyWaiter, leaseUntil?: number): void {
     if (waiter.semaphore.grantHeard(waiter)) this.grant(waiter, waiter.id, leaseUntil)
+  }
+
+  /** Releases holders and withdraws waiters of one semaphore; a slot its reply hands to one of our waiters ends that wait here (`wantHead`, `answer`, `served`: see release/lua.ts). */
+  async giveBack(sem: KeySemaphore, ids: string[], wantHead = false, answer?: Answer, served = false): Promise<void> {
+    const sentAt = this.#d.now()
+    const mark = sem.headMark
+    try {
+      const { granted, head, limit, learned } = await this.#d.scripts.release(sem, { ids, wantHead, answer, served })
+      sem.headHeard(head, mark)
+      sem.heardLimit(limit)
+      if (answer !== undefined && learned !== undefined && limit !== undefined && limit !== learned.from) {
+        this.#d.hooks.limitChanged?.(sem.key, {
+          from: learned.from,
+          to: limit,
+          value: learned.value,
+          reason: answer.outcome === 'throttled' ? 'throttled' : 'saturated',
+          held: learned.held,
+        })
+      }
+      // A slot handed to one of our own waiters is granted from this reply (no message is sent for it;
+      // the reply carries the head a message would name, taken above). Were the reply lost, Redis
+      // counts as unreachable and the waiter's id is given back (detachWaiters), granted or not.
+      for (const id of granted) {
+        const waiter = this.#d.semaphores.waiter(id)
+        // granted by this script, so after it was sent
+        if (waiter) this.granted(waiter, sentAt + this.#leaseMs)
+      }
+    } catch (err) {
+      if (isKeyError(err)) this.#d.hooks.keyBroken(sem.key, err)
+      else {
+        sem.dropLater(ids)
+        this.#d.hooks.failed(err)
+      }
+    }
+    this.#d.semaphores.collect(sem)
   }
 
   /** A request re-queued by its age went ahead of the head this replica may have been told of. */
   onHeadStale(tag: string): void {
     const sem = this.#d.semaphores.byTag(tag)
     if (sem === undefined) return
-    sem.head.stale()
+    sem.headStale()
     // someone may be queued now: a permit kept for our next request goes to them instead
     this.#d.kept.giveBack(sem)
   }
 }
-
-/** What Releases needs of Waiting. */
-export type Granting = Pick<Waiting, 'grant' | 'granted'>

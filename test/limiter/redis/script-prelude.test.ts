@@ -60,7 +60,6 @@ describe('the prelude of a script', () => {
     const prelude = preludeFor('return fmt(start_tag(KEYS[1], ARGV[1], 1, 0))')
     const declared = [...prelude.matchAll(/^local (?:function )?([\w, ]+?)(?:\(| =)/gm)].map((m) => m[1])
     expect(declared).toEqual([
-      'is_old_form',
       'app_of',
       'fmt',
       'meta_cache, meta_writes, meta_deletes',

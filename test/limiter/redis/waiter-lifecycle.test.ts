@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { Deadlines } from '../../../src/limiter/deadlines.js'
 import { FairShare } from '../../../src/limiter/fairness/policy.js'
+import type { KeySemaphore } from '../../../src/limiter/redis/key-semaphore.js'
 import { Semaphores } from '../../../src/limiter/redis/semaphores.js'
 import { Ticket } from '../../../src/limiter/redis/ticket.js'
 import {
@@ -245,7 +246,7 @@ describe('the waiter lifecycle: one table of allowed moves', () => {
     })
 
     /** a waiter of a real KeySemaphore, walked to `state` by allowed moves (the shortest way) */
-    function waiterIn(state: WaiterState, illegal: (err: IllegalTransitionError) => void): Waiter {
+    function waiterIn(state: WaiterState, illegal: (err: IllegalTransitionError) => void): Waiter<KeySemaphore> {
       const semaphores = new Semaphores({ prefix: 'p', syncMs: 1_000, now: () => 0, illegal })
       const sem = semaphores.of(key, { limit: 1 })
       const ticket = new Ticket(
