@@ -4,18 +4,20 @@ import type { LimitOptions } from './ticket.js'
 import type { Answer } from './waiting.js'
 
 /**
- * How long after Redis granted a permit this replica may keep serving its own requests with it
- * (docs/redis-limiter.md, "The request path on Redis"): what Redis cannot tell the replica about — a
- * lost message, a waiter of the previous release, which does not announce itself — waits at most this
- * long behind it, and a stall longer than this gives it back unused.
+ * How long after Redis granted a permit this replica may keep serving its own requests with it, at most
+ * (docs/redis-limiter.md, "The request path on Redis"), and never longer than a renewal period (`L/3`): what Redis
+ * cannot tell the replica about — a lost message, a waiter of the previous release, which does not announce itself,
+ * a loss of Redis's data not noticed yet — lasts at most this long behind it, and a longer stall gives it back unused.
  */
-export const KEEP_FOR_MS = 100
+export const KEEP_FOR_MS = 500
 
 export interface KeptPermitsDeps {
   readonly now: () => number
   /** gives ids back to Redis (Waiting.giveBack) */
   readonly release: (sem: KeySemaphore, ids: string[]) => Promise<void>
-  /** KEEP_FOR_MS unless a test says otherwise */
+  /** the renewal period (`L/3`): the window is never longer */
+  readonly syncMs: number
+  /** KEEP_FOR_MS (within syncMs) unless a test says otherwise */
   readonly keepForMs?: number
 }
 
@@ -45,7 +47,7 @@ export class KeptPermits {
 
   constructor(deps: KeptPermitsDeps) {
     this.#d = deps
-    this.#keepForMs = deps.keepForMs ?? KEEP_FOR_MS
+    this.#keepForMs = deps.keepForMs ?? Math.min(KEEP_FOR_MS, deps.syncMs)
   }
 
   /**

@@ -61,6 +61,7 @@ export class SharedPermits {
     this.#kept = new KeptPermits({
       now,
       release: (sem, ids) => this.#waiting.giveBack(sem, ids),
+      syncMs: config.syncMs,
       keepForMs: config.keepForMs,
     })
     const kept = this.#kept
