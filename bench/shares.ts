@@ -1,6 +1,7 @@
 /**
  * `npm run bench -- shares`: what the shares of what all apps share cost a request (docs/deploy.md,
- * "Memory: a budget"; docs/reuse.md, "How many may follow"; docs/upstreams.md, "Instance"), each beside
+ * "Memory: a budget"; docs/reuse.md, "How many may follow"; docs/apps.md, "Shares of the queue";
+ * docs/upstreams.md, "Instance"), each beside
  * the same work without it, in one run: ns per request, the median of 5 rounds of 10^6 (10^5 for hashes).
  */
 import { createHash } from 'node:crypto'
@@ -9,6 +10,9 @@ import { MemoryBudget } from '../src/budget/budget.js'
 import { canonicalCredential, instanceReader } from '../src/proxy/instance.js'
 import { holdRequest } from '../src/proxy/memory-hold.js'
 import type { Tracked } from '../src/proxy/tracking.js'
+import type { AppPolicy } from '../src/limiter/fairness/policy.js'
+import { QueueBounds } from '../src/limiter/redis/queue-bounds.js'
+import type { Waiter, WaiterState } from '../src/limiter/redis/waiter.js'
 import { Coalescer } from '../src/reuse/coalescer.js'
 
 const MiB = 1024 * 1024
@@ -50,6 +54,38 @@ function holdNs(budget: MemoryBudget, body: boolean, holder: string | undefined)
   })
 }
 
+/** What QueueBounds reads of a waiter: its policy, its options, its state. */
+interface BenchWaiter {
+  policy: AppPolicy
+  ticket: { options: { maxQueue: number; followers?: () => number } }
+  state: WaiterState
+  live: boolean
+}
+
+/**
+ * One waiter of the Redis limiter through one key's queue bounds on this replica: it enters, is
+ * queued, and leaves granted 64 waiters later (as under load), its app with a share (counted per app,
+ * its followers asked) or without (uncapped: the total alone).
+ */
+function boundsNs(policy: AppPolicy, followers: (() => number) | undefined): number {
+  const bounds = new QueueBounds<unknown>()
+  const ring: (BenchWaiter | undefined)[] = Array.from({ length: 64 }, () => undefined)
+  const options = { maxQueue: 1000, followers }
+  return nsPer(1_000_000, (i) => {
+    const old = ring[i & 63]
+    if (old !== undefined) {
+      old.state = 'granted'
+      old.live = false
+      bounds.moved(old as unknown as Waiter<unknown>, 'queued', 'granted')
+    }
+    const waiter: BenchWaiter = { policy, ticket: { options }, state: 'new', live: true }
+    bounds.enter(waiter as unknown as Waiter<unknown>)
+    waiter.state = 'queued'
+    bounds.moved(waiter as unknown as Waiter<unknown>, 'new', 'queued')
+    ring[i & 63] = waiter
+  })
+}
+
 export function runSharesBench(): string {
   const rows: string[] = ['| what, per request | without | with | added |', '|---|---|---|---|']
   const row = (what: string, without: number, withIt: number): void =>
@@ -78,6 +114,22 @@ export function runSharesBench(): string {
     })
   }
   row("a permit's wait counted for its app's followers (app with maxQueued)", wait(uncapped), wait(capped))
+  // With app identity on every app has a share of the queue (queue.maxShare): the costs below are every request's.
+  const followersOf = (i: number): (() => number) => {
+    const group = GROUPS[i & 15]!
+    return () => capped.followersOf(group, 'batch')
+  }
+  row(
+    "queue share: the app's followers counter made, and read once it must wait",
+    nsPer(1_000_000, (i) => void GROUPS[i & 15]!.length),
+    nsPer(1_000_000, (i) => void followersOf(i)()),
+  )
+  const policy = (maxQueued: number): AppPolicy => ({ app: 'batch', cost: 1, maxHeld: Infinity, maxQueued })
+  row(
+    "queue share, Redis limiter: a waiter through the key's bounds (no share → share 500)",
+    boundsNs(policy(Infinity), undefined),
+    boundsNs({ ...policy(500), queuedByShare: true }, () => capped.followersOf(GROUPS[0]!, 'batch')),
+  )
   const auth = `Bearer ghp_${'x'.repeat(36)}`
   const aliases = new Map([['token', 'bearer']])
   const digest = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 16)

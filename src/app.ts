@@ -16,14 +16,15 @@ import { accessLogLine, LOG_SERIALIZERS, REDACT_CENSOR, REDACT_PATHS } from './l
 import { createMetrics } from './metrics/index.js'
 import { stdoutLogLines, type LogLines } from './log/log-lines.js'
 import { lazyChildLoggerFactory } from './log/request-logger.js'
-import { clientErrorHandler, connectHandler, expectationHandler } from './proxy/client-errors.js'
+import { clientErrorHandler, connectHandler, expectationHandler } from './front/client-errors.js'
 import { maskSecretText } from './log/secret-text.js'
 import { ListenError } from './start-failure.js'
 import { ShuttingDownError } from './proxy/errors.js'
 import proxyPlugin, { PROXY_METHODS } from './proxy/plugin.js'
 import { replyWithError } from './errors/reply.js'
-import type { RequestRecord } from './proxy/record.js'
-import { outcomeOf, RequestTracker } from './proxy/tracking.js'
+import type { RequestRecord } from './record/record.js'
+import { RequestTracker } from './proxy/tracking.js'
+import { outcomeOf } from './errors/refusal.js'
 import { createUpstream, type Upstream } from './proxy/upstream.js'
 import { clientRequestId } from './proxy/headers.js'
 import { createVersioning } from './versioning/index.js'
@@ -33,7 +34,7 @@ import { Reuse } from './reuse/index.js'
 import { MemoryAfterBurst } from './proxy/memory-after-burst.js'
 import { OpenRequests } from './proxy/open-requests.js'
 import { budgetStatus, MemoryBudget } from './budget/budget.js'
-import { FairShare } from './limiter/fairness/policy.js'
+import { FairShare, queueShareOf } from './limiter/fairness/policy.js'
 import { memoryBudgetBytes } from './budget/limit.js'
 import { budgetMetrics } from './budget/metrics.js'
 import { forwardProxyField } from './startup-line.js'
@@ -123,14 +124,14 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   // The CRM's own upstream first, then `upstreams` (docs/upstreams.md); catalog files are read now.
   const plans = resolveUpstreams(settings, (key) => originOf(settings, key))
   const upstreamsStatus = new UpstreamsStatus(plans)
-  const catalog = plans[0]!.catalog
   // Every upstream's endpoints are named in logs, metrics and /status; an id no catalog knows is `unknown`.
-  const endpoints = [...new Set(plans.map((p) => p.catalog))].flatMap((c) => c.endpoints)
+  const catalogs = [...new Set(plans.map((p) => p.catalog))]
+  const endpoints = catalogs.flatMap((c) => c.endpoints)
   const nameOf =
-    plans.length === 1
-      ? catalog.nameOf
+    catalogs.length === 1
+      ? catalogs[0]!.nameOf
       : (id: string): string =>
-          plans.map((p) => p.catalog.nameOf(id)).find((n) => n !== UNKNOWN_ENDPOINT) ?? UNKNOWN_ENDPOINT
+          catalogs.map((c) => c.nameOf(id)).find((n) => n !== UNKNOWN_ENDPOINT) ?? UNKNOWN_ENDPOINT
   const metrics = createMetrics(settings.metrics, {
     limiter: () => limiter,
     catalog: { endpoints },
@@ -207,7 +208,8 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   })
   // Permits not spent: identical reads share a call, lookup lists may be cached, hopeless waits are refused at once (checked before the limiter connects).
   const endpointIds = endpoints.map((e) => e.id)
-  const fairShare = new FairShare(settings.fairness)
+  // the same shares as the limiter's (src/limiter/index.ts): followers count toward them
+  const fairShare = new FairShare(settings.fairness, queueShareOf(settings.queue, settings.apps.enabled))
   const reuse = new Reuse(settings.coalesce, settings.cache, {
     registry: metrics.registry,
     endpointIds,
@@ -218,29 +220,23 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     budget,
     // an app's followers count toward its maxQueued (docs/reuse.md, "How many may follow")
     maxQueuedOf: (app) => fairShare.of(app).maxQueued,
+    queuedByShare: (app) => fairShare.of(app).queuedByShare === true,
     warn: (fields, message) => log.warn(fields, message),
   })
   const rated = await createLimiter(settings, { log, observer: metrics.observer })
   limiter = rated
-  const upstream = createUpstream(settings, deps.env)
-  const routes = new Routes<UpstreamRoute>([
-    {
-      ...prefixes.default,
-      catalog,
-      upstream,
-      versioning,
-      retryWithRetryAfter: plans[0]!.retryWithRetryAfter,
-      credentials: plans[0]!.credentials,
-    },
-    ...plans.slice(1).map((p, i) => ({
-      ...prefixes.all[i + 1]!,
+  // Every route alike, the CRM's first (built from its profile: src/upstreams/index.ts).
+  const routes = new Routes<UpstreamRoute>(
+    plans.map((p, i) => ({
+      ...prefixes.all[i]!,
       catalog: p.catalog,
       upstream: createUpstream(settings, deps.env, p.url),
       versioning: p.versions ? versioning : NO_VERSION_POLICY,
-      retryWithRetryAfter: p.retryWithRetryAfter,
+      throttled: p.throttled,
       credentials: p.credentials,
-    })),
-  ])
+    })) as [UpstreamRoute, ...UpstreamRoute[]],
+  )
+  const upstream = routes.default.upstream
 
   proxy.addHook('onRequest', (_request, _reply, done) => {
     done(closing ? new ShuttingDownError() : undefined)
@@ -248,26 +244,24 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
   const forecasting = forecastingLimiter(limiter, settings.failFast, metrics.registry)
   await proxy.register(proxyPlugin, {
     settings,
-    catalog,
     routes,
     limiter: forecasting,
     retryAfter: (key, limit, oneHold) => forecasting.retryAfter(key, limit, oneHold),
-    upstream,
-    versioning,
     tracker,
     reuse,
     apps,
-    credentials: plans[0]!.credentials,
     learnOf: learnOptionsCache(settings.learning),
-    onUpstream429: (endpoint, instance) => {
-      metrics.upstream429(endpoint.id, instance)
-      upstreamsStatus.upstream429(instance)
-    },
-    onUpstreamAttempt: (endpoint, seconds, socketWait) => metrics.upstreamAttempt(endpoint.id, seconds, socketWait),
-    onAnswerHead: (key, status, headers, throttled) => rated.observeAnswer(key, status, headers, throttled),
-    onPermit: (app) => metrics.permitHeld(app),
     budget,
     sharesByApp: settings.apps.enabled,
+    observers: {
+      onUpstream429: (endpoint, instance) => {
+        metrics.upstream429(endpoint.id, instance)
+        upstreamsStatus.upstream429(instance)
+      },
+      onUpstreamAttempt: (endpoint, seconds, socketWait) => metrics.upstreamAttempt(endpoint.id, seconds, socketWait),
+      onAnswerHead: (key, status, headers, throttled) => rated.observeAnswer(key, status, headers, throttled),
+      onPermit: (app) => metrics.permitHeld(app),
+    },
   })
 
   const memory = new MemoryAfterBurst(proxy.server, settings.memory, metrics.registry, log)

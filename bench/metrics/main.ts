@@ -19,7 +19,7 @@ import {
 } from '../../src/log/access-log.js'
 import { createMetrics } from '../../src/metrics/index.js'
 import { metricsSettingsSchema, type MetricsSettingsInput } from '../../src/metrics/settings.js'
-import type { Outcome, RequestRecord } from '../../src/proxy/record.js'
+import type { Outcome, RequestRecord } from '../../src/record/record.js'
 import { createVersioning } from '../../src/versioning/index.js'
 import { versionSettingsSchema } from '../../src/versioning/settings.js'
 

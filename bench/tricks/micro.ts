@@ -20,9 +20,8 @@ import { CellCounter, CellHistogram, type CounterCell, type HistogramCell } from
 import { createMetrics } from '../../src/metrics/index.js'
 import { codeLabel, endpointLabeler, methodLabel, UNKNOWN_APP } from '../../src/metrics/labels.js'
 import { TopOrgs } from '../../src/metrics/orgs.js'
-import { joinedQueue } from '../../src/metrics/request-metrics.js'
 import { metricsSettingsSchema } from '../../src/metrics/settings.js'
-import type { Outcome, RequestRecord } from '../../src/proxy/record.js'
+import { joinedQueue, type Outcome, type RequestRecord } from '../../src/record/record.js'
 import type { Pair } from './measure.js'
 
 const ENDPOINTS = Array.from({ length: 20 }, (_, i) => `GET /resource${i}/{id}`)

@@ -64,7 +64,7 @@ const PAGE = `<!doctype html>
   <section id="shares" hidden>
     <h2>Shares: each app's use now <span class="count"></span></h2>
     <table>
-      <thead><tr><th>App (or organisation)</th><th class="num">Memory held</th><th class="num">Following calls</th></tr></thead>
+      <thead><tr><th>App (or organisation)</th><th class="num">Memory held</th><th class="num">Queued</th><th class="num">Following calls</th></tr></thead>
       <tbody></tbody>
     </table>
   </section>

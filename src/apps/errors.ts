@@ -1,29 +1,33 @@
-import createError from '@fastify/error'
+import { refusal } from '../errors/refusal.js'
 
 /** Answers of app identity (README "Apps: identity, access and keys"); never name a token or key. */
 
-export const AppUnauthenticatedError = createError(
+export const AppUnauthenticatedError = refusal(
   'SLUICE_APP_UNAUTHENTICATED',
   'sluice requires an app token: send it as the Basic-auth password (orgId:token) or in the app token header',
   401,
+  'unauthenticated',
 )
 
-export const AppOrgForbiddenError = createError<[string, string]>(
+export const AppOrgForbiddenError = refusal<[string, string]>(
   'SLUICE_APP_ORG_FORBIDDEN',
   'The app %s may not use organisation %s',
   403,
+  'forbidden',
 )
 
-export const AppEndpointForbiddenError = createError<[string, string]>(
+export const AppEndpointForbiddenError = refusal<[string, string]>(
   'SLUICE_APP_ENDPOINT_FORBIDDEN',
   'The app %s may not use %s',
   403,
+  'forbidden',
 )
 
-export const NoApiKeyError = createError<[string]>(
+export const NoApiKeyError = refusal<[string]>(
   'SLUICE_NO_API_KEY',
   'sluice holds no API key for organisation %s',
   403,
+  'forbidden',
 )
 
 const APP = Symbol('sluice.app')

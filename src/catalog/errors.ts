@@ -1,16 +1,17 @@
 import createError from '@fastify/error'
 import type { BadPathCode, MatchResult } from './types.js'
+import { refusal } from '../errors/refusal.js'
 
 /*
  * A refused path is a MatchResult `{ ok: false, code, message }` (no throw on the hot path); these
  * constructors turn it into the 400 the proxy answers. The message says what was wrong and where.
  */
-export const BadPathError = createError<[string]>('SLUICE_BAD_PATH', '%s', 400)
-export const BadPathTraversalError = createError<[string]>('SLUICE_BAD_PATH_TRAVERSAL', '%s', 400)
-export const BadPathSeparatorError = createError<[string]>('SLUICE_BAD_PATH_SEPARATOR', '%s', 400)
-export const BadPathControlCharError = createError<[string]>('SLUICE_BAD_PATH_CONTROL_CHAR', '%s', 400)
-export const BadPathEncodingError = createError<[string]>('SLUICE_BAD_PATH_ENCODING', '%s', 400)
-export const BadPathSegmentError = createError<[string]>('SLUICE_BAD_PATH_SEGMENT', '%s', 400)
+export const BadPathError = refusal<[string]>('SLUICE_BAD_PATH', '%s', 400, 'bad_request')
+export const BadPathTraversalError = refusal<[string]>('SLUICE_BAD_PATH_TRAVERSAL', '%s', 400, 'bad_request')
+export const BadPathSeparatorError = refusal<[string]>('SLUICE_BAD_PATH_SEPARATOR', '%s', 400, 'bad_request')
+export const BadPathControlCharError = refusal<[string]>('SLUICE_BAD_PATH_CONTROL_CHAR', '%s', 400, 'bad_request')
+export const BadPathEncodingError = refusal<[string]>('SLUICE_BAD_PATH_ENCODING', '%s', 400, 'bad_request')
+export const BadPathSegmentError = refusal<[string]>('SLUICE_BAD_PATH_SEGMENT', '%s', 400, 'bad_request')
 
 const badPathErrors = {
   SLUICE_BAD_PATH: BadPathError,

@@ -1,4 +1,4 @@
-import { FairShare } from './fairness/policy.js'
+import { FairShare, queueShareOf } from './fairness/policy.js'
 import type { FairnessSettings } from './fairness/settings.js'
 import { createMemoryLimiter } from './memory/index.js'
 import type { RedisSettings } from './redis/settings.js'
@@ -24,10 +24,15 @@ export async function createLimiter(
     readonly fairness?: FairnessSettings
     readonly learning?: LearningSettings
     readonly limits?: { readonly rateMarginMs: number }
+    /** with both, an app's share of a key's queue (queueShareOf); either absent: none */
+    readonly queue?: { readonly maxLength: number; readonly maxShare: number }
+    readonly apps?: { readonly enabled: boolean }
   },
   deps: LimiterDeps,
 ): Promise<RatedLimiter> {
-  const fairness = new FairShare(settings.fairness)
+  const queueShare =
+    settings.queue === undefined ? Infinity : queueShareOf(settings.queue, settings.apps?.enabled ?? false)
+  const fairness = new FairShare(settings.fairness, queueShare)
   const observer = withLimitLog(deps.observer, deps.log)
   // rates beside the concurrency limit, on either backend (docs/redis-limiter.md, "Rates")
   const learning = {

@@ -63,6 +63,11 @@ export interface AcquireOptions {
   onForecast?(ahead: number, expectedMs: number | undefined): void
   /** the key's rate, N per window (docs/redis-limiter.md, "Rates"); absent: none configured */
   readonly rate?: Rate
+  /**
+   * The app's requests following identical calls on this key now (docs/reuse.md, "How many may follow"):
+   * they count toward its `maxQueued` with its waiters. Asked only when the request must wait.
+   */
+  readonly followers?: () => number
 }
 
 export interface Permit {

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os'
-import type { RequestRecord } from '../proxy/record.js'
+import type { RequestRecord } from '../record/record.js'
 import { maskSecretText } from './secret-text.js'
 
 /** The access log: one JSON line per request, from the same RequestRecord as the metrics so both agree. */

@@ -1,5 +1,5 @@
 import { Gauge, type Registry } from 'prom-client'
-import type { RequestRecord } from '../proxy/record.js'
+import type { RequestRecord } from '../record/record.js'
 import { QUEUE_WAIT_BUCKETS } from './buckets.js'
 import { CellCounter, CellHistogram, type CounterCell, type HistogramCell } from './cells.js'
 import { codeLabel, UNKNOWN_APP } from './labels.js'

@@ -1,20 +1,10 @@
 import type { Registry } from 'prom-client'
-import type { Outcome, RequestRecord } from '../proxy/record.js'
+import type { RequestRecord } from '../record/record.js'
 import { QUEUE_WAIT_BUCKETS, REQUEST_BUCKETS, SOCKET_WAIT_BUCKETS, UPSTREAM_BUCKETS } from './buckets.js'
 import { CellCounter, CellHistogram, type CounterCell, type HistogramCell } from './cells.js'
 import { codeLabel, methodLabel, UNAUTHENTICATED_ORG } from './labels.js'
 import type { OrgPolicy } from './orgs.js'
 import { DEFAULT_UPSTREAM } from '../upstreams/scope.js'
-
-/** Outcomes whose request joined a queue: they feed the queue-wait histograms (not queue_full: it never waited). */
-const QUEUED_OUTCOMES: ReadonlySet<string> = new Set<Outcome | 'upstream_busy'>([
-  'forwarded',
-  'queue_timeout',
-  'client_aborted',
-  'upstream_error',
-  'upstream_busy',
-])
-export const joinedQueue = (outcome: string): boolean => QUEUED_OUTCOMES.has(outcome)
 
 /** the 503 outcomes the alerts watch: their series exist at 0 once an (endpoint, org) is seen */
 const SHED_OUTCOMES = ['queue_full', 'queue_timeout'] as const

@@ -3,16 +3,10 @@ import { badPathError, queryProblem } from '../catalog/index.js'
 import type { Catalog, Endpoint } from '../catalog/types.js'
 import type { Versioning } from '../versioning/index.js'
 import { contentLengthOf } from './body.js'
-import {
-  BadWaitHeaderError,
-  BodyNotAllowedError,
-  MethodOverrideError,
-  NoHostError,
-  NotFoundError,
-  UrlTooLongError,
-} from './errors.js'
+import { BadWaitHeaderError, BodyNotAllowedError, MethodOverrideError, NoHostError, NotFoundError } from './errors.js'
+import { UrlTooLongError } from '../front/errors.js'
 import { METHOD_OVERRIDE_HEADERS } from './headers.js'
-import { withOutcome, type Rejection } from './tracking.js'
+import type { Rejection } from '../errors/refusal.js'
 
 /**
  * Admission, the first stage of a request (docs/development.md, "A request's way through the code"):
@@ -117,14 +111,13 @@ export function admit(request: RequestFacts, rules: AdmissionRules): Admission {
 
   // ── answered after identity (see Refusal)
   const misleading = misleadingPart(request.method, headers)
-  if (misleading !== undefined)
-    return { ok: false, error: withOutcome(misleading, 'bad_request'), afterIdentity: true, endpoint }
+  if (misleading !== undefined) return { ok: false, error: misleading, afterIdentity: true, endpoint }
   const wait = headers[rules.waitHeader]
   const maxWaitMs = wait === undefined ? rules.maxWaitMs : waitOf(wait, rules.maxWaitMs)
   if (maxWaitMs === undefined)
     return {
       ok: false,
-      error: withOutcome(new BadWaitHeaderError(rules.waitHeader), 'bad_request'),
+      error: new BadWaitHeaderError(rules.waitHeader),
       afterIdentity: true,
       endpoint,
     }
@@ -132,13 +125,8 @@ export function admit(request: RequestFacts, rules: AdmissionRules): Admission {
 }
 
 function refused(error: Error, endpoint?: Endpoint): Refusal {
-  // an error that already knows its outcome (the 410 of API v1) keeps it
-  return {
-    ok: false,
-    error: (error as Rejection).outcome === undefined ? withOutcome(error, 'bad_request') : error,
-    afterIdentity: false,
-    endpoint,
-  }
+  // each refusal carries its outcome (src/errors/refusal.ts)
+  return { ok: false, error, afterIdentity: false, endpoint }
 }
 
 /** The 410 for an API v1 path once v1 is retired; undefined before (then it is a 404 like any path outside the prefix). */
@@ -147,7 +135,7 @@ function apiV1Refusal(versioning: Pick<Versioning, 'rejectApiV1'>): Rejection | 
     versioning.rejectApiV1()
     return undefined
   } catch (err) {
-    return withOutcome(err, 'rejected_version')
+    return err as Rejection
   }
 }
 

@@ -6,7 +6,9 @@ import type { Endpoint } from '../catalog/types.js'
 import { PREDICTED_WAIT_HEADER, predictedWaitOf } from '../forecast/index.js'
 import type { LearnOptions, Permit, PermitOutcome } from '../limiter/types.js'
 import type { ReuseTicket } from '../reuse/index.js'
+import type { Rejection } from '../errors/refusal.js'
 import type { AttemptSpan, RequestSpans } from '../tracing/index.js'
+import type { ThrottleRule } from '../upstreams/throttle.js'
 import type { VersionDecision, Versioning } from '../versioning/index.js'
 import type { RequestBody } from './body.js'
 import { BodyTooSlowError } from './errors.js'
@@ -15,17 +17,13 @@ import type { UpstreamRequest } from './outgoing.js'
 import type { HangUp } from './hang-up.js'
 import { clientResponseHeaders } from './headers.js'
 import type { Trace } from './trace.js'
-import { withOutcome, type Rejection } from './tracking.js'
 import { upstreamFailure } from './upstream.js'
-
-/** The statuses that send a request back into its queue instead of passing the answer on (docs/development.md, "Trying another status again"). */
-export const RETRY_STATUSES: ReadonlySet<number> = new Set([429])
 
 /** What one upstream attempt came to. The retry loop (handler.ts) decides what follows. */
 export type AttemptResult =
   /** the API's answer, passed to the client as it comes (or read out and dropped for a client that has gone) */
   | { readonly kind: 'answered'; readonly status: number }
-  /** a status of RETRY_STATUSES (a 429): nothing passed on; its headers say when to try again */
+  /** the route's over-the-limit (a 429; src/upstreams/throttle.ts): nothing passed on; its headers say when to try again */
   | { readonly kind: 'throttled'; readonly status: number; readonly headers: IncomingHttpHeaders }
   /**
    * Nothing was sent: the permit may no longer hold (docs/redis-limiter.md, "Leases"). The request
@@ -72,10 +70,10 @@ export interface AttemptDeps {
   readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number, socketWaitSeconds: number) => void
   /** a permit was granted to `app`; the function returned is called once it is given back */
   readonly onPermit?: (app: string) => () => void
-  /** statuses besides RETRY_STATUSES that send the request back when they carry Retry-After (docs/upstreams.md, "Over the limit") */
-  readonly retryWithRetryAfter?: ReadonlySet<number>
+  /** whether an answer is the route's over-the-limit: the request goes back (docs/upstreams.md, "Over the limit") */
+  readonly throttled: ThrottleRule
   /**
-   * every answer's head, with whether its status sends the request back (RETRY_STATUSES): rates learn from
+   * every answer's head, with whether it is a throttle (`throttled`): rates learn from
    * it; true: a 429 of a spent rate quota, which says nothing about the concurrency limit
    */
   readonly onAnswerHead?: (
@@ -102,7 +100,7 @@ const HELD_BACK_WHEN_GRANTED: AttemptResult = { kind: 'heldBack', bodySpent: fal
  * goes back when the API is done with the request, never when the client leaves (README "What sluice guarantees").
  */
 export class UpstreamAttempt implements ForwardCallbacks {
-  /** the head of an answer to try again after (RETRY_STATUSES), not passed on */
+  /** the head of an answer to try again after (the route's `throttled`), not passed on */
   private retryHead: IncomingHttpHeaders | undefined
   private status = 0
   /** what the answer says about the limit, given back with the permit (README "Learned limits") */
@@ -186,11 +184,9 @@ export class UpstreamAttempt implements ForwardCallbacks {
     this.status = status
     this.span?.answered(status)
     this.deps.versioning.observeUpstream(call.decision, status, call.key)
-    this.outcome = status === 429 ? 'throttled' : status < 500 ? 'success' : 'neutral'
     // an upstream's own "over the limit" (GitHub's 403 with Retry-After) teaches a learned limit as a 429 does (docs/upstreams.md, "Over the limit")
-    const overLimit = this.deps.retryWithRetryAfter?.has(status) === true && headers['retry-after'] !== undefined
-    if (overLimit) this.outcome = 'throttled'
-    const throttled = overLimit || RETRY_STATUSES.has(status)
+    const throttled = this.deps.throttled(status, headers)
+    this.outcome = throttled ? 'throttled' : status < 500 ? 'success' : 'neutral'
     // a 429 of a spent quota per window is the rate's: learned concurrency limits do not count it (docs/learned-limits.md, "Rates")
     if (this.deps.onAnswerHead?.(call.key, status, headers, throttled) === true) this.outcome = 'neutral'
     if (throttled) {
@@ -248,8 +244,8 @@ export class UpstreamAttempt implements ForwardCallbacks {
 /** The answer to an attempt that failed before the API answered. */
 function failureAnswer(err: unknown): Rejection {
   // A streamed body the client sent too slowly: the upstream request was torn down for it.
-  if (err instanceof BodyTooSlowError) return withOutcome(err, 'client_timeout')
+  if (err instanceof BodyTooSlowError) return err
   const cause = (err as { cause?: unknown }).cause
-  if (cause instanceof BodyTooSlowError) return withOutcome(cause, 'client_timeout')
-  return withOutcome(upstreamFailure(err), 'upstream_error')
+  if (cause instanceof BodyTooSlowError) return cause
+  return upstreamFailure(err)
 }

@@ -5,13 +5,13 @@ import { appOfRefusal, orgAllowedInRefusal } from '../apps/errors.js'
 import type { AppGate, Caller } from '../apps/gate.js'
 import { UNKNOWN_ENDPOINT } from '../catalog/index.js'
 import type { Injection } from '../apps/injection.js'
-import type { Catalog, Endpoint } from '../catalog/types.js'
+import type { Endpoint } from '../catalog/types.js'
 import { QueueTimeoutError } from '../limiter/errors.js'
 import type { LearnOptions, Limiter, Permit, PermitKey } from '../limiter/types.js'
 import { MemoryBudgetError } from '../budget/errors.js'
 import type { Reuse } from '../reuse/index.js'
 import type { MemoryBudget } from '../budget/budget.js'
-import type { VersionDecision, Versioning } from '../versioning/index.js'
+import type { VersionDecision } from '../versioning/index.js'
 import { admissionRules, admit } from './admission.js'
 import { UpstreamAttempt, type AttemptDeps, type UpstreamCall } from './attempt.js'
 import { retryDelayMs, sleep } from './backoff.js'
@@ -24,62 +24,56 @@ import { AcquireRequest } from './permit.js'
 import { answerReused, openTicket } from './reuse-ticket.js'
 import type { ProxySettings } from './settings.js'
 import type { Trace } from './trace.js'
-import { withOutcome, type RequestTracker } from './tracking.js'
-import type { Upstream } from './upstream.js'
-import type { Routes } from './routes.js'
+import type { RequestTracker } from './tracking.js'
+import type { ProxyVersioning, Routes, UpstreamRoute } from './routes.js'
 import { scopedInstance } from '../upstreams/scope.js'
 
-/** What the proxy uses of version handling (src/versioning). */
-export type ProxyVersioning = Pick<Versioning, 'headerName' | 'decide' | 'observeUpstream' | 'rejectApiV1'>
+/** What the proxy is told as requests go (src/app.ts: metrics, /status, rates); the same for every route. */
+export interface ProxyObservers {
+  /** an upstream 429 arrived; the request goes back into its queue (`instance` as the limiter's key has it: src/upstreams/scope.ts) */
+  readonly onUpstream429: (endpoint: Endpoint, instance: string) => void
+  /** the head of every upstream answer, a 429 included: what it says about the key's rate (docs/learned-limits.md, "Rates") */
+  readonly onAnswerHead: NonNullable<AttemptDeps['onAnswerHead']>
+  /** one attempt upstream is done (read to the end, a 429 included, or failed), with the upstream's time */
+  readonly onUpstreamAttempt: (endpoint: Endpoint, seconds: number, socketWaitSeconds: number) => void
+  /** a permit was granted to `app`; the function returned is called once it is given back (permits held per app) */
+  readonly onPermit: (app: string) => () => void
+}
 
+/** What every route's handler shares; what differs between upstreams is the route's (routes.ts, UpstreamRoute). */
 export interface ProxyContext {
   readonly settings: ProxySettings
-  readonly catalog: Catalog
   readonly limiter: Limiter
-  readonly upstream: Upstream
-  readonly versioning: ProxyVersioning
   /** which app is calling; with app identity on, may it, and which Authorization goes upstream */
   readonly apps: AppGate
   /** makes every request's record (one access-log line, one count) */
   readonly tracker: RequestTracker
-  /** an upstream 429 arrived; the request goes back into its queue (`instance` as the limiter's key has it: src/upstreams/scope.ts) */
-  readonly onUpstream429?: (endpoint: Endpoint, instance: string) => void
-  /** the head of every upstream answer, a 429 included: what it says about the key's rate (docs/learned-limits.md, "Rates") */
-  readonly onAnswerHead?: AttemptDeps['onAnswerHead']
-  /** one attempt upstream is done (read to the end, a 429 included, or failed), with the upstream's time */
-  readonly onUpstreamAttempt?: (endpoint: Endpoint, seconds: number, socketWaitSeconds: number) => void
-  /** a permit was granted to `app`; the function returned is called once it is given back (permits held per app) */
-  readonly onPermit?: (app: string) => () => void
-  /** coalescing of identical reads and the lookup-list cache; none when undefined */
-  readonly reuse?: Reuse
-  /** whether (and how) an endpoint's limit is learned (README "Learned limits"); none: every limit is fixed */
-  readonly learnOf?: (endpoint: Endpoint) => LearnOptions | undefined
-  /** what requests, bodies and held answers may keep in memory together (docs/deploy.md, "Memory: a budget"); none: unbounded */
-  readonly budget?: MemoryBudget
-  /** Retry-After (s) of a 503 for a key from its queue's forecast (src/forecast); none: 1 */
-  readonly retryAfter?: (key: PermitKey, limit: number, oneHold?: boolean) => string
-  /** the upstreams by prefix (docs/upstreams.md); none: only the CRM's, which `catalog`, `upstream` and `versioning` describe */
-  readonly routes?: Routes
+  /** the upstreams by prefix (docs/upstreams.md), the CRM's first */
+  readonly routes: Routes
+  /** coalescing of identical reads and the lookup-list cache */
+  readonly reuse: Reuse
+  /** whether (and how) an endpoint's limit is learned (README "Learned limits"); undefined: fixed */
+  readonly learnOf: (endpoint: Endpoint) => LearnOptions | undefined
+  /** what requests, bodies and held answers may keep in memory together (docs/deploy.md, "Memory: a budget") */
+  readonly budget: MemoryBudget
+  /** Retry-After (s) of a 503 for a key from its queue's forecast (src/forecast) */
+  readonly retryAfter: (key: PermitKey, limit: number, oneHold?: boolean) => string
   /** shares of what all apps share (the memory budget) are per app: app identity is on; else per organisation (docs/deploy.md, "Memory: a budget") */
-  readonly sharesByApp?: boolean
-  /** the upstream this handler serves when not the CRM's own: its keys are scoped by its name (src/upstreams/scope.ts) */
-  readonly upstreamName?: string
-  /** statuses besides 429 retried when they carry Retry-After */
-  readonly retryWithRetryAfter?: ReadonlySet<number>
-  /** whether sluice injects its key upstream, in which header and scheme; the CRM's rule when undefined */
-  readonly credentials?: Injection
+  readonly sharesByApp: boolean
+  readonly observers: ProxyObservers
 }
 
 /**
  * The route handler for every request under the API prefix: the stages of docs/development.md,
  * "A request's way through the code", in order, and the retry loop, which alone decides what follows an attempt.
  */
-// eslint-disable-next-line max-lines-per-function -- the request path in order (docs/development.md); to become a route's handler
-export function createProxyHandler(ctx: ProxyContext) {
-  const { settings, catalog, limiter, versioning, apps } = ctx
-  const rules = admissionRules(settings, catalog, versioning)
+// eslint-disable-next-line max-lines-per-function -- the request path in order (docs/development.md)
+export function createProxyHandler(ctx: ProxyContext, route: UpstreamRoute) {
+  const { settings, limiter, apps } = ctx
+  const { catalog, versioning } = route
+  const rules = admissionRules({ ...settings, basePath: route.prefix }, catalog, versioning)
   const outgoing: OutgoingRules = {
-    upstreamBasePath: ctx.upstream.basePath,
+    upstreamBasePath: route.upstream.basePath,
     versionHeader: versioning.headerName,
     // Headers that steer sluice itself, and (unless the client is a trusted proxy) client-sent claims
     // about the client's address: the API never sees them.
@@ -94,7 +88,7 @@ export function createProxyHandler(ctx: ProxyContext) {
     pace: { minBytesPerSecond: settings.client.minBodyBytesPerSecond, windowMs: settings.client.bodyGraceMs },
   }
   const attempts: AttemptDeps = {
-    pool: ctx.upstream.pool,
+    pool: route.upstream.pool,
     versioning,
     answerLimits: {
       bufferBytes: settings.client.answerBufferBytes,
@@ -102,17 +96,16 @@ export function createProxyHandler(ctx: ProxyContext) {
       writeTimeoutMs: Math.min(settings.client.writeTimeoutMs, settings.upstreamTimeouts.bodyMs),
       budget: ctx.budget,
     },
-    server: serverOf(ctx.upstream.origin),
-    onUpstreamAttempt: ctx.onUpstreamAttempt,
-    onPermit: ctx.onPermit,
-    retryWithRetryAfter: ctx.retryWithRetryAfter,
-    onAnswerHead: ctx.onAnswerHead,
+    server: serverOf(route.upstream.origin),
+    onUpstreamAttempt: ctx.observers.onUpstreamAttempt,
+    onPermit: ctx.observers.onPermit,
+    throttled: route.throttled,
+    onAnswerHead: ctx.observers.onAnswerHead,
   }
-  const { upstreamName } = ctx
   const { maxLength } = settings.queue
   const { baseDelayMs, maxDelayMs } = settings.retry
 
-  // eslint-disable-next-line max-lines-per-function -- the request path in order (docs/development.md); to become a route's handler
+  // eslint-disable-next-line max-lines-per-function -- the request path in order (docs/development.md)
   return async function proxyHandler(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const tracked = ctx.tracker.track(request, reply)
     const { trace, client, spans } = tracked
@@ -142,9 +135,9 @@ export function createProxyHandler(ctx: ProxyContext) {
       }
       if (!admission.ok && !admission.afterIdentity) throw admission.error
       // The organisation as the limiter, identity, versions and reuse know it: scoped by the upstream (src/upstreams/scope.ts).
-      const instance = upstreamName === undefined ? trace.instance : scopedInstance(upstreamName, trace.instance)
+      const instance = scopedInstance(route.name, trace.instance)
       // ── identity (src/apps), then the refusals that wait for it
-      const caller = identify(apps, request, trace, admission.endpoint, instance, ctx.credentials)
+      const caller = identify(apps, request, trace, admission.endpoint, instance, route.credentials)
       if (!admission.ok) throw admission.error
       // ── versions (src/versioning)
       const decision = decideVersion(versioning, request.headers, admission.endpoint, instance, trace, reply)
@@ -152,7 +145,7 @@ export function createProxyHandler(ctx: ProxyContext) {
       // ── the upstream request, built once for every attempt: a body up to retry.maxBufferBytes read now
       // ── the memory budget (docs/deploy.md, "Memory: a budget"): the request and a body kept whole, held until its
       // answer closes, within the share of its app (its organisation with app identity off)
-      const holder = ctx.sharesByApp === true ? caller.app : instance
+      const holder = ctx.sharesByApp ? caller.app : instance
       const hold = holdRequest(
         ctx.budget,
         tracked,
@@ -201,7 +194,7 @@ export function createProxyHandler(ctx: ProxyContext) {
         key,
         app: caller.app,
         holder,
-        learn: ctx.learnOf?.(endpoint),
+        learn: ctx.learnOf(endpoint),
         deadline,
         decision,
         options,
@@ -212,6 +205,8 @@ export function createProxyHandler(ctx: ProxyContext) {
       // `requeued`: the request waited before (sent back by the API, a permit held back): it goes back
       // to its old place in the queue; a first attempt takes its place as it arrives.
       let backOffs = 0
+      // the app's followers on the key count toward its maxQueued with its waiters (docs/reuse.md)
+      const followers = ctx.reuse?.followersOf(key.instance, key.endpoint, call.app)
       for (let requeued = false; ; requeued = true) {
         // Awaited in the handler's own frame: a wrapper's would be one more object per queued request
         // (docs/benchmarks.md, "Where a queued request's heap goes (live bytes)").
@@ -219,7 +214,7 @@ export function createProxyHandler(ctx: ProxyContext) {
         spans?.waitBegins(requeued)
         let permit: Permit
         // while it waits, the app's followers on the key count it toward the app's maxQueued (docs/reuse.md)
-        const waitEnds = ctx.reuse?.waitBegins(key.instance, key.endpoint, call.app)
+        const waitEnds = ctx.reuse.waitBegins(key.instance, key.endpoint, call.app)
         try {
           permit = await limiter.acquire(
             key,
@@ -233,6 +228,7 @@ export function createProxyHandler(ctx: ProxyContext) {
               client,
               spans,
               endpoint.rate,
+              followers,
             ),
           )
         } catch (err) {
@@ -250,24 +246,25 @@ export function createProxyHandler(ctx: ProxyContext) {
         if (result.kind === 'failed') throw result.error
         if (result.kind === 'heldBack') {
           // Nothing was sent: it waits again at its place, unless its streamed body is gone with the stopped request.
-          if (result.bodySpent) throw withOutcome(new PermitRanOutError(describe(key)), 'unavailable')
+          if (result.bodySpent) throw new PermitRanOutError(describe(key))
           continue
         }
-        // throttled (RETRY_STATUSES): back into the queue at the old place, after a back-off, within the deadline.
+        // throttled (the route's rule): back into the queue at the old place, after a back-off, within the deadline.
+        // Counted by its status: only a 429 counts as one (docs/upstreams.md, "Over the limit").
         if (result.status === 429) {
           trace.upstream429s++
-          ctx.onUpstream429?.(endpoint, key.instance)
+          ctx.observers.onUpstream429(endpoint, key.instance)
         }
         if (client.gone) return void reply.hijack()
         if (body.kind === 'stream') {
           reply.header('retry-after', retryAfterSeconds(result.headers['retry-after']))
-          throw withOutcome(new UpstreamBusyError(result.status, endpoint.id), 'upstream_busy')
+          throw new UpstreamBusyError(result.status, endpoint.id)
         }
         const delay = retryDelayMs(result.headers['retry-after'], backOffs++, baseDelayMs, maxDelayMs)
         if (Date.now() + delay >= deadline) {
           // the upstream's own back-off is the best figure of when to come back
           reply.header('retry-after', String(Math.max(1, Math.ceil(delay / 1000))))
-          throw withOutcome(new QueueTimeoutError(Date.now() - arrivedAt, describe(key)), 'queue_timeout')
+          throw new QueueTimeoutError(Date.now() - arrivedAt, describe(key))
         }
         spans?.backsOff(delay)
         await sleep(delay, client.signal).catch(() => undefined)
@@ -278,7 +275,7 @@ export function createProxyHandler(ctx: ProxyContext) {
       if (client.gone) return void reply.hijack()
       // a full budget, or too many followers of identical calls (docs/reuse.md): room comes back as requests end
       const roomFull = err instanceof MemoryBudgetError || (err as { code?: unknown }).code === 'SLUICE_QUEUE_FULL'
-      if (roomFull && !('headers' in (err as object)) && admitted !== undefined && ctx.retryAfter !== undefined)
+      if (roomFull && !('headers' in (err as object)) && admitted !== undefined)
         reply.header('retry-after', ctx.retryAfter(admitted.key, admitted.limit, true))
       // The proxy's error handler sets the outcome from the error and answers in the API's shape.
       throw err
@@ -293,7 +290,7 @@ function identify(
   trace: Trace,
   endpoint: Endpoint,
   instance: string,
-  injection: Injection | undefined,
+  injection: Injection,
 ): Caller {
   let caller: Caller
   try {
@@ -327,8 +324,7 @@ function decideVersion(
   } catch (err) {
     // Logged as sent (cut short: it is the client's text), since it was refused.
     trace.version = firstValue(requested)?.slice(0, 32)
-    const malformed = (err as { code?: string }).code === 'SLUICE_BAD_VERSION_HEADER'
-    throw withOutcome(err, malformed ? 'bad_request' : 'rejected_version')
+    throw err
   }
   trace.version = decision.requested
   trace.upstreamVersion = decision.upstream

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import type { MemoryBudget } from '../budget/budget.js'
 import { MemoryBudgetError, MemoryShareError } from '../budget/errors.js'
-import { withOutcome, type Tracked } from './tracking.js'
+import type { Tracked } from './tracking.js'
 
 /**
  * What one request counts in the memory budget besides its body: the resident cost of a queued request
@@ -11,10 +11,7 @@ export const REQUEST_BYTES = 16 * 1024
 
 /** The 503 of a full budget, or of `holder`'s full share, with the outcome the metrics count it under. */
 export const budgetRefusal = (budget: MemoryBudget, holder?: string, bytes = 0): Error =>
-  withOutcome(
-    budget.overShare(holder, bytes) ? new MemoryShareError(budget.share) : new MemoryBudgetError(budget.limit),
-    'memory_budget',
-  )
+  budget.overShare(holder, bytes) ? new MemoryShareError(budget.share) : new MemoryBudgetError(budget.limit)
 
 /**
  * Holds the request in the memory budget from now until its answer closes (answered, refused, the

@@ -6,10 +6,7 @@ import type { VersionDecision } from '../versioning/index.js'
 import type { AdmittedRequest } from './admission.js'
 import { contentLengthOf, readBody, type RequestBody } from './body.js'
 import type { BodyPace } from './body-pace.js'
-import { MemoryBudgetError } from '../budget/errors.js'
-import { BodyTooSlowError } from './errors.js'
 import { appendForwardedFor, upstreamRequestHeaders } from './headers.js'
-import { withOutcome } from './tracking.js'
 
 /**
  * The request as the API gets it, built once after the version is decided and before any permit:
@@ -46,10 +43,7 @@ export function readRequestBody(
     rules.maxBufferBytes,
     rules.pace,
     hold,
-  ).catch((err: unknown) => {
-    if (err instanceof MemoryBudgetError) throw err // its outcome is set where it is made
-    throw withOutcome(err, err instanceof BodyTooSlowError ? 'client_timeout' : 'bad_request')
-  })
+  )
 }
 
 /** The upstream request: the client's headers but control and hop-by-hop ones, the Authorization identity chose, the version decided. */

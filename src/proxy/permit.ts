@@ -20,6 +20,8 @@ export class AcquireRequest implements AcquireOptions {
     private readonly spans: RequestSpans | undefined,
     /** the endpoint's rate, if any (docs/redis-limiter.md, "Rates") */
     readonly rate: Rate | undefined = undefined,
+    /** the app's followers on the key now (src/reuse): they count toward its maxQueued */
+    readonly followers: (() => number) | undefined = undefined,
   ) {}
 
   get signal(): AbortSignal {

@@ -1,9 +1,9 @@
 import type { FastifyError, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { MethodNotAllowedError } from './errors.js'
+import { MethodNotAllowedError } from '../front/errors.js'
 import { createProxyHandler, type ProxyContext } from './handler.js'
 import { replyWithError } from '../errors/reply.js'
-import { outcomeOf } from './tracking.js'
+import { outcomeOf } from '../errors/refusal.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -40,31 +40,16 @@ async function proxyPlugin(fastify: FastifyInstance, ctx: ProxyContext): Promise
 }
 
 /**
- * One handler per upstream, picked by the request's prefix (routes.ts), which the tracker read on
- * arrival (`trace.upstream`); the CRM's alone when there is no other.
+ * One handler per route, picked by the request's prefix (routes.ts), which the tracker read on
+ * arrival (`trace.upstream`; undefined: the default route's, the CRM's).
  */
 function routedHandler(ctx: ProxyContext): ReturnType<typeof createProxyHandler> {
-  const routes = ctx.routes
-  const crm = createProxyHandler(ctx)
-  if (routes === undefined || routes.all.length === 1) return crm
-  const handlers = new Map(
-    routes.all.slice(1).map((route) => [
-      route.name,
-      createProxyHandler({
-        ...ctx,
-        settings: { ...ctx.settings, basePath: route.prefix },
-        catalog: route.catalog,
-        upstream: route.upstream,
-        versioning: route.versioning,
-        upstreamName: route.name,
-        retryWithRetryAfter: route.retryWithRetryAfter,
-        credentials: route.credentials,
-      }),
-    ]),
-  )
+  const fallback = createProxyHandler(ctx, ctx.routes.default)
+  if (ctx.routes.all.length === 1) return fallback
+  const handlers = new Map(ctx.routes.all.slice(1).map((route) => [route.name, createProxyHandler(ctx, route)]))
   return (request, reply) => {
     const upstream = ctx.tracker.track(request, reply).trace.upstream
-    return (upstream === undefined ? crm : (handlers.get(upstream) ?? crm))(request, reply)
+    return (upstream === undefined ? fallback : (handlers.get(upstream) ?? fallback))(request, reply)
   }
 }
 

@@ -1,8 +1,8 @@
 import type { Injection } from '../apps/injection.js'
 import type { Catalog } from '../catalog/types.js'
-import type { VersionDecision } from '../versioning/index.js'
+import type { ThrottleRule } from '../upstreams/throttle.js'
+import type { VersionDecision, Versioning } from '../versioning/index.js'
 import { belowPrefix } from './admission.js'
-import type { ProxyVersioning } from './handler.js'
 import type { InstanceReader } from './instance.js'
 import type { Upstream } from './upstream.js'
 
@@ -10,6 +10,9 @@ import type { Upstream } from './upstream.js'
  * The upstreams the proxy routes to by prefix (docs/upstreams.md): the CRM's own first, which also
  * answers every path under no prefix (its 404, or the 410 of API v1).
  */
+
+/** What the proxy uses of version handling (src/versioning). */
+export type ProxyVersioning = Pick<Versioning, 'headerName' | 'decide' | 'observeUpstream' | 'rejectApiV1'>
 
 /** What routing and the instance need of an upstream (the tracker reads them on arrival). */
 export interface RouteBase {
@@ -20,13 +23,19 @@ export interface RouteBase {
   readonly readInstance: InstanceReader
 }
 
-/** One upstream as the proxy serves it. */
+/**
+ * One upstream as the proxy serves it, the CRM's like any other (built from its profile,
+ * src/upstreams/index.ts): the handler takes nothing else that differs between upstreams.
+ */
 export interface UpstreamRoute extends RouteBase {
+  /** its endpoints, limits and rates */
   readonly catalog: Catalog
+  /** the pool its requests go through */
   readonly upstream: Upstream
+  /** its version policy; NO_VERSION_POLICY when it has none */
   readonly versioning: ProxyVersioning
-  /** statuses besides 429 that send the request back into its queue when they carry Retry-After */
-  readonly retryWithRetryAfter: ReadonlySet<number>
+  /** whether an answer is its over-the-limit: the request goes back into its queue (docs/upstreams.md, "Over the limit") */
+  readonly throttled: ThrottleRule
   /** whether sluice injects its key, in which header and scheme (docs/upstreams.md, "Credentials") */
   readonly credentials: Injection
 }

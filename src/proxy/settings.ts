@@ -51,6 +51,11 @@ export const proxySettingsShape = {
     .strictObject({
       /** the most requests that may wait for one (instance, endpoint) on this replica */
       maxLength: z.number().int().nonnegative().default(1000),
+      /**
+       * the part of `maxLength` one app may fill on a key (with app identity on; an app's own `maxQueued`
+       * wins): past it that app's requests are refused while the others keep theirs. 1: no share
+       */
+      maxShare: z.number().gt(0).max(1).default(0.5),
       /** the longest a request waits in the queue, in total across upstream-429 retries */
       maxWaitMs: positiveMs.default(60_000),
       /** request header with which a client asks for a shorter wait, in seconds (e.g. `x-sluice-max-wait: 5`) */

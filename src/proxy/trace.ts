@@ -1,4 +1,4 @@
-import type { Outcome, RequestRecord } from './record.js'
+import type { Outcome, RequestRecord } from '../record/record.js'
 
 const NO_WARNINGS: readonly string[] = []
 

@@ -7,7 +7,7 @@ import { HangUp } from './hang-up.js'
 import { instanceOf } from './instance.js'
 import type { OpenRequests } from './open-requests.js'
 import type { Reservation } from '../budget/budget.js'
-import type { Outcome, RequestRecord } from './record.js'
+import type { Outcome, RequestRecord } from '../record/record.js'
 import type { RouteBase, Routes } from './routes.js'
 import { Trace } from './trace.js'
 
@@ -19,37 +19,6 @@ export interface Tracked {
   /** what the request holds of the memory budget (memory-hold.ts), given back at its response's close */
   held?: Reservation
   heldBody?: Reservation
-}
-
-/** An error that already knows which outcome it stands for in logs and metrics. */
-export type Rejection = Error & { statusCode?: number; outcome?: Outcome; code?: string }
-export const withOutcome = (err: unknown, outcome: Outcome): Rejection => Object.assign(err as Rejection, { outcome })
-
-const OUTCOME_BY_CODE: Readonly<Record<string, Outcome>> = {
-  SLUICE_QUEUE_FULL: 'queue_full',
-  SLUICE_QUEUE_TIMEOUT: 'queue_timeout',
-  SLUICE_UNAVAILABLE: 'unavailable',
-  SLUICE_MEMORY_BUDGET: 'memory_budget',
-  SLUICE_UPSTREAM_BUSY: 'upstream_busy',
-  SLUICE_WAIT_TOO_LONG: 'wait_too_long',
-  SLUICE_UPSTREAM_TIMEOUT: 'upstream_error',
-  SLUICE_UPSTREAM_UNREACHABLE: 'upstream_error',
-  SLUICE_VERSION_RETIRED: 'rejected_version',
-  SLUICE_API_V1_RETIRED: 'rejected_version',
-  SLUICE_VERSION_TOO_OLD: 'rejected_version',
-  SLUICE_APP_UNAUTHENTICATED: 'unauthenticated',
-  SLUICE_APP_ORG_FORBIDDEN: 'forbidden',
-  SLUICE_APP_ENDPOINT_FORBIDDEN: 'forbidden',
-  SLUICE_NO_API_KEY: 'forbidden',
-}
-
-/** The outcome of a request sluice answered itself with `err`. */
-export function outcomeOf(err: Rejection, status: number): Outcome {
-  if (err.outcome !== undefined) return err.outcome
-  const byCode = OUTCOME_BY_CODE[err.code ?? '']
-  if (byCode !== undefined) return byCode
-  if (status === 408) return 'client_timeout'
-  return status >= 500 ? 'internal_error' : 'bad_request'
 }
 
 // The tracked request, found from its raw response: the HTTP parser's errors arrive with the socket only.
@@ -108,8 +77,7 @@ export class RequestTracker {
   private instanceOf(url: string, headers: IncomingHttpHeaders, trace: Trace): string {
     if (this.routes === undefined) return instanceOf(headers, this.instanceHeader)
     const { route, rest } = this.routes.of(url)
-    if (route === this.routes.default) return instanceOf(headers, this.instanceHeader)
-    trace.upstream = route.name
+    if (route !== this.routes.default) trace.upstream = route.name
     return route.readInstance(headers, rest)
   }
 

@@ -93,13 +93,19 @@ export class Coalescer {
   /**
    * A request of `app` begins waiting for a permit on `group`, counted against the app's followers there;
    * undefined when the app has no `maxQueued` (nothing counted), else the function that ends it. It is
-   * never refused here: a permit free now would serve it, and the limiter bounds its waiters by `maxQueued`.
+   * never refused here: a permit free now would serve it, and the limiter bounds its waiters and these
+   * followers together by `maxQueued` (`followersOf`).
    */
   waitBegins(group: string, app: string): (() => void) | undefined {
     if (!Number.isFinite(this.maxQueuedOf(app))) return undefined
     const id = `${group}\n${app}`
     this.#count(id, 0, 1)
     return () => this.#count(id, 0, -1)
+  }
+
+  /** The app's followers on `group` now: the limiter counts them toward its `maxQueued` with its waiters. */
+  followersOf(group: string, app: string): number {
+    return this.#apps.get(`${group}\n${app}`)?.followers ?? 0
   }
 
   #count(id: string, followers: number, waiting: number): void {

@@ -38,6 +38,8 @@ export interface ReuseDeps {
   readonly budget?: MemoryBudget
   /** each app's `maxQueued` (`fairness.apps`): its followers count toward it; none: Infinity */
   readonly maxQueuedOf?: (app: string) => number
+  /** whether that `maxQueued` is the app's share of `queue.maxLength` (`queue.maxShare`): the 503 names it */
+  readonly queuedByShare?: (app: string) => boolean
   /** told once per process, when one call first gathers HEAVY_FOLLOWERS followers (docs/reuse.md) */
   readonly warn?: (fields: Record<string, unknown>, message: string) => void
 }
@@ -67,6 +69,8 @@ export class Reuse {
   readonly #keys: ReuseKeys
   readonly #coalescer: Coalescer
   readonly #maxFollowers: number
+  readonly #maxQueuedOf: (app: string) => number
+  readonly #queuedByShare: (app: string) => boolean
   readonly #cache: AnswerCache | undefined
   readonly #metrics: ReuseMetrics
   #warn: ReuseDeps['warn']
@@ -88,6 +92,8 @@ export class Reuse {
     this.#warn = deps.warn
     this.#keys = new ReuseKeys(deps.appsArePrincipals)
     this.#maxFollowers = deps.maxFollowers
+    this.#maxQueuedOf = deps.maxQueuedOf ?? (() => Infinity)
+    this.#queuedByShare = deps.queuedByShare ?? (() => false)
     this.#coalescer = new Coalescer(deps.maxFollowers, deps.maxQueuedOf)
     this.#cache = cache.endpoints.length > 0 ? new AnswerCache(cache, deps.budget) : undefined
     this.#metrics = new ReuseMetrics(deps.registry, deps.endpointLabel, {
@@ -112,6 +118,23 @@ export class Reuse {
   /** A request of `app` begins waiting for a permit on (instance, endpoint): its followers there may not fill its `maxQueued` meanwhile. */
   waitBegins(instance: string, endpointId: string, app: string): (() => void) | undefined {
     return this.#coalescer.waitBegins(`${instance}\n${endpointId}`, app)
+  }
+
+  /**
+   * The count of `app`'s followers on (instance, endpoint), for the limiter to add to its waiters there
+   * when one must wait (docs/reuse.md, "How many may follow"); undefined when the app has no `maxQueued`
+   * or nothing follows: made once per request.
+   */
+  followersOf(instance: string, endpointId: string, app: string): (() => number) | undefined {
+    if (!this.coalesce.enabled || this.#maxFollowers === 0) return undefined
+    if (!Number.isFinite(this.#maxQueuedOf(app))) return undefined
+    const group = `${instance}\n${endpointId}`
+    return () => this.#coalescer.followersOf(group, app)
+  }
+
+  /** The bound an app's refused follower is told of. */
+  boundOf(app: string): string {
+    return this.#queuedByShare(app) ? 'share, queue.maxShare' : 'maxQueued'
   }
 
   /** A request follows a call that has `followers` now: the first heavy one is logged, once. */
@@ -184,7 +207,7 @@ export class ReuseTicket {
       if ('full' in joined)
         throw joined.app === undefined
           ? new FollowersFullError(joined.full, where)
-          : new AppWaitsFullError(joined.full, joined.app, where)
+          : new AppWaitsFullError(joined.full, joined.app, where, this.reuse.boundOf(joined.app))
       if ('lead' in joined) {
         this.#call = joined.lead
         this.#recording = true

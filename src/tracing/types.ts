@@ -12,7 +12,7 @@ export interface Tracing {
   shutdown(): Promise<void>
 }
 
-/** How a request ended, as its record says (src/proxy/record.ts): the server span's last attributes. */
+/** How a request ended, as its record says (src/record/record.ts): the server span's last attributes. */
 export interface RequestEnd {
   /** the request's id, as the access line and the `x-request-id` answer header give it */
   readonly requestId: string

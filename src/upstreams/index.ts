@@ -3,9 +3,10 @@ import { parse as parseYaml } from 'yaml'
 import { compileCatalog, DEFAULT_CATALOG_FILE, loadCatalog } from '../catalog/index.js'
 import type { Catalog, CatalogOptions, Endpoint } from '../catalog/types.js'
 import { ConfigError } from '../errors/config-error.js'
-import { crmInjection, type Injection } from './credentials.js'
+import type { Injection } from './credentials.js'
 import { PROFILES } from './profiles.js'
 import { DEFAULT_UPSTREAM } from './scope.js'
+import { throttleRule, type ThrottleRule } from './throttle.js'
 import { upstreamCatalogSchema, type InstanceRule, type UpstreamCatalog, type UpstreamEntry } from './settings.js'
 
 export { DEFAULT_UPSTREAM, scopedInstance, splitScoped } from './scope.js'
@@ -23,8 +24,8 @@ export interface UpstreamPlan {
   /** the limit of a path its catalog does not list */
   readonly defaultLimit: number
   readonly instance: InstanceRule
-  /** statuses besides 429 retried when they carry Retry-After */
-  readonly retryWithRetryAfter: ReadonlySet<number>
+  /** whether an answer is this upstream's over-the-limit (docs/upstreams.md, "Over the limit") */
+  readonly throttled: ThrottleRule
   /** whether the CRM's version policy applies */
   readonly versions: boolean
   /** whether sluice injects its key, in which header and scheme (docs/upstreams.md, "Credentials") */
@@ -49,68 +50,64 @@ export interface UpstreamsInput {
 export const WHOLE_UPSTREAM_ENDPOINT = 'ALL /*'
 
 /**
- * Every upstream, the CRM's own first. Reads catalog files now, so a catalog that does not parse
- * stops the start with a ConfigError naming `upstreams.<i>.catalog` and `where` it came from.
+ * Every upstream, the CRM's own first: built from the `neon-v2` profile like any other
+ * (docs/upstreams.md, "Profiles"). Reads catalog files now, so a catalog that does not parse stops
+ * the start with a ConfigError naming `upstreams.<i>.catalog` and `where` it came from.
  */
 export function resolveUpstreams(
   input: UpstreamsInput,
   where: (key: string) => string | undefined = () => undefined,
-): UpstreamPlan[] {
+): [UpstreamPlan, ...UpstreamPlan[]] {
   const crm = loadCatalog(DEFAULT_CATALOG_FILE, {
     defaultLimit: input.limits.default,
     overrides: input.limits.overrides,
     ...(input.limits.rates === undefined ? {} : { rates: input.limits.rates }),
   })
+  const own: UpstreamEntry = { name: DEFAULT_UPSTREAM, prefix: input.basePath, url: input.upstream, profile: 'neon-v2' }
+  const planOf = (entry: UpstreamEntry, key: string): UpstreamPlan => resolveOne(entry, key, input, crm, where)
+  return [planOf(own, 'upstream'), ...input.upstreams.map((entry, i) => planOf(entry, `upstreams.${i}.catalog`))]
+}
+
+/** One upstream from its entry and its profile; `crm`: the CRM's catalog, for a profile that takes it. */
+function resolveOne(
+  entry: UpstreamEntry,
+  key: string,
+  input: UpstreamsInput,
+  crm: Catalog,
+  where: (key: string) => string | undefined,
+): UpstreamPlan {
+  // the schema has checked the profile's name (src/config/schema.ts)
+  const profile = entry.profile === undefined ? undefined : PROFILES[entry.profile]
+  const source = entry.catalog ?? (profile === undefined || 'crm' in profile.catalog ? undefined : profile.catalog.file)
+  // no catalog of its own and none from the profile: the CRM's (the schema refuses an upstream with neither)
+  const own =
+    source === undefined ? undefined : typeof source === 'string' ? readUpstreamCatalog(source, key, where) : source
+  const catalog =
+    own === undefined
+      ? crm
+      : catalogOf(
+          own,
+          key,
+          where,
+          // an own catalog's limits are the operator's; a profile's file holds what its API publishes
+          entry.catalog !== undefined,
+        )
   const inject = input.credentials?.inject ?? false
-  const plans: UpstreamPlan[] = [
-    {
-      name: DEFAULT_UPSTREAM,
-      prefix: input.basePath,
-      url: input.upstream,
-      catalog: crm,
-      defaultLimit: input.limits.default,
-      instance: { from: 'basic' },
-      retryWithRetryAfter: new Set(),
-      versions: true,
-      credentials: crmInjection(inject),
+  return {
+    name: entry.name,
+    prefix: entry.prefix,
+    url: entry.url,
+    catalog,
+    defaultLimit: own?.default ?? input.limits.default,
+    instance: entry.instance ?? profile?.instance ?? { from: 'upstream' },
+    throttled: throttleRule(entry.retryWithRetryAfter ?? profile?.retryWithRetryAfter ?? []),
+    versions: profile?.versions === true && entry.catalog === undefined,
+    credentials: {
+      inject: entry.credentials?.inject ?? inject,
+      header: entry.credentials?.header ?? 'authorization',
+      scheme: entry.credentials?.scheme ?? 'basic',
     },
-  ]
-  input.upstreams.forEach((entry, i) => {
-    // the schema has checked the profile's name (src/config/schema.ts)
-    const profile = entry.profile === undefined ? undefined : PROFILES[entry.profile]
-    const key = `upstreams.${i}.catalog`
-    const source =
-      entry.catalog ?? (profile === undefined || 'crm' in profile.catalog ? undefined : profile.catalog.file)
-    // no catalog of its own and none from the profile: the CRM's (the schema refuses an upstream with neither)
-    const own =
-      source === undefined ? undefined : typeof source === 'string' ? readUpstreamCatalog(source, key, where) : source
-    const catalog =
-      own === undefined
-        ? crm
-        : catalogOf(
-            own,
-            key,
-            where,
-            // an own catalog's limits are the operator's; a profile's file holds what its API publishes
-            entry.catalog !== undefined,
-          )
-    plans.push({
-      name: entry.name,
-      prefix: entry.prefix,
-      url: entry.url,
-      catalog,
-      defaultLimit: own?.default ?? input.limits.default,
-      instance: entry.instance ?? profile?.instance ?? { from: 'upstream' },
-      retryWithRetryAfter: new Set(entry.retryWithRetryAfter ?? profile?.retryWithRetryAfter ?? []),
-      versions: profile?.versions === true && entry.catalog === undefined,
-      credentials: {
-        inject: entry.credentials?.inject ?? inject,
-        header: entry.credentials?.header ?? 'authorization',
-        scheme: entry.credentials?.scheme ?? 'basic',
-      },
-    })
-  })
-  return plans
+  }
 }
 
 /** A catalog file of the upstream catalog's shape; a ConfigError naming the key when it cannot be used. */

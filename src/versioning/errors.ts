@@ -1,12 +1,13 @@
-import createError from '@fastify/error'
+import { refusal } from '../errors/refusal.js'
 
 // Expected outcomes of client input, answered locally: no stack traces (they cost time and say nothing).
 
 /** The version header is not exactly one `<major>.<minor>` (header name, an example, what is wrong). */
-export const BadVersionHeaderError = createError<[string, string, string]>(
+export const BadVersionHeaderError = refusal<[string, string, string]>(
   'SLUICE_BAD_VERSION_HEADER',
   'The %s header must hold one API version <major>.<minor> such as %s; %s',
   400,
+  'bad_request',
   Error,
   false,
 )
@@ -15,22 +16,31 @@ export const BadVersionHeaderError = createError<[string, string, string]>(
  * The version is retired and the policy is `reject`, or a rewrite has nowhere to go. The message,
  * built once a day per version, names the version, its retirement date and the version to move to.
  */
-export const VersionRetiredError = createError<[string]>('SLUICE_VERSION_RETIRED', '%s', 410, Error, false)
+export const VersionRetiredError = refusal<[string]>(
+  'SLUICE_VERSION_RETIRED',
+  '%s',
+  410,
+  'rejected_version',
+  Error,
+  false,
+)
 
 /** `versions.gate: reject`: the endpoint is newer than the version the request uses (endpoint, since, version). */
-export const VersionTooOldError = createError<[string, string, string]>(
+export const VersionTooOldError = refusal<[string, string, string]>(
   'SLUICE_VERSION_TOO_OLD',
   '%s was added in API version %s; this request uses %s. Send a newer version in the version header',
   400,
+  'rejected_version',
   Error,
   false,
 )
 
 /** A `/v1` request after API v1's retirement (retirement date). */
-export const ApiV1RetiredError = createError<[string]>(
+export const ApiV1RetiredError = refusal<[string]>(
   'SLUICE_API_V1_RETIRED',
   'API v1 was retired on %s; move to API v2',
   410,
+  'rejected_version',
   Error,
   false,
 )

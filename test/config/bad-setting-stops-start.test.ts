@@ -14,7 +14,7 @@ describe('settings: defaults < file < env, validated once, errors name the key',
     writeFileSync(file, 'port: 7000\nqueue:\n  maxLength: 10\n  maxWaitMs: 2000\nlimits:\n  overrides:\n    "GET /accounts/{id}/memberships": 2\n')
     const s = loadSettings({ SLUICE_CONFIG: file, SLUICE_QUEUE_MAX_WAIT_MS: '3000' })
     expect(s.port).toBe(7000)
-    expect(s.queue).toEqual({ maxLength: 10, maxWaitMs: 3000, waitHeader: 'x-sluice-max-wait' })
+    expect(s.queue).toEqual({ maxLength: 10, maxShare: 0.5, maxWaitMs: 3000, waitHeader: 'x-sluice-max-wait' })
     expect(s.limits.overrides).toEqual({ 'GET /accounts/{id}/memberships': 2 })
     expect(s.adminPort).toBe(9090)
     expect(s.upstream).toBe('https://api.neoncrm.com/v2')

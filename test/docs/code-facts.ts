@@ -26,8 +26,8 @@ export function answerCodes(): Map<string, number> {
   const codes = new Map<string, number>()
   for (const file of sourceFiles(join(ROOT, 'src'))) {
     const text = readFileSync(file, 'utf8')
-    // createError('SLUICE_…', 'message', status): the message may hold parentheses of its own
-    for (const m of text.matchAll(/createError(?:<[^>]*>)?\(\s*'(SLUICE_[A-Z0-9_]+)',\s*(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|`[^`]*`)\s*,\s*(\d{3})\b/gs)) {
+    // createError or refusal('SLUICE_…', 'message', status, …): the message may hold parentheses of its own
+    for (const m of text.matchAll(/(?:createError|refusal)(?:<[^>]*>)?\(\s*'(SLUICE_[A-Z0-9_]+)',\s*(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|`[^`]*`)\s*,\s*(\d{3})\b/gs)) {
       if (Number(m[2]) < 600) codes.set(m[1]!, Number(m[2]))
     }
   }

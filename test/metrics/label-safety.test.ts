@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { createMemoryLimiter, type MemoryLimiter } from '../../src/limiter/memory/index.js'
 import { createMetrics } from '../../src/metrics/index.js'
-import type { Outcome } from '../../src/proxy/record.js'
+import type { Outcome } from '../../src/record/record.js'
 import { parsePromText } from './prom-text.js'
 import { catalog, record, settings } from './records.js'
 

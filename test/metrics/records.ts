@@ -1,5 +1,5 @@
 import type { Catalog, Endpoint } from '../../src/catalog/types.js'
-import type { RequestRecord } from '../../src/proxy/record.js'
+import type { RequestRecord } from '../../src/record/record.js'
 import { metricsSettingsSchema, type MetricsSettings, type MetricsSettingsInput } from '../../src/metrics/settings.js'
 
 /** A finished request as the proxy records it; the defaults describe a plain forwarded GET. */

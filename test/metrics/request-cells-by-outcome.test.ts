@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createMetrics } from '../../src/metrics/index.js'
-import type { Outcome } from '../../src/proxy/record.js'
+import type { Outcome } from '../../src/record/record.js'
 import { parsePromText, valueOf } from './prom-text.js'
 import { catalog, record, settings } from './records.js'
 

@@ -333,16 +333,25 @@
     setNum($('[data-field=totalSaved]'), total)
   }
 
-  // Each app's use of what all apps share (docs/deploy.md, "Memory: a budget"; docs/reuse.md): /status memory.holders, reuse.coalescing.apps.
-  function renderShares(memory, reuse) {
+  // Each app's use of what all apps share (docs/deploy.md, "Memory: a budget"; docs/apps.md, "Shares of the queue"):
+  // /status memory.holders, each key's apps[].queued summed over the keys, reuse.coalescing.apps.
+  function renderShares(memory, keys, reuse) {
     var held = (memory && memory.holders) || {}
     var following = (reuse && reuse.coalescing && reuse.coalescing.apps) || {}
+    var queued = Object.create(null)
+    keys.forEach(function (k) {
+      ;(Array.isArray(k.apps) ? k.apps : []).forEach(function (a) {
+        if (num(a.queued) > 0) queued[a.app] = num(queued[a.app]) + num(a.queued)
+      })
+    })
+    var seen = Object.create(null)
     var names = Object.keys(held)
-      .concat(
-        Object.keys(following).filter(function (n) {
-          return !(n in held)
-        }),
-      )
+      .concat(Object.keys(queued), Object.keys(following))
+      .filter(function (n) {
+        if (seen[n]) return false
+        seen[n] = true
+        return true
+      })
       .sort()
     var body = $('#shares tbody')
     $('#shares').hidden = names.length === 0
@@ -352,6 +361,7 @@
       tr.appendChild(el('td', {}, name))
       ;[
         ['memory', num(held[name])],
+        ['queued', num(queued[name])],
         ['followers', num(following[name])],
       ].forEach(function (f) {
         var td = el('td', { class: 'num', 'data-field': f[0] })
@@ -457,7 +467,7 @@
     renderUpstreams(s.upstreams, keys)
     renderKeys(keys, s.rates)
     renderSaved(s.reuse)
-    renderShares(s.memory, s.reuse)
+    renderShares(s.memory, keys, s.reuse)
     renderVersions(s.versions)
     renderDetails(s.details)
     setText($('[data-field=updatedAt]'), new Date().toLocaleTimeString())

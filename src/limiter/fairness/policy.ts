@@ -9,9 +9,26 @@ export interface AppPolicy {
   readonly cost: number
   /** most permits the app may hold on one key; Infinity: no cap */
   readonly maxHeld: number
-  /** most waiters of the app per key (per replica); Infinity: no cap */
+  /** most waiters of the app per key (per replica), its followers there included; Infinity: no cap */
   readonly maxQueued: number
+  /** true when `maxQueued` is the app's share of `queue.maxLength` (`queue.maxShare`), not a `maxQueued` of its own */
+  readonly queuedByShare?: boolean
 }
+
+/**
+ * The most waiters one app may have on a key when it has no `maxQueued` of its own: its share of
+ * `queue.maxLength` (docs/configuration.md, `queue.maxShare`), so one app's burst leaves the rest of
+ * the queue to the others. With app identity off the name is the client's say, and a key's queue is its
+ * organisation's alone: no share (Infinity), nor with `maxShare` 1.
+ */
+export function queueShareOf(queue: { maxLength: number; maxShare: number }, appsEnabled: boolean): number {
+  if (!appsEnabled || queue.maxShare >= 1) return Number.POSITIVE_INFINITY
+  return Math.max(1, Math.floor(queue.maxLength * queue.maxShare))
+}
+
+/** The app a queue refusal names, and which bound refused it (the 503's message). */
+export const queueRefusalOf = (policy: AppPolicy): string =>
+  policy.queuedByShare ? `app ${policy.app} (its share, queue.maxShare)` : `app ${policy.app}`
 
 /** Resolves an app name to its policy (`fairness.apps`, else `fairness.default`), made once per name so the hot path allocates nothing. */
 export class FairShare {
@@ -20,8 +37,14 @@ export class FairShare {
   readonly #unlisted = new BoundedMap<string, AppPolicy>(10_000)
   readonly #default: AppShareSettings
   readonly #boost: number
+  readonly #queueShare: number
 
-  constructor(settings: FairnessSettings = fairnessSettingsSchema.parse({})) {
+  constructor(
+    settings: FairnessSettings = fairnessSettingsSchema.parse({}),
+    /** an app's share of a key's queue when it has no `maxQueued` (queueShareOf); Infinity: none */
+    queueShare = Number.POSITIVE_INFINITY,
+  ) {
+    this.#queueShare = queueShare
     this.#default = settings.default
     this.#boost = settings.interactiveBoost
     for (const [app, share] of Object.entries(settings.apps)) this.#listed.set(app, this.#make(app, share))
@@ -33,7 +56,8 @@ export class FairShare {
       app,
       cost: 1 / (share.weight * boost),
       maxHeld: share.maxHeld ?? Number.POSITIVE_INFINITY,
-      maxQueued: share.maxQueued ?? Number.POSITIVE_INFINITY,
+      maxQueued: share.maxQueued ?? this.#queueShare,
+      queuedByShare: share.maxQueued === undefined && Number.isFinite(this.#queueShare),
     }
   }
 

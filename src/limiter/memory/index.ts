@@ -1,6 +1,6 @@
 import { Deadlines, type Expiring } from '../deadlines.js'
 import { LimiterClosedError, QueueFullError, QueueTimeoutError } from '../errors.js'
-import { FairShare, type AppPolicy } from '../fairness/policy.js'
+import { FairShare, queueRefusalOf, type AppPolicy } from '../fairness/policy.js'
 import { LearnedLimits } from '../learning/store.js'
 import type { LearnBounds } from '../learning/rule.js'
 import type {
@@ -131,10 +131,11 @@ export class MemoryLimiter implements Limiter {
     // this app's part of the queue is full (fairness.apps.<app>.maxQueued); a pin is not a new
     // request but a slot already in use elsewhere (the Redis fallback's): refusing it would grant
     // that slot a second time
-    const mine = queue.queuedOf(policy.app)
+    // Its followers of identical calls count with its waiters (docs/reuse.md, "How many may follow").
+    const mine = queue.queuedOf(policy.app) + (Number.isFinite(policy.maxQueued) ? (options.followers?.() ?? 0) : 0)
     if (mine >= policy.maxQueued && options.uncapped !== true) {
       this.dropIfIdle(id, queue)
-      return Promise.reject(new QueueFullError(`${describeKey(key)} for app ${policy.app}`, mine))
+      return Promise.reject(new QueueFullError(`${describeKey(key)} for ${queueRefusalOf(policy)}`, mine))
     }
     return this.wait(id, queue, options, policy)
   }

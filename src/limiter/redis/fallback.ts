@@ -104,6 +104,7 @@ export class Fallback {
         arrivedAt: ticket.retried ? ticket.arrivedAt : undefined,
         maxQueue: options.maxQueue,
         app: options.app,
+        followers: options.followers,
       })
       .then(
         (local) => {

@@ -30,6 +30,9 @@ interface Ahead {
 
 const isCapped = (waiter: Waiter<unknown>): boolean => Number.isFinite(waiter.policy.maxQueued)
 
+/** A capped app's followers of identical calls on the key now: they take part of its `maxQueued` (docs/reuse.md). */
+const followersOf = (waiter: Waiter<unknown>): number => waiter.ticket.options.followers?.() ?? 0
+
 /**
  * One key's queue bounds on this replica — `queue.maxLength` and each app's `maxQueued`, both per
  * replica (docs/redis-limiter.md, "maxQueued") — and the waiters they count. Part of KeySemaphore,
@@ -117,7 +120,7 @@ export class QueueBounds<S> {
     const app = this.#apps?.get(waiter.policy.app)
     // a waiter of its app still undecided (its `full` acquire on its way, or parked) goes out first
     let room = this.#counted + pending < max && (app?.pending ?? 0) === 0
-    if (room && isCapped(waiter) && (app?.counted ?? 0) >= waiter.policy.maxQueued) room = false
+    if (room && isCapped(waiter) && (app?.counted ?? 0) + followersOf(waiter) >= waiter.policy.maxQueued) room = false
     if (room) {
       this.#count(waiter)
       return 'room'
@@ -156,8 +159,9 @@ export class QueueBounds<S> {
   refusesAtOnce(waiter: Waiter<S>): Full | undefined {
     if (!this.isPending(waiter)) return { app: false, waiting: this.#queued }
     if (this.#queued >= waiter.ticket.options.maxQueue) return { app: false, waiting: this.#queued }
-    const app = isCapped(waiter) ? this.#apps?.get(waiter.policy.app) : undefined
-    if (app !== undefined && app.queued >= waiter.policy.maxQueued) return { app: true, waiting: app.queued }
+    if (!isCapped(waiter)) return undefined
+    const queued = (this.#apps?.get(waiter.policy.app)?.queued ?? 0) + followersOf(waiter)
+    if (queued >= waiter.policy.maxQueued) return { app: true, waiting: queued }
     return undefined
   }
 
@@ -196,11 +200,13 @@ export class QueueBounds<S> {
   #decide(waiter: Waiter<S>, all: Ahead, ahead: Ahead | undefined): Decision {
     const max = waiter.ticket.options.maxQueue
     if (this.#queued + all.parked >= max) return { app: false, waiting: this.#queued + all.parked }
-    const cap = waiter.policy.maxQueued
-    const app = this.#apps?.get(waiter.policy.app)
-    if (app !== undefined && ahead !== undefined) {
-      if (app.queued + ahead.parked >= cap) return { app: true, waiting: app.queued + ahead.parked }
-      if (app.counted + ahead.pending >= cap) return undefined
+    if (ahead !== undefined) {
+      const cap = waiter.policy.maxQueued
+      const app = this.#apps?.get(waiter.policy.app)
+      const followers = followersOf(waiter)
+      const queued = (app?.queued ?? 0) + ahead.parked + followers
+      if (queued >= cap) return { app: true, waiting: queued }
+      if ((app?.counted ?? 0) + ahead.pending + followers >= cap) return undefined
     }
     return this.#counted + all.pending < max ? 'room' : undefined
   }

@@ -1,5 +1,5 @@
 import { LimiterClosedError, QueueFullError } from '../errors.js'
-import type { FairShare } from '../fairness/policy.js'
+import { queueRefusalOf, type FairShare } from '../fairness/policy.js'
 import type { AcquireReply } from './acquire/index.js'
 import type { Kept } from './held-permits.js'
 import type { KeySemaphore, KeyWaiter } from './key-semaphore.js'
@@ -108,7 +108,7 @@ export class Waiting {
     ticket.leftBackend()
     ticket.fail(
       full.app
-        ? new QueueFullError(`${describeKey(ticket.key)} for app ${policy.app}`, full.waiting)
+        ? new QueueFullError(`${describeKey(ticket.key)} for ${queueRefusalOf(policy)}`, full.waiting)
         : new QueueFullError(describeKey(ticket.key), full.waiting),
     )
   }

@@ -15,9 +15,21 @@ describe('fairness settings (README "Fair share between apps")', () => {
       'fairness:\n  interactiveBoost: 5\n  default:\n    maxQueued: 50\n  apps:\n    nightly:\n      class: batch\n      weight: 2\n      maxHeld: 2\n      maxQueued: 20\n',
     )
     const share = new FairShare(loadSettings({ SLUICE_CONFIG: file }).fairness)
-    expect(share.of('nightly')).toEqual({ app: 'nightly', cost: 1 / 2, maxHeld: 2, maxQueued: 20 })
-    expect(share.of('web')).toEqual({ app: 'web', cost: 1 / 5, maxHeld: Infinity, maxQueued: 50 })
-    expect(share.of(undefined)).toEqual({ app: 'default', cost: 1 / 5, maxHeld: Infinity, maxQueued: 50 })
+    expect(share.of('nightly')).toEqual({
+      app: 'nightly',
+      cost: 1 / 2,
+      maxHeld: 2,
+      maxQueued: 20,
+      queuedByShare: false,
+    })
+    expect(share.of('web')).toEqual({ app: 'web', cost: 1 / 5, maxHeld: Infinity, maxQueued: 50, queuedByShare: false })
+    expect(share.of(undefined)).toEqual({
+      app: 'default',
+      cost: 1 / 5,
+      maxHeld: Infinity,
+      maxQueued: 50,
+      queuedByShare: false,
+    })
   })
 
   it('a bad value names its key and where it came from', () => {

@@ -77,6 +77,8 @@ export interface RequestOptions {
   readonly app?: string
   /** the replica's longest queue for the key (`queue.maxLength`); default 100 */
   readonly maxQueue?: number
+  /** the app's followers of identical calls on the key now (they count toward its maxQueued) */
+  readonly followers?: () => number
 }
 
 /**

@@ -38,6 +38,16 @@ export type Outcome =
   /** answered from the lookup-list cache: no permit, no upstream call */
   | 'cache_hit'
 
+/** Outcomes whose request joined a queue: they feed the queue-wait histograms (not queue_full: it never waited). */
+const QUEUED_OUTCOMES: ReadonlySet<string> = new Set<Outcome>([
+  'forwarded',
+  'queue_timeout',
+  'client_aborted',
+  'upstream_error',
+  'upstream_busy',
+])
+export const joinedQueue = (outcome: string): boolean => QUEUED_OUTCOMES.has(outcome)
+
 export interface RequestRecord {
   readonly requestId: string
   readonly method: string

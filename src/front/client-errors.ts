@@ -3,7 +3,9 @@ import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import type { FastifyError } from 'fastify'
 import { badPathError, rawTargetProblem } from '../catalog/index.js'
+import { outcomeOf } from '../errors/refusal.js'
 import { errorBody } from '../errors/reply.js'
+import type { Outcome } from '../record/record.js'
 import {
   BadHttpError,
   ExpectationFailedError,
@@ -12,8 +14,16 @@ import {
   RequestTimeoutError,
   UrlTooLongError,
 } from './errors.js'
-import type { Outcome } from './record.js'
-import type { RequestTracker } from './tracking.js'
+
+/** What these answers need of the proxy's RequestTracker (src/proxy/tracking.ts): one record per answer. */
+export interface AnswerRecorder {
+  /** the request a raw response belongs to, if the proxy is handling one */
+  ofResponse(
+    res: ServerResponse,
+  ): { readonly trace: { answeredWith: number | undefined; outcome: Outcome | undefined } } | undefined
+  /** one record for an answer given where no request object exists */
+  recordRaw(method: string, headers: IncomingHttpHeaders, status: number, outcome: Outcome): void
+}
 
 /**
  * Answers, in the API's error shape, for what Node's HTTP parser refuses before Fastify sees a
@@ -24,13 +34,12 @@ export interface ClientErrorOptions {
   /** Node's maxHeaderSize (client.maxHeaderBytes): the request line and headers together */
   readonly maxHeaderBytes: number
   /** counts and logs each answer; absent on the admin port */
-  readonly tracker?: RequestTracker
+  readonly tracker?: AnswerRecorder
   /** the methods the proxy serves, for the `Allow` header of a CONNECT's 405 */
   readonly methods?: readonly string[]
 }
 
 type ParseError = Error & { code?: string; rawPacket?: unknown }
-type Answer = { error: FastifyError; outcome: Outcome }
 
 const answered = new WeakSet<Duplex>()
 // A socket that will not take its answer is closed anyway after this long.
@@ -48,8 +57,9 @@ export function clientErrorHandler(options: ClientErrorOptions): (err: ParseErro
     }
     if (answered.has(socket)) return void socket.destroy()
     answered.add(socket)
-    const { error, outcome } = answerFor(err, options.maxHeaderBytes)
+    const error = answerFor(err, options.maxHeaderBytes)
     const status = error.statusCode ?? 400
+    const outcome = outcomeOf(error, status)
     // A request already handed to the proxy (an error found mid-body, a body too slow): its own record says what it got.
     if (inFlight !== undefined && inFlight.headersSent) return void socket.destroy()
     const tracked = inFlight !== undefined ? options.tracker?.ofResponse(inFlight) : undefined
@@ -69,7 +79,7 @@ export function connectHandler(options: ClientErrorOptions): (req: IncomingMessa
   const allow = (options.methods ?? []).join(', ')
   return (req, socket) => {
     const error = new MethodNotAllowedError('CONNECT', allow)
-    options.tracker?.recordRaw('CONNECT', req.headers, 405, 'bad_request')
+    options.tracker?.recordRaw('CONNECT', req.headers, 405, outcomeOf(error, 405))
     writeRaw(socket, 405, JSON.stringify(errorBody(error, 405)), allow === '' ? '' : `Allow: ${allow}\r\n`)
   }
 }
@@ -80,8 +90,9 @@ const packetOf = (err: ParseError): Buffer | undefined => (Buffer.isBuffer(err.r
 /** An `Expect` other than 100-continue: Node would answer 417 itself, in its own shape. */
 export function expectationHandler(options: ClientErrorOptions): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    const body = JSON.stringify(errorBody(new ExpectationFailedError(), 417))
-    options.tracker?.recordRaw(req.method ?? '-', req.headers, 417, 'bad_request')
+    const error = new ExpectationFailedError()
+    const body = JSON.stringify(errorBody(error, 417))
+    options.tracker?.recordRaw(req.method ?? '-', req.headers, 417, outcomeOf(error, 417))
     res.writeHead(417, {
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(body),
@@ -91,28 +102,25 @@ export function expectationHandler(options: ClientErrorOptions): (req: IncomingM
   }
 }
 
-function answerFor(err: ParseError, maxHeaderBytes: number): Answer {
+function answerFor(err: ParseError, maxHeaderBytes: number): FastifyError {
   switch (err.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return { error: new RequestTimeoutError(), outcome: 'client_timeout' }
+      return new RequestTimeoutError()
     case 'HPE_HEADER_OVERFLOW':
-      return {
-        error: requestLineTooLong(packetOf(err), maxHeaderBytes)
-          ? new UrlTooLongError(maxHeaderBytes)
-          : new HeadersTooLargeError(maxHeaderBytes),
-        outcome: 'bad_request',
-      }
+      return requestLineTooLong(packetOf(err), maxHeaderBytes)
+        ? new UrlTooLongError(maxHeaderBytes)
+        : new HeadersTooLargeError(maxHeaderBytes)
     case 'HPE_INVALID_URL':
     case 'HPE_INVALID_CONSTANT': {
       // A byte the parser refuses in the target (HPE_INVALID_URL), or a raw space, which ends the
       // target early so the rest is no `HTTP/x.y` (HPE_INVALID_CONSTANT): a bad path, said as such.
       const target = requestTargetOf(packetOf(err))
       const problem = target === undefined ? undefined : rawTargetProblem(target)
-      if (problem !== undefined) return { error: badPathError(problem), outcome: 'bad_request' }
-      return { error: new BadHttpError(err.code), outcome: 'bad_request' }
+      if (problem !== undefined) return badPathError(problem)
+      return new BadHttpError(err.code)
     }
     default:
-      return { error: new BadHttpError(err.code ?? 'parse error'), outcome: 'bad_request' }
+      return new BadHttpError(err.code ?? 'parse error')
   }
 }
 
