@@ -173,11 +173,15 @@ export class SharedPermits {
       }))
   }
 
-  /** Tags of the semaphores this replica holds permits of or waits for. */
+  /**
+   * Tags of the semaphores this replica holds permits of or waits for; not one whose only permit is kept for a next
+   * request (kept-permits.ts): no request is on it, and listed, every key used within the window would be read by
+   * every scrape (docs/redis-limiter.md, "Status and metrics").
+   */
   activeTags(): string[] {
     return this.#semaphores
       .all()
-      .filter((s) => s.isActive())
+      .filter((s) => s.isActive() && !(s.held.kept !== undefined && s.held.size === 1 && !s.hasQueued))
       .map((s) => s.tag)
   }
 

@@ -113,3 +113,17 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
     })
   },
 )
+
+describe(`redis limiter: a kept permit alone does not make its key busy ${needs('redis-server')}`, () => {
+  it('the heartbeat does not announce a key whose only permit is kept (a scrape would read every key used within the window)', async () => {
+    // a tick (heartbeat, then sync) every 500 ms; the window far longer, so the permit is kept at the heartbeat
+    const settings = testSettings(redis.url, { leaseMs: 1_500 })
+    const limiter = await redisLimiter(settings, { keepForMs: 60_000 })
+    const inspect = redis.client()
+    ;(await limiter.acquire(key, opts(1))).release()
+    await sleep(1_200) // two ticks at least: the first announces what is busy, then its sync gives the kept permit back
+    expect(await inspect.zrange(`${settings.keyPrefix}:{global}:active`, 0, -1)).toEqual([])
+    inspect.disconnect()
+    await limiter.close()
+  })
+})
