@@ -4,6 +4,7 @@ import { adopt } from './adopt/index.js'
 import type { SemaphoreKeys } from './keys.js'
 import { release, type ReleaseArgs, type ReleaseResult } from './release/index.js'
 import { renew } from './renew/index.js'
+import { reuse } from './reuse/index.js'
 import type { RunOptions, ScriptRunner } from './script.js'
 import { sync, type SyncArgs, type SyncReply } from './sync/index.js'
 
@@ -76,6 +77,12 @@ export class ReplicaScripts {
       answer: a.answer,
       served: a.served,
     })
+  }
+
+  /** A kept permit confirmed for a new request, or released (reuse/lua.ts). */
+  reuse(sem: ScriptTarget, id: string): Promise<{ readonly reused: boolean; readonly limit: number | undefined }> {
+    const { leaseMs, idleMs, channelPrefix } = this.replica
+    return reuse(this.runner, sem.keys, { id, limit: sem.arg, leaseMs, idleMs, channelPrefix })
   }
 
   renew(sem: ScriptTarget, id: string): Promise<boolean> {

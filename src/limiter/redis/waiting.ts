@@ -48,22 +48,49 @@ export class Waiting {
     const sem = this.#d.semaphores.of(ticket.key, ticket.options)
     const policy = this.#d.fairness.of(ticket.options.app)
     const kept = this.#d.kept.take(sem, policy.app)
-    if (kept !== undefined) return this.#reuse(sem, ticket, policy.app, kept)
+    if (kept !== undefined) return void this.#reuse(sem, ticket, policy.app, kept)
     const waiter = sem.join(this.#d.nextId(policy, ticket.arrivedAt), ticket, policy)
     ticket.servedBy(() => this.withdraw(waiter))
     this.#start(waiter, sem.enter(waiter))
   }
 
-  /** A permit this replica kept serves the request at once, without a round trip (kept-permits.ts). */
-  #reuse(sem: KeySemaphore, ticket: Ticket, app: string, kept: Kept): void {
-    const now = this.#d.now()
-    const grant = { kind: 'redis', tag: sem.tag, id: kept.id } as const
+  /**
+   * A permit this replica kept serves the request if Redis confirms it, in one script (reuse/lua.ts): still a holder,
+   * nobody waiting, within the limit in force; else Redis released it and the request acquires anew (kept-permits.ts).
+   */
+  async #reuse(sem: KeySemaphore, ticket: Ticket, app: string, kept: Kept): Promise<void> {
+    const sentAt = this.#d.now()
+    ticket.servedBy(() => {}) // failed meanwhile: a permit the reply confirms goes back below
+    let reply: { readonly reused: boolean; readonly limit: number | undefined }
+    try {
+      reply = await this.#d.scripts.reuse(sem, kept.id)
+    } catch (err) {
+      ticket.leftBackend()
+      if (isKeyError(err)) {
+        this.#d.hooks.keyBroken(sem.key, err)
+        return ticket.fail(new LimiterClosedError(`Redis refused the semaphore of ${describeKey(sem.key)}`))
+      }
+      // it may or may not have run: the id goes back once Redis answers (through the key's state here, made anew if forgotten)
+      this.#d.semaphores.of(ticket.key, ticket.options).dropLater([kept.id])
+      this.#d.hooks.failed(err)
+      return this.#d.hooks.reroute(ticket)
+    }
+    ticket.leftBackend()
+    // the key's state here may have been forgotten while the script ran (nothing held, nobody waiting)
+    const now = this.#d.semaphores.of(ticket.key, ticket.options)
+    now.heardLimit(reply.limit)
+    if (!reply.reused) {
+      if (!ticket.settled) this.enqueue(ticket)
+      else this.#d.semaphores.collect(now)
+      return
+    }
+    const grant = { kind: 'redis', tag: now.tag, id: kept.id } as const
     const taken = ticket.succeed((waitedMs) => {
-      const permit = this.#d.hooks.makePermit(sem.key, ticket.options, grant, waitedMs, app)
-      sem.hold(kept.id, permit, kept.leaseUntil, now, kept.since)
+      const permit = this.#d.hooks.makePermit(now.key, ticket.options, grant, waitedMs, app)
+      now.hold(kept.id, permit, sentAt + this.#leaseMs, this.#d.now(), kept.since)
       return permit
     })
-    if (!taken) void this.giveBack(sem, [kept.id])
+    if (!taken) void this.giveBack(now, [kept.id])
   }
 
   /**

@@ -26,21 +26,22 @@ function stall(ms: number): void {
 describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
   `redis limiter: a permit kept for the replica's next request ${needs('redis-server')}`,
   () => {
-    it('used again within its window, it costs no script; Redis counts it held meanwhile; it goes back at the window’s end', async () => {
+    it('used again within its window, it costs one script a request (the reuse, no release); Redis counts it held meanwhile; it goes back at the window’s end', async () => {
       // a long lease: no sync runs during the test (a sync would give the kept permit back)
       const settings = testSettings(redis.url, { leaseMs: 60_000 })
       const limiter = await redisLimiter(settings, { keepForMs: 400 })
       const inspect = redis.client()
-      ;(await limiter.acquire(key, opts(1))).release() // announces the replica, loads the scripts
+      // announces the replica, loads the scripts (acquire, then reuse)
+      for (let i = 0; i < 2; i++) (await limiter.acquire(key, opts(1))).release()
       await eventually(async () => (await holdersOf(inspect, settings.keyPrefix)).length === 0, 5_000, 'first back')
 
       const before = await scriptCallsOf(inspect)
       for (let i = 0; i < 6; i++) (await limiter.acquire(key, opts(1))).release()
-      // one acquire; the permit kept by its release served the five after it
-      expect(await scriptCallsOf(inspect)).toBe(before + 1)
+      // one acquire, then five reuses confirmed by Redis (reuse/lua.ts); no release (12 scripts without keeping)
+      expect(await scriptCallsOf(inspect)).toBe(before + 6)
       expect(await holdersOf(inspect, settings.keyPrefix)).toHaveLength(1)
       await eventually(async () => (await holdersOf(inspect, settings.keyPrefix)).length === 0, 5_000, 'kept back')
-      expect(await scriptCallsOf(inspect)).toBe(before + 2) // its release, once
+      expect(await scriptCallsOf(inspect)).toBe(before + 7) // its release, once
       inspect.disconnect()
       await limiter.close()
     })
