@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
+import type { createRedisLimiter } from '../../../src/limiter/redis/index.js'
 import { useRedis } from '../../support/use-redis.js'
 import { needs } from '../../support/tools.js'
 import { eventually, key, memoryLog, opts, redisLimiter, sleep, testSettings } from './helpers.js'
