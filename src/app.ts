@@ -259,7 +259,8 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
         upstreamsStatus.upstream429(instance)
       },
       onUpstreamAttempt: (endpoint, seconds, socketWait) => metrics.upstreamAttempt(endpoint.id, seconds, socketWait),
-      onAnswerHead: (key, status, headers, throttled) => rated.observeAnswer(key, status, headers, throttled),
+      onAnswerHead: (key, status, headers, throttled, counted) =>
+        rated.observeAnswer(key, status, headers, throttled, counted),
       onPermit: (app) => metrics.permitHeld(app),
     },
   })

@@ -105,12 +105,17 @@ async function one(style: Style, replicas: number, redisUrl: string | undefined)
   }
 }
 
+/** `SLUICE_BENCH_RATES_ONLY=b,c` runs those styles only; `SLUICE_BENCH_RATES_SETUP=redis` only on Redis (while working on one). */
+const only = (process.env.SLUICE_BENCH_RATES_ONLY ?? 'a,b,c,d').split(',')
+const chosen = STYLES.filter((s) => only.includes(s.name.charAt(1)))
+const setups = process.env.SLUICE_BENCH_RATES_SETUP ?? 'both'
+
 export async function runAllowanceBench(): Promise<string> {
   const rows: AllowanceRow[] = []
-  for (const style of STYLES) rows.push(await one(style, 1, undefined))
+  if (setups !== 'redis') for (const style of chosen) rows.push(await one(style, 1, undefined))
   const redis = await startRedis()
   try {
-    for (const style of STYLES) rows.push(await one(style, 2, redis.url))
+    if (setups !== 'memory') for (const style of chosen) rows.push(await one(style, 2, redis.url))
   } finally {
     await redis.close()
   }

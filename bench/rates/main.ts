@@ -3,6 +3,7 @@
  * In one process, the in-process limiter's acquire + release of one free key, N times, interleaved runs:
  *   bare       the memory limiter alone (what sluice did before rates)
  *   unrated    the same through RatedLimiter, the key without a rate (every CRM endpoint today)
+ *   unrated-then  the same, the backend without `acquireNow` (the Redis backend's path: a `.then` per request)
  *   rated      through RatedLimiter with a rate far above the load (a start taken per request, no wait)
  *   taught     the unrated key again, once an answer has taught another key a hold (one map lookup at the grant)
  * Then how close to the API's allowance a bursty job gets (allowance.ts).
@@ -34,12 +35,24 @@ export async function runRatesBench(): Promise<string> {
   }
   const bare = createMemoryLimiter({})
   const wrapped = new RatedLimiter(createMemoryLimiter({}), new MemoryRateGate(), learning, undefined)
+  const plainBackend = createMemoryLimiter({})
+  const withoutNow: Limiter = {
+    backend: 'memory',
+    mode: () => plainBackend.mode(),
+    acquire: (k, o) => plainBackend.acquire(k, o),
+    status: () => plainBackend.status(),
+    ready: () => plainBackend.ready(),
+    drain: () => plainBackend.drain(),
+    close: () => plainBackend.close(),
+  }
+  const thenPath = new RatedLimiter(withoutNow, new MemoryRateGate(), learning, undefined)
   const taught = new RatedLimiter(createMemoryLimiter({}), new MemoryRateGate(), learning, undefined)
   taught.observeAnswer({ instance: 'org2', endpoint: key.endpoint }, 429, { 'retry-after': '3000' }, true)
-  const rows: Record<string, number[]> = { bare: [], unrated: [], rated: [], taught: [] }
+  const rows: Record<string, number[]> = { bare: [], unrated: [], 'unrated-then': [], rated: [], taught: [] }
   for (let r = 0; r < ROUNDS; r++) {
     rows.bare!.push(await loop(bare, plain))
     rows.unrated!.push(await loop(wrapped, plain))
+    rows['unrated-then']!.push(await loop(thenPath, plain))
     rows.rated!.push(await loop(wrapped, withRate))
     rows.taught!.push(await loop(taught, plain))
   }
@@ -53,8 +66,9 @@ export async function runRatesBench(): Promise<string> {
   for (const [name, xs] of Object.entries(rows)) lines.push(`| ${name} | ${Math.round(median(xs))} |`)
   await bare.close()
   await wrapped.close()
+  await thenPath.close()
   await taught.close()
-  lines.push('', await runAllowanceBench())
+  if (process.env.SLUICE_BENCH_RATES_ALLOWANCE !== 'false') lines.push('', await runAllowanceBench())
   return lines.join('\n')
 }
 

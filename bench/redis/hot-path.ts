@@ -1,5 +1,5 @@
 /**
- * What one uncontended acquire and release cost this replica (docs/redis-limiter.md, "Benchmark"):
+ * What one uncontended acquire and release cost this replica (docs/benchmarks.md, "The Redis limiter"):
  *
  *   node --import tsx bench/redis/hot-path.ts      (SLUICE_BENCH_HOT_N: pairs per round, default 200000)
  *

@@ -89,7 +89,7 @@ function excerpt(raw: string): string {
 }
 
 /** Normalises a raw path (below the API root, no query string). */
-// eslint-disable-next-line max-lines-per-function -- one scan over the target, byte by byte (docs/requests.md, "Targets")
+// eslint-disable-next-line max-lines-per-function -- one scan over the target, byte by byte (docs/requests.md, "The proxy's own answers")
 export function normalisePath(raw: string): NormalisedPath | BadPath {
   const len = raw.length
   if (len === 0) return { ok: true, segments: [], keys: [], changed: true }

@@ -88,6 +88,10 @@ export class ForecastingLimiter implements Limiter {
           // read through too: asked right before the request is written upstream
           canStart: () => permit.canStart(),
           markSent: () => permit.markSent(),
+          // whether a rate gate counted the start: the rates read it with the answer
+          get startCounted() {
+            return permit.startCounted
+          },
           release: (outcome) => {
             if (released) return
             released = true

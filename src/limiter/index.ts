@@ -6,7 +6,7 @@ import { learnOptionsOf, type LimitOrigin } from './learning/policy.js'
 import type { LearningSettings } from './learning/settings.js'
 import { MemoryRateGate } from './rate/gate.js'
 import { RatedLimiter } from './rate/limiter.js'
-import type { LearnOptions, LimiterObserver } from './types.js'
+import type { LearnOptions, LimiterObserver, PermitKey } from './types.js'
 
 export interface LimiterDeps {
   readonly log: {
@@ -61,6 +61,7 @@ export async function createLimiter(
     keyPrefix: settings.redis.keyPrefix,
     mode: () => redis.mode(),
     replicas: () => redis.replicas(),
+    shareOf: (key: PermitKey, n: number) => redis.heard.shareOf(key, n),
     settleMs: 2 * settings.redis.leaseMs,
   }
   const gate = (late.gate = new RedisRateGate(host, deps.log))

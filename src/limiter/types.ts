@@ -89,6 +89,8 @@ export interface Permit {
    * permit Redis forgot is counted again only if sent (docs/redis-limiter.md, "Failure modes"). No round trip.
    */
   markSent(): void
+  /** true: the request's start was taken from a rate gate, which counts it already (docs/learned-limits.md, "Rates") */
+  readonly startCounted?: boolean
 }
 
 /** One app's share of a key, as `/status` shows it (README "Fair share between apps"). */
@@ -175,6 +177,11 @@ export interface Limiter {
    * or the signal's AbortError.
    */
   acquire(key: PermitKey, options: AcquireOptions): Promise<Permit>
+  /**
+   * A permit when one is free now and nobody waits ahead, with no promise; undefined: call `acquire`.
+   * Optional (the in-process backend has it): the rate limiter's path for a key with no rate.
+   */
+  acquireNow?(key: PermitKey, options: AcquireOptions): Permit | undefined
   /** a snapshot of every active key */
   status(): Promise<LimiterStatus>
   /** the limit in force for a key now (a learned one as last known), without a round trip; cheap */

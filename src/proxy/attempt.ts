@@ -81,6 +81,8 @@ export interface AttemptDeps {
     status: number,
     headers: IncomingHttpHeaders,
     throttled: boolean,
+    /** the request's start was counted by a rate gate (its permit's `startCounted`) */
+    counted: boolean,
   ) => boolean
 }
 
@@ -188,7 +190,8 @@ export class UpstreamAttempt implements ForwardCallbacks {
     const throttled = this.deps.throttled(status, headers)
     this.outcome = throttled ? 'throttled' : status < 500 ? 'success' : 'neutral'
     // a 429 of a spent quota per window is the rate's: learned concurrency limits do not count it (docs/learned-limits.md, "Rates")
-    if (this.deps.onAnswerHead?.(call.key, status, headers, throttled) === true) this.outcome = 'neutral'
+    const counted = this.permit.startCounted === true
+    if (this.deps.onAnswerHead?.(call.key, status, headers, throttled, counted) === true) this.outcome = 'neutral'
     if (throttled) {
       this.retryHead = headers
       return undefined

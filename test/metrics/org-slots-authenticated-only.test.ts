@@ -7,7 +7,7 @@ import { tokenHash } from '../support/apps.js'
 
 // With app identity on, the organisations that get series of their own (metrics.maxInstances) are
 // those requests authenticated for: requests without a known token count as org="_unauthenticated"
-// and take no slot, however many names they make up (docs/observability.md, "Label cardinality").
+// and take no slot, however many names they make up (docs/observability.md, "The org label and what it costs").
 
 const TOKEN = 'app-token-web-7f2a91c4d0'
 

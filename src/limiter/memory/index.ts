@@ -94,28 +94,17 @@ export class MemoryLimiter implements Limiter {
     return this.closedReason === undefined
   }
 
+  acquireNow(key: PermitKey, options: LocalAcquireOptions): Permit | undefined {
+    if (this.closedReason !== undefined) return undefined
+    const { policy, id, queue } = this.#keyFor(key, options)
+    if (!queue.canGrantNow(policy)) return undefined
+    queue.take(policy)
+    return this.permit(id, queue, policy.app, 0)
+  }
+
   acquire(key: PermitKey, options: LocalAcquireOptions): Promise<Permit> {
     if (this.closedReason !== undefined) return Promise.reject(new LimiterClosedError(this.closedReason))
-    const policy = this.fairness.of(options.app)
-    const id = keyOf(key)
-    const learn = options.learn
-    let learning: Learning | undefined
-    let limit = options.limit
-    if (learn !== undefined) {
-      learning = learningOf(learn, options.limit)
-      limit = this.learned.limitOf(id, learning.bounds)
-    }
-    let queue = this.queues.get(id)
-    if (queue === undefined) {
-      queue = new KeyQueue(key.instance, key.endpoint, limit)
-      this.queues.set(id, queue)
-    } else if (queue.limit !== limit) {
-      queue.limit = limit
-      queue.dispatch()
-    }
-    if (learning === undefined) {
-      if (this.learning.size > 0) this.learning.delete(id)
-    } else if (this.learning.get(id) !== learning) this.learning.set(id, learning)
+    const { policy, id, queue } = this.#keyFor(key, options)
     if (queue.canGrantNow(policy)) {
       queue.take(policy)
       return Promise.resolve(this.permit(id, queue, policy.app, 0))
@@ -138,6 +127,31 @@ export class MemoryLimiter implements Limiter {
       return Promise.reject(new QueueFullError(`${describeKey(key)} for ${queueRefusalOf(policy)}`, mine))
     }
     return this.wait(id, queue, options, policy)
+  }
+
+  /** The key's queue, its limit and learning brought up to date with this request's options. */
+  #keyFor(key: PermitKey, options: LocalAcquireOptions): { policy: AppPolicy; id: string; queue: KeyQueue } {
+    const policy = this.fairness.of(options.app)
+    const id = keyOf(key)
+    const learn = options.learn
+    let learning: Learning | undefined
+    let limit = options.limit
+    if (learn !== undefined) {
+      learning = learningOf(learn, options.limit)
+      limit = this.learned.limitOf(id, learning.bounds)
+    }
+    let queue = this.queues.get(id)
+    if (queue === undefined) {
+      queue = new KeyQueue(key.instance, key.endpoint, limit)
+      this.queues.set(id, queue)
+    } else if (queue.limit !== limit) {
+      queue.limit = limit
+      queue.dispatch()
+    }
+    if (learning === undefined) {
+      if (this.learning.size > 0) this.learning.delete(id)
+    } else if (this.learning.get(id) !== learning) this.learning.set(id, learning)
+    return { policy, id, queue }
   }
 
   limitOf(key: PermitKey, options: Pick<AcquireOptions, 'limit' | 'learn'>): number {

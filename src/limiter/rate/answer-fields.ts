@@ -15,6 +15,11 @@ export interface RateEvidence {
   readonly used?: number
   /** the answer says a quota per window is spent (`r=0`, `X-RateLimit-Remaining: 0`): its 429 is the rate's, not concurrency's */
   readonly quotaSpent?: true
+  /**
+   * `rate` came from `X-RateLimit-Limit`, its window from this answer's `-Reset`: the window is at least
+   * that long (the longest reset seen is kept; docs/learned-limits.md, "Rates")
+   */
+  readonly windowFromReset?: true
 }
 
 const first = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v)
@@ -41,11 +46,14 @@ export function readRateEvidence(headers: IncomingHttpHeaders, throttled: boolea
   const xSpent = xRateLimitSpentMs(first(headers['x-ratelimit-remaining']), first(headers['x-ratelimit-reset']), now)
   if (xSpent !== undefined) holds.push(xSpent)
   const holdMs = holds.length === 0 ? undefined : Math.max(...holds)
-  const remaining = leastRemaining(first(headers['ratelimit']))
-  const used = rate === undefined || remaining === undefined ? undefined : Math.max(0, rate.requests - remaining)
+  const xRate = rate === undefined ? xRateLimit(headers, now) : undefined
+  const remaining = xRate?.remaining ?? leastRemaining(first(headers['ratelimit']))
+  const known = rate ?? xRate?.rate
+  const used = known === undefined || remaining === undefined ? undefined : Math.max(0, known.requests - remaining)
   const quotaSpent = spent !== undefined || xSpent !== undefined
   return {
-    ...(rate === undefined ? {} : { rate }),
+    ...(known === undefined ? {} : { rate: known }),
+    ...(xRate === undefined ? {} : { windowFromReset: true as const }),
     ...(holdMs === undefined || holdMs <= 0 ? {} : { holdMs }),
     ...(used === undefined ? {} : { used }),
     ...(quotaSpent ? { quotaSpent: true as const } : {}),
@@ -126,10 +134,28 @@ function leastRemaining(text: string | undefined): number | undefined {
   return least
 }
 
+/**
+ * `X-RateLimit-Limit` with `-Remaining` and `-Reset`: the quota, what is left of it, and a window at least
+ * as long as the time to the reset (the window itself is not published).
+ */
+function xRateLimit(headers: IncomingHttpHeaders, now: number): { rate: Rate; remaining: number } | undefined {
+  const limit = wholeNumber(first(headers['x-ratelimit-limit'])?.trim())
+  const remaining = wholeNumber(first(headers['x-ratelimit-remaining'])?.trim())
+  const reset = resetMs(first(headers['x-ratelimit-reset']), now)
+  if (limit === undefined || limit < 1 || remaining === undefined || reset === undefined) return undefined
+  const windowMs = Math.max(1000, reset)
+  return { rate: { requests: limit, windowMs, burst: limit <= PUBLISHED_LOG_MAX ? limit : 1 }, remaining }
+}
+
+/** `X-RateLimit-Reset`: seconds from now, or (past 10^9) an epoch second; ms. */
+function resetMs(text: string | undefined, now: number): number | undefined {
+  const value = wholeNumber(text?.trim())
+  if (value === undefined) return undefined
+  return value > 1e9 ? Math.max(0, value * 1000 - now) : value * 1000
+}
+
 /** `X-RateLimit-Remaining: 0` with `X-RateLimit-Reset`: seconds from now, or (past 10^9) an epoch second. */
 function xRateLimitSpentMs(remaining: string | undefined, reset: string | undefined, now: number): number | undefined {
   if (wholeNumber(remaining?.trim()) !== 0) return undefined
-  const value = wholeNumber(reset?.trim())
-  if (value === undefined) return undefined
-  return value > 1e9 ? Math.max(0, value * 1000 - now) : value * 1000
+  return resetMs(reset, now)
 }

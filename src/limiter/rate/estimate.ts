@@ -31,8 +31,21 @@ export class RateEstimate {
     return this.#requests === 0 ? undefined : { requests: this.#requests, windowMs: this.#windowMs, burst: 1 }
   }
 
-  /** A throttle with its Retry-After: the new rate, or undefined when unchanged. */
-  throttled(retryAfterMs: number, now: number): Rate | undefined {
+  /** A throttle now would find a rate (one is found, or a whole window has been counted), if any start was accepted. */
+  finds(now: number): boolean {
+    return this.#requests > 0 || now - this.#since >= this.#windowMs
+  }
+
+  /** the window the accepted starts are counted over, ms */
+  get windowMs(): number {
+    return this.#windowMs
+  }
+
+  /**
+   * A throttle with its Retry-After: the new rate, or undefined when unchanged. `shared`: the starts every
+   * replica's answers accepted in the window, as Redis counted them (else this replica's own log).
+   */
+  throttled(retryAfterMs: number, now: number, shared?: number): Rate | undefined {
     const widened = retryAfterMs > this.#windowMs
     if (widened) {
       // the log holds only the old window's starts, not the wider one's: the rate in force is carried over
@@ -48,7 +61,7 @@ export class RateEstimate {
       }
     }
     if (now - this.#cutAt < this.#windowMs && !widened) return undefined
-    const accepted = this.#within(now)
+    const accepted = Math.max(this.#within(now), shared ?? 0)
     // the starts before counting began are not in the log: a first estimate needs a whole window counted
     if (accepted === 0 || (this.#requests === 0 && now - this.#since < this.#windowMs)) return undefined
     const next = this.#requests === 0 ? accepted : Math.max(1, Math.min(accepted, this.#requests - 1))

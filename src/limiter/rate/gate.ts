@@ -1,15 +1,16 @@
 import { performance } from 'node:perf_hooks'
 import type { PermitKey } from '../types.js'
-import { gcraGiveBack, gcraHold, gcraReserve, type GcraParams, type Rate, type Reservation } from './gcra.js'
-import { logGiveBack, logNextFreeMs, logReserve } from './sliding-log.js'
+import { gcraGiveBack, gcraHold, gcraReserve, gcraSync, type GcraParams, type Rate, type Reservation } from './gcra.js'
+import { logGiveBack, logNextFreeMs, logReserve, logSync } from './sliding-log.js'
 
 /** Where start times are reserved: in process, or in Redis for every replica (docs/redis-limiter.md, "Rates"). */
 export interface RateGate {
   /**
    * Reserves a start for `key` no later than `maxWaitMs` from now, or refuses without reserving. Never rejects.
-   * The limiter takes its starts with `maxWaitMs` 0: a start is spent only when it is free now.
+   * The limiter takes its starts with `maxWaitMs` 0: a start is spent only when it is free now. `waiter`:
+   * the asker's id, so starts go in the order askers began to wait on every replica (in process: the line).
    */
-  reserve(key: PermitKey, params: GcraParams, maxWaitMs: number): Reservation | Promise<Reservation>
+  reserve(key: PermitKey, params: GcraParams, maxWaitMs: number, waiter?: string): Reservation | Promise<Reservation>
   /** A start taken (its reservation's `tat`) and not sent: back, if nobody reserved after it. Never throws. */
   giveBack(key: PermitKey, params: GcraParams, tat: number): void
   /** Nobody starts on `key` for `forMs` (an upstream's Retry-After), whatever burst a later reservation has. Never throws. */
@@ -19,6 +20,17 @@ export interface RateGate {
    * for `ttlMs` and told to them (the in-process gate: nothing to share).
    */
   learn(key: PermitKey, params: GcraParams, ttlMs: number, rate?: Rate, source?: 'published' | 'learned'): void
+  /**
+   * Starts the API counted that the gate did not: `added` sent without a start from it (before the rate
+   * was known), and at least `used` in the window (a spent quota: idempotent, every replica may say it).
+   */
+  sync(key: PermitKey, params: GcraParams, used: number, added: number): void
+  /** A waiter that asked with its id leaves without a start: out of the gate's order of waiters. Never throws. */
+  leave?(key: PermitKey, waiter: string): void
+  /** An accepted start of a key whose rate its 429s teach, counted for every replica (absent: nothing to share). */
+  countAccepted?(key: PermitKey, windowMs: number): void
+  /** The accepted starts of the key within the last `windowMs`, every replica's; undefined when not known. */
+  acceptedWithin?(key: PermitKey, windowMs: number): Promise<number | undefined>
   /** ms until the next start free on `key` as this replica last saw it, 0 when free now */
   nextFreeMs(key: PermitKey, params: GcraParams): number
   close(): void
@@ -92,8 +104,20 @@ export class MemoryRateGate implements RateGate {
     }
   }
 
-  learn(): void {
+  learn(_key?: PermitKey, _params?: GcraParams, _ttlMs?: number): void {
     // one process: the wrapper's own record of the learned rate is all there is
+  }
+
+  sync(key: PermitKey, params: GcraParams, used: number, added: number): void {
+    const now = this.now()
+    const id = keyOf(key)
+    const state = this.#keys.get(id) ?? { tat: 0, holdUntil: 0 }
+    if (params.log !== undefined) {
+      state.log = logSync(state.log ?? [], now, params, used, added)
+      const last = state.log[state.log.length - 1]
+      if (last !== undefined) state.tat = Math.max(state.tat, last + params.windowMs)
+    } else state.tat = gcraSync(state.tat, now, params, used, added)
+    this.#keys.set(id, state)
   }
 
   nextFreeMs(key: PermitKey, params: GcraParams): number {

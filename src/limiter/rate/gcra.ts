@@ -51,13 +51,15 @@ export function stricter(a: GcraParams, b: GcraParams | undefined): GcraParams {
 }
 
 /**
- * One replica's share while Redis is unreachable (fallback `local`): max(1, floor(spaced / replicas)) starts
- * per window, no burst — so the replicas together stay within the rate, as the concurrency limit does.
+ * One replica's share while Redis is unreachable (fallback `local`): `mine` of the rate's spaced starts per
+ * window, no burst — the replicas' shares add up to the rate, never more (the rule of the concurrency
+ * fallback, src/limiter/redis/local-share.ts, picks `mine`). 0: no start here until Redis is back.
  */
-export function shareOf(p: GcraParams, replicas: number): GcraParams {
-  if (replicas <= 1 || p.intervalMs === 0) return p
-  const spaced = Math.max(1, Math.floor(p.spaced / replicas))
-  return { windowMs: p.windowMs, spaced, intervalMs: Math.ceil(p.windowMs / spaced), toleranceMs: 0 }
+export function shareOf(p: GcraParams, mine: number): GcraParams {
+  if (p.intervalMs === 0 || mine >= p.spaced) return p
+  const spaced = Math.max(0, Math.min(mine, p.spaced))
+  const intervalMs = spaced === 0 ? Infinity : Math.ceil(p.windowMs / spaced)
+  return { windowMs: p.windowMs, spaced, intervalMs, toleranceMs: 0 }
 }
 
 /** No rate, only a hold (a Retry-After): nobody starts before the TAT, then everyone may. */
@@ -107,6 +109,15 @@ export function gcraGiveBack(tat: number, taken: number, p: GcraParams): number 
   return tat === taken ? tat - p.intervalMs : tat
 }
 
+/**
+ * Starts the API counted that the TAT may lack: `added` it surely lacks (each one interval), and at least
+ * `used` spaced one interval apart ending now (a spent quota).
+ */
+export function gcraSync(tat: number, now: number, p: GcraParams, used: number, added: number): number {
+  const t = added > 0 ? Math.max(tat, now) + added * p.intervalMs : tat
+  return Math.max(t, now - p.windowMs + used * p.intervalMs)
+}
+
 /** The same rule in Lua, pasted into the Redis script (times in whole ms, Redis's clock). */
 export const LUA_GCRA = `
 local function gcra_reserve(tat, now, interval, tolerance, maxwait, holduntil)
@@ -119,6 +130,11 @@ local function gcra_reserve(tat, now, interval, tolerance, maxwait, holduntil)
 end
 local function gcra_hold(tat, untilms, tolerance)
   return math.max(tat, untilms + tolerance)
+end
+local function gcra_sync(tat, now, interval, window, used, added)
+  local t = tat
+  if added > 0 then t = math.max(tat, now) + added * interval end
+  return math.max(t, now - window + used * interval)
 end
 local function gcra_give_back(tat, taken, interval)
   if tat == taken then return tat - interval end

@@ -13,7 +13,7 @@ import type {
   RateNews,
   RateStatus,
 } from '../types.js'
-import { hasRateFields, readRateEvidence } from './answer-fields.js'
+import { hasRateFields, readRateEvidence, type RateEvidence } from './answer-fields.js'
 import type { RateGate } from './gate.js'
 import { gcraParams, HOLD_ONLY, stricter, type GcraParams, type Rate, type Reservation } from './gcra.js'
 import { RateEstimate } from './estimate.js'
@@ -105,9 +105,13 @@ export class RatedLimiter implements Limiter {
       this.#used.set(idOf(key), { key, rate, at: this.now() })
       return this.inner.acquire(key, options).then((permit) => this.#afterGrant(key, options, rate, permit))
     }
-    // What the rule is is read at the grant, not at the arrival: a hold or a rate an answer taught while
-    // the request queued applies to it (docs/redis-limiter.md, "Rates"). Until any answer taught any
-    // key something, one map size read more than the backend.
+    // The rule is read at the grant: a hold or rate taught while the request queued applies to it
+    // (docs/redis-limiter.md, "Rates"). Until anything is taught, a permit free now (in process) comes
+    // as the backend gives it, with no promise step of ours.
+    if (this.#taught.size === 0) {
+      const now = this.inner.acquireNow?.(key, options)
+      if (now !== undefined) return Promise.resolve(now)
+    }
     return this.inner
       .acquire(key, options)
       .then((permit) => (this.#taught.size === 0 ? permit : this.#afterGrant(key, options, undefined, permit)))
@@ -148,8 +152,7 @@ export class RatedLimiter implements Limiter {
       permit.release('neutral')
       throw err
     }
-    // the start was taken at most when it was asked for: the slack before the send counts from there,
-    // so a slow reply from Redis is part of it (docs/redis-limiter.md, "Rates")
+    // the slack before the send counts from the ask: a slow reply from Redis is part of it
     const at = taken.askedAt
     this.observer?.rateWaited?.(key, (performance.now() - began) / 1000)
     const id = idOf(key)
@@ -172,8 +175,9 @@ export class RatedLimiter implements Limiter {
   async #takeStart(key: PermitKey, options: AcquireOptions, params: GcraParams): Promise<Taken> {
     if (options.signal?.aborted === true) throw options.signal.reason as Error
     const place = this.#lines.join(idOf(key))
+    let waited = place.ahead > 0
+    let asked = false
     try {
-      let waited = place.ahead > 0
       if (waited) {
         const predicted = this.gate.nextFreeMs(key, params) + place.ahead * params.intervalMs
         const maxWaitMs = options.deadline - Date.now()
@@ -183,12 +187,15 @@ export class RatedLimiter implements Limiter {
       for (;;) {
         const maxWaitMs = options.deadline - Date.now()
         const askedAt = performance.now()
-        const reservation = await this.gate.reserve(key, params, 0)
+        const reservation = await this.gate.reserve(key, params, 0, place.id)
         if (reservation.granted) return { reservation, waited, askedAt }
+        waited = asked = true // and in the gate's order of waiters until it takes a start or leaves
         if (reservation.delayMs > maxWaitMs) throw tooLong(key, reservation.delayMs, maxWaitMs)
-        waited = true
         await sleep(reservation.delayMs, options.signal, this.#drained.signal)
       }
+    } catch (err) {
+      if (asked) this.gate.leave?.(key, place.id)
+      throw err
     } finally {
       place.leave()
     }
@@ -200,7 +207,13 @@ export class RatedLimiter implements Limiter {
    * Answers without these fields cost a few property reads. Returns true for a throttled answer that says
    * a quota per window is spent: the rate's 429, which learned concurrency limits do not count.
    */
-  observeAnswer(key: PermitKey, status: number, headers: IncomingHttpHeaders, throttled: boolean): boolean {
+  observeAnswer(
+    key: PermitKey,
+    status: number,
+    headers: IncomingHttpHeaders,
+    throttled: boolean,
+    counted = false, // the request's start was taken from the gate (counted there already)
+  ): boolean {
     if (!this.learning.enabled) return false
     // an accepted start of a key whose rate its 429s teach: one map lookup, once any key was taught
     if (!throttled && status < 500 && this.#taught.size > 0) this.#countAccepted(key)
@@ -211,26 +224,20 @@ export class RatedLimiter implements Limiter {
     if (evidence.rate === undefined && evidence.holdMs === undefined) return false
     const id = idOf(key)
     const taught = this.#taught.get(id) ?? { learnedUntil: 0, heldUntil: 0 }
-    if (evidence.rate !== undefined) {
-      const changed =
-        taught.learned === undefined ||
-        taught.source !== 'published' ||
-        taught.learned.requests !== evidence.rate.requests ||
-        taught.learned.windowMs !== evidence.rate.windowMs
-      if (changed) {
-        const params = this.#learnRate(key, taught, evidence.rate, 'published')
-        // The starts made before the rate was known count against it: as many as the API says it has
-        // counted in its window, else this answer's own request (docs/learned-limits.md, "Rates").
-        const made = Math.min(evidence.used ?? 1, evidence.rate.requests)
-        for (let i = 0; i < made; i++) void this.gate.reserve(key, params, Infinity)
-      } else taught.learnedUntil = now + this.learning.idleMs
-    }
+    if (evidence.rate !== undefined) this.#published(key, taught, evidence, now, !throttled && !counted)
+    // a spent quota let through with a published log: counted in the log, not held to whole seconds
+    const spentKnown =
+      !throttled &&
+      evidence.quotaSpent === true &&
+      evidence.windowFromReset !== true &&
+      taught.source === 'published' &&
+      taught.learnedParams?.log !== undefined
     // a 429 with a Retry-After and nothing else: its rate is found from the starts accepted before it
     const found =
       throttled && evidence.rate === undefined && evidence.quotaSpent !== true && evidence.holdMs !== undefined
         ? this.#estimate(key, taught, evidence.holdMs, now)
         : false
-    if (evidence.holdMs !== undefined) {
+    if (evidence.holdMs !== undefined && !spentKnown) {
       const holdMs = Math.min(evidence.holdMs, this.learning.idleMs)
       taught.heldUntil = Math.max(taught.heldUntil, now + holdMs)
       this.gate.hold(key, holdMs, taught.learnedParams ?? HOLD_ONLY)
@@ -238,6 +245,24 @@ export class RatedLimiter implements Limiter {
     }
     this.#taught.set(id, taught)
     return throttled && (evidence.quotaSpent === true || found)
+  }
+
+  /**
+   * A rate the answer's own fields published. `X-RateLimit-*` tell no window, only the time to the reset:
+   * the longest seen is kept. The API counted this answer's request: one the gate did not count (sent
+   * before the rate was known, on any replica) is counted now, once; a spent quota counts the whole quota.
+   */
+  #published(key: PermitKey, taught: Taught, evidence: RateEvidence, now: number, uncounted: boolean): void {
+    let rate = evidence.rate!
+    const known = taught.source === 'published' ? taught.learned : undefined
+    if (evidence.windowFromReset === true && known?.requests === rate.requests && known.windowMs >= rate.windowMs)
+      rate = known
+    const changed = known === undefined || known.requests !== rate.requests || known.windowMs !== rate.windowMs
+    if (changed) this.#learnRate(key, taught, rate, 'published')
+    else taught.learnedUntil = now + this.learning.idleMs
+    const spent = evidence.quotaSpent === true ? rate.requests : 0
+    const used = Math.max(spent, uncounted ? Math.min(evidence.used ?? 0, rate.requests) : 0) // "at least": idempotent
+    if (uncounted || spent > 0) this.gate.sync(key, taught.learnedParams!, used, uncounted ? 1 : 0)
   }
 
   /** A rate in force for the key from now, shared with every replica; its constants. */
@@ -252,14 +277,22 @@ export class RatedLimiter implements Limiter {
     return params
   }
 
-  /** A throttle with only a Retry-After: true once the key's rate is being learned from them (the 429 is the rate's). */
+  /**
+   * A throttle with only a Retry-After: true once the key's rate is being learned from them (the 429 is the
+   * rate's). With Redis, the accepted starts are every replica's, as Redis counted them: read first.
+   */
   #estimate(key: PermitKey, taught: Taught, retryAfterMs: number, now: number): boolean {
     if (taught.source === 'published') return false
-    taught.estimate ??= new RateEstimate(retryAfterMs, now)
-    const rate = taught.estimate.throttled(retryAfterMs, now)
-    if (rate !== undefined) this.#learnRate(key, taught, rate, 'learned')
-    else taught.learnedUntil = Math.max(taught.learnedUntil, now + this.learning.idleMs)
-    return taught.estimate.rate !== undefined
+    const estimate = (taught.estimate ??= new RateEstimate(retryAfterMs, now))
+    taught.learnedUntil = Math.max(taught.learnedUntil, now + this.learning.idleMs)
+    const found = estimate.rate !== undefined
+    const apply = (shared?: number): void => {
+      const rate = estimate.throttled(retryAfterMs, now, shared)
+      if (rate !== undefined) this.#learnRate(key, taught, rate, 'learned')
+    }
+    const counted = this.gate.acceptedWithin?.(key, Math.max(estimate.windowMs, retryAfterMs))
+    void (counted === undefined ? apply() : counted.then(apply))
+    return found || estimate.rate !== undefined || (counted !== undefined && estimate.finds(now)) // Redis: found after a round trip
   }
 
   /**
@@ -270,7 +303,11 @@ export class RatedLimiter implements Limiter {
     const now = this.now()
     const id = idOf(news.key)
     const taught = this.#taught.get(id) ?? { learnedUntil: 0, heldUntil: 0 }
-    if (news.holdMs !== undefined) taught.heldUntil = Math.max(taught.heldUntil, now + news.holdMs)
+    if (news.holdMs !== undefined) {
+      taught.heldUntil = Math.max(taught.heldUntil, now + news.holdMs)
+      // no rate published: it may be learned from 429s, and this replica's accepted starts count too
+      if (taught.source !== 'published') taught.estimate ??= new RateEstimate(news.holdMs, now)
+    }
     if (news.rate !== undefined && news.ttlMs !== undefined) {
       // the last rate written applies to every replica, as in Redis (an estimate here goes on counting)
       taught.learned = news.rate
@@ -285,6 +322,7 @@ export class RatedLimiter implements Limiter {
     const id = idOf(key)
     const taught = this.#taught.get(id)
     if (taught?.estimate === undefined) return
+    this.gate.countAccepted?.(key, taught.estimate.windowMs)
     const raised = taught.estimate.accepted(this.now(), this.#lines.waiting(id) > 0)
     if (raised !== undefined) this.#learnRate(key, taught, raised, 'learned')
   }
@@ -294,8 +332,7 @@ export class RatedLimiter implements Limiter {
     const now = this.now()
     const rates: RateStatus[] = []
     const seen = new Set<string>()
-    // configured rates used within the last minute, then whatever answers taught
-    const stale: string[] = []
+    const stale: string[] = [] // configured rates used within the last minute, then whatever answers taught
     for (const [id, used] of this.#used.entries()) {
       if (now - used.at > 60_000) {
         stale.push(id)

@@ -26,6 +26,7 @@ export interface StartTaken {
  * fresh socket. A success while the rate binds says nothing about the concurrency limit: released as no word.
  */
 export class RatedPermit implements Permit {
+  readonly startCounted = true
   #sent = false
   #givenBack = false
   /** a `canStart()` said yes within the slack: the start is this request's until it is sent or released */

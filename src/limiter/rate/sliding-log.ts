@@ -35,6 +35,20 @@ export function logGiveBack(log: readonly number[], taken: number): number[] {
   return at < 0 ? [...log] : [...log.slice(0, at), ...log.slice(at + 1)]
 }
 
+/**
+ * Starts the API counted that the log may lack: `added` it surely lacks (sent before the rate was known),
+ * and at least `used` in all (a spent quota). Put at `now`: they were made by then, never earlier than the
+ * API's. Only the last N are kept, as in logReserve.
+ */
+export function logSync(log: readonly number[], now: number, p: GcraParams, used: number, added: number): number[] {
+  const n = p.log ?? 1
+  const live = log.filter((t) => t > now - p.windowMs)
+  for (let i = 0; i < added; i++) live.push(now)
+  while (live.length < Math.min(n, used)) live.push(now)
+  live.sort((a, b) => a - b)
+  return live.length > n ? live.slice(live.length - n) : live
+}
+
 /** ms until the next start free on `log`, 0 when free now. */
 export function logNextFreeMs(log: readonly number[], now: number, p: GcraParams): number {
   const n = p.log ?? 1
@@ -64,6 +78,16 @@ local function log_reserve(live, now, window, n, maxwait, holduntil)
   local kept = {}
   for i = math.max(1, #live - n + 1), #live do kept[#kept + 1] = live[i] end
   return delay, kept, 1, start
+end
+local function log_sync(live, now, n, used, added)
+  local all = {}
+  for i = 1, #live do all[i] = live[i] end
+  for i = 1, added do all[#all + 1] = now end
+  while #all < math.min(n, used) do all[#all + 1] = now end
+  table.sort(all)
+  local kept = {}
+  for i = math.max(1, #all - n + 1), #all do kept[#kept + 1] = all[i] end
+  return kept
 end
 local function log_give_back(live, taken)
   for i = 1, #live do

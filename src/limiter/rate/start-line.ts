@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto'
+
 /**
  * The requests of this replica waiting for a start on one key, in the order their permits were granted
  * (the fair queue's order): only the first asks the gate, so a start goes to the request whose turn it
@@ -5,6 +7,8 @@
  * (docs/redis-limiter.md, "Rates"). At most the key's concurrency limit wait here: each holds a permit.
  */
 export interface Place {
+  /** this process's id of the place, unique among every replica's (the Redis gate orders starts by it) */
+  readonly id: string
   /** how many were ahead when it joined */
   readonly ahead: number
   /** resolves once it is first in line */
@@ -18,6 +22,9 @@ interface Waiter {
 }
 
 const NOW: Promise<void> = Promise.resolve()
+/** unique per process: a place's id is this and a count */
+const PROCESS = randomBytes(6).toString('hex')
+let places = 0
 
 export class StartLines {
   readonly #lines = new Map<string, Waiter[]>()
@@ -31,6 +38,7 @@ export class StartLines {
     line.push(waiter)
     let left = false
     return {
+      id: `${PROCESS}.${(++places).toString(36)}`,
       ahead,
       turn,
       leave: () => {

@@ -9,7 +9,12 @@ export interface Connections {
   readonly subscriber: RedisClient
 }
 
-const retryStrategy = (times: number): number => Math.min(50 * times, 1_000)
+/**
+ * Reconnect attempts at most 250 ms apart (the fallback's probe): replicas that come back to Redis far
+ * apart are over the limit meanwhile — one grants through Redis slots another still fills from its
+ * `local` share (docs/redis-limiter.md, "Failure modes"; the soak's 429s after Redis is back).
+ */
+const retryStrategy = (times: number): number => Math.min(50 * times, 250)
 
 interface Endpoint {
   host: string

@@ -18,8 +18,8 @@ import type {
 } from '../types.js'
 import { connect, firstReady, type Connections } from './connection.js'
 import { Fallback } from './fallback.js'
-import { localShare } from './local-share.js'
-import { LeaseLostError } from './errors.js'
+import { HeardRegistry } from './heard-registry.js'
+import { LeaseLostError, RedisTimeoutError } from './errors.js'
 import { dataLossLogs, type RedisLimiterDeps, type RedisLimiterLog } from './limiter-deps.js'
 import { heartbeat } from './heartbeat/index.js'
 import { globalKeysOf, grantChannelPrefix, type GlobalKeys } from './keys.js'
@@ -55,11 +55,10 @@ export class RedisLimiter implements Limiter {
   readonly #rateNews: RateNewsHub
   readonly #fallback: Fallback
   readonly #syncMs: number
+  readonly heard: HeardRegistry // the registry as last heard: the `local` fallback's shares (of slots, of starts) rest on it
 
   #mode: LimiterMode
   #reached = false // Redis answered once since start (ready())
-  #replicas = 1
-  #alive: readonly string[] = [] // the replicas alive at the last heartbeat: the `local` fallback's shares follow them
   #closing: string | undefined
   #closed = false
   #recovering: Promise<void> | undefined
@@ -79,6 +78,7 @@ export class RedisLimiter implements Limiter {
     this.replicaId = `${(deps.replicaId ?? `${hostname()}-${process.pid}`).replace(/\s/g, '-')}.${randomBytes(4).toString('hex')}`
     this.#mode = settings.fallback
     this.#syncMs = Math.max(50, Math.floor(settings.leaseMs / 3))
+    this.heard = new HeardRegistry(this.replicaId, this.#syncMs)
     this.#global = globalKeysOf(settings.keyPrefix)
     const channelPrefix = grantChannelPrefix(settings.keyPrefix)
     this.#channel = channelPrefix + this.replicaId
@@ -88,7 +88,7 @@ export class RedisLimiter implements Limiter {
       {
         makePermit: (key, limits, grant, waitedMs, app) => this.#permit(key, limits, grant, waitedMs, app),
         limitOf: (key, limits) => this.#shared.knownLimit(key, limits),
-        shareOf: (key, limit) => localShare(limit, key, this.replicaId, this.#alive),
+        shareOf: (key, limit) => this.heard.shareOf(key, limit),
         grantedAfterRecovery: () => void this.#adoptUnshared(),
         redisIsBack: () => this.#mode === 'redis',
       },
@@ -106,8 +106,7 @@ export class RedisLimiter implements Limiter {
         syncMs: this.#syncMs,
         liveMs: settings.leaseMs,
         idleMs: settings.leaseMs * 3,
-        fairness: deps.fairness,
-        keepForMs: deps.keepForMs,
+        ...{ fairness: deps.fairness, keepForMs: deps.keepForMs },
       },
       {
         makePermit: (key, limits, grant, waitedMs, app) => this.#permit(key, limits, grant, waitedMs, app),
@@ -117,8 +116,7 @@ export class RedisLimiter implements Limiter {
         reroute: (ticket) => this.#route(ticket),
         lost: (permit) => this.#permitLost(permit),
         ...dataLossLogs(this.#log),
-        bug: (err) =>
-          this.#log.error({ err }, 'limiter: bug: a waiter was asked for a move its lifecycle does not allow; refused'),
+        bug: (err) => this.#log.error({ err }, 'limiter: bug: a waiter move its lifecycle does not allow, refused'),
       },
     )
   }
@@ -175,7 +173,7 @@ export class RedisLimiter implements Limiter {
   }
 
   replicas(): number {
-    return this.#replicas
+    return this.heard.replicas()
   }
 
   /** Holds and rates other replicas' answers taught (rate/news.ts), for the rate limiter around this one. */
@@ -183,9 +181,8 @@ export class RedisLimiter implements Limiter {
     this.#rateNews.listen(listener)
   }
 
-  /** In `closed`, Ready once Redis answered since start: through an outage the replica answers 503 + Retry-After
-   * itself (every probe failing at once would be connection refused and blocked drains), but a pod that never
-   * reached Redis (a wrong password) stops its rollout (docs/redis-limiter.md, "Failure modes"). */
+  /** In `closed`, Ready once Redis answered since start: through an outage it answers 503 itself, but a pod that
+   * never reached Redis (a wrong password) stops its rollout (docs/redis-limiter.md, "Failure modes"). */
   ready(): boolean {
     return this.#closing === undefined && (this.#mode !== 'closed' || this.#reached)
   }
@@ -294,6 +291,7 @@ export class RedisLimiter implements Limiter {
       { err, fallback: this.#settings.fallback },
       `limiter: Redis unreachable, falling back to ${this.#settings.fallback}`,
     )
+    this.heard.fellBack(err instanceof RedisTimeoutError ? this.#settings.commandTimeoutMs : 0)
     this.#setMode(this.#settings.fallback)
     this.#fallback.pinAll(this.#shared.heldPermits(), this.#shared.othersHeld())
     for (const ticket of this.#shared.detachWaiters()) this.#route(ticket)
@@ -322,7 +320,10 @@ export class RedisLimiter implements Limiter {
     if (this.#closing !== undefined) return done()
     this.#setMode('redis')
     this.#lastError = undefined
-    this.#log.info({ replicas: this.#replicas, replicaId: this.replicaId }, 'limiter: sharing permits through Redis')
+    this.#log.info(
+      { replicas: this.heard.replicas(), replicaId: this.replicaId },
+      'limiter: sharing permits through Redis',
+    )
     // Move the local waiters into the Redis queues, oldest first, before any local slot frees up.
     for (const ticket of this.#fallback.takeWaiting()) this.#route(ticket)
     done()
@@ -339,15 +340,14 @@ export class RedisLimiter implements Limiter {
   }
 
   async #heartbeat(leave: boolean): Promise<void> {
-    const alive = await heartbeat(this.#scripts, this.#global, {
+    const sentAt = this.heard.sending()
+    const reading = await heartbeat(this.#scripts, this.#global, {
       replicaId: this.replicaId,
       ttlMs: this.#settings.leaseMs,
       leave,
       activeTags: leave ? [] : this.#shared.announcedTags(),
     })
-    if (leave) return
-    this.#alive = alive
-    this.#replicas = Math.max(1, alive.length)
+    if (!leave && this.heard.heard(reading, sentAt)) this.#shared.stateWentBack()
   }
 
   /** Every lease third: renew leases and liveness, find lost grants, tell the registry we live. */
@@ -364,7 +364,7 @@ export class RedisLimiter implements Limiter {
   async status(): Promise<LimiterStatus> {
     const details: Record<string, unknown> = {
       replicaId: this.replicaId,
-      replicas: this.#replicas,
+      replicas: this.heard.replicas(),
       redis: this.#mode === 'redis' ? 'connected' : 'unreachable',
       fallback: this.#settings.fallback,
       leaseMs: this.#settings.leaseMs,

@@ -119,6 +119,11 @@ export class SharedPermits {
     return this.#sync.syncAll()
   }
 
+  /** The heartbeat found the registry older than its last write: every key used lately is reconciled at its next sync. */
+  stateWentBack(): void {
+    this.#semaphores.mayHaveMoved()
+  }
+
   /**
    * Redis became unreachable: every waiter leaves the shared side (its id is withdrawn once Redis is
    * back) and is returned, oldest first, to be served by the fallback.

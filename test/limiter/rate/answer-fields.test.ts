@@ -45,6 +45,15 @@ describe('what an answer says about a rate', () => {
     expect(readRateEvidence({ 'x-ratelimit-remaining': '3', 'x-ratelimit-reset': '12' }, false, NOW)).toEqual({})
   })
 
+  it('X-RateLimit-Limit: the quota, a window at least as long as the reset, what the window counted', () => {
+    const x = { 'x-ratelimit-limit': '20', 'x-ratelimit-remaining': '5', 'x-ratelimit-reset': '2' }
+    expect(readRateEvidence(x, false, NOW)).toEqual({
+      rate: { requests: 20, windowMs: 2000, burst: 20 },
+      used: 15,
+      windowFromReset: true,
+    })
+  })
+
   it("a throttled answer's Retry-After, in seconds or as a date, holds; the longest hold wins", () => {
     expect(readRateEvidence({ 'retry-after': '4' }, true, NOW)).toEqual({ holdMs: 4000 })
     expect(readRateEvidence({ 'retry-after': new Date(NOW + 9000).toUTCString() }, true, NOW)).toEqual({ holdMs: 9000 })

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { MemoryRateGate } from '../../../src/limiter/rate/gate.js'
 import { gcraParams, HOLD_ONLY, shareOf, type Rate } from '../../../src/limiter/rate/gcra.js'
+import { localShare } from '../../../src/limiter/redis/local-share.js'
 
 const key = { instance: 'org1', endpoint: 'GET /contacts' }
 
@@ -95,9 +96,12 @@ describe('the GCRA rule (fake clock)', () => {
   it("the replicas' shares in the local fallback add up to no more than the rate", () => {
     for (const replicas of [2, 3, 4]) {
       const rate = { requests: 12, windowMs: 1000, burst: 4 }
-      const share = shareOf(gcraParams(rate), replicas)
+      const params = gcraParams(rate)
+      const ids = Array.from({ length: replicas }, (_, i) => `r${i}`)
       const starts: number[] = []
       for (let r = 0; r < replicas; r++) {
+        // the concurrency fallback's rule picks each replica's share (src/limiter/redis/local-share.ts)
+        const share = shareOf(params, localShare(params.spaced, key, ids[r]!, { live: ids, claims: true }))
         let now = 0
         const gate = new MemoryRateGate(() => now)
         const rnd = random(r + 1)

@@ -3,7 +3,7 @@ import type { LimiterMode, Permit } from '../../../src/limiter/types.js'
 import { leftInRedis } from '../../support/redis.js'
 import { useRedis } from '../../support/use-redis.js'
 import { localShare } from '../../../src/limiter/redis/local-share.js'
-import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
+import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings, heardByAll } from './helpers.js'
 import { needs } from '../../support/tools.js'
 
 const redis = useRedis({ each: true })
@@ -15,36 +15,33 @@ async function holdersInRedis(settings: { keyPrefix: string }): Promise<number> 
 describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
   `redis limiter: fallback while Redis is unreachable ${needs('redis-server')}`,
   () => {
-    it('local: starts without Redis, limits in-process, then adopts its permits and queue into Redis', async () => {
+    it('local: starts without Redis, takes no slot (a replica that never heard the registry cannot know the others), then its queue moves into Redis', async () => {
       await redis.stop()
       const settings = testSettings(redis.url, { fallback: 'local' })
       const modes: LimiterMode[] = []
       const limiter = await redisLimiter(settings, { observer: { modeChanged: (m) => modes.push(m) } })
       expect(limiter.mode()).toBe('local')
       expect(limiter.ready()).toBe(true)
-      const held = [await limiter.acquire(key, opts(2)), await limiter.acquire(key, opts(2))]
-      let third: Permit | undefined
-      const waiting = limiter.acquire(key, opts(2)).then((p) => (third = p))
-      await sleep(50)
-      expect(third).toBeUndefined()
-      expect((await limiter.status()).keys).toEqual([expect.objectContaining({ inFlight: 2, queued: 1, limit: 2 })])
+      const permits: Permit[] = []
+      const waits = [1, 2, 3].map(() => limiter.acquire(key, opts(2)).then((p) => permits.push(p)))
+      await sleep(100)
+      expect(permits).toEqual([])
+      expect((await limiter.status()).keys).toEqual([expect.objectContaining({ inFlight: 0, queued: 3 })])
 
       await redis.start()
       await eventually(() => limiter.mode() === 'redis', 10_000, 'back to redis')
       expect(modes).toEqual(['local', 'redis'])
-      // the two permits granted locally are counted in Redis; the local waiter waits in the Redis queue
+      // the local waiters wait in the Redis queue, oldest first: two granted there, one queued
+      await eventually(() => permits.length === 2, 5_000, 'two granted by Redis')
       expect(await holdersInRedis(settings)).toBe(2)
-      expect((await limiter.status()).keys).toEqual([expect.objectContaining({ inFlight: 2, queued: 1 })])
-      expect(third).toBeUndefined()
-      held[0]!.release()
-      await waiting
-      held[1]!.release()
-      third!.release()
+      permits[0]!.release()
+      await Promise.all(waits)
+      for (const p of permits.slice(1)) p.release()
       await eventually(async () => (await holdersInRedis(settings)) === 0, 5_000, 'no holders left')
       await limiter.close()
     })
 
-    it('local: each replica takes its share of the limit (whole shares, the remainder to the replicas ranked first for the key)', async () => {
+    it('local: each replica takes its share of the limit (the slots a rendezvous hash of key, slot and replica gives it)', async () => {
       const settings = testSettings(redis.url, { fallback: 'local' })
       const limiters = [await redisLimiter(settings), await redisLimiter(settings), await redisLimiter(settings)]
       // let every replica see the others through the heartbeat registry
@@ -53,15 +50,13 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
         5_000,
         'three replicas',
       )
+      await heardByAll(redis.client(), settings.keyPrefix, 3) // each takes its slots only then
       await redis.stop()
       await eventually(() => limiters.every((l) => l.mode() === 'local'), 5_000, 'local mode')
-      const [a] = limiters
-      const share = localShare(
-        5,
-        key,
-        a!.replicaId,
-        limiters.map((l) => l.replicaId),
-      ) // floor(5 / 3) = 1, or 2 for the two ranked first
+      const live = limiters.map((l) => l.replicaId)
+      const shareOf = (l: (typeof limiters)[number]) => localShare(5, key, l.replicaId, { live, claims: true })
+      const a = limiters.find((l) => shareOf(l) > 0) // the slots the hash gives it (5 in all)
+      const share = shareOf(a!)
       const first = await Promise.all(Array.from({ length: share }, () => a!.acquire(key, opts(5))))
       let second: Permit | undefined
       const waiting = a!.acquire(key, opts(5)).then((p) => (second = p))
@@ -78,6 +73,7 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
       const limiter = await redisLimiter(settings)
       expect(limiter.mode()).toBe('redis')
       const fromRedis = [await limiter.acquire(key, opts(2)), await limiter.acquire(key, opts(2))]
+      await heardByAll(redis.client(), settings.keyPrefix, 1) // it takes its local slots only then
       await redis.stop()
       await eventually(() => limiter.mode() === 'local', 5_000, 'local mode')
       let local: Permit | undefined

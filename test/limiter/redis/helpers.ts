@@ -2,6 +2,8 @@ import type { FairShare } from '../../../src/limiter/fairness/policy.js'
 import { createRedisLimiter, type RedisLimiter, type RedisSettings } from '../../../src/limiter/redis/index.js'
 import type { Limiter, LimiterObserver, PermitKey } from '../../../src/limiter/types.js'
 import { uniquePrefix } from '../../support/redis.js'
+import type { Redis } from 'ioredis'
+import { globalKeysOf } from '../../../src/limiter/redis/keys.js'
 
 /** Settings for a test limiter: short leases so dead holders come back quickly. */
 export function testSettings(url: string, overrides: Partial<RedisSettings> = {}): RedisSettings {
@@ -80,6 +82,32 @@ export async function eventually(
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
     await sleep(20)
   }
+}
+
+/**
+ * Waits until `n` replicas are in the heartbeat registry and each has beaten three times since: each
+ * one's run has lasted two heartbeats and its last reading shows every other beating after its run
+ * began, so each takes its slots in the `local` fallback (local-share.ts) — waited for on Redis.
+ */
+export async function heardByAll(redis: Redis, prefix: string, n: number, timeoutMs = 10_000): Promise<void> {
+  const replicas = globalKeysOf(prefix).replicas
+  const read = async (): Promise<Map<string, string>> => {
+    const flat = await redis.zrange(replicas, 0, -1, 'WITHSCORES')
+    return new Map(Array.from({ length: flat.length / 2 }, (_, i) => [flat[2 * i]!, flat[2 * i + 1]!]))
+  }
+  await eventually(async () => (await read()).size >= n, timeoutMs, `${n} replicas listed`)
+  let last = await read()
+  const beats = new Map<string, number>()
+  await eventually(
+    async () => {
+      const now = await read()
+      for (const [id, score] of now) if (last.get(id) !== score) beats.set(id, (beats.get(id) ?? 0) + 1)
+      last = now
+      return [...now.keys()].every((id) => (beats.get(id) ?? 0) >= 3)
+    },
+    timeoutMs,
+    'every replica beating three times',
+  )
 }
 
 export async function closeAll(limiters: readonly Limiter[]): Promise<void> {

@@ -4,7 +4,7 @@ import { Scripts } from '../../../src/limiter/redis/script.js'
 import { ACTIVE_SCRIPT } from '../../../src/limiter/redis/status/index.js'
 import { leftInRedis } from '../../support/redis.js'
 import { useRedis } from '../../support/use-redis.js'
-import { eventually, key, opts, redisLimiter, testSettings } from './helpers.js'
+import { eventually, key, opts, redisLimiter, testSettings, heardByAll } from './helpers.js'
 import { needs } from '../../support/tools.js'
 
 const redis = useRedis()
@@ -33,6 +33,7 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`redis limiter: Redis hangs $
     const first = await limiter.acquire(key, opts(2))
     first.release()
     await eventually(async () => (await holders()) === 0, 5_000, 'the release to reach Redis')
+    await heardByAll(inspect, settings.keyPrefix, 1, 15_000) // it takes its local slots only then
 
     redis.freeze()
     // answered, by the fallback, once the acquire script has waited commandTimeoutMs in vain

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import type { LimiterMode } from '../../../src/limiter/types.js'
 import { leftInRedis } from '../../support/redis.js'
 import { useRedis } from '../../support/use-redis.js'
-import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
+import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings, heardByAll } from './helpers.js'
 import { needs } from '../../support/tools.js'
 
 const redis = useRedis()
@@ -35,6 +35,7 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
       )
 
       await sleep(300)
+      await heardByAll(redis.client(), settings.keyPrefix, 2) // each takes its local slots only then
       await redis.stop()
       await eventually(() => limiters.every((l) => l.mode() === 'local'), 10_000, 'fallback mode')
       const grantedBefore = granted

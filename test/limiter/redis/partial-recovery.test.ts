@@ -3,7 +3,7 @@ import { semaphoreKeysOf, tagOf } from '../../../src/limiter/redis/keys.js'
 import type { PermitKey } from '../../../src/limiter/types.js'
 import { useRedis } from '../../support/use-redis.js'
 import { cuttable, type Cuttable } from './cuttable.js'
-import { eventually, opts, redisLimiter, testSettings } from './helpers.js'
+import { eventually, heardByAll, opts, redisLimiter, testSettings } from './helpers.js'
 
 const redis = useRedis()
 const A: PermitKey = { instance: 'org1', endpoint: 'POST /accounts/search' }
@@ -24,6 +24,7 @@ describe('redis limiter: recovery when one key is broken in Redis', () => {
       observer: { redisCommand: (op, _s, ok) => void (op === 'adopt' && !ok && adoptFailures.push(1)) },
     })
     const inspect = redis.client()
+    await heardByAll(inspect, settings.keyPrefix, 1) // it takes its local slots only then
     line.cut()
     await eventually(
       async () => {
@@ -49,6 +50,7 @@ describe('redis limiter: recovery when one key is broken in Redis', () => {
     await eventually(() => limiter.tracked().keys === 0, 5_000, 'the releases answered')
 
     // the next outage: B's local slot must be free
+    await heardByAll(inspect, settings.keyPrefix, 1) // back from a fall-back: a new run, its slots two heartbeats on
     line.cut()
     await eventually(
       async () => {
@@ -79,6 +81,7 @@ describe('redis limiter: recovery when one key is broken in Redis', () => {
     pb.release()
 
     // granted locally during an outage, A cannot be counted in Redis once it is back: Redis serves the rest anyway
+    await heardByAll(inspect, settings.keyPrefix, 1) // it takes its local slots only then
     line.cut()
     await eventually(
       async () => {

@@ -4,6 +4,7 @@ import { send, until } from '../../support/http.js'
 import { useRedisReplicas } from '../../support/replicas.js'
 import { basicAuth } from '../../support/sim.js'
 import { needs } from '../../support/tools.js'
+import { heardByAll } from './helpers.js'
 
 /** Three proxy replicas (`node dist/main.js`, built by `npm test`) lose their Redis under load, then get it back. */
 
@@ -38,6 +39,7 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
       const answered = (): number => [...statuses.values()].reduce((a, b) => a + b, 0)
 
       await until(() => answered() > 50, 'traffic through Redis')
+      await heardByAll(stack.redis.client(), stack.prefix, 3) // each takes its local slots only then
       await stack.redis.stop()
       await until(async () => (await modes()).every((m) => m === 'local'), 'every replica in the local fallback')
       const before = answered()

@@ -1,52 +1,45 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { semaphoreKeysOf, tagOf } from '../../../src/limiter/redis/keys.js'
 import type { RedisLimiter } from '../../../src/limiter/redis/index.js'
-import { localShare } from '../../../src/limiter/redis/local-share.js'
+import { localShare, shareBasis } from '../../../src/limiter/redis/local-share.js'
 import type { SluicePermit } from '../../../src/limiter/redis/ticket.js'
 import type { Permit, PermitKey } from '../../../src/limiter/types.js'
 import { rollBack, snapshot } from '../../support/rollback.js'
 import { needs } from '../../support/tools.js'
 import { useRedis } from '../../support/use-redis.js'
 import { permitId } from './fake-scripts.js'
-import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings } from './helpers.js'
+import { closeAll, eventually, key, opts, redisLimiter, sleep, testSettings, heardByAll } from './helpers.js'
 import { sharedOnRedis } from './shared-on-redis.js'
 
-// Review of the failover change (rollback ghosts, local shares). Each test here FAILS on the branch
-// as reviewed (13d46a5): it states what the issue asks and the change does not yet do.
+// Review of the failover change (rollback ghosts, local shares). Each test here failed on the branch
+// as reviewed (13d46a5): it states what the issue asks.
 
 const keys: PermitKey[] = Array.from({ length: 40 }, (_, i) => ({ instance: `org${i}`, endpoint: 'POST /x' }))
 
 describe('local shares when the replicas last heard differ (stale heartbeat views)', () => {
-  // Known gap, not yet fixed: the fallback's shares come from the replica list alone (docs/redis-limiter.md, "Failure modes"): a replica that crashed within a lease before the outage keeps its remainder slot unserved.
-  // it.fails: this test turns red when the gap closes; then make it a plain it().
-  it.fails(
-    'a replica gone (crashed, or left) but still in the list the others last heard owns no slot: a limit-1 key is still served',
-    () => {
-      // b owns the key's only slot by the hash; b is dead, a's last heartbeat still listed it
-      const k = keys.find((x) => localShare(1, x, 'b', ['a', 'b']) === 1)!
-      expect(localShare(1, k, 'a', ['a', 'b']), 'the only live replica serves the key').toBe(1)
-    },
-  )
+  const HEARTBEAT = 1_000 // staleMs: two heartbeats
+  /** A replica that heard `beats` (id → last beat, Redis ms) at its heartbeat at `at`, its run begun at `since`. */
+  const basisOf = (self: string, at: number, since: number, beats: Record<string, number>) =>
+    shareBasis(self, { at, beats: new Map(Object.entries(beats)) }, since, true, 2 * HEARTBEAT)
 
-  // Known gap, not yet fixed: views of the registry a heartbeat apart may disagree by a slot (docs/redis-limiter.md, "Failure modes").
-  // it.fails: this test turns red when the gap closes; then make it a plain it().
-  it.fails(
-    'views one heartbeat apart (c joined after a and b last heard the registry) add up to no more than the limit',
-    () => {
-      const over = keys.filter((k) => {
-        const shares = [
-          localShare(1, k, 'a', ['a', 'b']),
-          localShare(1, k, 'b', ['a', 'b']),
-          localShare(1, k, 'c', ['a', 'b', 'c']),
-        ]
-        return shares.reduce((x, y) => x + y, 0) > 1
-      })
-      expect(
-        over.map((k) => k.instance),
-        'limit-1 keys with 2 slots',
-      ).toEqual([])
-    },
-  )
+  it('a replica gone (crashed, or left) but still in the list the others last heard owns no slot once it missed a heartbeat: a limit-1 key is still served', () => {
+    // b owns the key's only slot by the hash; b is dead: its last beat is 2.5 heartbeats old when a last heard
+    const both = { live: ['a', 'b'], claims: true }
+    const k = keys.find((x) => localShare(1, x, 'b', both) === 1)!
+    const a = basisOf('a', 10_000, 0, { a: 10_000, b: 7_500 })
+    expect(localShare(1, k, 'a', a), 'the only live replica serves the key').toBe(1)
+  })
+
+  it('views one heartbeat apart (c joined after a and b last heard the registry) add up to no more than the limit', () => {
+    const a = basisOf('a', 10_000, 0, { a: 10_000, b: 9_500 })
+    const b = basisOf('b', 9_500, 0, { a: 9_000, b: 9_500 })
+    const c = basisOf('c', 10_200, 10_200, { a: 10_000, b: 9_500, c: 10_200 }) // its first beat
+    const over = keys.filter((k) => localShare(1, k, 'a', a) + localShare(1, k, 'b', b) + localShare(1, k, 'c', c) > 1)
+    expect(
+      over.map((k) => k.instance),
+      'limit-1 keys with 2 slots',
+    ).toEqual([])
+  })
 })
 
 let current: { close(): void } | undefined
@@ -112,8 +105,9 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(`the switch into local fallba
     const b = await redisLimiter(settings, { replicaId: 'b' })
     limiters = [a, b]
     await eventually(() => a.replicas() === 2 && b.replicas() === 2, 5_000, 'both seeing two')
-    const ids = [a.replicaId, b.replicaId]
-    const owner = localShare(1, key, a.replicaId, ids) === 1 ? a : b
+    await heardByAll(redis.client(), settings.keyPrefix, 2) // each takes its slots only then
+    const live = [a.replicaId, b.replicaId]
+    const owner = localShare(1, key, a.replicaId, { live, claims: true }) === 1 ? a : b
     const other = owner === a ? b : a
     const client = redis.client()
     const rk = semaphoreKeysOf(settings.keyPrefix, tagOf(key))
@@ -197,15 +191,34 @@ describe('the memory of waiters done here (Semaphores.#retired, 4,096 ids across
 })
 
 describe('starts in local fallback (LIMITER-CHECKLIST: "Rates — every item above, for starts as well as slots")', () => {
-  // Known gap, not yet fixed: the rate gate's local share is still max(1, floor(spaced / replicas)): a small rate is multiplied in fallback.
-  // it.fails: this test turns red when the gap closes; then make it a plain it().
-  it.fails(
-    'a rate of 1 start per window on 3 replicas: the replicas’ local shares add up to 1 start, not 3',
-    async () => {
-      const { shareOf } = await import('../../../src/limiter/rate/gcra.js')
-      const rate = { windowMs: 1_000, spaced: 1, intervalMs: 1_000, toleranceMs: 0 }
-      const starts = [0, 1, 2].map(() => shareOf(rate, 3).spaced).reduce((a, b) => a + b, 0)
-      expect(starts, 'starts per window in all').toBeLessThanOrEqual(1)
-    },
-  )
+  it('the replicas’ local shares of a rate add up to the rate, never more (1 and 4 per window on 3 replicas)', async () => {
+    const { gcraParams } = await import('../../../src/limiter/rate/gcra.js')
+    const { RedisRateGate } = await import('../../../src/limiter/redis/rate-gate.js')
+    const alive = ['r1', 'r2', 'r3']
+    for (const requests of [1, 4]) {
+      const params = gcraParams({ requests, windowMs: 1_000, burst: 1 })
+      let now = 10_000
+      let starts = 0
+      for (const self of alive) {
+        const host = {
+          scripts: undefined as never,
+          keyPrefix: 'p',
+          mode: () => 'local' as const,
+          replicas: () => alive.length,
+          shareOf: (k: PermitKey, n: number) => localShare(n, k, self, { live: alive, claims: true }),
+          settleMs: 0,
+        }
+        const gate = new RedisRateGate(host, { warn: () => undefined }, () => now)
+        gate.modeChanged('local')
+        now += 1_000 // past the fallback's first window
+        // one window of this replica's starts, as many as it will give
+        for (let i = 0; i < 10; i++) {
+          const r = await gate.reserve(keys[0]!, params, 999)
+          if (r.granted && r.delayMs < 1_000) starts++
+        }
+        now -= 1_000
+      }
+      expect(starts, `starts in one window on 3 replicas at ${requests} per window`).toBeLessThanOrEqual(requests)
+    }
+  })
 })

@@ -4,19 +4,21 @@ import { send, until } from '../../support/http.js'
 import { basicAuth, withSim } from '../../support/sim.js'
 import { uniquePrefix } from '../../support/redis.js'
 import { useRedis } from '../../support/use-redis.js'
+import { heardByAll } from '../../limiter/redis/helpers.js'
 
 const redis = useRedis({ each: true })
 const ENDPOINT = 'GET /accounts/{id}/contacts'
 const RATE = { requests: 4, windowMs: 1000 }
 
 async function twoReplicas(sim: { apiUrl: string }, extra: Record<string, unknown> = {}) {
+  const keyPrefix = uniquePrefix('rates')
   const shared = {
     upstream: sim.apiUrl,
     requestLog: false,
     limits: { rates: { [ENDPOINT]: RATE }, rateMarginMs: 250 },
     redis: {
       url: redis.url,
-      keyPrefix: uniquePrefix('rates'),
+      keyPrefix,
       leaseMs: 1000,
       fallback: 'local',
       commandTimeoutMs: 2000,
@@ -31,6 +33,7 @@ async function twoReplicas(sim: { apiUrl: string }, extra: Record<string, unknow
       async () => (await adminJson<{ details: { replicas?: number } }>(r, '/status')).details.replicas === 2,
       'both replicas counted',
     )
+  await heardByAll(redis.client(), keyPrefix, 2) // and each takes its slots in the `local` fallback
   return replicas
 }
 

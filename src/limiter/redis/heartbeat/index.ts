@@ -1,4 +1,5 @@
 import type { GlobalKeys } from '../keys.js'
+import type { RegistryReading } from '../local-share.js'
 import { stringsOf, type ScriptDef, type ScriptRunner } from '../script.js'
 import { HEARTBEAT_LUA } from './lua.js'
 
@@ -13,12 +14,20 @@ export interface HeartbeatArgs {
   readonly activeTags: readonly string[]
 }
 
-/** Resolves with the ids of the live replicas (the `local` fallback's shares follow them: local-share.ts). */
-export async function heartbeat(scripts: ScriptRunner, keys: GlobalKeys, a: HeartbeatArgs): Promise<string[]> {
-  const reply = await scripts.run(
-    HEARTBEAT_SCRIPT,
-    [keys.replicas, keys.active],
-    [a.replicaId, a.ttlMs, a.leave ? '1' : '0', ...a.activeTags],
+/**
+ * Resolves with the registry as this heartbeat read it: Redis's time, this replica's last beat as it
+ * found it, and each live replica's last beat (its expiry less the lease: one `leaseMs` for all).
+ */
+export async function heartbeat(scripts: ScriptRunner, keys: GlobalKeys, a: HeartbeatArgs): Promise<RegistryReading> {
+  const reply = stringsOf(
+    await scripts.run(
+      HEARTBEAT_SCRIPT,
+      [keys.replicas, keys.active],
+      [a.replicaId, a.ttlMs, a.leave ? '1' : '0', ...a.activeTags],
+    ),
   )
-  return stringsOf(reply)
+  const beats = new Map<string, number>()
+  for (let i = 2; i + 1 < reply.length; i += 2) beats.set(reply[i]!, Number(reply[i + 1]) - a.ttlMs)
+  const before = reply[1] === '' || reply[1] === undefined ? undefined : Number(reply[1]) - a.ttlMs
+  return { at: Number(reply[0]), beats, before }
 }

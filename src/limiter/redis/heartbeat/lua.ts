@@ -2,7 +2,9 @@
  * heartbeat: a replica says it is alive and which semaphores it uses (docs/redis-limiter.md, "Scripts").
  * KEYS: replicas active   (both in the `{global}` slot)
  * ARGV: replica ttlMs leave tag...
- * Reply: the ids of the replicas alive (this one included unless leaving)
+ * Reply: Redis time (ms), this replica's expiry as found ('' if none: a rollback check), then each live
+ * replica (this one included unless leaving) and its registry expiry (ms): the `local` fallback's
+ * shares are read from when each replica last beat (local-share.ts)
  */
 export const HEARTBEAT_LUA = `
 if redis.replicate_commands then redis.replicate_commands() end
@@ -10,6 +12,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local replicas, active = KEYS[1], KEYS[2]
 local rid, ttl, leave = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
+local before = redis.call('ZSCORE', replicas, rid) or ''
 if leave then
   redis.call('ZREM', replicas, rid)
 else
@@ -22,5 +25,8 @@ redis.call('ZREMRANGEBYSCORE', replicas, '-inf', now)
 redis.call('ZREMRANGEBYSCORE', active, '-inf', now)
 redis.call('PEXPIRE', replicas, ttl * 4)
 redis.call('PEXPIRE', active, ttl * 4)
-return redis.call('ZRANGE', replicas, 0, -1)
+local out = { tostring(now), before }
+local listed = redis.call('ZRANGE', replicas, 0, -1, 'WITHSCORES')
+for i = 1, #listed do out[#out + 1] = listed[i] end
+return out
 `
