@@ -1,4 +1,4 @@
-import type { SluicePermit } from './ticket.js'
+import type { SluicePermit, Ticket } from './ticket.js'
 
 /** A permit this replica holds from Redis. */
 export interface Held {
@@ -55,6 +55,8 @@ export class HeldPermits {
   #others = 0
   /** at most one per key; counted in `size` (Redis counts it), never renewed (a sync gives it back) */
   #kept: Kept | undefined
+  /** kept permits whose reuse script is on its way, with their requests: ours in Redis, so counted in `size` and kept by a sync */
+  readonly #reusing = new Map<string, Ticket>()
 
   /**
    * Redis counted `total` permits of the key (a queued acquire's or a sync's reply): the others'
@@ -71,7 +73,30 @@ export class HeldPermits {
 
   /** permits held here, a kept one included */
   get size(): number {
-    return this.#held.size + (this.#kept === undefined ? 0 : 1)
+    return this.#held.size + this.#reusing.size + (this.#kept === undefined ? 0 : 1)
+  }
+
+  /** The ids of kept permits whose reuse is on its way (a reconciling sync must spare them). */
+  reusingIds(): string[] {
+    return [...this.#reusing.keys()]
+  }
+
+  /** A kept permit's reuse script goes out for `ticket`. */
+  reuseSent(id: string, ticket: Ticket): void {
+    this.#reusing.set(id, ticket)
+  }
+
+  /** Its reply (or failure) came: false when the request went to the fallback meanwhile (detachReuses). */
+  reuseEnded(id: string): boolean {
+    return this.#reusing.delete(id)
+  }
+
+  /** Redis became unreachable: the requests whose reuse is on its way go to the fallback, like queued acquires. */
+  detachReuses(): { readonly ids: string[]; readonly tickets: Ticket[] } {
+    const ids = [...this.#reusing.keys()]
+    const tickets = [...this.#reusing.values()]
+    this.#reusing.clear()
+    return { ids, tickets }
   }
 
   get(id: string): Held | undefined {

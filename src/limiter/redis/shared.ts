@@ -134,13 +134,19 @@ export class SharedPermits {
       waiter.semaphore.leave(waiter, 'detached')
       waiter.ticket.leftBackend()
     }
+    const tickets = waiters.map((w) => w.ticket)
     for (const sem of this.#semaphores.all()) {
       sem.stopSafety()
+      // a request whose kept permit's reuse is on its way goes to the fallback like a queued acquire
+      for (const ticket of sem.detachReuses()) {
+        ticket.leftBackend()
+        tickets.push(ticket)
+      }
       // a kept permit is given back once Redis answers, and never used meanwhile (Redis may come back without it)
       this.#kept.drop(sem)
       this.#semaphores.collect(sem)
     }
-    return waiters.map((w) => w.ticket).sort((a, b) => a.arrivedAt - b.arrivedAt)
+    return tickets.sort((a, b) => a.arrivedAt - b.arrivedAt)
   }
 
   /** Counts in Redis the permits granted without it that are still in flight (adoption.ts). */

@@ -61,10 +61,12 @@ export class Waiting {
   async #reuse(sem: KeySemaphore, ticket: Ticket, app: string, kept: Kept): Promise<void> {
     const sentAt = this.#d.now()
     ticket.servedBy(() => {}) // failed meanwhile: a permit the reply confirms goes back below
+    sem.reusing(kept.id, ticket) // ours in Redis until the reply: a sync keeps it, a fallback takes its request
     let reply: { readonly reused: boolean; readonly limit: number | undefined }
     try {
       reply = await this.#d.scripts.reuse(sem, kept.id)
     } catch (err) {
+      if (!sem.reusing(kept.id)) return // detached: the fallback serves it, the id goes back once Redis answers
       ticket.leftBackend()
       if (isKeyError(err)) {
         this.#d.hooks.keyBroken(sem.key, err)
@@ -75,6 +77,8 @@ export class Waiting {
       this.#d.hooks.failed(err)
       return this.#d.hooks.reroute(ticket)
     }
+    // the fallback took the request meanwhile: the id (renewed or not) goes back once Redis answers (detachReuses)
+    if (!sem.reusing(kept.id)) return
     ticket.leftBackend()
     // the key's state here may have been forgotten while the script ran (nothing held, nobody waiting)
     const now = this.#d.semaphores.of(ticket.key, ticket.options)
