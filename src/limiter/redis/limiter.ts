@@ -106,7 +106,7 @@ export class RedisLimiter implements Limiter {
         syncMs: this.#syncMs,
         liveMs: settings.leaseMs,
         idleMs: settings.leaseMs * 3,
-        ...{ fairness: deps.fairness, keepForMs: deps.keepForMs },
+        ...{ fairness: deps.fairness, keepForMs: deps.keepForMs, keepPermits: settings.keepPermits },
       },
       {
         makePermit: (key, limits, grant, waitedMs, app) => this.#permit(key, limits, grant, waitedMs, app),

@@ -17,6 +17,8 @@ export interface ReplicaConstants {
   readonly liveMs: number
   /** an untouched semaphore's keys expire after this */
   readonly idleMs: number
+  /** redis.keepPermits: permits may be kept, so an acquire queued alone tells the holders' replicas (acquire/lua.ts) */
+  readonly keepPermits?: boolean
 }
 
 /** The semaphore a script is for: its keys, the limit argument in force, and the key its meta hash describes. */
@@ -59,6 +61,7 @@ export class ReplicaScripts {
         channelPrefix: r.channelPrefix,
         wantHead: a.wantHead,
         cost: a.cost,
+        tellAlone: r.keepPermits === true,
       },
       options,
     )

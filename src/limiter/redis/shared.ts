@@ -62,7 +62,7 @@ export class SharedPermits {
       now,
       release: (sem, ids) => this.#waiting.giveBack(sem, ids),
       syncMs: config.syncMs,
-      keepForMs: config.keepForMs,
+      keepForMs: config.keepPermits === true ? config.keepForMs : 0,
     })
     const kept = this.#kept
     this.#waiting = new Waiting({ ...common, fairness: this.#fairness, nextId: this.#nextId, kept })

@@ -93,17 +93,14 @@ describe('redis scripts: commands per request', () => {
     const waiter = id('batch', 'r2')
     // queued, the semaphore full: no clock (TIME only for a lease or a liveness); its start tag and
     // its app's count of waiters in one HMGET (V, F_app, n_app) and one HSET (F_app, n_app); whether
-    // it landed at the head (ZRANGE), and alone there, so its ZADD made the queue: PEXPIRE; and
-    // every holder's replica but its own hears someone waits (ZRANGE of the holders, PUBLISH): a
-    // replica may be keeping a permit for its next request (kept-permits.ts)
+    // it landed at the head (ZRANGE), and alone there, so its ZADD made the queue: PEXPIRE
     expect(await commandsOf(client, () => acq(waiter, 'r2', 1))).toEqual({
       zcard: 1,
       hmget: 1,
       hset: 1,
       zadd: 1,
-      zrange: 2,
+      zrange: 1,
       pexpire: 1,
-      publish: 1,
     })
     // queued behind it: the queue existed, with its expiry: no PEXPIRE
     const second = id('batch', 'r1')
@@ -233,7 +230,7 @@ describe('redis scripts: commands per request', () => {
     await acq(h1, 'r1')
     await acq(h2, 'r1')
     const waiter = id('batch', 'r2')
-    // queued (alone): the fixed path's eight commands (the holders' replica told) and the HGET of the learned value
+    // queued (alone): the fixed path's six commands and the HGET of the learned value
     expect(await commandsOf(client, () => acq(waiter, 'r2'))).toEqual({
       hget: 1,
       zcard: 1,
@@ -241,8 +238,7 @@ describe('redis scripts: commands per request', () => {
       hset: 1,
       zadd: 1,
       pexpire: 1,
-      zrange: 2,
-      publish: 1,
+      zrange: 1,
     })
     // a 429 with both permits held: learned 2.5 → 1 (HMGET, HSET, PEXPIRE), and the freed slot is NOT
     // granted: one holder left is the new limit, so grant pops nobody (ZCARD and the lease check only)
@@ -362,9 +358,8 @@ describe('redis scripts: commands per request', () => {
     await client.hset(keys.meta, 'v', '0')
     let reply: Awaited<ReturnType<typeof acq>> | undefined
     const queued = await commandsOf(client, async () => (reply = await acq(id())))
-    // (alone in the queue: its PEXPIRE, and the holders read, ZRANGE, to tell their replicas: only its
-    // own here, which learns it from the reply, so no PUBLISH)
-    expect(queued).toEqual({ zcard: 1, hmget: 1, hset: 1, zadd: 1, zrange: 2, pexpire: 1 })
+    // (alone in the queue: its PEXPIRE)
+    expect(queued).toEqual({ zcard: 1, hmget: 1, hset: 1, zadd: 1, zrange: 1, pexpire: 1 })
     // the limit in force was not read, so the reply names none (the replica keeps what it knew)
     // the holders counted, every replica's (the local fallback keeps the others' counted: no command more)
     expect(reply).toEqual({ kind: 'queued', head: false, forgot: false, limit: undefined, held: 2 })
@@ -375,5 +370,46 @@ describe('redis scripts: commands per request', () => {
     expect(head).toEqual({ hget: 1, zcard: 1, hmget: 1, hset: 1, zadd: 1, zrange: 1 })
     // two holders above the learned limit 1: no head named
     expect(withHead).toEqual({ kind: 'queued', head: false, forgot: false, limit: 1, held: 2 })
+  })
+  it('redis.keepPermits on: an acquire queued alone at the head also tells the holders’ replicas (ZRANGE, PUBLISH); off, not', async () => {
+    const client = redis.client()
+    const scripts = new Scripts(client, undefined, 5_000)
+    const prefix = uniquePrefix('cost-keep')
+    let sequence = 0
+    const acq = (k: string, replica: string, tellAlone: boolean) =>
+      acquire(scripts, semaphoreKeysOf(prefix, k), {
+        id: waiterId({
+          replicaId: replica,
+          sequence: ++sequence,
+          arrivedAt: Date.now(),
+          maxHeld: Infinity,
+          app: 'web',
+        }),
+        replicaId: replica,
+        limit: '1',
+        leaseMs: LEASE,
+        liveMs: LEASE,
+        idleMs: 3 * LEASE,
+        ageMs: 0,
+        full: false,
+        announce: false,
+        instance: 'org1',
+        endpoint: 'POST /accounts/search',
+        channelPrefix: grantChannelPrefix(prefix),
+        wantHead: false,
+        cost: 1,
+        tellAlone,
+      })
+    // on each key r1 holds the only permit (it may be keeping it for its next request), and a waiter of r2 queues alone
+    const queuedAlone = async (k: string, tellAlone: boolean) => {
+      await acq(k, 'r1', false)
+      return await commandsOf(client, () => acq(k, 'r2', tellAlone))
+    }
+    const off = await queuedAlone('off', false)
+    const on = await queuedAlone('on', true)
+    // on, r1 hears someone waits (a kept permit goes back at once, kept-permits.ts): the holders read, one PUBLISH
+    expect(on).toEqual({ ...off, zrange: off.zrange! + 1, publish: 1 })
+    expect(off.publish).toBeUndefined()
+    client.disconnect()
   })
 })

@@ -10,7 +10,7 @@ afterEach(() => current?.close())
 
 describe('kept permits: a reuse in flight when the replica falls back (fake script runner)', () => {
   it('the late reuse reply does not start a request the fallback does not count', async () => {
-    const { scripts, shared, request } = (current = fakeShared())
+    const { scripts, shared, request } = (current = fakeShared({ keepPermits: true }))
     const first = request(1)
     scripts.take('acquire').answer([1, 1, 0, 1]) // granted, queue empty: may be kept
     await settle()

@@ -22,7 +22,7 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
   () => {
     it('the request started on the kept permit is still counted by Redis', async () => {
       const client = redis.client()
-      const f = (current = fakeShared({ startAt: Date.now() }))
+      const f = (current = fakeShared({ startAt: Date.now(), keepPermits: true }))
       const sent: Sent[] = []
       ;(f.scripts as unknown as { run: unknown }).run = (
         def: ScriptDef,

@@ -10,7 +10,7 @@ afterEach(() => current?.close())
 
 describe('kept permits: a reuse in flight vs a reconciling sync (fake script runner)', () => {
   it('the sync sent after the reuse names the kept id (held or keep), so reconciliation spares it', async () => {
-    const { scripts, shared, request } = (current = fakeShared())
+    const { scripts, shared, request } = (current = fakeShared({ keepPermits: true }))
     const first = request(1)
     scripts.take('acquire').answer([1, 1, 0, 1]) // granted, queue empty: may be kept
     await settle()

@@ -12,7 +12,7 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
   `redis limiter: a kept permit after Redis changed ${needs('redis-server')}`,
   () => {
     it('Redis lost its data: the kept permit is not used while another replica holds the slot Redis granted after the loss', async () => {
-      const settings = testSettings(redis.url, { leaseMs: 60_000 }) // no sync during the test
+      const settings = testSettings(redis.url, { keepPermits: true, leaseMs: 60_000 }) // no sync during the test
       const [a, b] = await Promise.all([1, 2].map(() => redisLimiter(settings)))
       const inspect = redis.client()
       ;(await a!.acquire(key, opts(1))).release() // announces A
@@ -32,7 +32,7 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
 
     it('a 429 lowered a learned limit (20 → 18): the kept permit starts no request while 18 are in flight', async () => {
       const learn: LearnOptions = { ceiling: 20, floor: 1, idleMs: 3_600_000 }
-      const settings = testSettings(redis.url, { leaseMs: 60_000 })
+      const settings = testSettings(redis.url, { keepPermits: true, leaseMs: 60_000 })
       const limiter = await redisLimiter(settings)
       const o = () => ({ limit: 20, learn, maxQueue: 1_000, deadline: Date.now() + 10_000 })
       const held: Permit[] = []

@@ -15,7 +15,7 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL || !existsSync(OLD))(
   `redis limiter: a kept permit and a waiter of the previous release ${needs('redis-server')}`,
   () => {
     it('limit 1: a request that arrives here after the previous release’s waiter queued is served after it', async () => {
-      const settings = testSettings(redis.url, { leaseMs: 60_000 })
+      const settings = testSettings(redis.url, { keepPermits: true, leaseMs: 60_000 })
       const { createRedisLimiter: createOld } = (await import(OLD)) as { createRedisLimiter: typeof createRedisLimiter }
       const old = await createOld(settings, { log: memoryLog() })
       const n = await redisLimiter(settings)

@@ -28,7 +28,7 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
   () => {
     it('used again within its window, it costs one script a request (the reuse, no release); Redis counts it held meanwhile; it goes back at the window’s end', async () => {
       // a long lease: no sync runs during the test (a sync would give the kept permit back)
-      const settings = testSettings(redis.url, { leaseMs: 60_000 })
+      const settings = testSettings(redis.url, { keepPermits: true, leaseMs: 60_000 })
       const limiter = await redisLimiter(settings, { keepForMs: 400 })
       const inspect = redis.client()
       // announces the replica, loads the scripts (acquire, then reuse)
@@ -47,7 +47,7 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
     })
 
     it('a waiter of another replica gets it at once: the acquire that queues alone tells the holder, long before the window or a sync would', async () => {
-      const settings = testSettings(redis.url, { leaseMs: 60_000 })
+      const settings = testSettings(redis.url, { keepPermits: true, leaseMs: 60_000 })
       const [a, b] = await Promise.all([1, 2].map(() => redisLimiter(settings, { keepForMs: 60_000 })))
       const inspect = redis.client()
       ;(await a!.acquire(key, opts(1))).release()
@@ -74,7 +74,7 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
     })
 
     it('after a stall longer than its window it is not used: given back, and the request acquires again', async () => {
-      const settings = testSettings(redis.url, { leaseMs: 60_000 })
+      const settings = testSettings(redis.url, { keepPermits: true, leaseMs: 60_000 })
       const limiter = await redisLimiter(settings, { keepForMs: 100 })
       const inspect = redis.client()
       ;(await limiter.acquire(key, opts(1))).release()
@@ -93,7 +93,7 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
 
     it('Redis unreachable: the kept permit is never used in the fallback, and is given back once Redis answers', async () => {
       const relay = await cuttable({ host: '127.0.0.1', port: redis.port })
-      const settings = testSettings(relay.url, { leaseMs: 3_000, fallback: 'local' })
+      const settings = testSettings(relay.url, { keepPermits: true, leaseMs: 3_000, fallback: 'local' })
       const limiter = await redisLimiter(settings, { keepForMs: 60_000 })
       const inspect = redis.client()
       await heardByAll(inspect, settings.keyPrefix, 1) // the fallback's share is taken only then
@@ -117,7 +117,7 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
 describe(`redis limiter: a kept permit alone does not make its key busy ${needs('redis-server')}`, () => {
   it('the heartbeat does not announce a key whose only permit is kept (a scrape would read every key used within the window)', async () => {
     // a tick (heartbeat, then sync) every 500 ms; the window far longer, so the permit is kept at the heartbeat
-    const settings = testSettings(redis.url, { leaseMs: 1_500 })
+    const settings = testSettings(redis.url, { keepPermits: true, leaseMs: 1_500 })
     const limiter = await redisLimiter(settings, { keepForMs: 60_000 })
     const inspect = redis.client()
     ;(await limiter.acquire(key, opts(1))).release()
@@ -127,3 +127,25 @@ describe(`redis limiter: a kept permit alone does not make its key busy ${needs(
     await limiter.close()
   })
 })
+
+// counts every script the server ran: only meaningful on a server of the test's own
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
+  `redis limiter: redis.keepPermits off ${needs('redis-server')}`,
+  () => {
+    it('off (the default), nothing is kept: each request costs its acquire and its release, and the permit is back at once', async () => {
+      const settings = testSettings(redis.url, { leaseMs: 60_000 }) // keepPermits: false, as by default
+      const limiter = await redisLimiter(settings, { keepForMs: 60_000 }) // a window would be open, were keeping on
+      const inspect = redis.client()
+      for (let i = 0; i < 2; i++) (await limiter.acquire(key, opts(1))).release() // announced, scripts loaded
+      await eventually(async () => (await holdersOf(inspect, settings.keyPrefix)).length === 0, 5_000, 'first back')
+      const before = await scriptCallsOf(inspect)
+      for (let i = 0; i < 3; i++) {
+        ;(await limiter.acquire(key, opts(1))).release()
+        await eventually(async () => (await holdersOf(inspect, settings.keyPrefix)).length === 0, 5_000, 'released')
+      }
+      expect(await scriptCallsOf(inspect)).toBe(before + 6) // acquire + release each: no reuse, no kept permit
+      inspect.disconnect()
+      await limiter.close()
+    })
+  },
+)

@@ -68,7 +68,7 @@ describe('redis limiter: no key without an expiry', () => {
 
   it('after a kept permit is reused (the reuse script sets the expiry itself, not only the sync after it)', async () => {
     // a long lease: no sync runs during the test (a sync would set the expiry anyway)
-    const settings = testSettings(redis.url, { leaseMs: 60_000 })
+    const settings = testSettings(redis.url, { leaseMs: 60_000, keepPermits: true })
     const limiter = await redisLimiter(settings, { keepForMs: 10_000 })
     const inspect = redis.client()
     ;(await limiter.acquire(key, opts(1))).release() // kept

@@ -27,6 +27,8 @@ export interface AcquireArgs {
   readonly wantHead: boolean
   /** virtual time one permit costs the waiter's app: 1 / its weight (README "Fair share between apps") */
   readonly cost: number
+  /** queued alone at the head, tell the holders' replicas too (redis.keepPermits: one may keep a permit); default no */
+  readonly tellAlone?: boolean
 }
 
 export type AcquireReply = (
@@ -67,6 +69,7 @@ export async function acquire(
       a.wantHead ? '1' : '0',
       // 17 significant digits, as the scripts keep tags (lua-fair.ts)
       a.cost.toPrecision(17),
+      a.tellAlone === true ? '1' : '0',
     ],
     options,
   )) as [number, number, number, number | null | undefined, number | undefined]

@@ -5,6 +5,7 @@ import { withPrelude } from '../lua-prelude.js'
  * acquire: take a permit now, or join the queue (docs/redis-limiter.md, "Scripts": what it does and why it is safe).
  * KEYS: holders queue meta learned
  * ARGV: id replica limit leaseMs liveMs idleMs ageMs full announce instance endpoint channelPrefix wantHead cost
+ *       tellAlone ('1': queued alone at the head, it tells the holders' replicas too: one may keep a permit, kept-permits.ts)
  * Reply: {1, e, f, L} granted (e 1: its grant found the queue empty, so its replica may keep the permit for
  *        its next request: kept-permits.ts) · {0, 0, f, L} queued · {0, 1, f, L} queued at the head (asked with wantHead)
  *        · {2, 0, f, L} refused, full. f: Redis no longer knew this replica (it lost its data; a `!<replica>`
@@ -22,6 +23,7 @@ local lease, live, idle = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]
 local age, full = tonumber(ARGV[7]), ARGV[8] == '1'
 local announce, announced_before = ARGV[9] ~= '0', ARGV[9] == '2'
 local chan, want_head, cost = ARGV[12], ARGV[13] == '1', tonumber(ARGV[14] or '1')
+local tell_alone = ARGV[15] == '1'
 local forgot = 0
 if announce then
   if redis.call('HEXISTS', meta, '@' .. rid) == 0 then forgot = 1 end
@@ -83,9 +85,9 @@ local first = redis.call('ZRANGE', queue, 0, 1)
 -- this one) and every replica with a waiter in it renews it every third of a lease (sync): it has one.
 if not first[2] then redis.call('PEXPIRE', queue, idle) end
 local at_head = first[1] == id
-if at_head then
+if at_head and (first[2] or tell_alone) then
   -- Placed ahead of the waiter that was the head: a replica holding permits may have been told that
-  -- waiter is next (to hand it a permit on release); or alone, the queue was empty: a replica may be
+  -- waiter is next (to hand it a permit on release); or alone (asked with tellAlone: redis.keepPermits), the queue was empty: a replica may be
   -- keeping a permit for its own next request (kept-permits.ts). Either way every holder's replica
   -- hears that what it knows of the head is stale: " <tag>" on its channel — alone, every one but
   -- this waiter's own, which learns it from this reply (and would lose the head the reply names).
