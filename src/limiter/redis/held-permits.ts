@@ -56,7 +56,7 @@ export class HeldPermits {
   /** at most one per key; counted in `size` (Redis counts it), never renewed (a sync gives it back) */
   #kept: Kept | undefined
   /** kept permits whose reuse script is on its way, with their requests: ours in Redis, so counted in `size` and kept by a sync */
-  readonly #reusing = new Map<string, Ticket>()
+  #reusing: Map<string, Ticket> | undefined // made on first use: an uncontended key makes no collection more
 
   /**
    * Redis counted `total` permits of the key (a queued acquire's or a sync's reply): the others'
@@ -73,30 +73,29 @@ export class HeldPermits {
 
   /** permits held here, a kept one included */
   get size(): number {
-    return this.#held.size + this.#reusing.size + (this.#kept === undefined ? 0 : 1)
+    return this.#held.size + (this.#reusing?.size ?? 0) + (this.#kept === undefined ? 0 : 1)
   }
 
   /** The ids of kept permits whose reuse is on its way (a reconciling sync must spare them). */
   reusingIds(): string[] {
-    return [...this.#reusing.keys()]
+    return this.#reusing === undefined ? [] : [...this.#reusing.keys()]
   }
 
   /** A kept permit's reuse script goes out for `ticket`. */
   reuseSent(id: string, ticket: Ticket): void {
-    this.#reusing.set(id, ticket)
+    ;(this.#reusing ??= new Map()).set(id, ticket)
   }
 
   /** Its reply (or failure) came: false when the request went to the fallback meanwhile (detachReuses). */
   reuseEnded(id: string): boolean {
-    return this.#reusing.delete(id)
+    return this.#reusing?.delete(id) ?? false
   }
 
   /** Redis became unreachable: the requests whose reuse is on its way go to the fallback, like queued acquires. */
   detachReuses(): { readonly ids: string[]; readonly tickets: Ticket[] } {
-    const ids = [...this.#reusing.keys()]
-    const tickets = [...this.#reusing.values()]
-    this.#reusing.clear()
-    return { ids, tickets }
+    const reusing = this.#reusing ?? new Map<string, Ticket>()
+    this.#reusing = undefined
+    return { ids: [...reusing.keys()], tickets: [...reusing.values()] }
   }
 
   get(id: string): Held | undefined {
