@@ -314,6 +314,7 @@ export async function runCompare(log: (line: string) => void = () => {}): Promis
     const redisB = await startRedis()
     const redisC = await startRedis()
     const redisD = await startRedis()
+    const redisE = BASELINE_MAIN === undefined ? undefined : await startRedis()
     const children: ServerChild[] = []
     const proxies: ProxyProcess[] = []
     try {
@@ -338,6 +339,12 @@ export async function runCompare(log: (line: string) => void = () => {}): Promis
         },
         { name: "bare Node + sluice's acquire and release scripts", url: children[3]!.url, pid: children[3]!.pid },
       ]
+      // another build beside this one, on a Redis of its own (before and after a change, in the same turns)
+      if (redisE !== undefined) {
+        const baseline = await spawnProxy({ ...base, SLUICE_REDIS_URL: redisE.url }, undefined, BASELINE_MAIN)
+        proxies.push(baseline)
+        targets.push({ name: 'baseline build, Redis', url: baseline.url, pid: baseline.pid })
+      }
       const figures = await measureInTurns(targets, { connections: 32, rounds: ROUNDS, roundMs: ROUND_MS, baseline: 0 })
       results.throughput = {
         names: targets.map((t) => t.name),
@@ -351,6 +358,7 @@ export async function runCompare(log: (line: string) => void = () => {}): Promis
       await redisB.close()
       await redisC.close()
       await redisD.close()
+      await redisE?.close()
       await sim.stop()
     }
   }

@@ -14,12 +14,11 @@ import { Waiter, type WaiterState, type WaiterWatch } from './waiter.js'
 export type KeyWaiter = Waiter<KeySemaphore>
 
 /**
- * One shared semaphore — an (instance, endpoint) pair — as this replica knows it, and the one owner of
- * that state (docs/redis-limiter.md, "The replica's side"): its waiters and their lifecycle
- * (waiter.ts), the counts the queue bounds read, the permits it holds with their leases, what Redis
- * last said (the head of the queue, the limit in force), the ids to give back once Redis answers, and
- * its sync and safety timer. It sends nothing itself: Waiting, SyncLoop and adoption run the scripts
- * and tell it what they sent and what came back.
+ * One shared semaphore — an (instance, endpoint) pair — as this replica knows it, and the one owner of that state
+ * (docs/redis-limiter.md, "The replica's side"): its waiters and their lifecycle (waiter.ts), the queue bounds' counts,
+ * the permits it holds (one perhaps kept, or being reused) with their leases, what Redis last said (head, limit), the
+ * ids to give back once Redis answers, its sync and safety timer. It sends nothing itself: Waiting, SyncLoop and
+ * adoption run the scripts and tell it what they sent and what came back.
  */
 export class KeySemaphore {
   readonly #context: SemaphoreContext<KeySemaphore>
@@ -27,11 +26,8 @@ export class KeySemaphore {
   #arg: string
   /** the limit in force, as Redis last said (a learned limit changes with the API's answers) */
   #limit: number
-  /**
-   * when this replica last refreshed its liveness and the key's description in Redis (monotonic ms);
-   * -Infinity until the first time: 0 would read as "announced at start" on a young process's clock,
-   * and its first waiters, unannounced, would be dropped from the queue as a dead replica's
-   */
+  /** when this replica last refreshed its liveness and the key's description in Redis (monotonic ms); -Infinity until the
+   * first time: 0 would read as "announced at start" on a young process's clock, and its first waiters dropped as a dead replica's */
   #announcedAt: number
   readonly #waiters = new Map<string, KeyWaiter>()
   readonly #bounds = new QueueBounds<KeySemaphore>()
@@ -80,9 +76,33 @@ export class KeySemaphore {
     return this.#held
   }
 
-  /** A grant (or an adoption) made this permit ours, under `id`. */
-  hold(id: string, permit: SluicePermit, leaseUntil: number, grantedAt: number): void {
-    this.#held.hold(id, permit, leaseUntil, grantedAt)
+  /** A grant (or an adoption) made this permit ours, under `id` (`since`: Redis granted it then, if earlier: a kept permit). */
+  hold(id: string, permit: SluicePermit, leaseUntil: number, grantedAt: number, since = grantedAt): void {
+    this.#held.hold(id, permit, leaseUntil, grantedAt, since)
+  }
+
+  /** Keeps a permit for the next request (kept-permits.ts), or with none takes it: the one kept before is returned. */
+  keep(kept?: HeldView['kept']): HeldView['kept'] {
+    return this.#held.swapKept(kept)
+  }
+
+  /** A kept permit's reuse goes out for `ticket` (a sync keeps its id), or (none) ended: false if its request went to the fallback. */
+  reusing(id: string, ticket?: Ticket): boolean {
+    if (ticket === undefined) return this.#held.reuseEnded(id)
+    this.#held.reuseSent(id, ticket)
+    return true
+  }
+
+  /** Redis became unreachable: requests whose reuse is on its way go to the fallback; their ids go back once Redis answers. */
+  detachReuses(): Ticket[] {
+    const { ids, tickets } = this.#held.detachReuses()
+    if (ids.length > 0) this.dropLater(ids)
+    return tickets
+  }
+
+  /** Nobody has queued since Redis said the queue was empty, as far as this replica heard (HeadHint.quiet). */
+  get quiet(): boolean {
+    return this.#head.quiet
   }
 
   /** Where the stale-head messages stand now (HeadHint.mark): a script sent now passes it back with its reply. */
@@ -120,11 +140,7 @@ export class KeySemaphore {
     this.#context.limitHeard(this, limit)
   }
 
-  /**
-   * This replica holds exactly the key's limit of permits: a new request can only queue, and the head
-   * Redis names may be ours to hand over. Holding MORE is not "all": permits granted during an outage
-   * were counted again (adopt), and each release must give its surplus slot back.
-   */
+  /** Exactly the limit held here: a request can only queue. MORE is not "all": an outage's permits counted again give their surplus back. */
   #holdsAll(): boolean {
     return this.#held.size === this.#limit
   }
@@ -208,6 +224,7 @@ export class KeySemaphore {
   acquireAnswered(sent: AcquireSent, reply: ReplyHeard): void {
     if (sent.announce) this.#announcedAt = Math.max(this.#announcedAt, sent.sentAt)
     if (reply.forgot && sent.announcedBefore) this.#book.forgotten()
+    this.#head.queueHeard(reply.quiet === true && !(reply.forgot && sent.announcedBefore), sent.mark)
     this.heardLimit(reply.limit)
     this.#held.heardTotal(reply.held)
   }
@@ -225,10 +242,7 @@ export class KeySemaphore {
     return waiter.state === 'queued'
   }
 
-  /**
-   * Its waiting ends: `granted`, `failed`, `withdrawn` (an id sent is given back by the caller's
-   * release), `detached` (an id sent is given back once Redis answers again).
-   */
+  /** Its waiting ends: `granted`, `failed`, `withdrawn` (an id sent is given back by the caller), `detached` (once Redis answers). */
   leave(waiter: KeyWaiter, end: 'granted' | 'failed' | 'withdrawn' | 'detached'): void {
     const sent = waiter.sent
     if (waiter.move(end) && end === 'detached' && sent) this.dropLater([waiter.id])
@@ -239,11 +253,8 @@ export class KeySemaphore {
     waiter.move('confirming')
   }
 
-  /**
-   * It waits again under the new id `id`, placed by its age (see Waiting.requeue). Counted against the
-   * queue bounds, it keeps its place there; sent with `full` (it was let in for a slot free at once,
-   * and granted), it goes through the bounds again as a new waiter would: the bound holds.
-   */
+  /** It waits again under the new id `id`, placed by its age (Waiting.requeue). Counted against the queue bounds, it keeps
+   * its place; sent with `full` (let in for a free slot, and granted), it goes through the bounds as a new waiter would. */
   requeue(old: KeyWaiter, id: string): KeyWaiter {
     const counted = !this.#bounds.isPending(old)
     old.move('requeued')
@@ -282,11 +293,10 @@ export class KeySemaphore {
   }
 
   /**
-   * The waiter a permit given back now is handed to, here and now, or undefined (the hint is used
-   * once): only when this replica held every permit of the key, Redis named one of our queued waiters
-   * as the head, it is of the permit's app (the id Redis keeps names the app it counts), and the lease
-   * is sure to last beyond the next renewal (a stalled replica hands over nothing). Why this is fair
-   * and safe: docs/redis-limiter.md, "Inside one replica", and test/limiter/redis/handover.test.ts.
+   * The waiter a permit given back now is handed to, here and now, or undefined (the hint is used once): only when this
+   * replica held every permit of the key, Redis named one of our queued waiters as the head, it is of the permit's app
+   * (the id Redis keeps names the app it counts), and the lease is sure to last beyond the next renewal (a stalled
+   * replica hands over nothing). Why fair and safe: docs/redis-limiter.md, "Inside one replica", and handover.test.ts.
    */
   handOver(heldAll: boolean, leaseUntil: number, now: number, app: string): KeyWaiter | undefined {
     const hint = this.#head.take()
@@ -320,7 +330,7 @@ export class KeySemaphore {
     const marks = this.#book.take()
     // queued, and others Redis may have (an acquire on its way, a grant being confirmed): a reconciliation keeps both
     const waiting: string[] = []
-    const keep: string[] = []
+    const keep: string[] = this.#held.reusingIds() // a kept permit's reuse on its way: renewed by it, not a ghost
     for (const w of this.#waiters.values()) if (w.sent) (w.state === 'queued' ? waiting : keep).push(w.id)
     const { ids: renewing, sure } = this.#held.renewing(now + this.#context.syncMs)
     return {
@@ -337,6 +347,7 @@ export class KeySemaphore {
   /** Redis may come back as another server or an older state (a failover): reconcile and count again (docs/redis-limiter.md, "Failure modes"). */
   mayHaveMoved(): void {
     this.#book.mayHaveMoved()
+    this.#head.noisy() // nor is its queue as last heard: no permit is kept on it
   }
 
   /** A sync failed: it may or may not have run, so the epoch it wrote is not known. */
@@ -344,11 +355,8 @@ export class KeySemaphore {
     this.#book.failed()
   }
 
-  /**
-   * What every sync reply says: held permits counted again, liveness announced, limit, head; and the
-   * leases it found `lost`, `recounted` (those not sent yet leave: HeldPermits.recounted) and renewed
-   * until `leaseUntil`. Returns the permits that left.
-   */
+  /** What every sync reply says: held permits counted again, liveness announced, limit, head; and the leases it found `lost`,
+   * `recounted` (those not sent yet leave: HeldPermits.recounted) and renewed until `leaseUntil`. Returns those that left. */
   synced(sent: SyncSent, reply: ReplyHeard & { readonly head: string | undefined }, leases: SyncedLeases): LeftHere {
     this.#book.synced(sent, reply.forgot)
     this.#announcedAt = Math.max(this.#announcedAt, sent.sentAt)

@@ -17,6 +17,8 @@ export interface RedisLimiterDeps {
   readonly replicaId?: string
   /** weights and caps per app (README "Fair share between apps"); default: every app weight 1, no caps */
   readonly fairness?: FairShare
+  /** how long a permit may be kept for this replica's next request (kept-permits.ts: KEEP_FOR_MS; tests: 0 keeps none) */
+  readonly keepForMs?: number
 }
 
 /** What a replica logs when Redis's data was lost or older than its own, or a key is stuck (docs/redis-limiter.md, "Failure modes"). */

@@ -112,7 +112,7 @@ export class RedisLimiter implements Limiter {
         syncMs: this.#syncMs,
         liveMs: settings.leaseMs,
         idleMs: settings.leaseMs * 3,
-        fairness: deps.fairness,
+        ...{ fairness: deps.fairness, keepForMs: deps.keepForMs, keepPermits: settings.keepPermits },
       },
       {
         makePermit: (key, limits, grant, waitedMs, app) => this.#permit(key, limits, grant, waitedMs, app),

@@ -44,7 +44,8 @@ end
 -- (just "<id>" when the queue is empty): the replica granted holds the only permit, so when it learns
 -- that its own waiter is next it hands the permit over on release without a round trip (see
 -- handOver in key-semaphore.ts). Returns the number of holders afterwards and, at limit 1 or when
--- want_head is set, that head (false when the queue is empty or not asked). No head is named while
+-- want_head is set, that head (false when the queue is empty or not asked), and whether it emptied
+-- the queue (acquire tells its replica, which may then keep a permit: kept-permits.ts). No head is named while
 -- the semaphore counts more holders than its limit (permits granted during an outage and adopted):
 -- a replica holding "all" of them must give its surplus back, not hand it on. Given a table
 -- "granted", also lists the ids granted. "top": a start tag already served (a handover's), for V.
@@ -141,7 +142,7 @@ local function grant(holders, queue, meta, lease, chan, limit, held, idle, grant
       redis.call('PUBLISH', chan .. rid, ${luaGrantMessage('id', 'next_head')})
     end
   end
-  return held, next_head
+  return held, next_head, empty
 end
 
 -- The limit argument: {fixed = n}, or the bounds of a learned limit.

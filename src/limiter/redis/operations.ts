@@ -4,6 +4,7 @@ import { HEARTBEAT_SCRIPT } from './heartbeat/index.js'
 import { RATE_SCRIPT } from './rate/index.js'
 import { RELEASE_SCRIPT } from './release/index.js'
 import { RENEW_SCRIPT } from './renew/index.js'
+import { REUSE_SCRIPT } from './reuse/index.js'
 import { ACTIVE_SCRIPT, STATUS_SCRIPT } from './status/index.js'
 import { SYNC_SCRIPT } from './sync/index.js'
 
@@ -15,6 +16,7 @@ export const REDIS_OPERATIONS: readonly string[] = [
   RATE_SCRIPT,
   RELEASE_SCRIPT,
   RENEW_SCRIPT,
+  REUSE_SCRIPT,
   STATUS_SCRIPT,
   ACTIVE_SCRIPT,
   SYNC_SCRIPT,

@@ -1,4 +1,5 @@
 import type { PermitOutcome } from '../types.js'
+import type { KeptPermits } from './kept-permits.js'
 import type { ReplicaScripts } from './replica-scripts.js'
 import type { Semaphores } from './semaphores.js'
 import type { SharedHooks } from './shared-types.js'
@@ -12,6 +13,8 @@ export interface ReleasesDeps {
   readonly now: () => number
   /** the waiters' side: a permit handed over ends a wait there; ids go back to Redis through it (its reply may grant our waiters) */
   readonly waiting: Pick<Waiting, 'grant' | 'giveBack'>
+  /** permits kept for this replica's next request while nobody waits (kept-permits.ts) */
+  readonly kept: KeptPermits
 }
 
 /** The permits this replica holds from Redis, from grant to release (or handover to one of our own waiters). */
@@ -53,7 +56,7 @@ export class Releases {
       // would; the answer is learned there). docs/redis-limiter.md, "Inside one replica".
       this.#d.waiting.grant(next, grant.id, back.leaseUntil)
       setImmediate(() => void this.#d.waiting.giveBack(sem, [next.id], true, answer, true))
-    } else {
+    } else if (!this.#d.kept.keep(sem, grant.id, permit.limits, permit.app, answer, back)) {
       void this.#d.waiting.giveBack(sem, [grant.id], back.heldAll, answer)
     }
   }

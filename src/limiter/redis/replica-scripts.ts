@@ -4,6 +4,7 @@ import { adopt } from './adopt/index.js'
 import type { SemaphoreKeys } from './keys.js'
 import { release, type ReleaseArgs, type ReleaseResult } from './release/index.js'
 import { renew } from './renew/index.js'
+import { reuse } from './reuse/index.js'
 import type { RunOptions, ScriptRunner } from './script.js'
 import { sync, type SyncArgs, type SyncReply } from './sync/index.js'
 
@@ -16,6 +17,8 @@ export interface ReplicaConstants {
   readonly liveMs: number
   /** an untouched semaphore's keys expire after this */
   readonly idleMs: number
+  /** redis.keepPermits: permits may be kept, so an acquire queued alone tells the holders' replicas (acquire/lua.ts) */
+  readonly keepPermits?: boolean
 }
 
 /** The semaphore a script is for: its keys, the limit argument in force, and the key its meta hash describes. */
@@ -58,6 +61,7 @@ export class ReplicaScripts {
         channelPrefix: r.channelPrefix,
         wantHead: a.wantHead,
         cost: a.cost,
+        tellAlone: r.keepPermits === true,
       },
       options,
     )
@@ -76,6 +80,12 @@ export class ReplicaScripts {
       answer: a.answer,
       served: a.served,
     })
+  }
+
+  /** A kept permit confirmed for a new request, or released (reuse/lua.ts). */
+  reuse(sem: ScriptTarget, id: string): Promise<{ readonly reused: boolean; readonly limit: number | undefined }> {
+    const { leaseMs, idleMs, channelPrefix } = this.replica
+    return reuse(this.runner, sem.keys, { id, limit: sem.arg, leaseMs, idleMs, channelPrefix })
   }
 
   renew(sem: ScriptTarget, id: string): Promise<boolean> {

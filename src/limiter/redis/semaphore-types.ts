@@ -51,6 +51,8 @@ export interface SemaphoreContext<S> {
 /** What a script's reply tells a semaphore whatever its operation: the loss of this replica, the limit in force, the permits counted (every replica's). */
 export interface ReplyHeard {
   readonly forgot: boolean
+  /** an acquire granted at once whose grant found the queue empty (kept-permits.ts) */
+  readonly quiet?: boolean
   readonly limit: number | undefined
   readonly held?: number | undefined
 }

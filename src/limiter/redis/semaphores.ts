@@ -151,7 +151,7 @@ export class Semaphores {
   /** The semaphore of a waiter that was queued in Redis and is done here, unless its id is a permit held now (granted by a reply). */
   retired(id: string): KeySemaphore | undefined {
     const sem = this.#retired.get(id, this.#config.now())
-    if (sem === undefined || (this.#byTag.get(sem.tag) ?? sem).held.get(id) !== undefined) return undefined
+    if (sem === undefined || (this.#byTag.get(sem.tag) ?? sem).held.has(id)) return undefined
     return this.#byTag.get(sem.tag) ?? sem
   }
 

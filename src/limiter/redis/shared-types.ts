@@ -28,6 +28,10 @@ export interface SharedConfig {
   readonly now?: () => number
   /** weights and caps per app (README "Fair share between apps"); default: every app weight 1, no caps */
   readonly fairness?: FairShare
+  /** how long a permit may be kept for this replica's next request (kept-permits.ts; KEEP_FOR_MS unless a test says) */
+  readonly keepForMs?: number
+  /** redis.keepPermits: off (the default), no permit is kept and the scripts run as without the feature */
+  readonly keepPermits?: boolean
 }
 
 /** What the shared side asks of the limiter around it. */

@@ -3,6 +3,7 @@ import type { KeyStatus, PermitKey, PermitOutcome } from '../types.js'
 import { adoptPermits } from './adoption.js'
 import { parseGrantMessage } from './grant-message.js'
 import type { GlobalKeys } from './keys.js'
+import { KeptPermits } from './kept-permits.js'
 import { Releases } from './releases.js'
 import { ReplicaScripts } from './replica-scripts.js'
 import type { ScriptRunner } from './script.js'
@@ -26,6 +27,7 @@ export class SharedPermits {
   readonly #waiting: Waiting
   readonly #releases: Releases
   readonly #sync: SyncLoop
+  readonly #kept: KeptPermits
   readonly #fairness: FairShare
   readonly #now: () => number
   readonly #nextId: ReturnType<typeof waiterIds>
@@ -56,9 +58,21 @@ export class SharedPermits {
     this.#scripts = new ReplicaScripts(scripts, config)
     // one direction: Releases and SyncLoop use Waiting, which gives ids back and reads what Redis grants in reply
     const common = { scripts: this.#scripts, semaphores: this.#semaphores, hooks, now }
-    this.#waiting = new Waiting({ ...common, fairness: this.#fairness, nextId: this.#nextId })
-    this.#releases = new Releases({ ...common, waiting: this.#waiting })
-    this.#sync = new SyncLoop({ ...common, waiting: this.#waiting, nextSequence: this.#nextId.next })
+    this.#kept = new KeptPermits({
+      now,
+      release: (sem, ids) => this.#waiting.giveBack(sem, ids),
+      syncMs: config.syncMs,
+      keepForMs: config.keepPermits === true ? config.keepForMs : 0,
+    })
+    const kept = this.#kept
+    this.#waiting = new Waiting({ ...common, fairness: this.#fairness, nextId: this.#nextId, kept })
+    this.#releases = new Releases({ ...common, waiting: this.#waiting, kept })
+    this.#sync = new SyncLoop({
+      ...common,
+      waiting: this.#waiting,
+      nextSequence: this.#nextId.next,
+      beforeSync: (sem) => kept.drop(sem),
+    })
   }
 
   /** A key's limit as this replica last heard it from Redis (for the fallback's share while Redis is away). */
@@ -120,11 +134,19 @@ export class SharedPermits {
       waiter.semaphore.leave(waiter, 'detached')
       waiter.ticket.leftBackend()
     }
+    const tickets = waiters.map((w) => w.ticket)
     for (const sem of this.#semaphores.all()) {
       sem.stopSafety()
+      // a request whose kept permit's reuse is on its way goes to the fallback like a queued acquire
+      for (const ticket of sem.detachReuses()) {
+        ticket.leftBackend()
+        tickets.push(ticket)
+      }
+      // a kept permit is given back once Redis answers, and never used meanwhile (Redis may come back without it)
+      this.#kept.drop(sem)
       this.#semaphores.collect(sem)
     }
-    return waiters.map((w) => w.ticket).sort((a, b) => a.arrivedAt - b.arrivedAt)
+    return tickets.sort((a, b) => a.arrivedAt - b.arrivedAt)
   }
 
   /** Counts in Redis the permits granted without it that are still in flight (adoption.ts). */
@@ -162,11 +184,15 @@ export class SharedPermits {
       }))
   }
 
-  /** Tags of the semaphores this replica holds permits of or waits for. */
+  /**
+   * Tags of the semaphores this replica holds permits of or waits for; not one whose only permit is kept for a next
+   * request (kept-permits.ts): no request is on it, and listed, every key used within the window would be read by
+   * every scrape (docs/redis-limiter.md, "Status and metrics").
+   */
   activeTags(): string[] {
     return this.#semaphores
       .all()
-      .filter((s) => s.isActive())
+      .filter((s) => s.isActive() && !(s.held.kept !== undefined && s.held.size === 1 && !s.hasQueued))
       .map((s) => s.tag)
   }
 
@@ -191,6 +217,7 @@ export class SharedPermits {
   /** The limiter is draining (shutdown): parked waiters are not let in any more, only failed (Waiting.closing). */
   closing(): void {
     this.#waiting.closing()
+    this.#kept.close()
   }
 
   /** Clears timers (close). */

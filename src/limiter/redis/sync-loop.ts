@@ -16,6 +16,8 @@ export interface SyncLoopDeps {
   readonly waiting: Pick<Waiting, 'grant' | 'requeue' | 'giveBack'>
   /** the sequence of the next id this replica makes (waiter-id.ts): a reconciliation spares the ids from it on */
   readonly nextSequence?: () => string
+  /** just before a sync of the key goes out: a kept permit joins its drops (kept-permits.ts) */
+  readonly beforeSync?: (sem: KeySemaphore) => void
 }
 
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)))
@@ -56,6 +58,7 @@ export class SyncLoop {
   }
 
   async #sync(sem: KeySemaphore): Promise<void> {
+    this.#d.beforeSync?.(sem)
     const sent = sem.syncSent(this.#d.now())
     let reply: SyncReply
     try {

@@ -1,7 +1,9 @@
 import { LimiterClosedError, QueueFullError } from '../errors.js'
 import { queueRefusalOf, type FairShare } from '../fairness/policy.js'
 import type { AcquireReply } from './acquire/index.js'
+import type { Kept } from './held-permits.js'
 import type { KeySemaphore, KeyWaiter } from './key-semaphore.js'
+import type { KeptPermits } from './kept-permits.js'
 import type { Admission } from './semaphore-types.js'
 import type { Full } from './queue-bounds.js'
 import type { ReplicaScripts } from './replica-scripts.js'
@@ -21,6 +23,8 @@ export interface WaitingDeps {
   readonly now: () => number
   /** a new id of this replica (waiter-id.ts) */
   readonly nextId: (policy: { readonly app: string; readonly maxHeld: number }, arrivedAt: number) => string
+  /** permits kept for this replica's next request while nobody waits (kept-permits.ts) */
+  readonly kept: KeptPermits
 }
 
 /**
@@ -43,9 +47,54 @@ export class Waiting {
   enqueue(ticket: Ticket): void {
     const sem = this.#d.semaphores.of(ticket.key, ticket.options)
     const policy = this.#d.fairness.of(ticket.options.app)
+    const kept = this.#d.kept.take(sem, policy.app)
+    if (kept !== undefined) return void this.#reuse(sem, ticket, policy.app, kept)
     const waiter = sem.join(this.#d.nextId(policy, ticket.arrivedAt), ticket, policy)
     ticket.servedBy(() => this.withdraw(waiter))
     this.#start(waiter, sem.enter(waiter))
+  }
+
+  /**
+   * A permit this replica kept serves the request if Redis confirms it, in one script (reuse/lua.ts): still a holder,
+   * nobody waiting, within the limit in force; else Redis released it and the request acquires anew (kept-permits.ts).
+   */
+  async #reuse(sem: KeySemaphore, ticket: Ticket, app: string, kept: Kept): Promise<void> {
+    const sentAt = this.#d.now()
+    ticket.servedBy(() => {}) // failed meanwhile: a permit the reply confirms goes back below
+    sem.reusing(kept.id, ticket) // ours in Redis until the reply: a sync keeps it, a fallback takes its request
+    let reply: { readonly reused: boolean; readonly limit: number | undefined }
+    try {
+      reply = await this.#d.scripts.reuse(sem, kept.id)
+    } catch (err) {
+      if (!sem.reusing(kept.id)) return // detached: the fallback serves it, the id goes back once Redis answers
+      ticket.leftBackend()
+      if (isKeyError(err)) {
+        this.#d.hooks.keyBroken(sem.key, err)
+        return ticket.fail(new LimiterClosedError(`Redis refused the semaphore of ${describeKey(sem.key)}`))
+      }
+      // it may or may not have run: the id goes back once Redis answers (through the key's state here, made anew if forgotten)
+      this.#d.semaphores.of(ticket.key, ticket.options).dropLater([kept.id])
+      this.#d.hooks.failed(err)
+      return this.#d.hooks.reroute(ticket)
+    }
+    // the fallback took the request meanwhile: the id (renewed or not) goes back once Redis answers (detachReuses)
+    if (!sem.reusing(kept.id)) return
+    ticket.leftBackend()
+    // the key's state here may have been forgotten while the script ran (nothing held, nobody waiting)
+    const now = this.#d.semaphores.of(ticket.key, ticket.options)
+    now.heardLimit(reply.limit)
+    if (!reply.reused) {
+      if (!ticket.settled) this.enqueue(ticket)
+      else this.#d.semaphores.collect(now)
+      return
+    }
+    const grant = { kind: 'redis', tag: now.tag, id: kept.id } as const
+    const taken = ticket.succeed((waitedMs) => {
+      const permit = this.#d.hooks.makePermit(now.key, ticket.options, grant, waitedMs, app)
+      now.hold(kept.id, permit, sentAt + this.#leaseMs, this.#d.now(), kept.since)
+      return permit
+    })
+    if (!taken) void this.giveBack(now, [kept.id])
   }
 
   /**
@@ -123,7 +172,9 @@ export class Waiting {
       if (waiter.live) this.#attemptFailed(waiter, err)
       return
     }
-    sem.acquireAnswered(sent, reply)
+    sem.acquireAnswered(sent, { ...reply, quiet: reply.kind === 'granted' && reply.quiet })
+    // one of ours waits (or was refused, the key full): a permit kept meanwhile serves the queue instead
+    if (reply.kind !== 'granted') this.#d.kept.giveBack(sem)
     // Withdrawn meanwhile: the release sent after this acquire on the same connection undoes it.
     if (!waiter.live) return
     if (reply.kind === 'granted') {
@@ -304,6 +355,10 @@ export class Waiting {
 
   /** A request re-queued by its age went ahead of the head this replica may have been told of. */
   onHeadStale(tag: string): void {
-    this.#d.semaphores.byTag(tag)?.headStale()
+    const sem = this.#d.semaphores.byTag(tag)
+    if (sem === undefined) return
+    sem.headStale()
+    // someone may be queued now: a permit kept for our next request goes to them instead
+    this.#d.kept.giveBack(sem)
   }
 }

@@ -371,4 +371,45 @@ describe('redis scripts: commands per request', () => {
     // two holders above the learned limit 1: no head named
     expect(withHead).toEqual({ kind: 'queued', head: false, forgot: false, limit: 1, held: 2 })
   })
+  it('redis.keepPermits on: an acquire queued alone at the head also tells the holders’ replicas (ZRANGE, PUBLISH); off, not', async () => {
+    const client = redis.client()
+    const scripts = new Scripts(client, undefined, 5_000)
+    const prefix = uniquePrefix('cost-keep')
+    let sequence = 0
+    const acq = (k: string, replica: string, tellAlone: boolean) =>
+      acquire(scripts, semaphoreKeysOf(prefix, k), {
+        id: waiterId({
+          replicaId: replica,
+          sequence: ++sequence,
+          arrivedAt: Date.now(),
+          maxHeld: Infinity,
+          app: 'web',
+        }),
+        replicaId: replica,
+        limit: '1',
+        leaseMs: LEASE,
+        liveMs: LEASE,
+        idleMs: 3 * LEASE,
+        ageMs: 0,
+        full: false,
+        announce: false,
+        instance: 'org1',
+        endpoint: 'POST /accounts/search',
+        channelPrefix: grantChannelPrefix(prefix),
+        wantHead: false,
+        cost: 1,
+        tellAlone,
+      })
+    // on each key r1 holds the only permit (it may be keeping it for its next request), and a waiter of r2 queues alone
+    const queuedAlone = async (k: string, tellAlone: boolean) => {
+      await acq(k, 'r1', false)
+      return await commandsOf(client, () => acq(k, 'r2', tellAlone))
+    }
+    const off = await queuedAlone('off', false)
+    const on = await queuedAlone('on', true)
+    // on, r1 hears someone waits (a kept permit goes back at once, kept-permits.ts): the holders read, one PUBLISH
+    expect(on).toEqual({ ...off, zrange: off.zrange! + 1, publish: 1 })
+    expect(off.publish).toBeUndefined()
+    client.disconnect()
+  })
 })

@@ -58,9 +58,10 @@ describe('redis limiter: contention', () => {
   it.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
     `an uncontended permit costs one Redis round trip to acquire and one to release ${needs('redis-server')}`,
     async () => {
-      // long lease: no renewal or heartbeat runs during the measurement
+      // long lease: no renewal or heartbeat runs during the measurement; no permit kept for the next
+      // request (kept-permits.test.ts: the next costs none)
       const settings = testSettings(redis.url, { leaseMs: 60_000 })
-      const limiter = await redisLimiter(settings)
+      const limiter = await redisLimiter(settings, { keepForMs: 0 })
       const inspect = redis.client()
       const warm = await limiter.acquire(key, opts(5)) // loads the script on the connection
       warm.release()

@@ -92,6 +92,8 @@ export function fakeShared(
     startAt?: number | undefined
     fairness?: unknown
     waiterMoved?: (id: string, from: WaiterState, to: WaiterState) => void
+    /** redis.keepPermits (off by default, as in production) */
+    keepPermits?: boolean
   } = {},
 ) {
   const scripts = new FakeScripts()
@@ -110,6 +112,7 @@ export function fakeShared(
       liveMs: LEASE_MS,
       idleMs: 3 * LEASE_MS,
       now: () => now,
+      keepPermits: o.keepPermits === true,
       ...(o.fairness === undefined ? {} : { fairness: new FairShare(fairnessSettingsSchema.parse(o.fairness)) }),
     },
     {

@@ -21,6 +21,7 @@ export function testSettings(url: string, overrides: Partial<RedisSettings> = {}
     fallback: 'local',
     // generous: a loaded 2-core machine can delay replies; a stopped server is noticed at once anyway
     commandTimeoutMs: 5_000,
+    keepPermits: false,
     ...overrides,
   }
 }
@@ -49,7 +50,7 @@ export function memoryLog(): {
 
 export async function redisLimiter(
   settings: RedisSettings,
-  deps: { observer?: LimiterObserver; replicaId?: string; fairness?: FairShare } = {},
+  deps: { observer?: LimiterObserver; replicaId?: string; fairness?: FairShare; keepForMs?: number } = {},
 ): Promise<RedisLimiter> {
   return await createRedisLimiter(settings, { log: memoryLog(), ...deps })
 }
@@ -112,4 +113,12 @@ export async function heardByAll(redis: Redis, prefix: string, n: number, timeou
 
 export async function closeAll(limiters: readonly Limiter[]): Promise<void> {
   await Promise.all(limiters.map((l) => l.close()))
+}
+
+/** EVAL + EVALSHA calls a server has executed so far (INFO commandstats): only meaningful on a server of the test's own. */
+export async function scriptCallsOf(client: { info(section: string): Promise<string> }): Promise<number> {
+  const info = await client.info('commandstats')
+  let total = 0
+  for (const m of info.matchAll(/^cmdstat_(eval|evalsha):calls=(\d+)/gm)) total += Number(m[2])
+  return total
 }

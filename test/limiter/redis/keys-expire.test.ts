@@ -65,4 +65,21 @@ describe('redis limiter: no key without an expiry', () => {
     expect(seen.flat()).toEqual([])
     await closeAll([a, b])
   })
+
+  it('after a kept permit is reused (the reuse script sets the expiry itself, not only the sync after it)', async () => {
+    // a long lease: no sync runs during the test (a sync would set the expiry anyway)
+    const settings = testSettings(redis.url, { leaseMs: 60_000, keepPermits: true })
+    const limiter = await redisLimiter(settings, { keepForMs: 10_000 })
+    const inspect = redis.client()
+    ;(await limiter.acquire(key, opts(1))).release() // kept
+    const [holders] = await inspect.keys(`${settings.keyPrefix}:*:holders`)
+    expect(await inspect.zcard(holders!)).toBe(1)
+    await inspect.persist(holders!) // as if the expiry had been lost: only the reuse can set it again
+    const next = await limiter.acquire(key, opts(1)) // the reuse script
+    expect(await inspect.pttl(holders!)).toBeGreaterThan(0)
+    expect(await keysWithoutTtl(inspect, settings.keyPrefix)).toEqual([])
+    next.release()
+    inspect.disconnect()
+    await limiter.close()
+  })
 })

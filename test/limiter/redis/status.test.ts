@@ -79,6 +79,8 @@ describe('redis limiter: status', () => {
     expect(semaphoreKeys.length).toBeGreaterThan(0)
     for (const k of semaphoreKeys) {
       const ttl = await inspect.pttl(k)
+      // gone since it was listed (the permit kept for a next request went back: kept-permits.ts) is fine; no TTL is not
+      if (ttl === -2) continue
       expect(ttl).toBeGreaterThan(0)
       expect(ttl).toBeLessThanOrEqual(3 * 500)
     }

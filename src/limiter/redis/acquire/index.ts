@@ -27,10 +27,14 @@ export interface AcquireArgs {
   readonly wantHead: boolean
   /** virtual time one permit costs the waiter's app: 1 / its weight (README "Fair share between apps") */
   readonly cost: number
+  /** queued alone at the head, tell the holders' replicas too (redis.keepPermits: one may keep a permit); default no */
+  readonly tellAlone?: boolean
 }
 
 export type AcquireReply = (
-  { readonly kind: 'granted' } | { readonly kind: 'queued'; readonly head: boolean } | { readonly kind: 'full' }
+  | { readonly kind: 'granted'; /** its grant found the queue empty (kept-permits.ts) */ readonly quiet: boolean }
+  | { readonly kind: 'queued'; readonly head: boolean }
+  | { readonly kind: 'full' }
 ) & {
   /** `announce` found that Redis no longer knew this replica: it lost its data since the last sync */
   readonly forgot: boolean
@@ -65,12 +69,13 @@ export async function acquire(
       a.wantHead ? '1' : '0',
       // 17 significant digits, as the scripts keep tags (lua-fair.ts)
       a.cost.toPrecision(17),
+      a.tellAlone === true ? '1' : '0',
     ],
     options,
   )) as [number, number, number, number | null | undefined, number | undefined]
   const forgot = reply[2] === 1
   const limit = reply[3] == null ? undefined : Number(reply[3])
-  if (reply[0] === 1) return { kind: 'granted', forgot, limit }
+  if (reply[0] === 1) return { kind: 'granted', quiet: reply[1] === 1, forgot, limit }
   if (reply[0] === 2) return { kind: 'full', forgot, limit }
   const held = reply[4] == null ? undefined : Number(reply[4])
   return { kind: 'queued', head: reply[1] === 1, forgot, limit, held }

@@ -5,7 +5,9 @@ import { withPrelude } from '../lua-prelude.js'
  * acquire: take a permit now, or join the queue (docs/redis-limiter.md, "Scripts": what it does and why it is safe).
  * KEYS: holders queue meta learned
  * ARGV: id replica limit leaseMs liveMs idleMs ageMs full announce instance endpoint channelPrefix wantHead cost
- * Reply: {1, 0, f, L} granted · {0, 0, f, L} queued · {0, 1, f, L} queued at the head (asked with wantHead)
+ *       tellAlone ('1': queued alone at the head, it tells the holders' replicas too: one may keep a permit, kept-permits.ts)
+ * Reply: {1, e, f, L} granted (e 1: its grant found the queue empty, so its replica may keep the permit for
+ *        its next request: kept-permits.ts) · {0, 0, f, L} queued · {0, 1, f, L} queued at the head (asked with wantHead)
  *        · {2, 0, f, L} refused, full. f: Redis no longer knew this replica (it lost its data; a `!<replica>`
  *        mark is left for sync). L: the limit in force; left out when the holders fill the ceiling of a
  *        learned limit, so no limit it could be lets anyone in (the learned value is not read).
@@ -21,6 +23,7 @@ local lease, live, idle = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]
 local age, full = tonumber(ARGV[7]), ARGV[8] == '1'
 local announce, announced_before = ARGV[9] ~= '0', ARGV[9] == '2'
 local chan, want_head, cost = ARGV[12], ARGV[13] == '1', tonumber(ARGV[14] or '1')
+local tell_alone = ARGV[15] == '1'
 local forgot = 0
 if announce then
   if redis.call('HEXISTS', meta, '@' .. rid) == 0 then forgot = 1 end
@@ -37,10 +40,14 @@ local held = redis.call('ZCARD', holders)
 -- waiter queues and grant has nothing to do, so the learned value is not read (docs/redis-limiter.md,
 -- "Scripts", costs) — unless the head is asked for, which needs the limit (no head is named above it).
 local limit = nil
+local emptied = false
 if spec.fixed or held < spec.ceiling or want_head then
   limit = effective_limit(learned, spec)
   -- a full semaphore has nothing to grant: grant only with a slot free (it would run no command else)
-  if held < limit then held = grant(holders, queue, meta, lease, chan, limit, held, idle) end
+  if held < limit then
+    local _
+    held, _, emptied = grant(holders, queue, meta, lease, chan, limit, held, idle)
+  end
   -- more holders than the limit (adopted after an outage): no head is named, the surplus goes back
   if held > limit then want_head = false end
 end
@@ -51,7 +58,7 @@ if limit and held < limit then
   if cap == nil or (held_by_app(holders)[app_of(id)] or 0) < cap then
     redis.call('ZADD', holders, clock() + lease, id)
     redis.call('PEXPIRE', holders, idle)
-    return {1, 0, forgot, limit}
+    return {1, emptied and 1 or 0, forgot, limit}
   end
 end
 if full then return {2, 0, forgot, limit} end
@@ -78,15 +85,17 @@ local first = redis.call('ZRANGE', queue, 0, 1)
 -- this one) and every replica with a waiter in it renews it every third of a lease (sync): it has one.
 if not first[2] then redis.call('PEXPIRE', queue, idle) end
 local at_head = first[1] == id
-if at_head and first[2] then
+if at_head and (first[2] or tell_alone) then
   -- Placed ahead of the waiter that was the head: a replica holding permits may have been told that
-  -- waiter is next (to hand it a permit on release), so every holder's replica hears that the head
-  -- it knows of is stale: " <tag>" on its channel.
+  -- waiter is next (to hand it a permit on release); or alone (asked with tellAlone: redis.keepPermits), the queue was empty: a replica may be
+  -- keeping a permit for its own next request (kept-permits.ts). Either way every holder's replica
+  -- hears that what it knows of the head is stale: " <tag>" on its channel — alone, every one but
+  -- this waiter's own, which learns it from this reply (and would lose the head the reply names).
   local tag = string.match(holders, '{(.-)}')
   local told = {}
   for _, holder in ipairs(redis.call('ZRANGE', holders, 0, -1)) do
     local r = replica_of(holder)
-    if r and not told[r] then
+    if r and not told[r] and (first[2] or r ~= rid) then
       told[r] = true
       redis.call('PUBLISH', chan .. r, ${luaStaleHeadMessage('tag')})
     end
