@@ -1,7 +1,7 @@
 import type { Kept } from './held-permits.js'
 import type { KeySemaphore } from './key-semaphore.js'
 import type { LimitOptions } from './ticket.js'
-import type { Answer } from './waiting.js'
+import type { Answer } from './shared-types.js'
 
 /**
  * How long after Redis granted a permit this replica may keep serving its own requests with it, at most

@@ -60,3 +60,6 @@ export interface SharedHooks {
   /** every waiter move (tests follow the lifecycle with it) */
   waiterMoved?(id: string, from: WaiterState, to: WaiterState): void
 }
+
+/** What the API answered a released permit's request, for a learned limit (see the release script). */
+export type Answer = { readonly outcome: 'success' | 'throttled'; readonly heldMs: number }

@@ -9,11 +9,8 @@ import type { Full } from './queue-bounds.js'
 import type { ReplicaScripts } from './replica-scripts.js'
 import { isKeyError } from './script.js'
 import type { Semaphores } from './semaphores.js'
-import type { SharedHooks } from './shared-types.js'
+import type { Answer, SharedHooks } from './shared-types.js'
 import { describeKey, type Ticket } from './ticket.js'
-
-/** What the API answered a released permit's request, for a learned limit (see the release script). */
-export type Answer = { readonly outcome: 'success' | 'throttled'; readonly heldMs: number }
 
 export interface WaitingDeps {
   readonly scripts: ReplicaScripts
