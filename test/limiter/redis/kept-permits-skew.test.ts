@@ -1,22 +1,25 @@
-import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { createRedisLimiter } from '../../../src/limiter/redis/index.js'
 import { useRedis } from '../../support/use-redis.js'
 import { needs } from '../../support/tools.js'
+import { buildRelease, previous, previousInHistory } from '../../support/previous-release.js'
 import { eventually, key, memoryLog, opts, redisLimiter, sleep, testSettings } from './helpers.js'
 
 const redis = useRedis()
-/** the previous release, built by test/deploy/version-skew.test.ts */
-const OLD = '/tmp/sluice-release-879d1ac/dist/limiter/redis/index.js'
 
 // FIFO across replicas with the previous release beside (its acquire does not tell holders when it queues alone):
 // the reuse script sees the waiter and gives the kept permit to it (reuse/lua.ts).
-describe.skipIf(process.env.SLUICE_TEST_REDIS_URL || !existsSync(OLD))(
+describe.skipIf(process.env.SLUICE_TEST_REDIS_URL || !previousInHistory)(
   `redis limiter: a kept permit and a waiter of the previous release ${needs('redis-server')}`,
   () => {
     it('limit 1: a request that arrives here after the previous release’s waiter queued is served after it', async () => {
       const settings = testSettings(redis.url, { keepPermits: true, leaseMs: 60_000 })
-      const { createRedisLimiter: createOld } = (await import(OLD)) as { createRedisLimiter: typeof createRedisLimiter }
+      // the previous release's build (docs/deploy.md "Version skew"), shared with test/deploy/version-skew.test.ts
+      const oldModule = join(buildRelease(previous!.commit), 'dist', 'limiter', 'redis', 'index.js')
+      const { createRedisLimiter: createOld } = (await import(oldModule)) as {
+        createRedisLimiter: typeof createRedisLimiter
+      }
       const old = await createOld(settings, { log: memoryLog() })
       const n = await redisLimiter(settings)
       const inspect = redis.client()
@@ -39,6 +42,6 @@ describe.skipIf(process.env.SLUICE_TEST_REDIS_URL || !existsSync(OLD))(
       inspect.disconnect()
       await Promise.all([old.close(), n.close()])
       expect(order).toEqual(['old', 'new'])
-    })
+    }, 180_000) // the first build of the previous release takes a while
   },
 )
