@@ -53,7 +53,9 @@ describe('wait predictions on a mixed run through the proxy', () => {
     // prediction-error.test.ts, where the machine cannot change it.
     const samples = parsePromText(await (await fetch(stack.proxy.adminUrl + '/metrics')).text())
     const lowerOver = share(samples, 'lower_bound', 0.05, Infinity)
-    expect(lowerOver.count).toBeGreaterThan(100)
+    // about 100–110 of the 280 requests queue with a prediction (how many depends on the machine's speed):
+    // enough for the 5% below to mean something
+    expect(lowerOver.count).toBeGreaterThan(50)
     expect(lowerOver.share).toBeLessThanOrEqual(0.05)
   })
 })
