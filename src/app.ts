@@ -165,7 +165,8 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     open,
     prefixes,
   )
-  // Built before the proxy: the request id is chosen at arrival, and a client's own only when the request authenticates.
+  // Built before the proxy: the request id is chosen at arrival, and a client's own only when the request
+  // authenticates.
   const apps = createAppGate(settings.apps, settings.credentials, settings.appHeader, {
     log: logger,
     upstreams: plans.slice(1).map((p) => p.name),
@@ -206,7 +207,8 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     registry: metrics.registry,
     orgs: metrics.orgs,
   })
-  // Permits not spent: identical reads share a call, lookup lists may be cached, hopeless waits are refused at once (checked before the limiter connects).
+  // Permits not spent: identical reads share a call, lookup lists may be cached, hopeless waits are refused at once
+  // (checked before the limiter connects).
   const endpointIds = endpoints.map((e) => e.id)
   // the same shares as the limiter's (src/limiter/index.ts): followers count toward them
   const fairShare = new FairShare(settings.fairness, queueShareOf(settings.queue, settings.apps.enabled))
@@ -277,7 +279,8 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     statusExtras: () => {
       const { versions, calendar, ...versioningState } = versioning.snapshot()
       const reused = reuse.status()
-      // Endpoints named as everywhere else (src/catalog/names.ts); the calendar by name, never its path on disk (README "Admin port").
+      // Endpoints named as everywhere else (src/catalog/names.ts); the calendar by name, never its path on disk (README
+      // "Admin port").
       return {
         versions: versions.map((v) =>
           v.learned === undefined
@@ -289,7 +292,8 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
           ...reused,
           permitsSaved: namedCounts(reused.permitsSaved, nameOf, ['coalesced', 'cacheHits']).map(withUpstream),
         },
-        // each app's use of the memory budget (each organisation's with app identity off): docs/deploy.md, "Memory: a budget"
+        // each app's use of the memory budget (each organisation's with app identity off): docs/deploy.md, "Memory: a
+        // budget"
         memory: budgetStatus(budget, settings.apps.enabled ? 'app' : 'org'),
         // host:port and the variable, never the proxy's credentials (docs/configuration.md, "A forward proxy")
         ...forwardProxyField(upstream.egress),

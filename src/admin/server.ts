@@ -120,7 +120,8 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
       learned: (nameOf === undefined ? (status.learned ?? []) : namedLearned(status.learned ?? [], nameOf)).map(
         withUpstream,
       ),
-      // keys with a rate used lately or learned, and their next free start (docs/redis-limiter.md, "Rates"); absent when none
+      // keys with a rate used lately or learned, and their next free start (docs/redis-limiter.md, "Rates"); absent
+      // when none
       ...(status.rates === undefined
         ? {}
         : {

@@ -132,7 +132,8 @@ export function compileCatalog(entries: readonly CatalogEntry[], options: Catalo
       id,
       method: entry.method,
       template: entry.path,
-      // an endpoint with a rate and no published limit may have N in progress: the fair queue still orders its waiters (docs/redis-limiter.md, "Rates")
+      // an endpoint with a rate and no published limit may have N in progress: the fair queue still orders its waiters
+      // (docs/redis-limiter.md, "Rates")
       limit: override ?? entry.limit ?? (entry.rate === undefined ? defaultLimit : entry.rate.requests),
       limitSource,
       ...(entry.since === undefined ? {} : { since: entry.since }),
@@ -167,7 +168,8 @@ export function compileCatalog(entries: readonly CatalogEntry[], options: Catalo
     byId.set(id, endpoint)
   }
 
-  // A rate for an id the catalog lacks would never apply: refused like a misspelt override (paths not in the catalog take `*`).
+  // A rate for an id the catalog lacks would never apply: refused like a misspelt override (paths not in the catalog
+  // take `*`).
   for (const id of rates.keys()) {
     if (id !== '*' && !byId.has(id)) {
       const near = nearestEndpointId(id, byId.keys())

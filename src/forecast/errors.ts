@@ -1,2 +1,3 @@
-// Defined with the limiter, which refuses a rate's start past the deadline with it too (docs/redis-limiter.md, "Rates").
+// Defined with the limiter, which refuses a rate's start past the deadline with it too (docs/redis-limiter.md,
+// "Rates").
 export { WaitTooLongError } from '../limiter/errors.js'

@@ -60,7 +60,8 @@ export function clientErrorHandler(options: ClientErrorOptions): (err: ParseErro
     const error = answerFor(err, options.maxHeaderBytes)
     const status = error.statusCode ?? 400
     const outcome = outcomeOf(error, status)
-    // A request already handed to the proxy (an error found mid-body, a body too slow): its own record says what it got.
+    // A request already handed to the proxy (an error found mid-body, a body too slow): its own record says what it
+    // got.
     if (inFlight !== undefined && inFlight.headersSent) return void socket.destroy()
     const tracked = inFlight !== undefined ? options.tracker?.ofResponse(inFlight) : undefined
     if (tracked !== undefined) {

@@ -51,10 +51,12 @@ export function accessLogFields(record: RequestRecord): AccessLogFields {
 
 /**
  * The access line in pino's shape, built by hand: every field is one sluice sets and none carries a
- * credential, so pino's walk and redaction would cost without protecting anything (docs/observability.md, "Request logs").
+ * credential, so pino's walk and redaction would cost without protecting anything (docs/observability.md, "Request
+ * logs").
  */
 export function accessLogLine(record: RequestRecord, now: number = Date.now()): string {
-  // Field for field as accessLogFields (a test holds the two together); undefined fields are left out, as JSON.stringify does.
+  // Field for field as accessLogFields (a test holds the two together); undefined fields are left out, as
+  // JSON.stringify does.
   const r = record
   return (
     `{"level":30,"time":${now}${PINO_BASE},"reqId":${str(r.requestId)},"instance":${str(r.instance)}` +

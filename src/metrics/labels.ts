@@ -23,7 +23,8 @@ export const UNAUTHENTICATED_ORG = '_unauthenticated'
 
 /**
  * The endpoint label: the endpoint's name (src/catalog/names.ts), bounded by the catalog; an unknown path not
- * shaped like a catalog template is `unknown` (docs/observability.md, "Labels: bounded, and never a path, an id or a secret").
+ * shaped like a catalog template is `unknown` (docs/observability.md, "Labels: bounded, and never a path, an id or a
+ * secret").
  */
 export function endpointLabeler(knownEndpointIds: Iterable<string>): (endpoint: string) => string {
   const nameOf = endpointNamer(knownEndpointIds)

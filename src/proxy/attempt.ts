@@ -186,10 +186,12 @@ export class UpstreamAttempt implements ForwardCallbacks {
     this.status = status
     this.span?.answered(status)
     this.deps.versioning.observeUpstream(call.decision, status, call.key)
-    // an upstream's own "over the limit" (GitHub's 403 with Retry-After) teaches a learned limit as a 429 does (docs/upstreams.md, "Over the limit")
+    // an upstream's own "over the limit" (GitHub's 403 with Retry-After) teaches a learned limit as a 429 does
+    // (docs/upstreams.md, "Over the limit")
     const throttled = this.deps.throttled(status, headers)
     this.outcome = throttled ? 'throttled' : status < 500 ? 'success' : 'neutral'
-    // a 429 of a spent quota per window is the rate's: learned concurrency limits do not count it (docs/learned-limits.md, "Rates")
+    // a 429 of a spent quota per window is the rate's: learned concurrency limits do not count it
+    // (docs/learned-limits.md, "Rates")
     const counted = this.permit.startCounted === true
     if (this.deps.onAnswerHead?.(call.key, status, headers, throttled, counted) === true) this.outcome = 'neutral'
     if (throttled) {

@@ -4,7 +4,8 @@ const DONE: IteratorResult<Buffer> = { value: undefined, done: true }
 
 /**
  * A request body's chunks, pulled one at a time. Node's own async iterator leaves seven closures on
- * the request until it is collected, which a queued request would keep all its wait; ours only while a chunk is awaited.
+ * the request until it is collected, which a queued request would keep all its wait; ours only while a chunk is
+ * awaited.
  */
 export function bodyChunks(stream: Readable): AsyncIterator<Buffer> {
   let ended = false

@@ -129,12 +129,14 @@ export function createProxyHandler(ctx: ProxyContext, route: UpstreamRoute) {
         rules,
       )
       if (admission.endpoint !== undefined) {
-        // One name in the log, the metrics, /status and the spans: an unknown path not shaped like a catalog template is `unknown`.
+        // One name in the log, the metrics, /status and the spans: an unknown path not shaped like a catalog template
+        // is `unknown`.
         trace.endpoint = catalog.nameOf(admission.endpoint.id)
         trace.template = trace.endpoint === UNKNOWN_ENDPOINT ? UNKNOWN_ENDPOINT : admission.endpoint.template
       }
       if (!admission.ok && !admission.afterIdentity) throw admission.error
-      // The organisation as the limiter, identity, versions and reuse know it: scoped by the upstream (src/upstreams/scope.ts).
+      // The organisation as the limiter, identity, versions and reuse know it: scoped by the upstream
+      // (src/upstreams/scope.ts).
       const instance = scopedInstance(route.name, trace.instance)
       // ── identity (src/apps), then the refusals that wait for it
       const caller = identify(apps, request, trace, admission.endpoint, instance, route.credentials)

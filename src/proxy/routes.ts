@@ -54,7 +54,8 @@ export class Routes<R extends RouteBase = UpstreamRoute> {
     if (this.all.length === 1) return { route: this.default, rest: '' }
     const q = url.indexOf('?')
     const path = q < 0 ? url : url.slice(0, q)
-    // only a cheap filter (belowPrefix decides): a letter's lower case by `| 32`; a second `/` (a doubled slash) is left to belowPrefix
+    // only a cheap filter (belowPrefix decides): a letter's lower case by `| 32`; a second `/` (a doubled slash) is
+    // left to belowPrefix
     const first = path.charCodeAt(1)
     for (let i = 1; i < this.all.length; i++) {
       const f = this.firsts[i]

@@ -14,7 +14,8 @@ export interface Upstream {
 }
 
 /**
- * One keep-alive pool to an API root (the CRM's, `settings.upstream`, unless another upstream's `root`); its timeouts are the upstream timeouts of the settings.
+ * One keep-alive pool to an API root (the CRM's, `settings.upstream`, unless another upstream's `root`); its timeouts
+ * are the upstream timeouts of the settings.
  * With a forward proxy in `env` for the upstream, the same pool behind undici's ProxyAgent (a
  * CONNECT tunnel per connection; docs/configuration.md, "A forward proxy"). Redis never goes
  * through it: ioredis reads no proxy variable.

@@ -75,7 +75,8 @@ export const upstreamCatalogSchema = z.strictObject({
     })
     .default('endpoint'),
   /**
-   * a rate for every endpoint without its own (docs/upstreams.md, "Describing an upstream"; docs/redis-limiter.md, "Rates"): with `per: upstream`, the
+   * a rate for every endpoint without its own (docs/upstreams.md, "Describing an upstream"; docs/redis-limiter.md,
+   * "Rates"): with `per: upstream`, the
    * one key of the whole API, e.g. HubSpot's 100 requests per 10 s per app
    */
   rate: rateSchema.optional(),

@@ -166,7 +166,8 @@ export class RedisRateGate implements RateGate {
   /**
    * At this replica's share of the rate. A key's first local start waits one window past the fallback's
    * beginning: the starts any replica took through Redis before it may fill that window, whether or not
-   * this replica used the key (docs/redis-limiter.md, "Rates"). Reservations made here are local: not given back to Redis.
+   * this replica used the key (docs/redis-limiter.md, "Rates"). Reservations made here are local: not given back to
+   * Redis.
    */
   #reserveLocally(key: PermitKey, params: GcraParams, maxWaitMs: number): Reservation {
     const id = `${key.instance}\0${key.endpoint}`

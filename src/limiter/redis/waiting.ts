@@ -69,7 +69,8 @@ export class Waiting {
         this.#d.hooks.keyBroken(sem.key, err)
         return ticket.fail(new LimiterClosedError(`Redis refused the semaphore of ${describeKey(sem.key)}`))
       }
-      // it may or may not have run: the id goes back once Redis answers (through the key's state here, made anew if forgotten)
+      // it may or may not have run: the id goes back once Redis answers (through the key's state here, made anew if
+      // forgotten)
       this.#d.semaphores.of(ticket.key, ticket.options).dropLater([kept.id])
       this.#d.hooks.failed(err)
       return this.#d.hooks.reroute(ticket)

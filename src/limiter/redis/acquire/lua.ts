@@ -5,9 +5,9 @@ import { withPrelude } from '../lua-prelude.js'
  * acquire: take a permit now, or join the queue (docs/redis-limiter.md, "Scripts": what it does and why it is safe).
  * KEYS: holders queue meta learned
  * ARGV: id replica limit leaseMs liveMs idleMs ageMs full announce instance endpoint channelPrefix wantHead cost
- *       tellAlone ('1': queued alone at the head, it tells the holders' replicas too: one may keep a permit, kept-permits.ts)
+ * tellAlone ('1': queued alone at the head, it tells the holders' replicas too: one may keep a permit, kept-permits.ts)
  * Reply: {1, e, f, L} granted (e 1: its grant found the queue empty, so its replica may keep the permit for
- *        its next request: kept-permits.ts) · {0, 0, f, L} queued · {0, 1, f, L} queued at the head (asked with wantHead)
+ * its next request: kept-permits.ts) · {0, 0, f, L} queued · {0, 1, f, L} queued at the head (asked with wantHead)
  *        · {2, 0, f, L} refused, full. f: Redis no longer knew this replica (it lost its data; a `!<replica>`
  *        mark is left for sync). L: the limit in force; left out when the holders fill the ceiling of a
  *        learned limit, so no limit it could be lets anyone in (the learned value is not read).

@@ -2,7 +2,8 @@
  * heartbeat: a replica says it is alive and which semaphores it uses (docs/redis-limiter.md, "Scripts").
  * KEYS: replicas active   (both in the `{global}` slot)
  * ARGV: replica ttlMs mode tag...   (mode: '0' beat, '1' leave, '2' read only: a replica back from the fallback
- * beats only once its fallback permits are counted in, so others know it is back (docs/redis-limiter.md, "Failure modes"))
+ * beats only once its fallback permits are counted in, so others know it is back (docs/redis-limiter.md, "Failure
+ * modes"))
  * Reply: Redis time (ms), this replica's expiry as found ('' if none: a rollback check), then each live
  * replica (this one included unless leaving) and its registry expiry (ms): the `local` fallback's
  * shares are read from when each replica last beat (local-share.ts)

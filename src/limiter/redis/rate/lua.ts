@@ -16,7 +16,8 @@ import { LUA_LOG } from '../../rate/sliding-log.js'
  *       `lost` > 0: the caller took a start on this key less than a window ago, so a missing key means
  *       Redis lost its data: nobody starts for `lost` ms (a window), as the starts before the loss
  *       may fill it
- *   g interval tat n                           a start taken and not sent, back while the TAT is its own (n > 0: its log entry)
+ * g interval tat n                           a start taken and not sent, back while the TAT is its own (n > 0: its log
+ * entry)
  *   h forms tolerance [channel message]        nobody starts for forms ms, at any burst
  *   l interval tolerance ttlms channel message n window  a learned rate, applied by every replica's reserve until it
  *       expires; `n` > 0: a sliding log of n per window (`ln`, `lw`), kept a log by a caller's log

@@ -3,7 +3,8 @@ import { withPrelude } from '../lua-prelude.js'
 /**
  * reuse: a permit this replica kept for its next request (kept-permits.ts) serves it only if Redis confirms, in one
  * script, what a release and an acquire would have decided: the id is still a holder (Redis did not lose or purge
- * it), nobody waits, and the holders are within the limit in force and the app's cap. Then its lease is renewed (and the key's expiry, like every script that writes it);
+ * it), nobody waits, and the holders are within the limit in force and the app's cap. Then its lease is renewed (and
+ * the key's expiry, like every script that writes it);
  * else it is released here (the head waiters granted) and the request acquires anew (docs/redis-limiter.md, "The
  * request path on Redis").
  * KEYS: holders queue meta learned

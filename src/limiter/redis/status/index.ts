@@ -119,7 +119,8 @@ export async function sharedStatus(
   const { done: all, broken } = await mapLimited([...tags], STATUS_IN_FLIGHT, (tag) =>
     semaphoreStatus(scripts, semaphoreKeysOf(o.prefix, tag), o.idleMs),
   )
-  // code-unit order: localeCompare (ICU) took 13 ms of a scrape's CPU profile (docs/benchmarks.md, "Many keys touched once")
+  // code-unit order: localeCompare (ICU) took 13 ms of a scrape's CPU profile (docs/benchmarks.md, "Many keys touched
+  // once")
   const order = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
   const byKey = (a: KeyStatus, b: KeyStatus): number => order(a.instance, b.instance) || order(a.endpoint, b.endpoint)
   const keys = all.filter((s) => s.inFlight > 0 || s.queued > 0).sort(byKey)

@@ -4,7 +4,8 @@ import { withPrelude } from '../lua-prelude.js'
  * status: the shared picture of one semaphore for `/status`, live entries only (docs/redis-limiter.md, "Scripts").
  * KEYS: holders queue meta learned
  * ARGV: idleMs
- * Reply: {inFlight, queued, oldestWaitMs, limit, instance, endpoint, {app, held, queued, ...}, learned or nil, ceiling or nil,
+ * Reply: {inFlight, queued, oldestWaitMs, limit, instance, endpoint, {app, held, queued, ...}, learned or nil, ceiling
+ * or nil,
  *         {replica, app, ageMs, ...} of each holder (age of its request, from the arrival in its id; -1 unknown),
  *         progress: the holders' ids and the head waiter's, which change with every grant}
  */

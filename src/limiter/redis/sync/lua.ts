@@ -5,9 +5,10 @@ import { withPrelude } from '../lua-prelude.js'
  * "Scripts" and "Failure modes": renewals, sweeps, dropped ids, lost leases, grants whose message was lost).
  * KEYS: holders queue meta learned
  * ARGV: replica limit leaseMs liveMs idleMs channelPrefix instance endpoint sweep recount
- *       nHeld held-id... nWaiting waiting-id... nDrop drop-id... expectEpoch epoch reconcile nKeep keep-id... below nSure
+ * nHeld held-id... nWaiting waiting-id... nDrop drop-id... expectEpoch epoch reconcile nKeep keep-id... below nSure
  *       (the first nSure held ids have a lease that cannot have run out: one missing is a rollback)
- * Reply: {nearestExpiryMs, {lost-id...}, {granted-id...}, {missing-id...}, head waiter or nil, {recounted-id...}, limit in force,
+ * Reply: {nearestExpiryMs, {lost-id...}, {granted-id...}, {missing-id...}, head waiter or nil, {recounted-id...}, limit
+ * in force,
  *         forgot: 1 when Redis had lost the replica (liveness gone, the `!<replica>` mark, or the epoch this
  *         replica's last sync wrote is not there: the state went back in time), whatever `recount` said,
  *         ghosts: how many of this replica's entries serving no live request the reconciliation removed,
