@@ -58,19 +58,8 @@ export function registerKeyGauges(options: KeyGaugeOptions): void {
     return current
   }
 
-  const gauge = (name: string, help: string, read: (row: KeyRow) => number): void => {
-    new Gauge({
-      name,
-      help,
-      labelNames,
-      registers: [registry],
-      async collect() {
-        const { rows } = await snapshot()
-        this.reset()
-        for (const row of rows) this.set(row.labels, read(row))
-      },
-    })
-  }
+  const gauge = (name: string, help: string, read: (row: KeyRow) => number): void =>
+    rowGauge(registry, labelNames, snapshot, name, help, read, false)
 
   new Gauge({
     name: 'sluice_limit',
@@ -122,24 +111,39 @@ export function registerKeyGauges(options: KeyGaugeOptions): void {
 }
 
 // Series only while a row has such a key: nothing per idle or healthy key (docs/observability.md, "Alerts").
+/** A gauge with a series per key row of the snapshot; `onlyAbove0`: a series only while its value is above 0. */
+function rowGauge(
+  registry: Registry,
+  labelNames: readonly string[],
+  snapshot: () => Promise<Snapshot>,
+  name: string,
+  help: string,
+  read: (row: KeyRow) => number,
+  onlyAbove0: boolean,
+): void {
+  new Gauge({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    async collect() {
+      const { rows } = await snapshot()
+      this.reset()
+      for (const row of rows) {
+        const value = read(row)
+        if (!onlyAbove0 || value > 0) this.set(row.labels, value)
+      }
+    },
+  })
+}
+
 function registerCountGauges(
   registry: Registry,
   labelNames: readonly string[],
   snapshot: () => Promise<Snapshot>,
 ): void {
-  const countGauge = (name: string, help: string, read: (row: KeyRow) => number): void => {
-    new Gauge({
-      name,
-      help,
-      labelNames,
-      registers: [registry],
-      async collect() {
-        const { rows } = await snapshot()
-        this.reset()
-        for (const row of rows) if (read(row) > 0) this.set(row.labels, read(row))
-      },
-    })
-  }
+  const countGauge = (name: string, help: string, read: (row: KeyRow) => number): void =>
+    rowGauge(registry, labelNames, snapshot, name, help, read, true)
   countGauge(
     'sluice_keys_over_limit',
     'Limiter keys whose permits held exceed their own limit, each key compared alone (so org "_other" and endpoint "unknown" are watched too); a series only while one does',
