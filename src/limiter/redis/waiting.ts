@@ -82,9 +82,11 @@ export class Waiting {
     const now = this.#d.semaphores.of(ticket.key, ticket.options)
     now.heardLimit(reply.limit)
     if (!reply.reused) {
-      if (!ticket.settled) this.enqueue(ticket)
-      else this.#d.semaphores.collect(now)
-      return
+      if (ticket.settled) return this.#d.semaphores.collect(now)
+      const policy = this.#d.fairness.of(ticket.options.app)
+      const { waiter, how } = now.rejoin(this.#d.nextId(policy, ticket.arrivedAt), ticket, policy)
+      ticket.servedBy(() => this.withdraw(waiter))
+      return this.#start(waiter, how)
     }
     const grant = { kind: 'redis', tag: now.tag, id: kept.id } as const
     const taken = ticket.succeed((waitedMs) => {
