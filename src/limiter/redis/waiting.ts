@@ -53,7 +53,7 @@ export class Waiting {
 
   /**
    * A permit this replica kept serves the request if Redis confirms it, in one script (reuse/lua.ts): still a holder,
-   * nobody waiting, within the limit in force; else Redis released it and the request acquires anew (kept-permits.ts).
+   * nobody waiting, within the limit in force; else Redis released it and the request waits at its place (kept-permits.ts).
    */
   async #reuse(sem: KeySemaphore, ticket: Ticket, app: string, kept: Kept): Promise<void> {
     const sentAt = this.#d.now()
@@ -82,6 +82,11 @@ export class Waiting {
     const now = this.#d.semaphores.of(ticket.key, ticket.options)
     now.heardLimit(reply.limit)
     if (!reply.reused) {
+      // someone queued, or the key is over its limit: what we last heard of its queue is stale (nothing kept on it)
+      now.headStale()
+      // {0, false}: the id was no holder (lost, or Redis went back to when it was queued): a grant of it read meanwhile
+      // was taken for ours (HeldPermits.has), so it goes back now, not at its lease's end
+      if (reply.limit === undefined) void this.giveBack(now, [kept.id])
       if (ticket.settled) return this.#d.semaphores.collect(now)
       const policy = this.#d.fairness.of(ticket.options.app)
       const { waiter, how } = now.rejoin(this.#d.nextId(policy, ticket.arrivedAt), ticket, policy)
