@@ -6,7 +6,10 @@ import { LUA_WAITER_ID } from './waiter-id.js'
  * "Fair share between apps"; the meta cache: "Scripts"). Numbers go out through fmt: Lua's own keeps 14 digits.
  */
 export const LUA_FAIR = `${LUA_WAITER_ID}
+-- A whole number in %d: the same text as %.17g below 1e15, for half the work (tags with cost 1, counts,
+-- lease expiries are whole); a Lua number passed to redis.call as it is would be formatted (%.14g) too.
 local function fmt(x)
+  if x % 1 == 0 and x > -1e15 and x < 1e15 then return string.format('%d', x) end
   return string.format('%.17g', x)
 end
 
@@ -64,11 +67,11 @@ end
 -- so each backlogged app gets turns in proportion to 1 / cost (its weight). Waited before (re-queued
 -- after an upstream 429, or after losing its place in Redis): in (V - 1, V], lower the older it is: ahead of
 -- every new waiter, in arrival order among themselves, and not charged again. Either way the app's
--- count of queued waiters goes up. Written by meta_flush.
-local function start_tag(meta, id, cost, age)
-  local app = app_of(id)
+-- count of queued waiters goes up. Written by meta_flush. \`app\`: the id's app, when the caller has read it already.
+local function start_tag(meta, id, cost, age, app)
+  app = app or app_of(id)
   meta_read(meta, { 'f:' .. app, 'n:' .. app })
-  meta_set('n:' .. app, (tonumber(meta_cache['n:' .. app] or '0') or 0) + 1)
+  meta_set('n:' .. app, fmt((tonumber(meta_cache['n:' .. app] or '0') or 0) + 1))
   local v = tonumber(meta_cache['v'] or '0')
   if age > 0 then
     return v - age / (age + ${REQUEUE_AGE_SCALE_MS})
@@ -96,14 +99,14 @@ end
 -- charges of waiters served stay. While others of the app stay queued nothing is refunded (only
 -- \`w:<app>\` is lowered): their tags are set, and a lower finish tag would let the app's next waiter
 -- in ahead of them (FIFO within an app). A served waiter clears \`w:<app>\`: the app's waiters that
--- gave up before it were behind nobody it was charged for. A count at 0 is written as 0, not deleted
+-- gave up before it were behind nobody it was charged for. \`app\`: the id's app, when the caller has read it already. A count at 0 is written as 0, not deleted
 -- (no HDEL on the common path; sync's sweep removes it): scripts read a missing count as 0 too.
-local function left_queue(meta, id, refund, score)
-  local app = app_of(id)
+local function left_queue(meta, id, refund, score, app)
+  app = app or app_of(id)
   local n_f, w_f, f_f = 'n:' .. app, 'w:' .. app, 'f:' .. app
   meta_read(meta, refund and { n_f, w_f, f_f } or { n_f, w_f })
   local n = (tonumber(meta_cache[n_f] or '0') or 0) - 1
-  meta_set(n_f, math.max(n, 0))
+  meta_set(n_f, fmt(math.max(n, 0)))
   local w = tonumber(meta_cache[w_f] or '')
   if not refund then
     if w then meta_del(w_f) end
