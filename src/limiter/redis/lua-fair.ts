@@ -70,14 +70,19 @@ end
 -- count of queued waiters goes up. Written by meta_flush. \`app\`: the id's app, when the caller has read it already.
 local function start_tag(meta, id, cost, age, app)
   app = app or app_of(id)
-  meta_read(meta, { 'f:' .. app, 'n:' .. app })
-  meta_set('n:' .. app, fmt((tonumber(meta_cache['n:' .. app] or '0') or 0) + 1))
-  local v = tonumber(meta_cache['v'] or '0')
+  local f_f, n_f = 'f:' .. app, 'n:' .. app
+  -- read already with acquire's own fields, most often: no table made for nothing
+  if meta_cache[f_f] == nil or meta_cache[n_f] == nil or meta_cache['v'] == nil then meta_read(meta, { f_f, n_f }) end
+  local n = meta_cache[n_f]
+  meta_set(n_f, fmt(n and (tonumber(n) or 0) + 1 or 1))
+  local v = meta_cache['v']
+  v = v and tonumber(v) or 0
   if age > 0 then
     return v - age / (age + ${REQUEUE_AGE_SCALE_MS})
   end
-  local s = math.max(v, tonumber(meta_cache['f:' .. app] or '0'))
-  meta_set('f:' .. app, fmt(s + cost))
+  local f = meta_cache[f_f]
+  local s = math.max(v, f and tonumber(f) or 0)
+  meta_set(f_f, fmt(s + cost))
   return s
 end
 
@@ -99,15 +104,20 @@ end
 -- charges of waiters served stay. While others of the app stay queued nothing is refunded (only
 -- \`w:<app>\` is lowered): their tags are set, and a lower finish tag would let the app's next waiter
 -- in ahead of them (FIFO within an app). A served waiter clears \`w:<app>\`: the app's waiters that
--- gave up before it were behind nobody it was charged for. \`app\`: the id's app, when the caller has read it already. A count at 0 is written as 0, not deleted
+-- gave up before it were behind nobody it was charged for. A count at 0 is written as 0, not deleted
 -- (no HDEL on the common path; sync's sweep removes it): scripts read a missing count as 0 too.
+-- \`app\`: the id's app, when the caller has read it already (grant's live read its fields too).
 local function left_queue(meta, id, refund, score, app)
   app = app or app_of(id)
   local n_f, w_f, f_f = 'n:' .. app, 'w:' .. app, 'f:' .. app
-  meta_read(meta, refund and { n_f, w_f, f_f } or { n_f, w_f })
-  local n = (tonumber(meta_cache[n_f] or '0') or 0) - 1
+  if meta_cache[n_f] == nil or meta_cache[w_f] == nil or meta_cache['v'] == nil or (refund and meta_cache[f_f] == nil) then
+    meta_read(meta, refund and { n_f, w_f, f_f } or { n_f, w_f })
+  end
+  local n = meta_cache[n_f]
+  n = (n and tonumber(n) or 0) - 1
   meta_set(n_f, fmt(math.max(n, 0)))
-  local w = tonumber(meta_cache[w_f] or '')
+  local w = meta_cache[w_f]
+  w = w and tonumber(w) or nil
   if not refund then
     if w then meta_del(w_f) end
     return
