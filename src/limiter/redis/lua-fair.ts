@@ -7,7 +7,7 @@ import { LUA_WAITER_ID } from './waiter-id.js'
  */
 export const LUA_FAIR = `${LUA_WAITER_ID}
 -- A whole number in %d: the same text as %.17g below 1e15, for half the work (tags with cost 1, counts,
--- lease expiries are whole); a Lua number passed to redis.call as it is would be formatted (%.14g) too.
+-- lease expiries are whole); a Lua number passed to redis.call as it is would be formatted %.17g too.
 local function fmt(x)
   if x % 1 == 0 and x > -1e15 and x < 1e15 then return string.format('%d', x) end
   return string.format('%.17g', x)

@@ -60,10 +60,9 @@ if limit and held < limit then
   local cap = cap_of(id)
   if cap == nil or (held_by_app(holders)[app] or 0) < cap then
     redis.call('ZADD', holders, fmt(clock() + lease), id)
-    -- the first holder made the key: it gets its expiry. With holders in it the key existed, and
-    -- every script that makes it gives it one, renewed by each holder's replica every third of a
-    -- lease (sync): no PEXPIRE (docs/redis-limiter.md, "Keys")
-    if held == 0 then redis.call('PEXPIRE', holders, idle) end
+    -- always: holders of a dead or cut-off replica renew nothing, so the key's expiry may be near
+    -- even with holders in it (docs/redis-limiter.md, "Keys")
+    redis.call('PEXPIRE', holders, idle)
     return {1, emptied and 1 or 0, forgot, limit}
   end
 end
