@@ -23,6 +23,12 @@ export interface TurnFigures {
    * one second to the next cancels out, which it does not between medians taken separately.
    */
   readonly vsBaseline: { readonly rps: number; readonly p50Ms: number; readonly cpu: number }
+  /** the same round-by-round figures' lower and upper quartiles: how far a ratio moves from round to round */
+  readonly vsBaselineQuartiles: {
+    readonly rps: readonly [number, number]
+    readonly p50Ms: readonly [number, number]
+    readonly cpu: readonly [number, number]
+  }
 }
 
 export interface TurnOptions {
@@ -34,7 +40,10 @@ export interface TurnOptions {
 }
 
 const WARMUP_MS = 300
-const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN
+const quantile = (xs: readonly number[], q: number): number =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))] ?? NaN
+const median = (xs: readonly number[]): number => quantile(xs, 0.5)
+const quartiles = (xs: readonly number[]): readonly [number, number] => [quantile(xs, 0.25), quantile(xs, 0.75)]
 const basic = (org: string): string => `Basic ${Buffer.from(`${org}:bench-key`).toString('base64')}`
 
 interface Sample {
@@ -63,18 +72,20 @@ export async function measureInTurns(targets: readonly TurnTarget[], o: TurnOpti
     }
   }
   const base = samples[o.baseline]!
-  return samples.map((s, i) => ({
-    rps: median(s.map((x) => x.rps)),
-    p50Ms: median(s.map((x) => x.p50)),
-    p99Ms: median(s.map((x) => x.p99)),
-    cpuUsPerRequest: median(s.map((x) => x.cpu)),
-    failed: failed[i]!,
-    vsBaseline: {
-      rps: median(s.map((x, r) => x.rps / base[r]!.rps)),
-      p50Ms: median(s.map((x, r) => x.p50 - base[r]!.p50)),
-      cpu: median(s.map((x, r) => x.cpu / base[r]!.cpu)),
-    },
-  }))
+  return samples.map((s, i) => {
+    const rps = s.map((x, r) => x.rps / base[r]!.rps)
+    const p50 = s.map((x, r) => x.p50 - base[r]!.p50)
+    const cpu = s.map((x, r) => x.cpu / base[r]!.cpu)
+    return {
+      rps: median(s.map((x) => x.rps)),
+      p50Ms: median(s.map((x) => x.p50)),
+      p99Ms: median(s.map((x) => x.p99)),
+      cpuUsPerRequest: median(s.map((x) => x.cpu)),
+      failed: failed[i]!,
+      vsBaseline: { rps: median(rps), p50Ms: median(p50), cpu: median(cpu) },
+      vsBaselineQuartiles: { rps: quartiles(rps), p50Ms: quartiles(p50), cpu: quartiles(cpu) },
+    }
+  })
 }
 
 /** One round of one target: new connections, a short warm-up, then `roundMs` measured. */

@@ -84,6 +84,8 @@ export interface CompareResults {
     readonly names: readonly string[]
     readonly figures: readonly TurnFigures[]
     readonly redisVsMemory: number
+    /** the same targets one connection at a time (added latency: p50 less the bare pass-through's) */
+    readonly oneAtATime: readonly TurnFigures[]
   }
   readonly flood: { readonly setup: string; readonly figures: FloodFigures }[]
   readonly breakdown?: Breakdown
@@ -345,11 +347,25 @@ export async function runCompare(log: (line: string) => void = () => {}): Promis
         proxies.push(baseline)
         targets.push({ name: 'baseline build, Redis', url: baseline.url, pid: baseline.pid })
       }
+      if ('path' in haproxy) {
+        // HAProxy with no limit in the way (its default backend): what a C proxy adds on this machine
+        const h = await startHaproxy(haproxy.path, sim.url, [])
+        children.push(h)
+        targets.push({ name: 'HAProxy, 1 node', url: h.url, pid: h.pid })
+      }
       const figures = await measureInTurns(targets, { connections: 32, rounds: ROUNDS, roundMs: ROUND_MS, baseline: 0 })
+      log('throughput: one connection at a time')
+      const oneAtATime = await measureInTurns(targets, {
+        connections: 1,
+        rounds: Math.max(4, Math.ceil(ROUNDS / 2)),
+        roundMs: ROUND_MS,
+        baseline: 0,
+      })
       results.throughput = {
         names: targets.map((t) => t.name),
         figures,
         redisVsMemory: figures[2]!.vsBaseline.rps / figures[1]!.vsBaseline.rps,
+        oneAtATime,
       }
     } finally {
       await Promise.all(children.map((c) => c.stop()))

@@ -108,17 +108,37 @@ export function contentionTable(r: CompareResults): string {
   return lines.join('\n')
 }
 
+/** a round-by-round median with its quartiles: `0.55 (0.52–0.58)` */
+const withQuartiles = (median: number, q: readonly [number, number], digits: number): string =>
+  `${median.toFixed(digits)} (${q[0].toFixed(digits)}–${q[1].toFixed(digits)})`
+
 export function throughputTable(r: CompareResults): string {
   const t = r.throughput
   if (!t) return ''
   const lines = [
+    '32 connections (medians over the rounds; ÷ bare round by round, with its quartiles):',
+    '',
     '| target | req/s | p50 ms | p99 ms | non-200 | CPU µs / request | ÷ bare: req/s | ÷ bare: CPU / request |',
     '|---|---:|---:|---:|---:|---:|---:|---:|',
   ]
   t.names.forEach((name, i) => {
     const x = t.figures[i]!
+    const q = x.vsBaselineQuartiles
     lines.push(
-      `| ${name} | ${x.rps.toFixed(0)} | ${x.p50Ms.toFixed(3)} | ${x.p99Ms.toFixed(3)} | ${x.failed} | ${x.cpuUsPerRequest.toFixed(0)} | ${x.vsBaseline.rps.toFixed(2)} | ${x.vsBaseline.cpu.toFixed(2)} |`,
+      `| ${name} | ${x.rps.toFixed(0)} | ${x.p50Ms.toFixed(3)} | ${x.p99Ms.toFixed(3)} | ${x.failed} | ${x.cpuUsPerRequest.toFixed(0)} | ${withQuartiles(x.vsBaseline.rps, q.rps, 2)} | ${withQuartiles(x.vsBaseline.cpu, q.cpu, 2)} |`,
+    )
+  })
+  lines.push(
+    '',
+    'One connection at a time (added p50: the target’s p50 less the bare pass-through’s, round by round):',
+    '',
+    '| target | req/s | p50 ms | added p50 ms | non-200 | CPU µs / request |',
+    '|---|---:|---:|---:|---:|---:|',
+  )
+  t.names.forEach((name, i) => {
+    const x = t.oneAtATime[i]!
+    lines.push(
+      `| ${name} | ${x.rps.toFixed(0)} | ${x.p50Ms.toFixed(3)} | ${withQuartiles(x.vsBaseline.p50Ms, x.vsBaselineQuartiles.p50Ms, 3)} | ${x.failed} | ${x.cpuUsPerRequest.toFixed(0)} |`,
     )
   })
   return lines.join('\n')

@@ -36,6 +36,13 @@ export class BoundedMap<K extends NonNullable<unknown>, V extends NonNullable<un
     this.#entries.delete(key)
   }
 
+  /** Deletes every entry `drop` says (a walk over all of them: for a periodic sweep, not the hot path). */
+  prune(drop: (key: K, value: V) => boolean): void {
+    const dropped: K[] = []
+    for (const [key, value] of this.#entries.entries()) if (drop(key, value)) dropped.push(key)
+    for (const key of dropped) this.#entries.delete(key)
+  }
+
   clear(): void {
     this.#entries.clear()
   }

@@ -28,4 +28,11 @@ describe('BoundedMap', () => {
     map.clear()
     expect(map.size).toBe(0)
   })
+
+  it('prunes the entries a sweep names, and only those', () => {
+    const map = new BoundedMap<string, number>(10)
+    for (let i = 0; i < 6; i++) map.set(`k${i}`, i)
+    map.prune((key, value) => value % 2 === 0 && key !== 'k4')
+    expect([...map.entries()].map(([k]) => k).sort()).toEqual(['k1', 'k3', 'k4', 'k5'])
+  })
 })

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { loadSettings } from '../../src/config/load.js'
 
-// redis.keepPermits (docs/configuration.md, "Redis"): off unless asked, read from its env var, a bad value named.
+// redis.keepPermits (docs/configuration.md, "Redis"): on unless turned off, read from its env var, a bad value named.
 describe('redis.keepPermits setting', () => {
-  it('is off by default, and on from SLUICE_REDIS_KEEP_PERMITS', () => {
-    expect(loadSettings({}).redis.keepPermits).toBe(false)
+  it('is on by default, and off from SLUICE_REDIS_KEEP_PERMITS=false', () => {
+    expect(loadSettings({}).redis.keepPermits).toBe(true)
+    expect(loadSettings({ SLUICE_REDIS_KEEP_PERMITS: 'false' }).redis.keepPermits).toBe(false)
     expect(loadSettings({ SLUICE_REDIS_KEEP_PERMITS: 'true' }).redis.keepPermits).toBe(true)
     expect(loadSettings({ SLUICE_REDIS_KEEP_PERMITS: '0' }).redis.keepPermits).toBe(false)
   })

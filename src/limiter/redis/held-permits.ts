@@ -102,9 +102,9 @@ export class HeldPermits {
     return this.#held.get(id)
   }
 
-  /** Held here under `id`, in use or kept. */
+  /** Held here under `id`: in use, kept, or kept and its `reuse` on its way (a grant message for it is no ghost's) */
   has(id: string): boolean {
-    return this.#held.has(id) || this.#kept?.id === id
+    return this.#held.has(id) || this.#kept?.id === id || this.#reusing?.has(id) === true
   }
 
   get kept(): Kept | undefined {

@@ -153,6 +153,14 @@ export class KeySemaphore {
     return waiter
   }
 
+  /** A request whose kept permit `reuse` released waits under the new id `id` at its place: by its age, counted by the bounds
+   * as a requeued waiter is (it came before those that queued while its reuse was on its way: none passes it or pushes it out) */
+  rejoin(id: string, ticket: Ticket, policy: AppPolicy): { readonly waiter: KeyWaiter; readonly how: Admission } {
+    const waiter = this.join(id, ticket, policy, true)
+    this.#bounds.keep(waiter)
+    return { waiter, how: this.#send(waiter) }
+  }
+
   /** Lets a new waiter in: counted by the queue bounds if they have room, else sent with `full` (queue-bounds.ts). */
   enter(waiter: KeyWaiter): Admission {
     this.#bounds.enter(waiter)
@@ -208,6 +216,8 @@ export class KeySemaphore {
     const mark = this.#head.mark
     waiter.stampSent(now)
     this.#head.sending(waiter.policy.app, keepAge)
+    // every permit is here, so it can only queue for one of ours: a permit that ends meanwhile goes back, not kept
+    if (this.#holdsAll()) this.#head.noisy()
     const announcedBefore = this.#announcedAt > Number.NEGATIVE_INFINITY
     const announce = now - this.#announcedAt >= this.#context.syncMs
     return {
@@ -292,12 +302,9 @@ export class KeySemaphore {
     return this.#held.takeBack(id, permit, this.#holdsAll())
   }
 
-  /**
-   * The waiter a permit given back now is handed to, here and now, or undefined (the hint is used once): only when this
-   * replica held every permit of the key, Redis named one of our queued waiters as the head, it is of the permit's app
-   * (the id Redis keeps names the app it counts), and the lease is sure to last beyond the next renewal (a stalled
-   * replica hands over nothing). Why fair and safe: docs/redis-limiter.md, "Inside one replica", and handover.test.ts.
-   */
+  /** The waiter a permit given back now is handed to, or undefined (the hint is used once): only when this replica held every
+   * permit, Redis named one of our queued waiters as the head, of the permit's app (the id Redis keeps names the app it counts),
+   * and the lease lasts beyond the next renewal (a stalled replica hands over nothing). docs/redis-limiter.md, "Inside one replica" */
   handOver(heldAll: boolean, leaseUntil: number, now: number, app: string): KeyWaiter | undefined {
     const hint = this.#head.take()
     if (!heldAll || hint === undefined) return undefined
@@ -333,15 +340,7 @@ export class KeySemaphore {
     const keep: string[] = this.#held.reusingIds() // a kept permit's reuse on its way: renewed by it, not a ghost
     for (const w of this.#waiters.values()) if (w.sent) (w.state === 'queued' ? waiting : keep).push(w.id)
     const { ids: renewing, sure } = this.#held.renewing(now + this.#context.syncMs)
-    return {
-      sentAt: now,
-      mark: this.#head.mark,
-      waiting,
-      renewing,
-      sure,
-      keep,
-      ...marks,
-    }
+    return { sentAt: now, mark: this.#head.mark, waiting, renewing, sure, keep, ...marks }
   }
 
   /** Redis may come back as another server or an older state (a failover): reconcile and count again (docs/redis-limiter.md, "Failure modes"). */

@@ -58,3 +58,6 @@ export function limitArg(options: {
     ? String(options.limit)
     : `${options.limit} ${learn.ceiling} ${learn.floor} ${learn.idleMs}`
 }
+
+/** Whether a limit argument is a learned limit's bounds (four numbers) rather than a fixed limit (`limitArg`). */
+export const learnsFrom = (arg: string): boolean => arg.includes(' ')

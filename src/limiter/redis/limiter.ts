@@ -239,8 +239,8 @@ export class RedisLimiter implements Limiter {
   }
 
   /** How many semaphores this replica keeps state for, and what its fallback keeps (tests: nothing after the last request). */
-  tracked(): { keys: number; waiting: number; pins: number; unshared: number } {
-    return { keys: this.#shared.trackedKeys(), ...this.#fallback.size() }
+  tracked(): { keys: number; remembered: number; waiting: number; pins: number; unshared: number } {
+    return { keys: this.#shared.trackedKeys(), remembered: this.#shared.remembered(), ...this.#fallback.size() }
   }
 
   /** Tells the observer; metrics and logs never break the limiter. */

@@ -2,7 +2,7 @@ import { BoundedMap } from '../../bounded/index.js'
 import type { PermitKey } from '../types.js'
 import { KeySemaphore, type KeyWaiter } from './key-semaphore.js'
 import type { SemaphoreContext } from './semaphore-types.js'
-import { limitArg, semaphoreKeysOf, tagOf } from './keys.js'
+import { learnsFrom, limitArg, semaphoreKeysOf, tagOf } from './keys.js'
 import type { LimitOptions } from './ticket.js'
 import type { IllegalTransitionError, WaiterState } from './waiter.js'
 
@@ -62,9 +62,9 @@ export class Semaphores {
   readonly #byTag = new Map<string, KeySemaphore>()
   /** every live waiter of this replica by id, in the order they were made */
   readonly #waiters = new Map<string, KeyWaiter>()
-  /** (instance, endpoint) → tag, so the hot path does not hash each time */
-  readonly #tags = new BoundedMap<string, string>(KEYS_REMEMBERED)
-  /** the limit in force each semaphore last had: a key used again starts from it */
+  /** (instance, endpoint) → tag and when it was last asked for, so the hot path does not hash each time */
+  readonly #tags = new BoundedMap<string, { readonly tag: string; usedAt: number }>(KEYS_REMEMBERED)
+  /** the learned limit in force each semaphore last had: a key used again starts from it (a fixed limit needs none) */
   readonly #known = new BoundedMap<string, number>(KEYS_REMEMBERED)
   /**
    * Waiters that were in Redis's queue and are done here, by id: a grant of one (a message after a
@@ -102,14 +102,18 @@ export class Semaphores {
         if (from === 'queued' || from === 'confirming' || (from === 'sending' && waiter.state !== 'granted'))
           this.#retired.set(waiter.id, waiter.semaphore, config.now())
       },
-      limitHeard: (sem, limit) => this.#known.set(sem.tag, limit),
+      limitHeard: (sem, limit) => {
+        if (learnsFrom(sem.arg)) this.#known.set(sem.tag, limit)
+      },
       illegal: (err) => config.illegal(err),
       moved: config.moved === undefined ? undefined : (waiter, from, to) => config.moved?.(waiter, from, to),
     }
   }
 
   #tagOf(key: PermitKey): string {
-    return this.#tags.getOrMake(`${key.instance}\n${key.endpoint}`, () => tagOf(key))
+    const memo = this.#tags.getOrMake(`${key.instance}\n${key.endpoint}`, () => ({ tag: tagOf(key), usedAt: 0 }))
+    memo.usedAt = this.#config.now()
+    return memo.tag
   }
 
   #knownOf(tag: string, limits: LimitOptions): number {
@@ -212,6 +216,26 @@ export class Semaphores {
       this.#byTag.set(tag, sem)
       this.#revived.set(sem, recent.at)
     }
+  }
+
+  /**
+   * Before a sync of every key: forgets what is kept of keys idle here for `recentMs`, their Redis keys'
+   * idle expiry — nothing is left to reconcile, an announcement made then is gone with the keys, and a
+   * hash is cheap next to a request — so a key idle that long costs nothing here (docs/redis-limiter.md,
+   * "Status and metrics": per idle key, nothing). Learned limits stay: they outlive the semaphore's keys.
+   */
+  forgetIdle(): void {
+    const recentMs = this.#config.recentMs
+    if (recentMs === undefined) return
+    const now = this.#config.now()
+    this.#recent.prune((_, recent) => now - recent.at >= recentMs)
+    this.#announced.prune((_, announced) => now - announced.at >= recentMs)
+    this.#tags.prune((_, memo) => now - memo.usedAt >= recentMs && !this.#byTag.has(memo.tag))
+  }
+
+  /** Entries kept of keys this replica has no semaphore for (tests: none once they idled `recentMs`). */
+  remembered(): number {
+    return this.#tags.size + this.#known.size + this.#recent.size + this.#announced.size
   }
 
   all(): KeySemaphore[] {

@@ -40,8 +40,8 @@ export const redisSettingsSchema = z
     fallback: z.enum(['local', 'open', 'closed']).default('local'),
     /** a Redis command that takes longer fails, and the replica switches to its fallback until Redis answers */
     commandTimeoutMs: z.number().int().min(50).default(2_000),
-    /** keep a permit for this replica's next request while nobody waits (docs/redis-limiter.md, "The request path on Redis"); new, so off by default */
-    keepPermits: z.boolean().default(false),
+    /** keep a permit for this replica's next request while nobody waits (docs/redis-limiter.md, "The request path on Redis") */
+    keepPermits: z.boolean().default(true),
   })
   .superRefine((s, ctx) => {
     // Settings that would be silently ignored are refused, each naming its key (docs/configuration.md, "Redis").

@@ -85,6 +85,11 @@ export class SharedPermits {
     return this.#semaphores.size
   }
 
+  /** Memo entries of keys this replica has no semaphore for: none once they idled as long as their Redis keys live. */
+  remembered(): number {
+    return this.#semaphores.remembered()
+  }
+
   /** Starts a ticket's wait in Redis: granted at once when a slot is free and nobody is ahead. */
   enqueue(ticket: Ticket): void {
     this.#waiting.enqueue(ticket)

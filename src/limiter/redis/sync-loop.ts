@@ -38,6 +38,7 @@ export class SyncLoop {
    */
   async syncAll(): Promise<void> {
     this.#d.semaphores.reviveRecent()
+    this.#d.semaphores.forgetIdle()
     const busy = this.#d.semaphores.all().filter((s) => s.isBusy())
     const results = await Promise.allSettled(busy.map((s) => this.syncState(s)))
     let unreachable: Error | undefined

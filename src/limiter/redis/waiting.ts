@@ -53,7 +53,7 @@ export class Waiting {
 
   /**
    * A permit this replica kept serves the request if Redis confirms it, in one script (reuse/lua.ts): still a holder,
-   * nobody waiting, within the limit in force; else Redis released it and the request acquires anew (kept-permits.ts).
+   * nobody waiting, within the limit in force; else Redis released it and the request waits at its place (kept-permits.ts).
    */
   async #reuse(sem: KeySemaphore, ticket: Ticket, app: string, kept: Kept): Promise<void> {
     const sentAt = this.#d.now()
@@ -81,10 +81,19 @@ export class Waiting {
     // the key's state here may have been forgotten while the script ran (nothing held, nobody waiting)
     const now = this.#d.semaphores.of(ticket.key, ticket.options)
     now.heardLimit(reply.limit)
-    if (!reply.reused) {
-      if (!ticket.settled) this.enqueue(ticket)
-      else this.#d.semaphores.collect(now)
-      return
+    // read after a stall: the lease it renewed may have ended and the slot gone to another replica (LIMITER-CHECKLIST)
+    const late = reply.reused && now.leaseInDoubt(sentAt + this.#leaseMs, this.#d.now())
+    if (!reply.reused || late) {
+      // someone queued, or the key is over its limit: what we last heard of its queue is stale (nothing kept on it)
+      now.headStale()
+      // late, or {0, false}: the id was no holder (lost, or Redis went back to when it was queued) and a grant of it
+      // read meanwhile was taken for ours (HeldPermits.has): it goes back now, not at its lease's end
+      if (late || reply.limit === undefined) void this.giveBack(now, [kept.id])
+      if (ticket.settled) return this.#d.semaphores.collect(now)
+      const policy = this.#d.fairness.of(ticket.options.app)
+      const { waiter, how } = now.rejoin(this.#d.nextId(policy, ticket.arrivedAt), ticket, policy)
+      ticket.servedBy(() => this.withdraw(waiter))
+      return this.#start(waiter, how)
     }
     const grant = { kind: 'redis', tag: now.tag, id: kept.id } as const
     const taken = ticket.succeed((waitedMs) => {

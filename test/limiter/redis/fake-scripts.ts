@@ -92,7 +92,7 @@ export function fakeShared(
     startAt?: number | undefined
     fairness?: unknown
     waiterMoved?: (id: string, from: WaiterState, to: WaiterState) => void
-    /** redis.keepPermits (off by default, as in production) */
+    /** redis.keepPermits (on by default, as in production) */
     keepPermits?: boolean
   } = {},
 ) {
@@ -112,7 +112,7 @@ export function fakeShared(
       liveMs: LEASE_MS,
       idleMs: 3 * LEASE_MS,
       now: () => now,
-      keepPermits: o.keepPermits === true,
+      keepPermits: o.keepPermits !== false,
       ...(o.fairness === undefined ? {} : { fairness: new FairShare(fairnessSettingsSchema.parse(o.fairness)) }),
     },
     {

@@ -21,7 +21,7 @@ export function testSettings(url: string, overrides: Partial<RedisSettings> = {}
     fallback: 'local',
     // generous: a loaded 2-core machine can delay replies; a stopped server is noticed at once anyway
     commandTimeoutMs: 5_000,
-    keepPermits: false,
+    keepPermits: true,
     ...overrides,
   }
 }

@@ -132,8 +132,8 @@ describe(`redis limiter: a kept permit alone does not make its key busy ${needs(
 describe.skipIf(process.env.SLUICE_TEST_REDIS_URL)(
   `redis limiter: redis.keepPermits off ${needs('redis-server')}`,
   () => {
-    it('off (the default), nothing is kept: each request costs its acquire and its release, and the permit is back at once', async () => {
-      const settings = testSettings(redis.url, { leaseMs: 60_000 }) // keepPermits: false, as by default
+    it('off, nothing is kept: each request costs its acquire and its release, and the permit is back at once', async () => {
+      const settings = testSettings(redis.url, { leaseMs: 60_000, keepPermits: false })
       const limiter = await redisLimiter(settings, { keepForMs: 60_000 }) // a window would be open, were keeping on
       const inspect = redis.client()
       for (let i = 0; i < 2; i++) (await limiter.acquire(key, opts(1))).release() // announced, scripts loaded

@@ -5,11 +5,11 @@ import { withPrelude } from '../lua-prelude.js'
  * script, what a release and an acquire would have decided: the id is still a holder (Redis did not lose or purge
  * it), nobody waits, and the holders are within the limit in force and the app's cap. Then its lease is renewed (and
  * the key's expiry, like every script that writes it);
- * else it is released here (the head waiters granted) and the request acquires anew (docs/redis-limiter.md, "The
+ * else it is released here (the head waiters granted) and the request waits at its place (docs/redis-limiter.md, "The
  * request path on Redis").
  * KEYS: holders queue meta learned
  * ARGV: id limit leaseMs idleMs channelPrefix
- * Reply: {1, L} reused · {0, L} released or gone: acquire anew. L: the limit in force.
+ * Reply: {1, L} reused · {0, L} released: wait at its place · {0, false} no holder (lost): the same, the id given back.
  */
 export const REUSE_BODY = `
 local holders, queue, meta, learned = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
