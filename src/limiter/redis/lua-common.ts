@@ -29,7 +29,7 @@ end
 local function live_holders(holders, limit)
   local held = redis.call('ZCARD', holders)
   if held < limit then return held end
-  local first = redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')
+  local first = redis.call('ZRANGE', holders, '0', '0', 'WITHSCORES')
   if #first == 0 or tonumber(first[2]) > clock() then return held end
   return held - redis.call('ZREMRANGEBYSCORE', holders, '-inf', clock())
 end
@@ -61,28 +61,34 @@ local function grant(holders, queue, meta, lease, chan, limit, held, idle, grant
   local counts = nil -- permits held per app, read once a capped waiter comes up
   -- V, the waiter's replica's liveness and its app's count of waiters and pending refund (left_queue
   -- reads them next): one HMGET (lua-fair meta_read)
+  -- each id's replica and app are read once (string.match), here, and passed on: live, under_cap,
+  -- take and the messages below all need them
+  local rid_of, app_of_id = {}, {}
   local function live(id)
     local rid = replica_of(id)
     if not rid then return false end
-    local fields = { 'n:' .. app_of(id), 'w:' .. app_of(id) }
-    if rid ~= self then fields[3] = '@' .. rid end
-    meta_read(meta, fields)
-    if rid == self then return true end
+    local app = app_of(id)
+    rid_of[id], app_of_id[id] = rid, app
+    if rid == self then
+      meta_read(meta, { 'n:' .. app, 'w:' .. app })
+      return true
+    end
+    meta_read(meta, { 'n:' .. app, 'w:' .. app, '@' .. rid })
     return tonumber(meta_cache['@' .. rid] or '0') > clock()
   end
   local function under_cap(id)
     local cap = cap_of(id)
     if cap == nil then return true end
     if counts == nil then counts = held_by_app(holders) end
-    return (counts[app_of(id)] or 0) < cap
+    return (counts[app_of_id[id]] or 0) < cap
   end
   local function take(id, score)
-    redis.call('ZADD', holders, clock() + lease, id)
-    left_queue(meta, id, false, score)
+    redis.call('ZADD', holders, fmt(clock() + lease), id)
+    left_queue(meta, id, false, score, app_of_id[id])
     held = held + 1
     given[#given + 1] = id
     if granted then granted[#granted + 1] = id end
-    if counts then counts[app_of(id)] = (counts[app_of(id)] or 0) + 1 end
+    if counts then counts[app_of_id[id]] = (counts[app_of_id[id]] or 0) + 1 end
     local s = tonumber(score)
     if top == nil or s > top then top = s end
   end
@@ -94,7 +100,7 @@ local function grant(holders, queue, meta, lease, chan, limit, held, idle, grant
       break
     end
     if not live(head[1]) then
-      left_queue(meta, head[1], true, head[2])
+      left_queue(meta, head[1], true, head[2], app_of_id[head[1]])
     else
       if under_cap(head[1]) then
         take(head[1], head[2])
@@ -118,7 +124,7 @@ local function grant(holders, queue, meta, lease, chan, limit, held, idle, grant
       local id = page[i]
       if not live(id) then
         redis.call('ZREM', queue, id)
-        left_queue(meta, id, true, page[i + 1])
+        left_queue(meta, id, true, page[i + 1], app_of_id[id])
         removed = removed + 1
       elseif under_cap(id) then
         redis.call('ZREM', queue, id)
@@ -134,10 +140,10 @@ local function grant(holders, queue, meta, lease, chan, limit, held, idle, grant
   if was_empty and #given > 0 then redis.call('PEXPIRE', holders, idle) end
   local next_head = false
   if not empty and held <= limit and (want_head or (limit == 1 and #given > 0)) then
-    next_head = redis.call('ZRANGE', queue, 0, 0)[1] or false
+    next_head = redis.call('ZRANGE', queue, '0', '0')[1] or false
   end
   for _, id in ipairs(given) do
-    local rid = replica_of(id)
+    local rid = rid_of[id]
     if rid ~= self then
       redis.call('PUBLISH', chan .. rid, ${luaGrantMessage('id', 'next_head')})
     end

@@ -6,7 +6,10 @@ import { LUA_WAITER_ID } from './waiter-id.js'
  * "Fair share between apps"; the meta cache: "Scripts"). Numbers go out through fmt: Lua's own keeps 14 digits.
  */
 export const LUA_FAIR = `${LUA_WAITER_ID}
+-- A whole number in %d: the same text as %.17g below 1e15, for half the work (tags with cost 1, counts,
+-- lease expiries are whole); a Lua number passed to redis.call as it is would be formatted %.17g too.
 local function fmt(x)
+  if x % 1 == 0 and x > -1e15 and x < 1e15 then return string.format('%d', x) end
   return string.format('%.17g', x)
 end
 
@@ -64,17 +67,22 @@ end
 -- so each backlogged app gets turns in proportion to 1 / cost (its weight). Waited before (re-queued
 -- after an upstream 429, or after losing its place in Redis): in (V - 1, V], lower the older it is: ahead of
 -- every new waiter, in arrival order among themselves, and not charged again. Either way the app's
--- count of queued waiters goes up. Written by meta_flush.
-local function start_tag(meta, id, cost, age)
-  local app = app_of(id)
-  meta_read(meta, { 'f:' .. app, 'n:' .. app })
-  meta_set('n:' .. app, (tonumber(meta_cache['n:' .. app] or '0') or 0) + 1)
-  local v = tonumber(meta_cache['v'] or '0')
+-- count of queued waiters goes up. Written by meta_flush. \`app\`: the id's app, when the caller has read it already.
+local function start_tag(meta, id, cost, age, app)
+  app = app or app_of(id)
+  local f_f, n_f = 'f:' .. app, 'n:' .. app
+  -- read already with acquire's own fields, most often: no table made for nothing
+  if meta_cache[f_f] == nil or meta_cache[n_f] == nil or meta_cache['v'] == nil then meta_read(meta, { f_f, n_f }) end
+  local n = meta_cache[n_f]
+  meta_set(n_f, fmt(n and (tonumber(n) or 0) + 1 or 1))
+  local v = meta_cache['v']
+  v = v and tonumber(v) or 0
   if age > 0 then
     return v - age / (age + ${REQUEUE_AGE_SCALE_MS})
   end
-  local s = math.max(v, tonumber(meta_cache['f:' .. app] or '0'))
-  meta_set('f:' .. app, fmt(s + cost))
+  local f = meta_cache[f_f]
+  local s = math.max(v, f and tonumber(f) or 0)
+  meta_set(f_f, fmt(s + cost))
   return s
 end
 
@@ -98,13 +106,18 @@ end
 -- in ahead of them (FIFO within an app). A served waiter clears \`w:<app>\`: the app's waiters that
 -- gave up before it were behind nobody it was charged for. A count at 0 is written as 0, not deleted
 -- (no HDEL on the common path; sync's sweep removes it): scripts read a missing count as 0 too.
-local function left_queue(meta, id, refund, score)
-  local app = app_of(id)
+-- \`app\`: the id's app, when the caller has read it already (grant's live read its fields too).
+local function left_queue(meta, id, refund, score, app)
+  app = app or app_of(id)
   local n_f, w_f, f_f = 'n:' .. app, 'w:' .. app, 'f:' .. app
-  meta_read(meta, refund and { n_f, w_f, f_f } or { n_f, w_f })
-  local n = (tonumber(meta_cache[n_f] or '0') or 0) - 1
-  meta_set(n_f, math.max(n, 0))
-  local w = tonumber(meta_cache[w_f] or '')
+  if meta_cache[n_f] == nil or meta_cache[w_f] == nil or meta_cache['v'] == nil or (refund and meta_cache[f_f] == nil) then
+    meta_read(meta, refund and { n_f, w_f, f_f } or { n_f, w_f })
+  end
+  local n = meta_cache[n_f]
+  n = (n and tonumber(n) or 0) - 1
+  meta_set(n_f, fmt(math.max(n, 0)))
+  local w = meta_cache[w_f]
+  w = w and tonumber(w) or nil
   if not refund then
     if w then meta_del(w_f) end
     return

@@ -19,11 +19,14 @@ export const ACQUIRE_BODY = `
 local holders, queue, meta, learned = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, rid = ARGV[1], ARGV[2]
 local spec = limit_spec(ARGV[3])
-local lease, live, idle = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+-- idle stays the string it came as: it only goes back to Redis (PEXPIRE), and a Lua number sent as
+-- an argument is formatted anew on each call
+local lease, live, idle = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
 local age, full = tonumber(ARGV[7]), ARGV[8] == '1'
 local announce, announced_before = ARGV[9] ~= '0', ARGV[9] == '2'
 local chan, want_head, cost = ARGV[12], ARGV[13] == '1', tonumber(ARGV[14] or '1')
 local tell_alone = ARGV[15] == '1'
+local app = app_of(id)
 local forgot = 0
 if announce then
   if redis.call('HEXISTS', meta, '@' .. rid) == 0 then forgot = 1 end
@@ -55,8 +58,10 @@ if limit and held < limit then
   -- The queue is empty, or holds only waiters of apps at their cap (grant stops only then or when
   -- full), and a slot is left: take it, unless this app is at its cap too.
   local cap = cap_of(id)
-  if cap == nil or (held_by_app(holders)[app_of(id)] or 0) < cap then
-    redis.call('ZADD', holders, clock() + lease, id)
+  if cap == nil or (held_by_app(holders)[app] or 0) < cap then
+    redis.call('ZADD', holders, fmt(clock() + lease), id)
+    -- always: holders of a dead or cut-off replica renew nothing, so the key's expiry may be near
+    -- even with holders in it (docs/redis-limiter.md, "Keys")
     redis.call('PEXPIRE', holders, idle)
     return {1, emptied and 1 or 0, forgot, limit}
   end
@@ -67,7 +72,7 @@ if not announce then
   -- it unnoticed (a FLUSHALL, an eviction, a failover that dropped the last writes), and the waiter
   -- queued now would be dropped as a dead replica's by the next grant. Read with the start tag's
   -- fields (no command of its own); if gone, written back with them, and the replica told (forgot).
-  meta_read(meta, { 'f:' .. app_of(id), 'n:' .. app_of(id), '@' .. rid })
+  meta_read(meta, { 'f:' .. app, 'n:' .. app, '@' .. rid })
   if not meta_cache['@' .. rid] then
     forgot = 1
     meta_set('@' .. rid, clock() + live)
@@ -77,9 +82,9 @@ if not announce then
     meta_set('endpoint', ARGV[11])
   end
 end
-redis.call('ZADD', queue, fmt(start_tag(meta, id, cost, age)), id)
+redis.call('ZADD', queue, fmt(start_tag(meta, id, cost, age, app)), id)
 meta_flush(meta, idle)
-local first = redis.call('ZRANGE', queue, 0, 1)
+local first = redis.call('ZRANGE', queue, '0', '1')
 -- Alone in the queue: it was empty, so the key did not exist and this ZADD made it: it gets its
 -- expiry. Not alone: the key existed, and every script that makes it gives it one (grant's put-back,
 -- this one) and every replica with a waiter in it renews it every third of a lease (sync): it has one.
@@ -93,7 +98,7 @@ if at_head and (first[2] or tell_alone) then
   -- this waiter's own, which learns it from this reply (and would lose the head the reply names).
   local tag = string.match(holders, '{(.-)}')
   local told = {}
-  for _, holder in ipairs(redis.call('ZRANGE', holders, 0, -1)) do
+  for _, holder in ipairs(redis.call('ZRANGE', holders, '0', '-1')) do
     local r = replica_of(holder)
     if r and not told[r] and (first[2] or r ~= rid) then
       told[r] = true

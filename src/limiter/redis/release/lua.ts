@@ -7,13 +7,14 @@ import { withPrelude } from '../lua-prelude.js'
  * ARGV: limit leaseMs idleMs channelPrefix wantHead answer replica id...   (wantHead `2`: as `1`, and the ids
  *       are waiters a handover here served)
  * Reply: { ids found, ids granted, the head (wantHead 1, or limit 1 after a grant), limit after, limit before
- *          the answer was learned from, learned value, permits held when it was learned }
+ *          the answer was learned from, learned value, permits held when it was learned } (the last three only
+ *          when an answer was learned from)
  * answer: "s <heldMs>" (success), "t <heldMs>" (a 429) or "-" (nothing to learn).
  */
 export const RELEASE_BODY = `
 local holders, queue, meta, learned = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local spec = limit_spec(ARGV[1])
-local lease, idle, chan = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local lease, idle, chan = tonumber(ARGV[2]), ARGV[3], ARGV[4] -- idle: a string, only sent back (as in acquire)
 local want_head, served = ARGV[5] ~= '0', ARGV[5] == '2'
 local self = ARGV[7]
 local limit, stored = effective_limit(learned, spec)
@@ -51,6 +52,8 @@ end
 local held = live_holders(holders, limit)
 local granted = {}
 local _, head = grant(holders, queue, meta, lease, chan, limit, held, idle, granted, want_head, top, self)
+-- nothing learned (a fixed limit, or an answer that taught nothing): the reply ends at the limit
+if not value then return { found, granted, head, limit } end
 return { found, granted, head, limit, before, value, in_use }
 `
 
