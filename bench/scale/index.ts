@@ -21,6 +21,7 @@ const CONCURRENCY = 64
 const PROBE_EVERY_MS = 10
 const API_MS = 20
 const WATCH_MS = Number(process.env.SLUICE_BENCH_SCALE_WATCH_MS ?? 40_000)
+const SETTLE_MS = Number(process.env.SLUICE_BENCH_SCALE_SETTLE_MS ?? 0)
 /** SLUICE_BENCH_SCALE_BACKENDS=redis (or memory) runs one backend only */
 const BACKENDS = (['in-process', 'Redis'] as const).filter((b) => {
   const only = process.env.SLUICE_BENCH_SCALE_BACKENDS
@@ -203,6 +204,8 @@ async function runOne(backend: ScaleRow['backend'], keys: number, log: (line: st
     const during = rssWatch(sluice.pid)
     const load = await touch(sluice.url, keys)
     const duringMb = during.stop()
+    // SLUICE_BENCH_SCALE_SETTLE_MS (0): a pause before the scrape, e.g. past kept permits' window (500 ms)
+    await sleep(SETTLE_MS)
     const redisMb =
       client === undefined
         ? undefined
