@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { fakeShared, settle } from './fake-scripts.js'
+import { reuseOfOnceQueued } from './kept-harness.js'
 
 // Third review of kept permits (LIMITER-CHECKLIST "Two paths to one grant", "Redis older than the replica"). A grant
 // message for an id that is no waiter here is given back at once (Waiting.onGrantMessage: a ghost's grant), unless the
@@ -15,24 +16,8 @@ afterEach(() => current?.close())
 
 describe('review3: a grant message for a kept permit whose reuse is on its way (fake script runner)', () => {
   it('is not taken for a ghost’s: the id is not released under the request the reuse starts', async () => {
-    const { scripts, shared, request } = (current = fakeShared({ keepPermits: true }))
-    const r0 = request(2)
-    const acquire0 = scripts.take('acquire')
-    const id0 = String(acquire0.args[0])
-    acquire0.answer([0, 0, 0, 2]) // queued: the key was full
-    await settle()
-    shared.onGrantMessage(id0) // granted by another replica's release (its id is remembered: it was queued)
-    await settle()
-    expect(r0.permit).toBeDefined()
-    const r1 = request(2)
-    scripts.take('acquire').answer([1, 1, 0, 2]) // granted, its grant found the queue empty: the key is quiet
-    await settle()
-    r0.permit!.release() // kept: no script
-    await settle()
-    expect(scripts.names()).toEqual([])
-    const r2 = request(2) // the kept permit: its reuse goes out
-    const reuse = scripts.take('reuse')
-    expect(String(reuse.args[0])).toBe(id0)
+    const { scripts, shared } = (current = fakeShared({ keepPermits: true }))
+    const { id0, r1, r2, reuse } = await reuseOfOnceQueued(current)
     shared.onGrantMessage(id0) // Redis went back to id0 queued and granted it again; read before the reuse's reply
     await settle()
     const sent = scripts.names()

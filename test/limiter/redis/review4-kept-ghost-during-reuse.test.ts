@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { fakeShared, settle } from './fake-scripts.js'
+import { reuseOfOnceQueued } from './kept-harness.js'
 
 // Fourth review of kept permits (LIMITER-CHECKLIST "Redis older than the replica"; "Two paths to one grant"). Since
 // HeldPermits.has counts a kept permit whose `reuse` is on its way, a grant message for that id read before the reuse's
@@ -13,24 +14,8 @@ afterEach(() => current?.close())
 
 describe('review4: a grant message read during a reuse that Redis answers `{0, false}` (fake script runner)', () => {
   it('the id granted meanwhile is given back (a ghost holder), not left for its lease', async () => {
-    const { scripts, shared, request } = (current = fakeShared({ keepPermits: true }))
-    const r0 = request(2)
-    const acquire0 = scripts.take('acquire')
-    const id0 = String(acquire0.args[0])
-    acquire0.answer([0, 0, 0, 2]) // queued: the key was full
-    await settle()
-    shared.onGrantMessage(id0) // granted by another replica's release (its id is remembered: it was queued)
-    await settle()
-    expect(r0.permit).toBeDefined()
-    const r1 = request(2)
-    scripts.take('acquire').answer([1, 1, 0, 2]) // granted, its grant found the queue empty: the key is quiet
-    await settle()
-    r0.permit!.release() // kept: no script
-    await settle()
-    expect(scripts.names()).toEqual([])
-    const r2 = request(2) // the kept permit: its reuse goes out
-    const reuse = scripts.take('reuse')
-    expect(String(reuse.args[0])).toBe(id0)
+    const { scripts, shared } = (current = fakeShared({ keepPermits: true }))
+    const { id0, r1, r2, reuse } = await reuseOfOnceQueued(current)
     // Redis went back to id0 queued: the reuse runs, finds id0 no holder (`{0, false}`, the queue untouched); then a
     // release grants id0 from the queue, and its message is read before the reuse's reply
     shared.onGrantMessage(id0)
