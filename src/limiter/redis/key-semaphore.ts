@@ -153,8 +153,8 @@ export class KeySemaphore {
     return waiter
   }
 
-  /** A request whose kept permit `reuse` released waits under the new id `id` at its place: by its age, counted by the bounds
-   * as a requeued waiter is (it came before those that queued while its reuse was on its way: none passes it or pushes it out) */
+  /** A request whose kept permit `reuse` gave back waits under `id` by its age, kept by the bounds as a requeued waiter
+   * (it came before those that queued during its reuse: none passes it or pushes it out; docs/redis-limiter.md) */
   rejoin(id: string, ticket: Ticket, policy: AppPolicy): { readonly waiter: KeyWaiter; readonly how: Admission } {
     const waiter = this.join(id, ticket, policy, true)
     this.#bounds.keep(waiter)
@@ -302,9 +302,9 @@ export class KeySemaphore {
     return this.#held.takeBack(id, permit, this.#holdsAll())
   }
 
-  /** The waiter a permit given back now is handed to, or undefined (the hint is used once): only when this replica held every
-   * permit, Redis named one of our queued waiters as the head, of the permit's app (the id Redis keeps names the app it counts),
-   * and the lease lasts beyond the next renewal (a stalled replica hands over nothing). docs/redis-limiter.md, "Inside one replica" */
+  /** The waiter a permit given back now is handed to, or undefined (the hint is used once): only when we held every permit,
+   * Redis named our queued waiter as the head, of the permit's app (the id names the app Redis counts), and the lease lasts
+   * past the next renewal (a stalled replica hands over nothing). docs/redis-limiter.md, "Inside one replica" */
   handOver(heldAll: boolean, leaseUntil: number, now: number, app: string): KeyWaiter | undefined {
     const hint = this.#head.take()
     if (!heldAll || hint === undefined) return undefined
