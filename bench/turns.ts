@@ -6,6 +6,8 @@ export interface TurnTarget {
   readonly url: string
   /** the process serving it, whose CPU time is measured */
   readonly pid: number
+  /** its Redis's CPU time so far, ms (INFO cpu), when it has one of its own */
+  readonly redisCpuMs?: () => Promise<number>
 }
 
 export interface TurnFigures {
@@ -15,6 +17,8 @@ export interface TurnFigures {
   readonly p99Ms: number
   /** CPU µs the target's process spent per request */
   readonly cpuUsPerRequest: number
+  /** CPU µs its Redis spent per request (median over the rounds), when it has one */
+  readonly redisCpuUsPerRequest: number | undefined
   /** answers other than 200, and transport errors, over all rounds */
   readonly failed: number
   /**
@@ -51,6 +55,7 @@ interface Sample {
   readonly p50: number
   readonly p99: number
   readonly cpu: number
+  readonly redisCpu: number | undefined
 }
 
 /**
@@ -81,6 +86,7 @@ export async function measureInTurns(targets: readonly TurnTarget[], o: TurnOpti
       p50Ms: median(s.map((x) => x.p50)),
       p99Ms: median(s.map((x) => x.p99)),
       cpuUsPerRequest: median(s.map((x) => x.cpu)),
+      redisCpuUsPerRequest: s[0]?.redisCpu === undefined ? undefined : median(s.map((x) => x.redisCpu ?? NaN)),
       failed: failed[i]!,
       vsBaseline: { rps: median(rps), p50Ms: median(p50), cpu: median(cpu) },
       vsBaselineQuartiles: { rps: quartiles(rps), p50Ms: quartiles(p50), cpu: quartiles(cpu) },
@@ -92,6 +98,9 @@ export async function measureInTurns(targets: readonly TurnTarget[], o: TurnOpti
 async function measureOne(target: TurnTarget, o: TurnOptions): Promise<{ sample: Sample; failed: number }> {
   let cpuAtStart = 0
   let cpuUsed = 0
+  // INFO is asked as the measured window opens and closes; its answers are awaited after the load
+  let redisAt: [Promise<number>, Promise<number>] | undefined
+  let redisStart: Promise<number> | undefined
   const result = await runLoad({
     url: target.url,
     connections: o.connections,
@@ -99,11 +108,26 @@ async function measureOne(target: TurnTarget, o: TurnOptions): Promise<{ sample:
     warmupMs: WARMUP_MS,
     path: (c) => `/v2/accounts/${1000 + c}/contacts`,
     headers: (c) => ({ authorization: basic(`org${c}`), 'neon-api-version': '2.12' }),
-    onMeasure: (phase) =>
-      phase === 'start' ? (cpuAtStart = cpuMs(target.pid)) : (cpuUsed = cpuMs(target.pid) - cpuAtStart),
+    onMeasure: (phase) => {
+      if (phase === 'start') {
+        cpuAtStart = cpuMs(target.pid)
+        redisStart = target.redisCpuMs?.()
+      } else {
+        cpuUsed = cpuMs(target.pid) - cpuAtStart
+        if (redisStart !== undefined && target.redisCpuMs) redisAt = [redisStart, target.redisCpuMs()]
+      }
+    },
   })
+  const redisCpu =
+    redisAt === undefined ? undefined : (((await redisAt[1]) - (await redisAt[0])) * 1000) / result.requests
   return {
-    sample: { rps: result.rps, p50: result.p50Ms, p99: result.p99Ms, cpu: (cpuUsed * 1000) / result.requests },
+    sample: {
+      rps: result.rps,
+      p50: result.p50Ms,
+      p99: result.p99Ms,
+      cpu: (cpuUsed * 1000) / result.requests,
+      redisCpu,
+    },
     failed:
       result.errors + Object.entries(result.statuses).reduce((n, [code, count]) => n + (code === '200' ? 0 : count), 0),
   }

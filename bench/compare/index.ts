@@ -29,7 +29,7 @@ import { join } from 'node:path'
 import { startRedis, type TestRedis } from '../../test/support/redis.js'
 import { spawnProxy, type ProxyProcess } from '../../test/support/process.js'
 import { cpuMs, freePort, startNode, startSimChild, waitForHttp, type ServerChild } from '../children.js'
-import { measureInTurns, type TurnFigures } from '../turns.js'
+import { measureInTurns, type TurnFigures, type TurnTarget } from '../turns.js'
 import { CONTENTION_ROUTES, runContention, type ContentionFigures } from './contention.js'
 import { summarise } from './cpu-profile.js'
 import { holdServerTarget, runFlood, sluiceTarget, type FloodFigures } from './flood.js'
@@ -44,6 +44,7 @@ import {
   type MonitorCounts,
   type RedisCounters,
   type ScriptTimes,
+  redisCpuReader,
 } from './redis-counts.js'
 
 const CONTENTION_MS = Number(process.env.SLUICE_BENCH_CONTENTION_MS ?? 10_000)
@@ -108,7 +109,7 @@ export type Breakdown = MonitorCounts & {
  */
 export async function startPassthrough(
   upstream: string,
-  semaphore?: { redisUrl: string; only?: 'round trips' | 'scripts' } | 'memory',
+  semaphore?: { redisUrl: string; only?: 'round trips' | 'scripts' | 'reuse script' } | 'memory',
 ): Promise<ServerChild> {
   const port = await freePort()
   const gate: Record<string, string> =
@@ -120,6 +121,7 @@ export async function startPassthrough(
             REDIS_URL: semaphore.redisUrl,
             ...(semaphore.only === 'round trips' ? { REDIS_ROUND_TRIPS: '1' } : {}),
             ...(semaphore.only === 'scripts' ? { REDIS_SCRIPTS: '1' } : {}),
+            ...(semaphore.only === 'reuse script' ? { REDIS_SCRIPTS: 'reuse' } : {}),
           }
   const child = startNode(['--import', 'tsx', 'bench/compare/passthrough.ts'], {
     UPSTREAM: upstream,
@@ -316,6 +318,7 @@ export async function runCompare(log: (line: string) => void = () => {}): Promis
     const redisB = await startRedis()
     const redisC = await startRedis()
     const redisD = await startRedis()
+    const redisF = await startRedis()
     const redisE = BASELINE_MAIN === undefined ? undefined : await startRedis()
     const children: ServerChild[] = []
     const proxies: ProxyProcess[] = []
@@ -325,27 +328,47 @@ export async function runCompare(log: (line: string) => void = () => {}): Promis
         await startPassthrough(sim.url, { redisUrl: redisB.url }),
         await startPassthrough(sim.url, { redisUrl: redisC.url, only: 'round trips' }),
         await startPassthrough(sim.url, { redisUrl: redisD.url, only: 'scripts' }),
+        await startPassthrough(sim.url, { redisUrl: redisF.url, only: 'reuse script' }),
       )
       const base = { SLUICE_UPSTREAM: `${sim.url}/v2`, SLUICE_REQUEST_LOG: 'false' }
       proxies.push(await spawnProxy(base), await spawnProxy({ ...base, SLUICE_REDIS_URL: redisA.url }))
-      const targets = [
+      // each Redis-backed target has a Redis of its own: its CPU per request is that target's alone
+      const cpuOf = (r: TestRedis): (() => Promise<number>) => redisCpuReader(r.client())
+      const targets: TurnTarget[] = [
         { name: 'bare Node pass-through', url: children[0]!.url, pid: children[0]!.pid },
         { name: 'sluice, in-process', url: proxies[0]!.url, pid: proxies[0]!.pid },
-        { name: 'sluice, Redis', url: proxies[1]!.url, pid: proxies[1]!.pid },
-        { name: 'redis-semaphore pass-through', url: children[1]!.url, pid: children[1]!.pid },
+        { name: 'sluice, Redis', url: proxies[1]!.url, pid: proxies[1]!.pid, redisCpuMs: cpuOf(redisA) },
+        {
+          name: 'redis-semaphore pass-through',
+          url: children[1]!.url,
+          pid: children[1]!.pid,
+          redisCpuMs: cpuOf(redisB),
+        },
         // floors of the Redis path: its two round trips alone, and with sluice's own scripts (no sluice code around them)
         {
           name: 'bare Node + two Redis round trips (a script doing nothing)',
           url: children[2]!.url,
           pid: children[2]!.pid,
+          redisCpuMs: cpuOf(redisC),
         },
-        { name: "bare Node + sluice's acquire and release scripts", url: children[3]!.url, pid: children[3]!.pid },
+        {
+          name: "bare Node + sluice's acquire and release scripts",
+          url: children[3]!.url,
+          pid: children[3]!.pid,
+          redisCpuMs: cpuOf(redisD),
+        },
+        {
+          name: "bare Node + sluice's reuse script (a kept permit's path)",
+          url: children[4]!.url,
+          pid: children[4]!.pid,
+          redisCpuMs: cpuOf(redisF),
+        },
       ]
       // another build beside this one, on a Redis of its own (before and after a change, in the same turns)
       if (redisE !== undefined) {
         const baseline = await spawnProxy({ ...base, SLUICE_REDIS_URL: redisE.url }, undefined, BASELINE_MAIN)
         proxies.push(baseline)
-        targets.push({ name: 'baseline build, Redis', url: baseline.url, pid: baseline.pid })
+        targets.push({ name: 'baseline build, Redis', url: baseline.url, pid: baseline.pid, redisCpuMs: cpuOf(redisE) })
       }
       if ('path' in haproxy) {
         // HAProxy with no limit in the way (its default backend): what a C proxy adds on this machine
@@ -374,6 +397,7 @@ export async function runCompare(log: (line: string) => void = () => {}): Promis
       await redisB.close()
       await redisC.close()
       await redisD.close()
+      await redisF.close()
       await redisE?.close()
       await sim.stop()
     }

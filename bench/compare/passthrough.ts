@@ -12,9 +12,12 @@
  *   forwarding and again after the answer — the floor of any Redis-shared limiter on this machine:
  *   two round trips per request and nothing else;
  * - REDIS_URL and REDIS_SCRIPTS=1: sluice's own acquire and release scripts (uncontended: the permit
- *   is free) run straight from here, with none of sluice's replica-side code around them.
+ *   is free) run straight from here, with none of sluice's replica-side code around them;
+ * - REDIS_URL and REDIS_SCRIPTS=reuse: the path of a kept permit (docs/redis-limiter.md, "The request
+ *   path on Redis"): per key, one acquire, then each request one `reuse` script of that permit before
+ *   forwarding and nothing after it — sluice's uncontended path with none of its replica-side code.
  *
- *   node --import tsx bench/compare/passthrough.ts   (UPSTREAM=http://host:port PORT=n [REDIS_URL=… [REDIS_ROUND_TRIPS=1 | REDIS_SCRIPTS=1] | SEMAPHORE=memory])
+ *   node --import tsx bench/compare/passthrough.ts   (UPSTREAM=http://host:port PORT=n [REDIS_URL=… [REDIS_ROUND_TRIPS=1 | REDIS_SCRIPTS=1 | REDIS_SCRIPTS=reuse] | SEMAPHORE=memory])
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
 import { Redis } from 'ioredis'
@@ -24,6 +27,7 @@ import { DEFAULT_CATALOG_FILE, loadCatalog } from '../../src/catalog/index.js'
 import { acquire } from '../../src/limiter/redis/acquire/index.js'
 import { semaphoreKeysOf, tagOf } from '../../src/limiter/redis/keys.js'
 import { release } from '../../src/limiter/redis/release/index.js'
+import { reuse } from '../../src/limiter/redis/reuse/index.js'
 import { Scripts } from '../../src/limiter/redis/script.js'
 import { waiterId } from '../../src/limiter/redis/waiter-id.js'
 
@@ -80,16 +84,29 @@ function semaphoreFor(req: IncomingMessage): Gate | undefined {
 }
 
 const roundTripsOnly = redis !== undefined && process.env.REDIS_ROUND_TRIPS === '1'
-const scripts =
-  redis !== undefined && process.env.REDIS_SCRIPTS === '1' ? new Scripts(redis, undefined, 2_000) : undefined
+const scriptsMode = redis === undefined ? undefined : process.env.REDIS_SCRIPTS
+const scripts = scriptsMode === '1' || scriptsMode === 'reuse' ? new Scripts(redis!, undefined, 2_000) : undefined
 let sequence = 0
+/** REDIS_SCRIPTS=reuse: the permit id each key keeps, by Authorization (one connection per organisation) */
+const keptIds = new Map<string, string>()
 
 /** sluice's acquire script for the request's key (a published limit of 5, learning on), then a release to call. */
-async function sluiceScripts(req: IncomingMessage): Promise<() => Promise<unknown>> {
-  const keys = semaphoreKeysOf(
-    'sluice',
-    tagOf({ instance: req.headers.authorization ?? 'default', endpoint: 'GET /accounts/{id}/contacts' }),
-  )
+async function sluiceScripts(req: IncomingMessage): Promise<(() => Promise<unknown>) | undefined> {
+  const instance = req.headers.authorization ?? 'default'
+  const keys = semaphoreKeysOf('sluice', tagOf({ instance, endpoint: 'GET /accounts/{id}/contacts' }))
+  const limit = '5 5 1 3600000'
+  const keptId = scriptsMode === 'reuse' ? keptIds.get(instance) : undefined
+  if (keptId !== undefined) {
+    const reply = await reuse(scripts!, keys, {
+      id: keptId,
+      limit,
+      leaseMs: 30_000,
+      idleMs: 90_000,
+      channelPrefix: 'sluice:grant:',
+    })
+    if (reply.reused) return undefined
+    keptIds.delete(instance)
+  }
   const id = waiterId({
     replicaId: `floor-${process.pid}`,
     sequence: ++sequence,
@@ -97,7 +114,6 @@ async function sluiceScripts(req: IncomingMessage): Promise<() => Promise<unknow
     maxHeld: Infinity,
     app: 'default',
   })
-  const limit = '5 5 1 3600000'
   await acquire(scripts!, keys, {
     id,
     replicaId: `floor-${process.pid}`,
@@ -114,6 +130,10 @@ async function sluiceScripts(req: IncomingMessage): Promise<() => Promise<unknow
     wantHead: false,
     cost: 1,
   })
+  if (scriptsMode === 'reuse') {
+    keptIds.set(instance, id)
+    return undefined
+  }
   return () =>
     release(scripts!, keys, {
       ids: [id],

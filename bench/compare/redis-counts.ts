@@ -30,6 +30,11 @@ export async function readCounters(client: Redis): Promise<RedisCounters> {
   return { calls, cpuMs: (field('used_cpu_user') + field('used_cpu_sys')) * 1000 }
 }
 
+/** Redis's CPU time so far (INFO cpu), ms, read through `client`: a target's Redis, for its CPU per request. */
+export function redisCpuReader(client: Redis): () => Promise<number> {
+  return async () => (await readCounters(client)).cpuMs
+}
+
 /** Calls between two readings, by command (INFO and MONITOR, the bench's own, left out). */
 export function callsBetween(before: RedisCounters, after: RedisCounters): Map<string, number> {
   const delta = new Map<string, number>()

@@ -1,5 +1,6 @@
 import type { CompareResults, ContentionRow } from './index.js'
 import { FLOOD, type FloodFigures, type MemoryReading } from './flood.js'
+import type { TurnFigures } from '../turns.js'
 
 const MB = 1024 * 1024
 const f3 = (v: number | null | undefined): string =>
@@ -85,7 +86,7 @@ export function summaryTable(r: CompareResults): string {
     `| contention (2 orgs × 4 keys, limits 1/5, 60 loops, API 50 ms): lowest utilisation of a key (range over the runs) | ${ha.length > 0 ? u(ha) : r.haproxySkipped ? 'skipped' : '–'} | ${u(floor)} | ${u(sem)} | ${u(red)} (3 replicas, Redis); ${u(mem)} (1 replica, in-process) | ≥ 0.985 on Redis, ≥ 0.99 in-process |`,
     `| handoff idle at the API (a slot freed → the next request arrives), p50 / p99 ms | ${ha.length > 0 ? hand(ha) : '–'} | ${hand(floor)} | ${hand(sem)} | ${hand(red)} (Redis); ${hand(mem)} (in-process) | p50 ≤ 1 across replicas, ≤ 0.3 in-process |`,
     `| Redis commands per proxied request (contention, INFO commandstats) | – | – | ${cmds(sem)} | ${cmds(red)}${red[0]?.redisCalls ? ` (${f2(scripts(red[0]) / Math.max(1, red[0].requests))} scripts)` : ''} | ≤ 8, ≤ 2 round trips |`,
-    `| uncontended throughput (32 connections, limited endpoint, one org each), proxy ÷ bare Node pass-through | – | Redis floors ÷ bare: two round trips of a script doing nothing ${tp(4)}, sluice's two scripts alone ${tp(5)} | ${tp(3)} | ${tp(2)} with Redis, ${tp(1)} in-process (Redis ÷ in-process ${t ? t.redisVsMemory.toFixed(2) : '–'}) | Redis ≥ 0.8 of in-process |`,
+    `| uncontended throughput (32 connections, limited endpoint, one org each), proxy ÷ bare Node pass-through | – | Redis floors ÷ bare: two round trips of a script doing nothing ${tp(4)}, sluice's two scripts alone ${tp(5)}, its reuse script alone (a kept permit) ${tp(6)} | ${tp(3)} | ${tp(2)} with Redis, ${tp(1)} in-process (Redis ÷ in-process ${t ? t.redisVsMemory.toFixed(2) : '–'}) | Redis ≥ 0.8 of in-process |`,
     `| RSS with ${FLOOD.toLocaleString('en')} requests queued on one key | – | – | – | in-process: ${flood(floodMem)}; Redis: ${flood(floodRed)} | ≤ 150 MB, back to idle after |`,
   ]
   if (r.haproxySkipped) lines.push('', `HAProxy: skipped — ${r.haproxySkipped}.`)
@@ -112,33 +113,36 @@ export function contentionTable(r: CompareResults): string {
 const withQuartiles = (median: number, q: readonly [number, number], digits: number): string =>
   `${median.toFixed(digits)} (${q[0].toFixed(digits)}–${q[1].toFixed(digits)})`
 
+const redisCpu = (x: TurnFigures): string =>
+  x.redisCpuUsPerRequest === undefined ? '–' : x.redisCpuUsPerRequest.toFixed(0)
+
 export function throughputTable(r: CompareResults): string {
   const t = r.throughput
   if (!t) return ''
   const lines = [
     '32 connections (medians over the rounds; ÷ bare round by round, with its quartiles):',
     '',
-    '| target | req/s | p50 ms | p99 ms | non-200 | CPU µs / request | ÷ bare: req/s | ÷ bare: CPU / request |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| target | req/s | p50 ms | p99 ms | non-200 | CPU µs / request | Redis CPU µs / request | ÷ bare: req/s | ÷ bare: CPU / request |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
   ]
   t.names.forEach((name, i) => {
     const x = t.figures[i]!
     const q = x.vsBaselineQuartiles
     lines.push(
-      `| ${name} | ${x.rps.toFixed(0)} | ${x.p50Ms.toFixed(3)} | ${x.p99Ms.toFixed(3)} | ${x.failed} | ${x.cpuUsPerRequest.toFixed(0)} | ${withQuartiles(x.vsBaseline.rps, q.rps, 2)} | ${withQuartiles(x.vsBaseline.cpu, q.cpu, 2)} |`,
+      `| ${name} | ${x.rps.toFixed(0)} | ${x.p50Ms.toFixed(3)} | ${x.p99Ms.toFixed(3)} | ${x.failed} | ${x.cpuUsPerRequest.toFixed(0)} | ${redisCpu(x)} | ${withQuartiles(x.vsBaseline.rps, q.rps, 2)} | ${withQuartiles(x.vsBaseline.cpu, q.cpu, 2)} |`,
     )
   })
   lines.push(
     '',
     'One connection at a time (added p50: the target’s p50 less the bare pass-through’s, round by round):',
     '',
-    '| target | req/s | p50 ms | added p50 ms | non-200 | CPU µs / request |',
-    '|---|---:|---:|---:|---:|---:|',
+    '| target | req/s | p50 ms | added p50 ms | non-200 | CPU µs / request | Redis CPU µs / request |',
+    '|---|---:|---:|---:|---:|---:|---:|',
   )
   t.names.forEach((name, i) => {
     const x = t.oneAtATime[i]!
     lines.push(
-      `| ${name} | ${x.rps.toFixed(0)} | ${x.p50Ms.toFixed(3)} | ${withQuartiles(x.vsBaseline.p50Ms, x.vsBaselineQuartiles.p50Ms, 3)} | ${x.failed} | ${x.cpuUsPerRequest.toFixed(0)} |`,
+      `| ${name} | ${x.rps.toFixed(0)} | ${x.p50Ms.toFixed(3)} | ${withQuartiles(x.vsBaseline.p50Ms, x.vsBaselineQuartiles.p50Ms, 3)} | ${x.failed} | ${x.cpuUsPerRequest.toFixed(0)} | ${redisCpu(x)} |`,
     )
   })
   return lines.join('\n')
