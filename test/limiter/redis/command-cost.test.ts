@@ -93,7 +93,7 @@ describe('redis scripts: commands per request', () => {
     const waiter = id('batch', 'r2')
     // queued, the semaphore full: no clock (TIME only for a lease or a liveness); its start tag and
     // its app's count of waiters in one HMGET (V, F_app, n_app) and one HSET (F_app, n_app); whether
-    // it landed at the head (ZRANGE), and alone there, so its ZADD made the queue: PEXPIRE
+    // the queue's expiry renewed (PEXPIRE), and whether it landed at the head (ZRANGE)
     expect(await commandsOf(client, () => acq(waiter, 'r2', 1))).toEqual({
       zcard: 1,
       hmget: 1,
@@ -102,7 +102,8 @@ describe('redis scripts: commands per request', () => {
       zrange: 1,
       pexpire: 1,
     })
-    // queued behind it: the queue existed, with its expiry: no PEXPIRE
+    // queued behind it: the same — the waiters before it may be a replica's that renews nothing
+    // (queue-key-expiry.test.ts)
     const second = id('batch', 'r1')
     expect(await commandsOf(client, () => acq(second, 'r1', 1))).toEqual({
       zcard: 1,
@@ -110,6 +111,7 @@ describe('redis scripts: commands per request', () => {
       hset: 1,
       zadd: 1,
       zrange: 1,
+      pexpire: 1,
     })
     // granting a waiter of another replica: its replica's liveness, V and its app's count in one
     // HMGET, V and the count in one HSET, the lease (TIME, ZADD; the release emptied holders and the
@@ -358,16 +360,23 @@ describe('redis scripts: commands per request', () => {
     await client.hset(keys.meta, 'v', '0')
     let reply: Awaited<ReturnType<typeof acq>> | undefined
     const queued = await commandsOf(client, async () => (reply = await acq(id())))
-    // (alone in the queue: its PEXPIRE)
+    // (the queue's expiry renewed: PEXPIRE, as by every queued acquire)
     expect(queued).toEqual({ zcard: 1, hmget: 1, hset: 1, zadd: 1, zrange: 1, pexpire: 1 })
     // the limit in force was not read, so the reply names none (the replica keeps what it knew)
     // the holders counted, every replica's (the local fallback keeps the others' counted: no command more)
     expect(reply).toEqual({ kind: 'queued', head: false, forgot: false, limit: undefined, held: 2 })
-    expect(await commandsOf(client, () => acq(id()))).toEqual({ zcard: 1, hmget: 1, hset: 1, zadd: 1, zrange: 1 })
+    expect(await commandsOf(client, () => acq(id()))).toEqual({
+      zcard: 1,
+      hmget: 1,
+      hset: 1,
+      zadd: 1,
+      zrange: 1,
+      pexpire: 1,
+    })
     // asked for the head (every permit here): the limit decides whether one is named, so it is read
     let withHead: Awaited<ReturnType<typeof acq>> | undefined
     const head = await commandsOf(client, async () => (withHead = await acq(id(), { wantHead: true })))
-    expect(head).toEqual({ hget: 1, zcard: 1, hmget: 1, hset: 1, zadd: 1, zrange: 1 })
+    expect(head).toEqual({ hget: 1, zcard: 1, hmget: 1, hset: 1, zadd: 1, zrange: 1, pexpire: 1 })
     // two holders above the learned limit 1: no head named
     expect(withHead).toEqual({ kind: 'queued', head: false, forgot: false, limit: 1, held: 2 })
   })

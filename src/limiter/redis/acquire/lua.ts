@@ -84,11 +84,10 @@ if not announce then
 end
 redis.call('ZADD', queue, fmt(start_tag(meta, id, cost, age, app)), id)
 meta_flush(meta, idle)
+-- always, as for holders: the waiters already queued may be a dead or cut-off replica's, which renews
+-- nothing, so the key's expiry may be near (docs/redis-limiter.md, "Keys")
+redis.call('PEXPIRE', queue, idle)
 local first = redis.call('ZRANGE', queue, '0', '1')
--- Alone in the queue: it was empty, so the key did not exist and this ZADD made it: it gets its
--- expiry. Not alone: the key existed, and every script that makes it gives it one (grant's put-back,
--- this one) and every replica with a waiter in it renews it every third of a lease (sync): it has one.
-if not first[2] then redis.call('PEXPIRE', queue, idle) end
 local at_head = first[1] == id
 if at_head and (first[2] or tell_alone) then
   -- Placed ahead of the waiter that was the head: a replica holding permits may have been told that
