@@ -332,6 +332,8 @@ export class Waiting {
     try {
       const { granted, head, limit, learned } = await this.#d.scripts.release(sem, { ids, wantHead, answer, served })
       sem.headHeard(head, mark)
+      // a waiter is queued: a permit kept for our next request goes to it (its replica may not have said)
+      if (head !== undefined) this.#d.kept.giveBack(sem)
       sem.heardLimit(limit)
       if (answer !== undefined && learned !== undefined && limit !== undefined && limit !== learned.from) {
         this.#d.hooks.limitChanged?.(sem.key, {
