@@ -333,42 +333,27 @@ export async function runCompare(log: (line: string) => void = () => {}): Promis
       const base = { SLUICE_UPSTREAM: `${sim.url}/v2`, SLUICE_REQUEST_LOG: 'false' }
       proxies.push(await spawnProxy(base), await spawnProxy({ ...base, SLUICE_REDIS_URL: redisA.url }))
       // each Redis-backed target has a Redis of its own: its CPU per request is that target's alone
-      const cpuOf = (r: TestRedis): (() => Promise<number>) => redisCpuReader(r.client())
+      const target = (name: string, at: { url: string; pid: number }, redis?: TestRedis): TurnTarget => ({
+        name,
+        url: at.url,
+        pid: at.pid,
+        ...(redis === undefined ? {} : { redisCpuMs: redisCpuReader(redis.client()) }),
+      })
       const targets: TurnTarget[] = [
-        { name: 'bare Node pass-through', url: children[0]!.url, pid: children[0]!.pid },
-        { name: 'sluice, in-process', url: proxies[0]!.url, pid: proxies[0]!.pid },
-        { name: 'sluice, Redis', url: proxies[1]!.url, pid: proxies[1]!.pid, redisCpuMs: cpuOf(redisA) },
-        {
-          name: 'redis-semaphore pass-through',
-          url: children[1]!.url,
-          pid: children[1]!.pid,
-          redisCpuMs: cpuOf(redisB),
-        },
+        target('bare Node pass-through', children[0]!),
+        target('sluice, in-process', proxies[0]!),
+        target('sluice, Redis', proxies[1]!, redisA),
+        target('redis-semaphore pass-through', children[1]!, redisB),
         // floors of the Redis path: its two round trips alone, and with sluice's own scripts (no sluice code around them)
-        {
-          name: 'bare Node + two Redis round trips (a script doing nothing)',
-          url: children[2]!.url,
-          pid: children[2]!.pid,
-          redisCpuMs: cpuOf(redisC),
-        },
-        {
-          name: "bare Node + sluice's acquire and release scripts",
-          url: children[3]!.url,
-          pid: children[3]!.pid,
-          redisCpuMs: cpuOf(redisD),
-        },
-        {
-          name: "bare Node + sluice's reuse script (a kept permit's path)",
-          url: children[4]!.url,
-          pid: children[4]!.pid,
-          redisCpuMs: cpuOf(redisF),
-        },
+        target('bare Node + two Redis round trips (a script doing nothing)', children[2]!, redisC),
+        target("bare Node + sluice's acquire and release scripts", children[3]!, redisD),
+        target("bare Node + sluice's reuse script (a kept permit's path)", children[4]!, redisF),
       ]
       // another build beside this one, on a Redis of its own (before and after a change, in the same turns)
       if (redisE !== undefined) {
         const baseline = await spawnProxy({ ...base, SLUICE_REDIS_URL: redisE.url }, undefined, BASELINE_MAIN)
         proxies.push(baseline)
-        targets.push({ name: 'baseline build, Redis', url: baseline.url, pid: baseline.pid, redisCpuMs: cpuOf(redisE) })
+        targets.push(target('baseline build, Redis', baseline, redisE))
       }
       if ('path' in haproxy) {
         // HAProxy with no limit in the way (its default backend): what a C proxy adds on this machine

@@ -110,7 +110,8 @@ end
 local function left_queue(meta, id, refund, score, app)
   app = app or app_of(id)
   local n_f, w_f, f_f = 'n:' .. app, 'w:' .. app, 'f:' .. app
-  if meta_cache[n_f] == nil or meta_cache[w_f] == nil or meta_cache['v'] == nil or (refund and meta_cache[f_f] == nil) then
+  if meta_cache[n_f] == nil or meta_cache[w_f] == nil or meta_cache['v'] == nil
+    or (refund and meta_cache[f_f] == nil) then
     meta_read(meta, refund and { n_f, w_f, f_f } or { n_f, w_f })
   end
   local n = meta_cache[n_f]
