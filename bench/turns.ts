@@ -99,8 +99,8 @@ async function measureOne(target: TurnTarget, o: TurnOptions): Promise<{ sample:
   let cpuAtStart = 0
   let cpuUsed = 0
   // INFO is asked as the measured window opens and closes; its answers are awaited after the load
-  let redisAt: [Promise<number>, Promise<number>] | undefined
   let redisStart: Promise<number> | undefined
+  let redisEnd: Promise<number> | undefined
   const result = await runLoad({
     url: target.url,
     connections: o.connections,
@@ -114,12 +114,14 @@ async function measureOne(target: TurnTarget, o: TurnOptions): Promise<{ sample:
         redisStart = target.redisCpuMs?.()
       } else {
         cpuUsed = cpuMs(target.pid) - cpuAtStart
-        if (redisStart !== undefined && target.redisCpuMs) redisAt = [redisStart, target.redisCpuMs()]
+        redisEnd = target.redisCpuMs?.()
       }
     },
   })
   const redisCpu =
-    redisAt === undefined ? undefined : (((await redisAt[1]) - (await redisAt[0])) * 1000) / result.requests
+    redisStart === undefined || redisEnd === undefined
+      ? undefined
+      : (((await redisEnd) - (await redisStart)) * 1000) / result.requests
   return {
     sample: {
       rps: result.rps,
