@@ -55,7 +55,6 @@ end
 -- message would: SharedPermits grants them from it; should the reply be lost, Redis counts as
 -- unreachable there and the waiters' ids are given back, see detachWaiters in shared.ts).
 local function grant(holders, queue, meta, lease, chan, limit, held, idle, granted, want_head, top, self)
-  local was_empty = held == 0
   local given = {}
   local empty = false
   local counts = nil -- permits held per app, read once a capped waiter comes up
@@ -136,8 +135,9 @@ local function grant(holders, queue, meta, lease, chan, limit, held, idle, grant
   end
   advance(meta, top)
   meta_flush(meta, idle)
-  -- a release that emptied the set deleted the key: the grant re-created it without an expiry
-  if was_empty and #given > 0 then redis.call('PEXPIRE', holders, idle) end
+  -- a holder added renews the key: a release that emptied the set deleted it (the grant made it anew,
+  -- without an expiry), and the holders already there may be a dead replica's, which renews nothing
+  if #given > 0 then redis.call('PEXPIRE', holders, idle) end
   local next_head = false
   if not empty and held <= limit and (want_head or (limit == 1 and #given > 0)) then
     next_head = redis.call('ZRANGE', queue, '0', '0')[1] or false

@@ -49,11 +49,7 @@ if spec.fixed or held < spec.ceiling or want_head then
   -- a full semaphore has nothing to grant: grant only with a slot free (it would run no command else)
   if held < limit then
     local _
-    local before = held
     held, _, emptied = grant(holders, queue, meta, lease, chan, limit, held, idle)
-    -- a waiter granted into holders already there: renewed as below, whether this acquire then takes a
-    -- slot or queues (grant renews only a key it made anew)
-    if held > before and before > 0 then redis.call('PEXPIRE', holders, idle) end
   end
   -- more holders than the limit (adopted after an outage): no head is named, the surplus goes back
   if held > limit then want_head = false end
