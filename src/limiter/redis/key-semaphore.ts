@@ -303,8 +303,8 @@ export class KeySemaphore {
   }
 
   /** The waiter a permit given back now is handed to, or undefined (the hint is used once): only when we held every
-   * permit, Redis named our queued waiter as the head, of the permit's app (the id names the app Redis counts), and the
-   * lease lasts past the next renewal (a stalled replica hands over nothing). docs/redis-limiter.md, "Inside one replica" */
+   * permit, Redis named our queued waiter as the head, of the permit's app (the id names the app Redis counts), and
+   * the lease lasts past the next renewal (a stalled replica hands over nothing). redis-limiter.md, "Inside one replica" */
   handOver(heldAll: boolean, leaseUntil: number, now: number, app: string): KeyWaiter | undefined {
     const hint = this.#head.take()
     if (!heldAll || hint === undefined) return undefined
