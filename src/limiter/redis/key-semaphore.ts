@@ -302,9 +302,9 @@ export class KeySemaphore {
     return this.#held.takeBack(id, permit, this.#holdsAll())
   }
 
-  /** The waiter a permit given back now is handed to, or undefined (the hint is used once): only when we held every
-   * permit, Redis named our queued waiter as the head, of the permit's app (the id names the app Redis counts), and
-   * the lease lasts past the next renewal (a stalled replica hands over nothing). redis-limiter.md, "Inside one replica" */
+  /** The waiter a permit given back now goes to, or undefined (the hint is used once): only when we held every permit,
+   * Redis named our queued waiter the head, of the permit's app (its id names the app Redis counts), and the lease
+   * outlasts the next renewal (a stalled replica hands over nothing). redis-limiter.md, "Inside one replica" */
   handOver(heldAll: boolean, leaseUntil: number, now: number, app: string): KeyWaiter | undefined {
     const hint = this.#head.take()
     if (!heldAll || hint === undefined) return undefined
