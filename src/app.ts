@@ -139,7 +139,7 @@ export async function buildApp(settings: Settings, deps: AppDeps = {}): Promise<
     upstreamLabel: plans.length > 1,
     learnedFloor: settings.learning.floor,
   })
-  // One budget for what clients can make sluice hold, set or derived from the container's limit.
+  // One budget for what clients can make sluice hold, set or derived from the container's limit or the heap bound.
   const budget = new MemoryBudget(memoryBudgetBytes(settings.memory.budgetBytes), settings.memory.maxShare)
   budgetMetrics(budget, metrics.registry)
   // Which upstream a request's prefix routes to, and how its instance is read: the tracker reads it on arrival.

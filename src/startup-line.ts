@@ -1,4 +1,5 @@
 import { basename } from 'node:path'
+import { getHeapStatistics } from 'node:v8'
 import type { AppsLoaded } from './apps/loaded.js'
 import type { Settings } from './config/schema.js'
 import { maskUrl } from './log/secret-text.js'
@@ -32,8 +33,10 @@ export function startupFields(
     ...forwardProxyField(loaded.egress),
     limiter: loaded.limiter,
     ...(loaded.limiter === 'redis' ? { redisFallback: settings.redis.fallback } : {}),
-    // docs/deploy.md, "Memory: a budget below the container's limit": none without a container limit or a setting
+    // docs/deploy.md, "Memory: a budget below the container's limit"; and V8's heap bound, from which it
+    // is derived without a container limit (`NODE_OPTIONS=--max-old-space-size`, docs/deploy.md)
     memoryBudgetBytes: Number.isFinite(loaded.memoryBudgetBytes) ? loaded.memoryBudgetBytes : 'none',
+    heapBoundBytes: getHeapStatistics().heap_size_limit,
     apps: loaded.apps,
     cachedEndpoints: settings.cache.endpoints,
     coalescing: settings.coalesce.enabled,

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { getHeapStatistics } from 'node:v8'
 
 const MiB = 1024 * 1024
 
@@ -31,10 +32,31 @@ export function budgetFromLimit(limit: number): number {
   return Math.max(MIN_BUDGET_BYTES, Math.floor((limit - BASELINE_BYTES) / 2))
 }
 
-/** The budget in force: the setting, else derived from the container's limit, else none (Infinity). */
-export function memoryBudgetBytes(setting: number | undefined, limit = containerMemoryLimit()): number {
+/** What the heap holds besides the budget: the live heap after many keys (about 50 MB, docs/benchmarks.md "Many keys") and a margin. */
+export const HEAP_BASELINE_BYTES = 80 * MiB
+
+/**
+ * The budget without a container limit: half of V8's heap bound (`--max-old-space-size` and the young
+ * generation). Half for the same reason as from a limit; and a queued request is counted mostly on the
+ * heap, so past it a burst is refused with 503 before V8 runs out of heap and the process dies.
+ */
+export function budgetFromHeapBound(heapBound: number): number {
+  return Math.max(MIN_BUDGET_BYTES, Math.floor(heapBound / 2))
+}
+
+/**
+ * The budget in force: the setting; else derived from the container's limit, but never above the heap
+ * bound less `HEAP_BASELINE_BYTES` (a bound set below half the limit, as `npm start`'s in a large
+ * container, would otherwise run out before the budget refuses); else derived from the heap bound.
+ */
+export function memoryBudgetBytes(
+  setting: number | undefined,
+  limit = containerMemoryLimit(),
+  heapBound = getHeapStatistics().heap_size_limit,
+): number {
   if (setting !== undefined) return setting
-  return limit === undefined ? Infinity : budgetFromLimit(limit)
+  if (limit === undefined) return budgetFromHeapBound(heapBound)
+  return Math.min(budgetFromLimit(limit), Math.max(MIN_BUDGET_BYTES, heapBound - HEAP_BASELINE_BYTES))
 }
 
 function readText(path: string): string | undefined {

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { budgetFromLimit, containerMemoryLimit, memoryBudgetBytes } from '../../src/budget/limit.js'
+import {
+  budgetFromHeapBound,
+  budgetFromLimit,
+  containerMemoryLimit,
+  memoryBudgetBytes,
+} from '../../src/budget/limit.js'
 
 const MiB = 1024 * 1024
 /** the cgroup files as a container would show them */
@@ -8,7 +13,7 @@ const files =
   (path: string): string | undefined =>
     entries[path]
 
-describe('the memory budget: from the setting, else from the container limit (cgroup v2, then v1), else none', () => {
+describe('the memory budget: from the setting, else from the container limit (cgroup v2, then v1), else from the heap bound', () => {
   it('reads cgroup v2 memory.max, then v1 memory.limit_in_bytes; no limit is none', () => {
     expect(containerMemoryLimit(files({ '/sys/fs/cgroup/memory.max': '536870912\n' }))).toBe(512 * MiB)
     expect(containerMemoryLimit(files({ '/sys/fs/cgroup/memory.max': 'max\n' }))).toBeUndefined()
@@ -22,12 +27,26 @@ describe('the memory budget: from the setting, else from the container limit (cg
     expect(containerMemoryLimit(files({}))).toBeUndefined()
   })
 
-  it('derives half of the limit above 160 MiB, at least 16 MiB; the setting wins; none without a limit', () => {
+  it('derives half of the limit above 160 MiB, at least 16 MiB; the setting wins', () => {
     expect(budgetFromLimit(512 * MiB)).toBe(176 * MiB)
     expect(budgetFromLimit(256 * MiB)).toBe(48 * MiB)
     expect(budgetFromLimit(128 * MiB)).toBe(16 * MiB)
     expect(memoryBudgetBytes(undefined, 512 * MiB)).toBe(176 * MiB)
     expect(memoryBudgetBytes(10 * MiB, 512 * MiB)).toBe(10 * MiB)
-    expect(memoryBudgetBytes(undefined, undefined)).toBe(Infinity)
+    expect(memoryBudgetBytes(undefined, 512 * MiB, 4096 * MiB)).toBe(176 * MiB)
+    // the chart's pairing: a 512 MiB limit, --max-old-space-size=256 (and the young generation)
+    expect(memoryBudgetBytes(undefined, 512 * MiB, 304 * MiB)).toBe(176 * MiB)
+  })
+
+  it('never above the heap bound less 80 MiB: a bound set below half the limit would run out first', () => {
+    expect(memoryBudgetBytes(undefined, 4096 * MiB, 560 * MiB)).toBe(480 * MiB)
+    expect(memoryBudgetBytes(undefined, 4096 * MiB, 60 * MiB)).toBe(16 * MiB)
+  })
+
+  it("without a container limit, derives half of V8's heap bound, so a burst is refused before the heap runs out", () => {
+    expect(budgetFromHeapBound(548 * MiB)).toBe(274 * MiB)
+    expect(budgetFromHeapBound(20 * MiB)).toBe(16 * MiB)
+    expect(memoryBudgetBytes(undefined, undefined, 548 * MiB)).toBe(274 * MiB)
+    expect(memoryBudgetBytes(10 * MiB, undefined, 548 * MiB)).toBe(10 * MiB)
   })
 })

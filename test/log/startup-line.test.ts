@@ -52,6 +52,7 @@ beforeAll(async () => {
     SLUICE_ORG_KEY_1002: KEY_ENV,
     // set, so the line does not depend on the machine's container limit
     SLUICE_MEMORY_BUDGET_BYTES: String(64 * 1024 * 1024),
+    NODE_OPTIONS: '--max-old-space-size=300',
     HTTPS_PROXY: `http://egress:${PROXY_PASSWORD}@proxy.example:3128`,
   })
 })
@@ -84,6 +85,7 @@ describe('the start-up line', () => {
       forwardProxy: 'proxy.example:3128 (HTTPS_PROXY, with credentials)',
       limiter: 'memory',
       memoryBudgetBytes: 64 * 1024 * 1024,
+      heapBoundBytes: expect.any(Number) as unknown,
       apps: { identity: true, apps: 2, apiKeys: 2, keyFiles: 1 },
       cachedEndpoints: ['GET /properties/countries', 'GET /properties/states'],
       coalescing: true,
@@ -91,6 +93,9 @@ describe('the start-up line', () => {
       versions: { calendar: 'built-in', retired: 'rewrite to next', missing: 'pin 2.10', gate: 'warn' },
       reload: { onSighup: ['apps.file', 'credentials.keysDir'], otherSettings: 'restart every replica' },
     })
+    // V8's bound from NODE_OPTIONS: the old space's 300 MiB and the young generation
+    const heapMiB = (loaded.heapBoundBytes as number) / 2 ** 20
+    expect([heapMiB >= 300, heapMiB < 400]).toEqual([true, true])
   })
 
   it('holds no secret: no token, no API key, no proxy password', () => {
