@@ -52,14 +52,17 @@ export async function withProxies<T>(
 
 /**
  * Starts `node dist/main.js` with the given SLUICE_* env on free ports; resolves once it listens.
- * `main`: another build's main.js instead (a benchmark comparing two builds).
+ * `main`: another build's main.js instead (a benchmark comparing two builds), or a command that
+ * becomes the proxy's process (`sh -c 'exec node …'`, as `npm start` runs).
  */
 export async function spawnProxy(
   env: Record<string, string>,
   timeoutMs = 15_000,
-  main = MAIN_JS,
+  main: string | { readonly file: string; readonly args: readonly string[]; readonly cwd?: string } = MAIN_JS,
 ): Promise<ProxyProcess> {
-  const child = spawn(process.execPath, [main], {
+  const [file, args] = typeof main === 'string' ? [process.execPath, [main]] : [main.file, main.args]
+  const child = spawn(file, args, {
+    cwd: typeof main === 'string' ? undefined : main.cwd,
     env: {
       PATH: process.env.PATH ?? '',
       SLUICE_HOST: '127.0.0.1',
