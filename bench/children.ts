@@ -36,6 +36,17 @@ export interface Child {
 }
 
 /** Runs `node <args>` with `env` added; output discarded unless SLUICE_BENCH_VERBOSE is set. */
+/**
+ * The NODE_OPTIONS `npm start` gives sluice when none is set (`NODE_OPTIONS=${NODE_OPTIONS:-…}` in
+ * package.json): a bench that measures sluice as users run it starts it with these.
+ */
+export function npmStartNodeOptions(): string {
+  const { scripts } = JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as { scripts: { start: string } }
+  const found = /NODE_OPTIONS=\$\{NODE_OPTIONS:-([^}]*)\}/.exec(scripts.start)
+  if (!found) throw new Error(`package.json's start script sets no default NODE_OPTIONS: ${scripts.start}`)
+  return found[1]!
+}
+
 export function startNode(args: string[], env: Record<string, string>): Child {
   const child = spawn(process.execPath, args, {
     cwd: ROOT,

@@ -34,7 +34,9 @@ async function main(): Promise<void> {
     // not in the full run: its default sizes take several minutes (bench/scale/index.ts)
     const { runScaleBench, scaleSizes, scaleTable } = await import('./scale/index.js')
     const sizes = scaleSizes(process.argv[3])
-    out('## Many keys touched once: one replica, sim at 20 ms, then a scrape and /status with a probe every 10 ms\n')
+    out(
+      '## Many keys touched once: one replica as `npm start` runs it, sim at 20 ms, then a scrape and /status with a probe every 10 ms\n',
+    )
     out(scaleTable(await runScaleBench(sizes, (line) => process.stderr.write(`${line}\n`))))
     out('')
   }
