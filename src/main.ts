@@ -67,8 +67,10 @@ async function main(): Promise<void> {
   process.on('SIGHUP', () => {
     app.proxy.log.info({ ...app.apps.reload(), trigger: 'SIGHUP' }, 'app tokens and API keys re-read')
   })
-  process.once('SIGTERM', () => stop('SIGTERM'))
-  process.once('SIGINT', () => stop('SIGINT'))
+  // `on`, not `once`: under `npm start` a signal to the process group (Ctrl-C, systemd's stop) comes
+  // twice, once forwarded by npm, and a repeat must not meet the default action mid-drain (`stopping`).
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
 }
 
 main().catch((err: unknown) => {

@@ -62,11 +62,11 @@ async function start(file: string, args: string[], upstreamPort: number): Promis
   })
   child = proc
   let out = ''
-  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()))
-  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()))
+  proc.stdout.on('data', (d: Buffer) => (out += d.toString()))
+  proc.stderr.on('data', (d: Buffer) => (out += d.toString()))
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`did not start:\n${out}`)), 20_000)
-    proc.stdout!.on('data', () => {
+    proc.stdout.on('data', () => {
       const line = out.split('\n').find((l) => l.includes('"sluice listening"'))
       if (line === undefined) return
       clearTimeout(timer)
@@ -95,11 +95,14 @@ async function stopMidRequest(file: string, args: string[], signal: NodeJS.Signa
 }
 
 describe('review 8: a signal to the process group under `npm start` drains, as under node', () => {
-  it.each(['SIGINT', 'SIGTERM'] as const)('%s to npm start’s process group: the request in flight is answered', async (signal) => {
-    const { got, said } = await stopMidRequest('npm', ['start'], signal)
-    expect(said).toContain('"shutting down"')
-    expect(got).toEqual({ status: 200, body: '{"ok":true}' })
-  })
+  it.each(['SIGINT', 'SIGTERM'] as const)(
+    '%s to npm start’s process group: the request in flight is answered',
+    async (signal) => {
+      const { got, said } = await stopMidRequest('npm', ['start'], signal)
+      expect(said).toContain('"shutting down"')
+      expect(got).toEqual({ status: 200, body: '{"ok":true}' })
+    },
+  )
 
   it('the same signal twice (a group signal plus npm forwarding it) does not cut the drain short', async () => {
     const { url } = await start(process.execPath, [MAIN_JS], await slowUpstream(1_500))
