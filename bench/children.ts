@@ -35,10 +35,9 @@ export interface Child {
   stop(): Promise<void>
 }
 
-/** Runs `node <args>` with `env` added; output discarded unless SLUICE_BENCH_VERBOSE is set. */
 /**
- * The NODE_OPTIONS `npm start` gives sluice when none is set (`NODE_OPTIONS=${NODE_OPTIONS:-…}` in
- * package.json): a bench that measures sluice as users run it starts it with these.
+ * The NODE_OPTIONS `npm start` gives sluice when none is set, or it is empty (`NODE_OPTIONS=${NODE_OPTIONS:-…}`
+ * in package.json): a bench that measures sluice as users run it starts it with these (`nodeOptionsAsNpmStart`).
  */
 export function npmStartNodeOptions(): string {
   const { scripts } = JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as { scripts: { start: string } }
@@ -47,6 +46,13 @@ export function npmStartNodeOptions(): string {
   return found[1]!
 }
 
+/** NODE_OPTIONS as `npm start` sets it: the caller's when set and not empty, else the start script's default. */
+export function nodeOptionsAsNpmStart(): string {
+  const given = process.env.NODE_OPTIONS
+  return given !== undefined && given !== '' ? given : npmStartNodeOptions()
+}
+
+/** Runs `node <args>` with `env` added; output discarded unless SLUICE_BENCH_VERBOSE is set. */
 export function startNode(args: string[], env: Record<string, string>): Child {
   const child = spawn(process.execPath, args, {
     cwd: ROOT,

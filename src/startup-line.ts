@@ -33,9 +33,9 @@ export function startupFields(
     ...forwardProxyField(loaded.egress),
     limiter: loaded.limiter,
     ...(loaded.limiter === 'redis' ? { redisFallback: settings.redis.fallback } : {}),
-    // docs/deploy.md, "Memory: a budget below the container's limit"; and V8's heap bound, from which it
-    // is derived without a container limit (`NODE_OPTIONS=--max-old-space-size`, docs/deploy.md)
-    memoryBudgetBytes: Number.isFinite(loaded.memoryBudgetBytes) ? loaded.memoryBudgetBytes : 'none',
+    // docs/deploy.md, "Memory: a budget below the container's limit"; and V8's heap bound, which caps it
+    // (`NODE_OPTIONS=--max-old-space-size`, docs/deploy.md "Without a memory limit")
+    memoryBudgetBytes: loaded.memoryBudgetBytes,
     heapBoundBytes: getHeapStatistics().heap_size_limit,
     apps: loaded.apps,
     cachedEndpoints: settings.cache.endpoints,

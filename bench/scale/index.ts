@@ -6,14 +6,22 @@
  * and a `/status` read while a probe request goes every 10 ms, and the resident set is watched for
  * `SLUICE_BENCH_SCALE_WATCH_MS` (40 s) with a second scrape half-way, as Prometheus would.
  * Sizes: `npm run bench -- scale 1000,100000` or SLUICE_BENCH_SCALE_KEYS (default 1,000, 10,000, 30,000).
- * The sluice child runs as `npm start` runs it: with its default NODE_OPTIONS (a heap bound) unless NODE_OPTIONS is set.
+ * The sluice child runs as `npm start` runs it: with its default NODE_OPTIONS (a heap bound) unless NODE_OPTIONS is set and not empty.
  * SLUICE_BENCH_SCALE_NODE_ARGS are node's options for the sluice child (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`);
  * the bench prints the scrape's window on the monotonic clock, which a CPU profile's timestamps share.
  */
 import { performance } from 'node:perf_hooks'
 import type { Redis } from 'ioredis'
 import { Client, Pool } from 'undici'
-import { cpuMs, freePort, npmStartNodeOptions, startNode, startSimChild, waitForHttp, type Child } from '../children.js'
+import {
+  cpuMs,
+  freePort,
+  nodeOptionsAsNpmStart,
+  startNode,
+  startSimChild,
+  waitForHttp,
+  type Child,
+} from '../children.js'
 import { rssOf } from '../../test/support/process.js'
 import { startRedis, type TestRedis } from '../../test/support/redis.js'
 
@@ -271,7 +279,7 @@ async function startSluice(
   const [port, adminPort] = [await freePort(), await freePort()]
   const nodeArgs = (process.env.SLUICE_BENCH_SCALE_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')
   const child = startNode([...nodeArgs, 'dist/main.js'], {
-    NODE_OPTIONS: process.env.NODE_OPTIONS ?? npmStartNodeOptions(),
+    NODE_OPTIONS: nodeOptionsAsNpmStart(),
     SLUICE_UPSTREAM: upstream,
     SLUICE_PORT: String(port),
     SLUICE_ADMIN_PORT: String(adminPort),
@@ -288,7 +296,7 @@ export async function runScaleBench(sizes: readonly number[], log: (line: string
   const rows: ScaleRow[] = []
   for (const keys of sizes) {
     for (const backend of BACKENDS) {
-      log(`scale: ${backend}, ${keys} keys, NODE_OPTIONS=${process.env.NODE_OPTIONS ?? npmStartNodeOptions()}…`)
+      log(`scale: ${backend}, ${keys} keys, NODE_OPTIONS=${nodeOptionsAsNpmStart()}…`)
       rows.push(await runOne(backend, keys, log))
     }
   }

@@ -37,11 +37,12 @@ export const HEAP_BASELINE_BYTES = 80 * MiB
 
 /**
  * The budget without a container limit: half of V8's heap bound (`--max-old-space-size` and the young
- * generation). Half for the same reason as from a limit; and a queued request is counted mostly on the
- * heap, so past it a burst is refused with 503 before V8 runs out of heap and the process dies.
+ * generation), at most the bound less `HEAP_BASELINE_BYTES`. Half for the same reason as from a limit;
+ * and a queued request is counted mostly on the heap, so past it a burst is refused with 503 before V8
+ * runs out of heap and the process dies.
  */
 export function budgetFromHeapBound(heapBound: number): number {
-  return Math.max(MIN_BUDGET_BYTES, Math.floor(heapBound / 2))
+  return Math.max(MIN_BUDGET_BYTES, Math.min(Math.floor(heapBound / 2), heapBound - HEAP_BASELINE_BYTES))
 }
 
 /**

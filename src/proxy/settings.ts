@@ -109,7 +109,8 @@ export const proxySettingsShape = {
       /**
        * what queued requests, buffered bodies, answers held for slow clients and the cache may keep
        * together; past it new requests get 503 SLUICE_MEMORY_BUDGET. Unset: half of the container's
-       * memory limit above 160 MiB (at least 16 MiB), none without a limit (src/budget/limit.ts)
+       * memory limit above 160 MiB (at least 16 MiB) and at most V8's heap bound less 80 MiB; without a
+       * limit, half the heap bound, at most the bound less 80 MiB (src/budget/limit.ts)
        */
       budgetBytes: z.number().int().positive().optional(),
       /**

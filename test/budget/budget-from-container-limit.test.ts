@@ -31,9 +31,8 @@ describe('the memory budget: from the setting, else from the container limit (cg
     expect(budgetFromLimit(512 * MiB)).toBe(176 * MiB)
     expect(budgetFromLimit(256 * MiB)).toBe(48 * MiB)
     expect(budgetFromLimit(128 * MiB)).toBe(16 * MiB)
-    expect(memoryBudgetBytes(undefined, 512 * MiB)).toBe(176 * MiB)
-    expect(memoryBudgetBytes(10 * MiB, 512 * MiB)).toBe(10 * MiB)
     expect(memoryBudgetBytes(undefined, 512 * MiB, 4096 * MiB)).toBe(176 * MiB)
+    expect(memoryBudgetBytes(10 * MiB, 512 * MiB, 4096 * MiB)).toBe(10 * MiB)
     // the chart's pairing: a 512 MiB limit, --max-old-space-size=256 (and the young generation)
     expect(memoryBudgetBytes(undefined, 512 * MiB, 304 * MiB)).toBe(176 * MiB)
   })
@@ -46,6 +45,8 @@ describe('the memory budget: from the setting, else from the container limit (cg
   it("without a container limit, derives half of V8's heap bound, so a burst is refused before the heap runs out", () => {
     expect(budgetFromHeapBound(548 * MiB)).toBe(274 * MiB)
     expect(budgetFromHeapBound(20 * MiB)).toBe(16 * MiB)
+    // a small bound: the bound less 80 MiB (the live heap and a margin) is less than half of it
+    expect(budgetFromHeapBound(120 * MiB)).toBe(40 * MiB)
     expect(memoryBudgetBytes(undefined, undefined, 548 * MiB)).toBe(274 * MiB)
     expect(memoryBudgetBytes(10 * MiB, undefined, 548 * MiB)).toBe(10 * MiB)
   })

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { containerMemoryLimit, memoryBudgetBytes } from '../../src/budget/limit.js'
+import { containerMemoryLimit } from '../../src/budget/limit.js'
 import { spawnProxy, type ProxyProcess } from '../support/process.js'
 import { REPO } from './chart.js'
 
@@ -42,16 +42,18 @@ async function npmStart(env: Record<string, string>): Promise<Record<string, unk
 }
 
 describe('the heap bound sluice starts with', () => {
-  it('npm start bounds the old space at 512 MiB without NODE_OPTIONS, and the budget without a container limit is half the bound', async () => {
+  it('npm start bounds the old space at 512 MiB without NODE_OPTIONS, node in place of the shell, and the budget follows the bound', async () => {
     expect(startDefault).toBe('--max-old-space-size=512')
     const started = await npmStart({})
-    expect(proxy!.pid).toBeGreaterThan(0)
+    // `exec`: the shell became node, so signals reach sluice itself (review8-npm-start-signals.test.ts)
+    expect(readFileSync(`/proc/${proxy!.pid}/comm`, 'utf8').trim()).toBe('node')
     const bound = started.heapBoundBytes as number
     expect(bound / MiB).toBeGreaterThanOrEqual(512)
     expect(bound / MiB).toBeLessThan(640) // and the young generation
-    // without a container limit (this machine's, if any, read as sluice reads it) half the bound
-    expect(started.memoryBudgetBytes).toBe(memoryBudgetBytes(undefined, containerMemoryLimit(), bound))
-    if (containerMemoryLimit() === undefined) expect(started.memoryBudgetBytes).toBe(Math.floor(bound / 2))
+    const budget = started.memoryBudgetBytes as number
+    const limit = containerMemoryLimit() // this machine's, if any, read as sluice reads it
+    if (limit === undefined) expect(budget).toBe(Math.floor(bound / 2))
+    else expect(budget).toBe(Math.min(Math.floor((limit - 160 * MiB) / 2), bound - 80 * MiB))
   })
 
   it("a NODE_OPTIONS given replaces npm start's default", async () => {
@@ -59,5 +61,10 @@ describe('the heap bound sluice starts with', () => {
     const bound = started.heapBoundBytes as number
     expect(bound / MiB).toBeGreaterThanOrEqual(300)
     expect(bound / MiB).toBeLessThan(400)
+  })
+
+  it("an empty NODE_OPTIONS is none: npm start's default applies (sh's `:-`)", async () => {
+    const started = await npmStart({ NODE_OPTIONS: '' })
+    expect((started.heapBoundBytes as number) / MiB).toBeGreaterThanOrEqual(512)
   })
 })
