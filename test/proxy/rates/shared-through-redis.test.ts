@@ -5,6 +5,7 @@ import { basicAuth, withSim } from '../../support/sim.js'
 import { uniquePrefix } from '../../support/redis.js'
 import { useRedis } from '../../support/use-redis.js'
 import { heardByAll } from '../../limiter/redis/helpers.js'
+import { localShare } from '../../../src/limiter/redis/local-share.js'
 
 const redis = useRedis({ each: true })
 const ENDPOINT = 'GET /accounts/{id}/contacts'
@@ -37,8 +38,25 @@ async function twoReplicas(sim: { apiUrl: string }, extra: Record<string, unknow
   return replicas
 }
 
-const get = (proxy: { url: string }, i: number) =>
-  send(proxy.url, `/v2/accounts/${i}/contacts`, { headers: { authorization: basicAuth('org1') } })
+/**
+ * An organisation whose rate slots in the `local` fallback split between the two replicas as `wanted`
+ * says (replica 0's count of the 4): each slot goes to the replica a rendezvous hash of (key, slot,
+ * replica id) ranks first, and ids are random, so a fixed name would draw the split anew each run
+ * (docs/redis-limiter.md, "Failure modes": one replica owns all of one key in eight).
+ */
+async function orgWithSlots(replicas: { adminUrl: string }[], wanted: (ownedBy0: number) => boolean): Promise<string> {
+  const ids: string[] = []
+  for (const r of replicas)
+    ids.push((await adminJson<{ details: { replicaId: string } }>(r, '/status')).details.replicaId)
+  const basis = { live: ids, claims: true }
+  for (let i = 0; ; i++) {
+    const key = { instance: `org${i}`, endpoint: ENDPOINT }
+    if (wanted(localShare(RATE.requests, key, ids[0]!, basis))) return key.instance
+  }
+}
+
+const get = (proxy: { url: string }, i: number, org = 'org1') =>
+  send(proxy.url, `/v2/accounts/${i}/contacts`, { headers: { authorization: basicAuth(org) } })
 
 describe('a rate shared by every replica through Redis', () => {
   it('two replicas, 16 requests split between them: the API never sees more than N per window', async () => {
@@ -53,15 +71,40 @@ describe('a rate shared by every replica through Redis', () => {
     if (!redis.managed) return
     const sim = await withSim({ rates: { [ENDPOINT]: RATE }, latencyMs: 5 })
     const replicas = await twoReplicas(sim)
-    const first = Promise.all(Array.from({ length: 8 }, (_, i) => get(replicas[i % 2]!, i)))
+    const org = await orgWithSlots(replicas, (n) => n > 0 && n < RATE.requests) // each replica owns a slot
+    const first = Promise.all(Array.from({ length: 8 }, (_, i) => get(replicas[i % 2]!, i, org)))
     await new Promise((r) => setTimeout(r, 400))
     await redis.stop()
     const answers = [
       ...(await first),
-      ...(await Promise.all(Array.from({ length: 8 }, (_, i) => get(replicas[i % 2]!, 8 + i)))),
+      ...(await Promise.all(Array.from({ length: 8 }, (_, i) => get(replicas[i % 2]!, 8 + i, org)))),
     ]
     expect(answers.map((a) => a.status)).toEqual(Array(16).fill(200))
-    const stats = sim.rateStats()[`org1 ${ENDPOINT}`]!
+    const stats = sim.rateStats()[`${org} ${ENDPOINT}`]!
+    expect(stats.overRate).toBe(0)
+    expect(stats.maxInWindow).toBeLessThanOrEqual(4)
+  })
+
+  it('Redis stopped mid-run, every slot of the key on one replica: its peer sends nothing until Redis is back, then serves every request', async () => {
+    if (!redis.managed) return
+    const sim = await withSim({ rates: { [ENDPOINT]: RATE }, latencyMs: 5 })
+    const replicas = await twoReplicas(sim)
+    const org = await orgWithSlots(replicas, (n) => n === RATE.requests) // replica 1's share is 0
+    const first = Promise.all(Array.from({ length: 8 }, (_, i) => get(replicas[i % 2]!, i, org)))
+    await new Promise((r) => setTimeout(r, 400))
+    await redis.stop()
+    const later = Array.from({ length: 8 }, (_, i) =>
+      get(replicas[i % 2]!, 8 + i, org).then((answer) => ({ ...answer, at: Date.now() })),
+    )
+    await new Promise((r) => setTimeout(r, 4_000))
+    const back = Date.now()
+    await redis.start()
+    const answers = [...(await first), ...(await Promise.all(later))]
+    expect(answers.map((a) => a.status)).toEqual(Array(16).fill(200))
+    // replica 1's requests after the stop waited for Redis (documented: a share of 0 queues), none refused
+    const peer = (await Promise.all(later)).filter((_, i) => i % 2 === 1)
+    expect(peer.every((a) => a.at >= back)).toBe(true)
+    const stats = sim.rateStats()[`${org} ${ENDPOINT}`]!
     expect(stats.overRate).toBe(0)
     expect(stats.maxInWindow).toBeLessThanOrEqual(4)
   })
