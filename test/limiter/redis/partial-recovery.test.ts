@@ -51,7 +51,10 @@ describe('redis limiter: recovery when one key is broken in Redis', () => {
 
     // the next outage: B's local slot must be free
     await heardByAll(inspect, settings.keyPrefix, 1) // back from a fall-back: a new run, its slots two heartbeats on
-    await sleep(settings.leaseMs) // (back, it beats every 250 ms for 2L/3: three beats come before two heartbeats)
+    // Back, it beats every 250 ms for 2L/3 beside its tick's beats; when the two overlap (one sent before
+    // the other is answered) the run starts again, at the latest 2L/3 after the return, and its slots
+    // come two heartbeats after that (docs/redis-limiter.md, "Failure modes"): L + 2L/3 covers it.
+    await sleep(settings.leaseMs + (2 * settings.leaseMs) / 3)
     line.cut()
     await eventually(
       async () => {
