@@ -31,7 +31,8 @@ export class MemoryBudget {
   readonly share: number
 
   /**
-   * `limit`: the budget in bytes (limit.ts: the setting, or derived from the container's limit or V8's heap bound); Infinity, none, only in tests.
+   * `limit`: the budget in bytes (limit.ts: the setting, or derived from the container's limit or
+   * V8's heap bound); Infinity, none, only in tests.
    * `maxShare`: the part of it one holder may take (docs/deploy.md, "Memory: a budget"), so one app
    * over its share is refused while the others keep theirs.
    */

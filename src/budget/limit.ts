@@ -32,7 +32,10 @@ export function budgetFromLimit(limit: number): number {
   return Math.max(MIN_BUDGET_BYTES, Math.floor((limit - BASELINE_BYTES) / 2))
 }
 
-/** What the heap holds besides the budget: the live heap after many keys (about 50 MB, docs/benchmarks.md "Many keys") and a margin. */
+/**
+ * What the heap holds besides the budget: the live heap after many keys (about 50 MB,
+ * docs/benchmarks.md "Many keys") and a margin.
+ */
 export const HEAP_BASELINE_BYTES = 80 * MiB
 
 /**

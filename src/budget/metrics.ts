@@ -5,7 +5,9 @@ import { BUDGET_KINDS, type MemoryBudget } from './budget.js'
 export function budgetMetrics(budget: MemoryBudget, registry: Registry): void {
   new Gauge({
     name: 'sluice_memory_budget_bytes',
-    help: "The memory budget for requests, bodies, held answers and the cache (memory.budgetBytes, or derived from the container limit or V8's heap bound)",
+    help:
+      'The memory budget for requests, bodies, held answers and the cache ' +
+      "(memory.budgetBytes, or derived from the container limit or V8's heap bound)",
     registers: [registry],
     collect() {
       this.set(budget.limit)

@@ -56,7 +56,10 @@ export class RateTeachings {
     return this.#taught.size === 0
   }
 
-  /** The key's rule: `params` (a configured rate's, or none) made stricter by a learned rate; a hold alone is HOLD_ONLY. */
+  /**
+   * The key's rule: `params` (a configured rate's, or none) made stricter by a learned rate; a hold
+   * alone is HOLD_ONLY.
+   */
   paramsOf(key: PermitKey, params: GcraParams | undefined): GcraParams | undefined {
     if (this.#taught.size === 0) return params
     const taught = this.#taught.get(idOf(key))
@@ -177,7 +180,8 @@ export class RateTeachings {
     }
     const counted = this.gate.acceptedWithin?.(key, Math.max(estimate.windowMs, retryAfterMs))
     void (counted === undefined ? apply() : counted.then(apply))
-    return found || estimate.rate !== undefined || (counted !== undefined && estimate.finds(now)) // Redis: found after a round trip
+    // with Redis, found after a round trip
+    return found || estimate.rate !== undefined || (counted !== undefined && estimate.finds(now))
   }
 
   /**
