@@ -8,19 +8,13 @@ import { LEASE_MS, scriptsOnRedis } from './scripts-on-redis.js'
 // Redis, or a key restored from a snapshot. Their key runs out 3L after the last renewal.
 const on = scriptsOnRedis('review5-holders-expiry')
 
-/** Redis's clock in ms, as the scripts read it. */
-async function redisNow(): Promise<number> {
-  const [s, us] = await on.client.time()
-  return Number(s) * 1000 + Math.floor(Number(us) / 1000)
-}
-
 describe('review5: the holders key outlives a permit taken beside a crashed replica’s expired lease', () => {
   it('the acquire that joins holders renews the key’s expiry, so the key never counts fewer permits than are live', async () => {
     // replica r0 held a permit of a limit-2 key and crashed: its lease ran out (a lease ago and more)
     // and nobody renews the key, made 3L ago less 300 ms (the state Redis holds then)
     const dead = await on.enter({ app: 'web', replica: 'r0' }, 2)
     expect(dead.kind).toBe('granted')
-    await on.client.zadd(on.keys.holders, 'XX', String((await redisNow()) - LEASE_MS), dead.id)
+    await on.client.zadd(on.keys.holders, 'XX', String((await on.redisNow()) - LEASE_MS), dead.id)
     await on.client.pexpire(on.keys.holders, 300)
 
     // r2 takes the free slot (the expired lease is still counted: an acquire purges nothing)

@@ -1,7 +1,4 @@
 import { describe, expect, it } from 'vitest'
-import { acquire } from '../../../src/limiter/redis/acquire/index.js'
-import { grantChannelPrefix } from '../../../src/limiter/redis/keys.js'
-import { waiterId } from '../../../src/limiter/redis/waiter-id.js'
 import { LEASE_MS, scriptsOnRedis } from './scripts-on-redis.js'
 
 // docs/redis-limiter.md, "Keys": "A key's creator sets its expiry, and so does an
@@ -17,59 +14,25 @@ import { LEASE_MS, scriptsOnRedis } from './scripts-on-redis.js'
 const on = scriptsOnRedis('review6-grant-holders-expiry')
 const LEARNED = `2 2 1 ${10 * LEASE_MS}` // start 2, ceiling 2, floor 1
 
-/** Redis's clock in ms, as the scripts read it. */
-async function redisNow(): Promise<number> {
-  const [s, us] = await on.client.time()
-  return Number(s) * 1000 + Math.floor(Number(us) / 1000)
-}
-
-let sequence = 0
-async function enter(replica: string): Promise<{ id: string; kind: string }> {
-  const id = waiterId({
-    replicaId: replica,
-    sequence: ++sequence,
-    arrivedAt: Date.now(),
-    maxHeld: Infinity,
-    app: 'web',
-  })
-  const reply = await acquire(on.scripts, on.keys, {
-    id,
-    replicaId: replica,
-    limit: LEARNED,
-    leaseMs: LEASE_MS,
-    liveMs: LEASE_MS,
-    idleMs: 3 * LEASE_MS,
-    ageMs: 0,
-    full: false,
-    announce: true,
-    instance: 'org1',
-    endpoint: 'POST /accounts/search',
-    channelPrefix: grantChannelPrefix(on.prefix),
-    wantHead: false,
-    cost: 1,
-  })
-  return { id, kind: reply.kind }
-}
-
 describe('review6: a waiter granted inside an acquire that then queues keeps the holders key alive', () => {
   it('the holders key outlives the permit an acquire’s grant gave to the head waiter', async () => {
     // the learned limit is 1 (start 2)
     await on.client.hset(on.keys.learned, 'v', '1', 'b', '0', 'c', '0')
     // replica r0 held the permit and crashed: its lease ran out, and nobody renews the key, made 3L ago
     // less 300 ms (the state Redis holds then; an acquire purges nothing)
-    const dead = await enter('r0')
+    const dead = await on.enter({ app: 'web', replica: 'r0' }, LEARNED)
     expect(dead.kind).toBe('granted')
-    await on.client.zadd(on.keys.holders, 'XX', String((await redisNow()) - LEASE_MS), dead.id)
+    await on.client.zadd(on.keys.holders, 'XX', String((await on.redisNow()) - LEASE_MS), dead.id)
     await on.client.pexpire(on.keys.holders, 300)
 
     // r2's waiter queues behind the dead holder (limit 1)
-    const w = await enter('r2')
+    const w = await on.enter({ app: 'web', replica: 'r2' }, LEARNED)
     expect(w.kind).toBe('queued')
     // the learned value expires: the limit is back at its start, 2
     await on.client.del(on.keys.learned)
 
     // r3's acquire grants the free slot to r2's waiter (grant: head first), and queues: the slots are full
-    const r3 = await enter('r3')
+    const r3 = await on.enter({ app: 'web', replica: 'r3' }, LEARNED)
     expect(r3.kind).toBe('queued')
     expect(await on.client.zscore(on.keys.holders, w.id)).not.toBeNull()
     // r2's permit runs a lease; r2 renews the key within L/3: the key must last that long
@@ -79,7 +42,7 @@ describe('review6: a waiter granted inside an acquire that then queues keeps the
     // and r2 does not know), and the next acquire takes two slots beside it: r3's waiter and its own
     await new Promise((r) => setTimeout(r, 400))
     const stillCounted = (await on.client.zscore(on.keys.holders, w.id)) !== null
-    const r4 = await enter('r4')
+    const r4 = await on.enter({ app: 'web', replica: 'r4' }, LEARNED)
     const others = await on.client.zrange(on.keys.holders, 0, -1)
     const upstream = new Set([w.id, ...others.filter((id) => id !== dead.id)])
     expect.soft(stillCounted).toBe(true)

@@ -1,8 +1,4 @@
 import { describe, expect, it } from 'vitest'
-import { acquire } from '../../../src/limiter/redis/acquire/index.js'
-import { grantChannelPrefix } from '../../../src/limiter/redis/keys.js'
-import { release } from '../../../src/limiter/redis/release/index.js'
-import { waiterId } from '../../../src/limiter/redis/waiter-id.js'
 import { LEASE_MS, scriptsOnRedis } from './scripts-on-redis.js'
 
 // review6 (0746276) made an acquire whose grant() puts a head waiter into a `holders` key already there
@@ -18,70 +14,27 @@ import { LEASE_MS, scriptsOnRedis } from './scripts-on-redis.js'
 const on = scriptsOnRedis('review7-release-grant-holders-expiry')
 const LEARNED = `2 2 1 ${10 * LEASE_MS}` // start 2, ceiling 2, floor 1
 
-/** Redis's clock in ms, as the scripts read it. */
-async function redisNow(): Promise<number> {
-  const [s, us] = await on.client.time()
-  return Number(s) * 1000 + Math.floor(Number(us) / 1000)
-}
-
-let sequence = 0
-async function enter(replica: string): Promise<{ id: string; kind: string }> {
-  const id = waiterId({
-    replicaId: replica,
-    sequence: ++sequence,
-    arrivedAt: Date.now(),
-    maxHeld: Infinity,
-    app: 'web',
-  })
-  const reply = await acquire(on.scripts, on.keys, {
-    id,
-    replicaId: replica,
-    limit: LEARNED,
-    leaseMs: LEASE_MS,
-    liveMs: LEASE_MS,
-    idleMs: 3 * LEASE_MS,
-    ageMs: 0,
-    full: false,
-    announce: true,
-    instance: 'org1',
-    endpoint: 'POST /accounts/search',
-    channelPrefix: grantChannelPrefix(on.prefix),
-    wantHead: false,
-    cost: 1,
-  })
-  return { id, kind: reply.kind }
-}
-
 describe('review7: a waiter granted by a release keeps the holders key alive', () => {
   it('the holders key outlives the permit a withdrawing release’s grant gave to the head waiter', async () => {
     // the learned limit is 1 (start 2)
     await on.client.hset(on.keys.learned, 'v', '1', 'b', '0', 'c', '0')
     // replica r0 held the permit and crashed: its lease ran out, nobody renews the key (made 3L ago
     // less 300 ms); an acquire purges nothing, and live_holders purges only a full semaphore
-    const dead = await enter('r0')
+    const dead = await on.enter({ app: 'web', replica: 'r0' }, LEARNED)
     expect(dead.kind).toBe('granted')
-    await on.client.zadd(on.keys.holders, 'XX', String((await redisNow()) - LEASE_MS), dead.id)
+    await on.client.zadd(on.keys.holders, 'XX', String((await on.redisNow()) - LEASE_MS), dead.id)
     await on.client.pexpire(on.keys.holders, 300)
 
     // r2's and r3's waiters queue behind the dead holder (limit 1); neither replica has synced yet
-    const w = await enter('r2')
+    const w = await on.enter({ app: 'web', replica: 'r2' }, LEARNED)
     expect(w.kind).toBe('queued')
-    const r3 = await enter('r3')
+    const r3 = await on.enter({ app: 'web', replica: 'r3' }, LEARNED)
     expect(r3.kind).toBe('queued')
     // the learned value expires: the limit is back at its start, 2
     await on.client.del(on.keys.learned)
 
     // r3's waiter gives up (its deadline): the release's grant hands the free slot to r2's waiter
-    const r = await release(on.scripts, on.keys, {
-      ids: [r3.id],
-      limit: LEARNED,
-      leaseMs: LEASE_MS,
-      idleMs: 3 * LEASE_MS,
-      channelPrefix: grantChannelPrefix(on.prefix),
-      replicaId: 'r3',
-      wantHead: false,
-    })
-    expect(r.granted).toEqual([w.id])
+    expect(await on.leave([r3.id], LEARNED)).toEqual([w.id])
     expect(await on.client.zscore(on.keys.holders, w.id)).not.toBeNull()
     // r2's permit runs a lease; r2 renews the key within L/3: the key must last that long
     expect.soft(await on.client.pttl(on.keys.holders)).toBeGreaterThan(LEASE_MS + LEASE_MS / 3)
@@ -91,8 +44,8 @@ describe('review7: a waiter granted by a release keeps the holders key alive', (
     await new Promise((res) => setTimeout(res, 400))
     const stillCounted = (await on.client.zscore(on.keys.holders, w.id)) !== null
     expect.soft(stillCounted).toBe(true)
-    const r4 = await enter('r4')
-    const r5 = await enter('r5')
+    const r4 = await on.enter({ app: 'web', replica: 'r4' }, LEARNED)
+    const r5 = await on.enter({ app: 'web', replica: 'r5' }, LEARNED)
     const upstream = new Set([w.id, ...[r4, r5].filter((x) => x.kind === 'granted').map((x) => x.id)])
     // permits upstream on a limit of 2
     expect(upstream.size).toBeLessThanOrEqual(2)

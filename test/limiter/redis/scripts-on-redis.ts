@@ -45,8 +45,8 @@ export function scriptsOnRedis(name: string) {
     return v
   }
 
-  /** Queues (or grants at once) a waiter; returns its id and what the script answered. */
-  async function enter(who: Who, limit = 1): Promise<{ id: string; kind: string }> {
+  /** Queues (or grants at once) a waiter; returns its id and what the script answered. `limit`: a number, or the scripts' limit argument (a learned one's `start ceiling floor idleMs`). */
+  async function enter(who: Who, limit: number | string = 1): Promise<{ id: string; kind: string }> {
     const replica = who.replica ?? 'r1'
     const id = waiterId({
       replicaId: replica,
@@ -75,7 +75,7 @@ export function scriptsOnRedis(name: string) {
   }
 
   /** Releases (or withdraws) those ids, as their replica does (the first id's); returns the ids granted. */
-  async function leave(ids: string[], limit = 1): Promise<string[]> {
+  async function leave(ids: string[], limit: number | string = 1): Promise<string[]> {
     const replicaId = ids[0]?.slice(0, ids[0].lastIndexOf('/')) ?? 'r1'
     const r = await release(running(scripts), running(keys), {
       ids,
@@ -103,10 +103,17 @@ export function scriptsOnRedis(name: string) {
     return heard.filter((m) => m !== 'marker')
   }
 
+  /** Redis's clock in ms, as the scripts read it. */
+  async function redisNow(): Promise<number> {
+    const [s, us] = await running(client).time()
+    return Number(s) * 1000 + Math.floor(Number(us) / 1000)
+  }
+
   return {
     enter,
     leave,
     heardBy,
+    redisNow,
     redis,
     get client(): Redis {
       return running(client)

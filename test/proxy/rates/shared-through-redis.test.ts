@@ -57,6 +57,31 @@ async function orgWithSlots(replicas: { adminUrl: string }[], wanted: (ownedBy0:
 
 const get = (proxy: { url: string }, i: number, org = 'org1') =>
   send(proxy.url, `/v2/accounts/${i}/contacts`, { headers: { authorization: basicAuth(org) } })
+type Answer = Awaited<ReturnType<typeof get>>
+
+/** 8 requests split between the two replicas, numbered from `from` */
+const eight = (replicas: { url: string }[], from: number, org = 'org1'): Promise<Answer>[] =>
+  Array.from({ length: 8 }, (_, i) => get(replicas[i % 2]!, from + i, org))
+
+/** 8 requests under way, then Redis stopped 400 ms in; their answers still to come (wrapped, not awaited) */
+async function eightThenRedisStopped(replicas: { url: string }[], org: string): Promise<{ first: Promise<Answer[]> }> {
+  const first = Promise.all(eight(replicas, 0, org))
+  await new Promise((r) => setTimeout(r, 400))
+  await redis.stop()
+  return { first }
+}
+
+/** every request answered 200, and the API never saw more than the rate in a window */
+function expectServedWithinRate(
+  answers: Answer[],
+  sim: { rateStats(): Record<string, { overRate: number; maxInWindow: number }> },
+  org: string,
+): void {
+  expect(answers.map((a) => a.status)).toEqual(Array(16).fill(200))
+  const stats = sim.rateStats()[`${org} ${ENDPOINT}`]!
+  expect(stats.overRate).toBe(0)
+  expect(stats.maxInWindow).toBeLessThanOrEqual(4)
+}
 
 describe('a rate shared by every replica through Redis', () => {
   it('two replicas, 16 requests split between them: the API never sees more than N per window', async () => {
@@ -72,17 +97,9 @@ describe('a rate shared by every replica through Redis', () => {
     const sim = await withSim({ rates: { [ENDPOINT]: RATE }, latencyMs: 5 })
     const replicas = await twoReplicas(sim)
     const org = await orgWithSlots(replicas, (n) => n > 0 && n < RATE.requests) // each replica owns a slot
-    const first = Promise.all(Array.from({ length: 8 }, (_, i) => get(replicas[i % 2]!, i, org)))
-    await new Promise((r) => setTimeout(r, 400))
-    await redis.stop()
-    const answers = [
-      ...(await first),
-      ...(await Promise.all(Array.from({ length: 8 }, (_, i) => get(replicas[i % 2]!, 8 + i, org)))),
-    ]
-    expect(answers.map((a) => a.status)).toEqual(Array(16).fill(200))
-    const stats = sim.rateStats()[`${org} ${ENDPOINT}`]!
-    expect(stats.overRate).toBe(0)
-    expect(stats.maxInWindow).toBeLessThanOrEqual(4)
+    const { first } = await eightThenRedisStopped(replicas, org)
+    const answers = [...(await first), ...(await Promise.all(eight(replicas, 8, org)))]
+    expectServedWithinRate(answers, sim, org)
   })
 
   it('Redis stopped mid-run, every slot of the key on one replica: its peer sends nothing until Redis is back, then serves every request', async () => {
@@ -90,23 +107,16 @@ describe('a rate shared by every replica through Redis', () => {
     const sim = await withSim({ rates: { [ENDPOINT]: RATE }, latencyMs: 5 })
     const replicas = await twoReplicas(sim)
     const org = await orgWithSlots(replicas, (n) => n === RATE.requests) // replica 1's share is 0
-    const first = Promise.all(Array.from({ length: 8 }, (_, i) => get(replicas[i % 2]!, i, org)))
-    await new Promise((r) => setTimeout(r, 400))
-    await redis.stop()
-    const later = Array.from({ length: 8 }, (_, i) =>
-      get(replicas[i % 2]!, 8 + i, org).then((answer) => ({ ...answer, at: Date.now() })),
-    )
+    const { first } = await eightThenRedisStopped(replicas, org)
+    const later = eight(replicas, 8, org).map((p) => p.then((answer) => ({ ...answer, at: Date.now() })))
     await new Promise((r) => setTimeout(r, 4_000))
     const back = Date.now()
     await redis.start()
     const answers = [...(await first), ...(await Promise.all(later))]
-    expect(answers.map((a) => a.status)).toEqual(Array(16).fill(200))
     // replica 1's requests after the stop waited for Redis (documented: a share of 0 queues), none refused
     const peer = (await Promise.all(later)).filter((_, i) => i % 2 === 1)
     expect(peer.every((a) => a.at >= back)).toBe(true)
-    const stats = sim.rateStats()[`${org} ${ENDPOINT}`]!
-    expect(stats.overRate).toBe(0)
-    expect(stats.maxInWindow).toBeLessThanOrEqual(4)
+    expectServedWithinRate(answers, sim, org)
   })
 
   it('Redis back after the fallback, empty: the starts reserved meanwhile are not forgotten, nothing over the rate', async () => {
@@ -114,14 +124,10 @@ describe('a rate shared by every replica through Redis', () => {
     const sim = await withSim({ rates: { [ENDPOINT]: RATE }, latencyMs: 5 })
     const replicas = await twoReplicas(sim)
     await redis.stop()
-    const during = Promise.all(Array.from({ length: 8 }, (_, i) => get(replicas[i % 2]!, i)))
+    const during = Promise.all(eight(replicas, 0))
     await new Promise((r) => setTimeout(r, 300))
     await redis.start()
-    const after = Promise.all(Array.from({ length: 8 }, (_, i) => get(replicas[i % 2]!, 8 + i)))
-    const answers = [...(await during), ...(await after)]
-    expect(answers.map((a) => a.status)).toEqual(Array(16).fill(200))
-    const stats = sim.rateStats()[`org1 ${ENDPOINT}`]!
-    expect(stats.overRate).toBe(0)
-    expect(stats.maxInWindow).toBeLessThanOrEqual(4)
+    const after = Promise.all(eight(replicas, 8))
+    expectServedWithinRate([...(await during), ...(await after)], sim, 'org1')
   })
 })
